@@ -1,0 +1,51 @@
+"""Wall time of the test suite and of each `make test` stage on this machine.
+
+A measurement, not a test: run `.venv/bin/python bench/suite_time.py [--repeat N]`
+and quote the printed figures. Each stage runs N times; min and median are shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = ROOT / ".venv" / "bin"
+
+STAGES = {
+    "ruff format --check": [str(BIN / "ruff"), "format", "--check", "."],
+    "ruff check": [str(BIN / "ruff"), "check", "."],
+    "mypy (warm cache)": [str(BIN / "mypy"), "."],
+    "pytest (whole suite)": [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+}
+
+
+def timed(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print(f"# suite wall time, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    print(f"command: .venv/bin/python bench/suite_time.py --repeat {args.repeat}\n")
+    print("| stage | min s | median s |")
+    print("| --- | ---: | ---: |")
+    for name, command in STAGES.items():
+        runs = [timed(command) for _ in range(args.repeat)]
+        print(f"| {name} | {min(runs):.2f} | {statistics.median(runs):.2f} |")
+
+
+if __name__ == "__main__":
+    main()

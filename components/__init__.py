@@ -1,0 +1,1 @@
+"""Pulumi ComponentResources of the platform, each with the pure builders it wires."""

@@ -1,0 +1,50 @@
+"""The root of the program: one TritonPlatform per stack, which owns every other component."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.kubernetes_provider import create_provider, provider_options, render_dir
+from components.namespace import namespace_manifest
+from platform_config.loader import StackConfig
+from platform_config.schema import PlatformConfig
+
+TYPE_TOKEN = "triton-platform:index:TritonPlatform"
+
+
+@dataclass(frozen=True)
+class TritonPlatformArgs:
+    config: PlatformConfig
+    """The stack's validated configuration."""
+
+
+class TritonPlatform(pulumi.ComponentResource):
+    """Namespace and, as they land, the GPU pool, Triton serving, KEDA scaling and monitoring."""
+
+    namespace: pulumi.Output[str]
+    """Name of the namespace every namespaced object lives in."""
+
+    def __init__(self, name: str, args: TritonPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        config = args.config
+        manifest = namespace_manifest(config.kubernetes.namespace, config.environment)
+        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=manifest["metadata"], opts=child)
+        self.namespace = namespace.metadata.name
+        self.register_outputs({"namespace": self.namespace})
+
+
+def build_platform(stack: StackConfig) -> TritonPlatform:
+    """Everything the stack deploys. `__main__.py` and `stackctl synth` both call this, nothing else."""
+    config = stack.config
+    provider = create_provider(stack.stack, config.kubernetes)
+    platform = TritonPlatform(stack.stack, TritonPlatformArgs(config=config), provider_options(provider))
+    pulumi.export("environment", config.environment)
+    pulumi.export("kubernetesMode", config.kubernetes.mode)
+    pulumi.export("renderDir", render_dir(config.kubernetes, stack.stack))
+    pulumi.export("namespace", platform.namespace)
+    return platform

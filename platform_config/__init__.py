@@ -1,0 +1,1 @@
+"""Typed, validated configuration of a triton-platform stack."""

@@ -1,0 +1,25 @@
+"""The door from `pulumi up`/`preview`: the engine's flat config into a validated StackConfig."""
+
+from __future__ import annotations
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+
+from platform_config.errors import ConfigError
+from platform_config.loader import StackConfig, display_path, parse_config, stack_file
+
+
+def flat_config() -> dict[str, str]:
+    """All config the engine passed to this program, whichever way it passed it."""
+    return {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+
+
+def stack_config_from_pulumi() -> StackConfig:
+    """Validate the running stack's config; a mistake stops the program with the full report, no traceback."""
+    stack = pulumi.get_stack()
+    source = display_path(stack_file(stack))
+    try:
+        config = parse_config(flat_config(), source)
+    except ConfigError as err:
+        raise pulumi.RunError(err.report()) from None
+    return StackConfig(stack=stack, source=source, config=config)

@@ -1,0 +1,1 @@
+"""stackctl: the offline companion CLI. It needs no Pulumi CLI, backend or cluster."""

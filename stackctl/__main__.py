@@ -1,0 +1,5 @@
+import sys
+
+from stackctl.cli import main
+
+sys.exit(main())

@@ -1,0 +1,100 @@
+"""`stackctl synth`: every Kubernetes object the program would send, as plain manifests."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from platform_config.loader import StackConfig, load_stack_file, pulumi_config_from_stack_file
+from stackctl.mock_runtime import Registered, run_program
+
+KUBERNETES_PREFIX = "kubernetes:"
+"""Type prefix of Kubernetes objects; providers are `pulumi:providers:kubernetes`."""
+
+MANIFEST_HEAD = ("apiVersion", "kind", "metadata")
+
+
+@dataclass(frozen=True)
+class SynthResult:
+    stack: StackConfig
+    resources: list[Registered]
+
+    def by_urn(self, urn: str) -> Registered:
+        return next(r for r in self.resources if r.urn == urn)
+
+    def find(self, type_: str, name: str) -> Registered:
+        """The resource of this Pulumi type and name; KeyError naming what exists otherwise."""
+        for resource in self.resources:
+            if resource.type == type_ and resource.name == name:
+                return resource
+        names = sorted(f"{r.type} {r.name}" for r in self.resources)
+        raise KeyError(f"no {type_} named {name!r}; registered: {names}")
+
+    def of_type(self, type_: str) -> list[Registered]:
+        return [r for r in self.resources if r.type == type_]
+
+    def manifests(self) -> list[dict[str, Any]]:
+        return [manifest(r) for r in self.resources if r.type.startswith(KUBERNETES_PREFIX)]
+
+
+def _canonical(value: Any) -> Any:
+    """Keys sorted at every level (the engine's property maps have no stable order); nulls dropped."""
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in sorted(value.items()) if v is not None}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def manifest(resource: Registered) -> dict[str, Any]:
+    """A Kubernetes object's inputs as a plain manifest, head keys first."""
+    body = _canonical(resource.inputs)
+    head = {k: body.pop(k) for k in MANIFEST_HEAD if k in body}
+    return {**head, **body}
+
+
+def manifest_filename(obj: dict[str, Any]) -> str:
+    """`<kind>-<namespace>-<name>.yaml`; `_` stands for the namespace of cluster-scoped objects."""
+    metadata = obj.get("metadata") or {}
+    namespace = metadata.get("namespace") or "_"
+    return f"{obj['kind'].lower()}-{namespace}-{metadata['name']}.yaml"
+
+
+def synthesize(path: Path, stack: str | None = None) -> SynthResult:
+    """Validate a stack file, then run the program for it under mocks."""
+    loaded = load_stack_file(path, stack)
+    flat, secret_keys = pulumi_config_from_stack_file(path)
+    return SynthResult(loaded, run_program(loaded.stack, flat, secret_keys))
+
+
+def _prepare(out: Path) -> None:
+    """Clear a previous synth's files so none go stale; never touch a folder synth did not write."""
+    index = out / "resources.json"
+    if out.exists() and any(out.iterdir()) and not index.exists():
+        raise FileExistsError(
+            f"{out} is not empty and holds no resources.json from an earlier synth; choose another --out"
+        )
+    if index.exists():
+        for old in [index, *out.glob("*.yaml")]:
+            old.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def write_synth(result: SynthResult, out: Path) -> list[Path]:
+    """Write one YAML file per object plus resources.json; returns the files written."""
+    _prepare(out)
+    written: list[Path] = []
+    for obj in result.manifests():
+        target = out / manifest_filename(obj)
+        if target in written:
+            raise ValueError(f"two objects map to {target.name}: kind, namespace and name must be unique")
+        target.write_text(yaml.safe_dump(obj, sort_keys=False), encoding="utf-8")
+        written.append(target)
+    listing = [{"type": r.type, "name": r.name, "parent": r.parent or None, "urn": r.urn} for r in result.resources]
+    index = out / "resources.json"
+    index.write_text(json.dumps(listing, indent=2) + "\n", encoding="utf-8")
+    return [*written, index]

@@ -1,0 +1,92 @@
+"""Shared fixtures: the whole program run under mocks per stack, and stack configs to mutate."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from platform_config.errors import ConfigError
+from platform_config.loader import parse_config, pulumi_config_from_stack_file, stack_file
+from platform_config.schema import PlatformConfig
+from stackctl.synth import SynthResult, synthesize
+
+STACKS = ("dev", "staging", "production")
+_SYNTH_CACHE: dict[str, SynthResult] = {}
+
+
+def synth_stack(stack: str) -> SynthResult:
+    """The program's resources for a stack; one mock run per stack per test session."""
+    if stack not in _SYNTH_CACHE:
+        _SYNTH_CACHE[stack] = synthesize(stack_file(stack), stack)
+    return _SYNTH_CACHE[stack]
+
+
+@pytest.fixture(params=STACKS)
+def synth(request: pytest.FixtureRequest) -> SynthResult:
+    return synth_stack(request.param)
+
+
+def stack_values(stack: str) -> dict[str, Any]:
+    """A stack file's config, decoded: key -> structured value, as a user edits it."""
+    flat, _ = pulumi_config_from_stack_file(stack_file(stack))
+    values: dict[str, Any] = {}
+    for key, raw in flat.items():
+        try:
+            values[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            values[key] = raw
+    return values
+
+
+def encode(values: dict[str, Any]) -> dict[str, str]:
+    """Decoded values back to the flat strings the Pulumi CLI passes."""
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+
+
+Mutation = Callable[[dict[str, Any]], None]
+
+
+def validate(stack: str, *mutations: Mutation) -> PlatformConfig:
+    values = copy.deepcopy(stack_values(stack))
+    for mutate in mutations:
+        mutate(values)
+    return parse_config(encode(values), f"stacks/Pulumi.{stack}.yaml")
+
+
+def errors_of(stack: str, *mutations: Mutation) -> list[str]:
+    """`path: message` of every issue; fails the test when the config is accepted."""
+    with pytest.raises(ConfigError) as caught:
+        validate(stack, *mutations)
+    return [f"{i.path}: {i.message}" for i in caught.value.issues]
+
+
+def setting(key: str, *path: str | int, value: Any) -> Mutation:
+    """Set `value` at `path` inside config key `key`, creating mappings on the way."""
+
+    def mutate(values: dict[str, Any]) -> None:
+        if not path:
+            values[key] = value
+            return
+        node = values.setdefault(key, {})
+        for part in path[:-1]:
+            node = node.setdefault(part, {}) if isinstance(part, str) else node[part]
+        node[path[-1]] = value
+
+    return mutate
+
+
+def removing(key: str, *path: str) -> Mutation:
+    def mutate(values: dict[str, Any]) -> None:
+        if not path:
+            del values[key]
+            return
+        node = values[key]
+        for part in path[:-1]:
+            node = node[part]
+        del node[path[-1]]
+
+    return mutate

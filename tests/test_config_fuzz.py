@@ -1,0 +1,70 @@
+"""Random mutations of valid stack configs validate or fail with key-path errors, never a traceback."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from platform_config.errors import ConfigError
+from platform_config.loader import DISABLE_DEFAULT_PROVIDERS, parse_config
+from platform_config.schema import SECTION_KEYS, PlatformConfig
+from tests.conftest import STACKS, encode, stack_values
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    if isinstance(node, dict):
+        for key, child in node.items():
+            found += _paths(child, (*prefix, key))
+    elif isinstance(node, list):
+        for i, child in enumerate(node):
+            found += _paths(child, (*prefix, i))
+    return found
+
+
+@st.composite
+def mutated_configs(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
+    stack = draw(st.sampled_from(STACKS))
+    values = copy.deepcopy(stack_values(stack))
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(_paths(values)))
+        parent: Any = values
+        for part in path[:-1]:
+            parent = parent[part]
+        action = draw(st.sampled_from(["replace", "delete", "add"]))
+        if action == "replace":
+            parent[path[-1]] = draw(JSON_VALUES)
+        elif action == "delete" and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif action == "add" and isinstance(parent, dict):
+            parent[draw(st.text(min_size=1, max_size=10))] = draw(JSON_VALUES)
+    return values, stack
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_configs())
+def test_mutations_validate_or_fail_with_key_paths(case: tuple[dict[str, Any], str]) -> None:
+    values, stack = case
+    flat = encode(values)
+    try:
+        config = parse_config(flat, f"stacks/Pulumi.{stack}.yaml")
+    except ConfigError as err:
+        issues, report = err.issues, err.report().splitlines()
+    else:
+        assert isinstance(config, PlatformConfig)
+        return
+    assert issues
+    assert report[0] == f"stacks/Pulumi.{stack}.yaml: {len(issues)} config error{'s' if len(issues) > 1 else ''}"
+    known = {*flat, *SECTION_KEYS, DISABLE_DEFAULT_PROVIDERS}
+    for issue in issues:
+        assert issue.message
+        assert issue.path.split(".")[0].split("[")[0].split(" ")[0] in known

@@ -1,0 +1,44 @@
+"""The README stays true: its config reference is the schema's, and CI runs its test command."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel
+
+from platform_config.model_repo import PROJECT_ROOT
+from platform_config.reference import BEGIN, END, README, nested_model, readme_with_reference, reference_markdown
+from platform_config.schema import PlatformConfig
+
+
+def test_readme_config_reference_matches_the_schema() -> None:
+    readme = README.read_text(encoding="utf-8")
+    assert readme_with_reference(readme) == readme, "README config reference is stale: run `make docs`"
+
+
+def test_reference_documents_every_key_with_a_description() -> None:
+    text = reference_markdown()
+    models: list[type[BaseModel]] = [PlatformConfig, *nested_models(PlatformConfig)]
+    for model in models:
+        for field in model.model_fields.values():
+            assert field.description, f"{model.__name__}.{field.alias} has no docstring"
+            assert f"{field.alias}`" in text
+    assert text.count(BEGIN) == text.count(END) == 0
+
+
+def nested_models(model: type) -> list[type]:
+
+    found: list[type] = []
+    for field in model.model_fields.values():  # type: ignore[attr-defined]
+        nested = nested_model(field.annotation)
+        if nested and nested[0] not in found:
+            found += [nested[0], *nested_models(nested[0])]
+    return found
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    readme = README.read_text(encoding="utf-8")
+    command = re.search(r"^make test\b", readme, re.MULTILINE)
+    assert command, "README must give `make test` as the test command"
+    ci = (PROJECT_ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert [line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))] == ["make test"]

@@ -1,0 +1,61 @@
+"""The whole Pulumi program under mocks, for every stack: component tree, provider, namespace."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+
+from platform_config.loader import pulumi_config_from_stack_file, stack_file
+from stackctl.mock_runtime import run_program
+from stackctl.synth import SynthResult
+from tests.conftest import STACKS, synth_stack
+
+PLATFORM = "triton-platform:index:TritonPlatform"
+PROVIDER = "pulumi:providers:kubernetes"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+
+
+def test_component_tree(synth: SynthResult) -> None:
+    stack = synth.stack.stack
+    tree = [(r.type, r.name, r.parent.rsplit("::", 1)[-1]) for r in synth.resources]
+    assert tree == [
+        (PROVIDER, f"{stack}-kubernetes", f"triton-platform-{stack}"),
+        (PLATFORM, stack, f"triton-platform-{stack}"),
+        (NAMESPACE, f"{stack}-namespace", stack),
+    ]
+
+
+def test_every_kubernetes_object_uses_the_stack_provider(synth: SynthResult) -> None:
+    provider = synth.find(PROVIDER, f"{synth.stack.stack}-kubernetes")
+    objects = [r for r in synth.resources if r.type.startswith("kubernetes:")]
+    assert objects
+    assert {r.provider.split("::")[-2] for r in objects} == {provider.name}
+
+
+def test_dev_renders_and_others_deploy_to_their_named_context() -> None:
+    assert synth_stack("dev").find(PROVIDER, "dev-kubernetes").inputs == {"renderYamlToDirectory": "rendered/dev"}
+    assert synth_stack("staging").find(PROVIDER, "staging-kubernetes").inputs == {"context": "staging"}
+    assert synth_stack("production").find(PROVIDER, "production-kubernetes").inputs == {"context": "production"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_namespace_enforces_restricted_pod_security(stack: str) -> None:
+    namespace = synth_stack(stack).find(NAMESPACE, f"{stack}-namespace").inputs
+    assert namespace["metadata"]["name"] == f"triton-{stack}"
+    labels = namespace["metadata"]["labels"]
+    for mode in ("enforce", "audit", "warn"):
+        assert labels[f"pod-security.kubernetes.io/{mode}"] == "restricted"
+    assert labels["triton-platform/environment"] == stack
+
+
+def test_a_config_error_stops_the_program_with_the_full_report() -> None:
+    flat, secret_keys = pulumi_config_from_stack_file(stack_file("dev"))
+    flat["triton-platform:gpuPool"] = '{"maxNodes": 0, "gpusPerNode": 1}'
+    flat["triton-platform:environment"] = "qa"
+    with pytest.raises(pulumi.RunError) as caught:
+        run_program("dev", flat, secret_keys)
+    assert str(caught.value).splitlines() == [
+        "stacks/Pulumi.dev.yaml: 2 config errors",
+        "stacks/Pulumi.dev.yaml: triton-platform:environment: Input should be 'dev', 'staging' or 'production'; got 'qa'",
+        "stacks/Pulumi.dev.yaml: triton-platform:gpuPool.maxNodes: Input should be greater than or equal to 1; got 0",
+    ]

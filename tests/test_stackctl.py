@@ -1,0 +1,109 @@
+"""The stackctl CLI as a user runs it: exit codes, messages, files written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from platform_config.model_repo import PROJECT_ROOT
+from stackctl.cli import main
+from tests.conftest import STACKS
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_validate_stack_prints_a_one_line_summary(stack: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--stack", stack]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"stacks/Pulumi.{stack}.yaml: OK: stack {stack} ({stack}, ")
+    assert out.count("\n") == 1
+
+
+def test_validate_config_file_anywhere_lists_every_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = (PROJECT_ROOT / "stacks/Pulumi.dev.yaml").read_text()
+    text = text.replace("maxNodes: 2", "maxNodes: 0").replace("count: 1", "count: many")
+    bad = tmp_path / "Pulumi.mine.yaml"
+    bad.write_text(text)
+    assert main(["validate", "--config", str(bad)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"{bad}: 2 config errors",
+        f"{bad}: triton-platform:gpuPool.maxNodes: Input should be greater than or equal to 1; got 0",
+        f"{bad}: triton-platform:serving.modelDefaults.instanceGroup.count: Input should be a valid integer; got 'many'",
+    ]
+
+
+def test_unknown_stack_lists_known_stacks(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--stack", "prod"]) == 1
+    assert "no stack 'prod'; known stacks: dev, production, staging" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("config: [\n", "(file): not valid YAML at line 2, column 1"),
+        ("encryptionsalt: abc\n", "config: the stack file needs a top-level `config:` mapping"),
+    ],
+)
+def test_malformed_stack_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, expected: str) -> None:
+    bad = tmp_path / "Pulumi.x.yaml"
+    bad.write_text(content)
+    assert main(["validate", "--config", str(bad)]) == 1
+    assert f"{bad}: {expected}" in capsys.readouterr().err
+
+
+def test_missing_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--config", str(tmp_path / "nope.yaml")]) == 1
+    assert "(file): cannot read the stack file: No such file or directory" in capsys.readouterr().err
+
+
+def test_a_user_mistake_never_shows_a_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "Pulumi.x.yaml"
+    bad.write_text("config:\n  triton-platform:environment: 7\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "stackctl", "synth", "--config", str(bad), "--out", str(tmp_path / "out")],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr
+    assert "triton-platform:environment: Input should be 'dev', 'staging' or 'production'; got 7" in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_synth_writes_plain_manifests_and_the_resource_list(stack: str, tmp_path: Path) -> None:
+    assert main(["synth", "--stack", stack, "--out", str(tmp_path)]) == 0
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == [f"namespace-_-triton-{stack}.yaml", "resources.json"]
+    namespace = yaml.safe_load((tmp_path / files[0]).read_text())
+    assert list(namespace) == ["apiVersion", "kind", "metadata"]
+    assert (namespace["apiVersion"], namespace["kind"]) == ("v1", "Namespace")
+    listing = json.loads((tmp_path / "resources.json").read_text())
+    assert [(r["type"], r["name"]) for r in listing] == [
+        ("pulumi:providers:kubernetes", f"{stack}-kubernetes"),
+        ("triton-platform:index:TritonPlatform", stack),
+        ("kubernetes:core/v1:Namespace", f"{stack}-namespace"),
+    ]
+    assert listing[2]["parent"] == listing[1]["urn"]
+
+
+def test_synth_output_is_deterministic_and_replaces_its_own_files(tmp_path: Path) -> None:
+    assert main(["synth", "--stack", "dev", "--out", str(tmp_path)]) == 0
+    first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    (tmp_path / "deployment-stale-x.yaml").write_text("stale")
+    assert main(["synth", "--stack", "dev", "--out", str(tmp_path)]) == 0
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first
+
+
+def test_synth_refuses_a_folder_it_did_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["synth", "--stack", "dev", "--out", str(tmp_path)]) == 1
+    assert "is not empty and holds no resources.json from an earlier synth" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "mine"
