@@ -16,10 +16,14 @@ def render_dir(config: KubernetesConfig, stack: str) -> str | None:
 
 
 def provider_args(config: KubernetesConfig, stack: str) -> dict[str, str]:
-    """Provider arguments: exactly one target, never the ambient kubeconfig context."""
+    """Provider arguments: exactly one target, never the ambient kubeconfig context.
+
+    The provider's default namespace is the platform's, so an object that names
+    none lands there rather than in `default`.
+    """
     if config.mode == "render":
-        return {"render_yaml_to_directory": render_dir(config, stack) or ""}
-    args = {"context": config.context or ""}
+        return {"render_yaml_to_directory": render_dir(config, stack) or "", "namespace": config.namespace}
+    args = {"context": config.context or "", "namespace": config.namespace}
     if config.kubeconfig:
         args["kubeconfig"] = config.kubeconfig
     return args
@@ -34,6 +38,7 @@ def create_provider(stack: str, config: KubernetesConfig) -> k8s.Provider:
             render_yaml_to_directory=args.get("render_yaml_to_directory"),
             context=args.get("context"),
             kubeconfig=args.get("kubeconfig"),
+            namespace=args["namespace"],
         ),
     )
 

@@ -74,9 +74,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return response
 
 
-def run_program(stack: str, flat_config: dict[str, str], secret_keys: list[str]) -> list[Registered]:
+def run_program(
+    stack: str, flat_config: dict[str, str], secret_keys: list[str], monitor: RecordingMonitor | None = None
+) -> list[Registered]:
     """Execute `__main__.py` for `stack` under mocks; return every resource it registered, in order."""
-    monitor = RecordingMonitor(EchoMocks())
+    monitor = monitor or RecordingMonitor(EchoMocks())
     ROOT.set(None)  # a fresh root stack resource for every run in this process
     pulumi.runtime.set_all_config(dict(flat_config), secret_keys)
     pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)

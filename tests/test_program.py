@@ -5,8 +5,10 @@ from __future__ import annotations
 import pulumi
 import pytest
 
+from components.kubernetes_provider import provider_args
 from platform_config.loader import pulumi_config_from_stack_file, stack_file
-from stackctl.mock_runtime import run_program
+from platform_config.schema import KubernetesConfig
+from stackctl.mock_runtime import EchoMocks, RecordingMonitor, run_program
 from stackctl.synth import SynthResult
 from tests.conftest import STACKS, synth_stack
 
@@ -33,9 +35,28 @@ def test_every_kubernetes_object_uses_the_stack_provider(synth: SynthResult) -> 
 
 
 def test_dev_renders_and_others_deploy_to_their_named_context() -> None:
-    assert synth_stack("dev").find(PROVIDER, "dev-kubernetes").inputs == {"renderYamlToDirectory": "rendered/dev"}
-    assert synth_stack("staging").find(PROVIDER, "staging-kubernetes").inputs == {"context": "staging"}
-    assert synth_stack("production").find(PROVIDER, "production-kubernetes").inputs == {"context": "production"}
+    assert synth_stack("dev").find(PROVIDER, "dev-kubernetes").inputs == {
+        "renderYamlToDirectory": "rendered/dev",
+        "namespace": "triton-dev",
+    }
+    for stack in ("staging", "production"):
+        assert synth_stack(stack).find(PROVIDER, f"{stack}-kubernetes").inputs == {
+            "context": stack,
+            "namespace": f"triton-{stack}",
+        }
+
+
+def test_provider_takes_an_explicit_kubeconfig_and_render_dir() -> None:
+    deploy = KubernetesConfig.model_validate(
+        {"mode": "deploy", "context": "prod-eu", "kubeconfig": "/etc/kube/prod", "namespace": "t"}
+    )
+    assert provider_args(deploy, "production") == {
+        "context": "prod-eu",
+        "kubeconfig": "/etc/kube/prod",
+        "namespace": "t",
+    }
+    render = KubernetesConfig.model_validate({"mode": "render", "renderDir": "out/dev", "namespace": "t"})
+    assert provider_args(render, "dev") == {"render_yaml_to_directory": "out/dev", "namespace": "t"}
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -52,8 +73,10 @@ def test_a_config_error_stops_the_program_with_the_full_report() -> None:
     flat, secret_keys = pulumi_config_from_stack_file(stack_file("dev"))
     flat["triton-platform:gpuPool"] = '{"maxNodes": 0, "gpusPerNode": 1}'
     flat["triton-platform:environment"] = "qa"
+    monitor = RecordingMonitor(EchoMocks())
     with pytest.raises(pulumi.RunError) as caught:
-        run_program("dev", flat, secret_keys)
+        run_program("dev", flat, secret_keys, monitor)
+    assert monitor.registered == [], "nothing may be registered before the config is valid"
     assert str(caught.value).splitlines() == [
         "stacks/Pulumi.dev.yaml: 2 config errors",
         "stacks/Pulumi.dev.yaml: triton-platform:environment: Input should be 'dev', 'staging' or 'production'; got 'qa'",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from platform_config.loader import SECRET_PLACEHOLDER, pulumi_config_from_stack_file
 from platform_config.model_repo import PROJECT_ROOT
 from stackctl.cli import main
 from tests.conftest import STACKS
@@ -107,3 +109,33 @@ def test_synth_refuses_a_folder_it_did_not_write(tmp_path: Path, capsys: pytest.
     assert main(["synth", "--stack", "dev", "--out", str(tmp_path)]) == 1
     assert "is not empty and holds no resources.json from an earlier synth" in capsys.readouterr().err
     assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_secure_values_validate_offline_and_are_marked_secret(tmp_path: Path) -> None:
+    text = (PROJECT_ROOT / "stacks/Pulumi.staging.yaml").read_text()
+    text = text.replace("    context: staging", "    context:\n      secure: v1:AAAAbase64ciphertext")
+    path = tmp_path / "Pulumi.staging.yaml"
+    path.write_text(text)
+    flat, secret_keys = pulumi_config_from_stack_file(path)
+    assert secret_keys == ["triton-platform:kubernetes"]
+    assert json.loads(flat["triton-platform:kubernetes"])["context"] == SECRET_PLACEHOLDER
+    assert main(["validate", "--config", str(path)]) == 0
+
+
+def test_make_up_without_pulumi_says_how_to_get_it(tmp_path: Path) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("bash", "sed", "cat", "dirname"):
+        found = shutil.which(tool)
+        assert found, f"{tool} is needed by scripts/up"
+        (tools / tool).symlink_to(found)
+    run = subprocess.run(
+        [str(tools / "bash"), "scripts/up", "dev"],
+        cwd=PROJECT_ROOT,
+        env={"PATH": str(tools)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 1
+    assert run.stderr.startswith("make up: the Pulumi CLI is not on PATH.\n  Install Pulumi CLI v3.272.0")
