@@ -1,4 +1,4 @@
-"""Contradictions between config sections, checked after each section parsed on its own.
+"""Contradictions between config sections and the model repository.
 
 Each check runs when the sections it reads parsed cleanly, so one bad section
 never hides the errors of another.
@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from platform_config.errors import ConfigIssue
+from platform_config.model_repo import ModelRepository
 from platform_config.schema import (
-    DeploymentConfig,
     GpuPoolConfig,
     KubernetesConfig,
     ModelSettings,
@@ -25,9 +25,14 @@ Sections = dict[str, Any]
 
 SERVING = section_key("serving")
 MODELS = section_key("models")
+POOL = section_key("gpuPool")
 
 
-def _production_deploys(sections: Sections, _repo: set[str]) -> Iterator[ConfigIssue]:
+def served_models(serving: ServingConfig) -> list[str]:
+    return sorted({m for dep in serving.deployments.values() for m in dep.models})
+
+
+def _production_deploys(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
     kubernetes: KubernetesConfig = sections["kubernetes"]
     if sections["environment"] == "production" and kubernetes.mode == "render":
         yield ConfigIssue(
@@ -37,37 +42,35 @@ def _production_deploys(sections: Sections, _repo: set[str]) -> Iterator[ConfigI
         )
 
 
-def _known(repo: set[str]) -> str:
-    return ", ".join(sorted(repo)) or "none: model_repo/ holds no model with a config.pbtxt"
-
-
-def _deployment_models_exist(sections: Sections, repo: set[str]) -> Iterator[ConfigIssue]:
+def _deployment_models_exist(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
     serving: ServingConfig = sections["serving"]
     for dep_name, dep in serving.deployments.items():
         for i, model in enumerate(dep.models):
-            if model not in repo:
+            if model not in repo.names:
                 yield ConfigIssue(
                     f"{SERVING}.deployments.{dep_name}.models[{i}]",
-                    f"model {model!r} is not in the model repository; known models: {_known(repo)}",
+                    f"model {model!r} is not in the model repository; known models: {repo.describe()}",
                 )
+            elif model in repo.problems:
+                problem = repo.problems[model]
+                yield ConfigIssue(problem.file, problem.message)
 
 
-def _model_settings_exist(sections: Sections, repo: set[str]) -> Iterator[ConfigIssue]:
+def _model_settings_exist(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
     models: dict[str, ModelSettings] = sections["models"]
     for model in models:
-        if model not in repo:
+        if model not in repo.names:
             yield ConfigIssue(
                 f"{MODELS}.{model}",
-                f"settings for model {model!r}, which is not in the model repository; known models: {_known(repo)}",
+                f"settings for model {model!r}, which is not in the model repository; known models: {repo.describe()}",
             )
 
 
-def _model_settings_served(sections: Sections, repo: set[str]) -> Iterator[ConfigIssue]:
-    serving: ServingConfig = sections["serving"]
-    served = {m for dep in serving.deployments.values() for m in dep.models}
+def _model_settings_served(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    served = served_models(sections["serving"])
     models: dict[str, ModelSettings] = sections["models"]
     for model in models:
-        if model in repo and model not in served:
+        if model in repo.names and model not in served:
             yield ConfigIssue(
                 f"{MODELS}.{model}",
                 f"settings for model {model!r}, which no deployment serves; add it to a "
@@ -75,8 +78,8 @@ def _model_settings_served(sections: Sections, repo: set[str]) -> Iterator[Confi
             )
 
 
-def _batching(sections: Sections, _repo: set[str]) -> Iterator[ConfigIssue]:
-    """Each model's effective settings (its own over the defaults) against max batch size and the SLO."""
+def _batching(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """Each model's effective settings (its own, then the defaults, then its config.pbtxt) against its limits."""
     serving: ServingConfig = sections["serving"]
     models: dict[str, ModelSettings] = sections["models"]
     defaults = serving.model_defaults
@@ -93,9 +96,11 @@ def _batching(sections: Sections, _repo: set[str]) -> Iterator[ConfigIssue]:
 
     # One issue per offending value, naming every model it breaks.
     too_big: dict[tuple[str, int, int, str], list[str]] = {}
-    served = sorted({m for dep in serving.deployments.values() for m in dep.models} | set(models))
-    for model in served:
+    for model in sorted(set(served_models(serving)) | set(models)):
         max_batch, max_path = pick(model, lambda s: s.max_batch_size, "maxBatchSize")
+        if max_batch is None and model in repo.models:
+            max_batch = repo.models[model].config.max_batch_size
+            max_path = f"max_batch_size in model_repo/{model}/config.pbtxt"
         sizes, sizes_path = pick(model, preferred, "dynamicBatching.preferredBatchSize")
         if max_batch is None or not sizes:
             continue
@@ -123,24 +128,30 @@ def _batching(sections: Sections, _repo: set[str]) -> Iterator[ConfigIssue]:
             )
 
 
-def _gpu_capacity(sections: Sections, _repo: set[str]) -> Iterator[ConfigIssue]:
+def _gpu_capacity(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
     serving: ServingConfig = sections["serving"]
     pool: GpuPoolConfig = sections["gpu_pool"]
-    deployments: dict[str, DeploymentConfig] = serving.deployments
-    needed = sum(dep.replicas.max * dep.gpus_per_pod for dep in deployments.values())
+    for name, dep in sorted(serving.deployments.items()):
+        if dep.gpus_per_pod > pool.gpus_per_node:
+            yield ConfigIssue(
+                f"{SERVING}.deployments.{name}.gpusPerPod",
+                f"{dep.gpus_per_pod} GPUs per pod can never be scheduled on nodes with "
+                f"{pool.gpus_per_node} ({POOL}.gpusPerNode); gpusPerPod must be <= gpusPerNode",
+            )
+    needed = sum(dep.replicas.max * dep.gpus_per_pod for dep in serving.deployments.values())
     if needed > pool.max_gpus:
         parts = " + ".join(
-            f"{name}: {dep.replicas.max} x {dep.gpus_per_pod}" for name, dep in sorted(deployments.items())
+            f"{name}: {dep.replicas.max} x {dep.gpus_per_pod}" for name, dep in sorted(serving.deployments.items())
         )
         yield ConfigIssue(
             f"{SERVING}.deployments",
             f"at maximum scale the deployments need {needed} GPUs (replicas.max x gpusPerPod: {parts}) "
-            f"but the GPU pool has at most {pool.max_gpus} ({section_key('gpuPool')}.maxNodes "
+            f"but the GPU pool has at most {pool.max_gpus} ({POOL}.maxNodes "
             f"{pool.max_nodes} x gpusPerNode {pool.gpus_per_node}); lower replicas.max or raise maxNodes",
         )
 
 
-def _static_replicas(sections: Sections, _repo: set[str]) -> Iterator[ConfigIssue]:
+def _static_replicas(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
     scaling: ScalingConfig = sections["scaling"]
     if scaling.enabled:
         return
@@ -155,7 +166,7 @@ def _static_replicas(sections: Sections, _repo: set[str]) -> Iterator[ConfigIssu
             )
 
 
-Check = Callable[[Sections, set[str]], Iterator[ConfigIssue]]
+Check = Callable[[Sections, ModelRepository], Iterator[ConfigIssue]]
 
 CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("environment", "kubernetes"), _production_deploys),
@@ -169,9 +180,9 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
 """Each check with the sections it needs."""
 
 
-def cross_section_issues(sections: Sections, repo_models: set[str]) -> list[ConfigIssue]:
+def cross_section_issues(sections: Sections, repo: ModelRepository) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     for needs, check in CHECKS:
         if all(name in sections for name in needs):
-            issues.extend(check(sections, repo_models))
+            issues.extend(check(sections, repo))
     return issues

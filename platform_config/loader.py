@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -24,8 +25,22 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from platform_config.checks import cross_section_issues
 from platform_config.errors import ConfigError, ConfigIssue
-from platform_config.model_repo import DEFAULT_MODEL_REPO, PROJECT_ROOT, model_names
-from platform_config.schema import PROJECT, SECTION_KEYS, ModelSettings, PlatformConfig
+from platform_config.model_repo import (
+    DEFAULT_MODEL_REPO,
+    PROJECT_ROOT,
+    ModelRepository,
+    display_path,
+    read_repository,
+)
+from platform_config.reference import type_text
+from platform_config.schema import (
+    PATTERN_NAMES,
+    PROJECT,
+    SECTION_KEYS,
+    KeyProblemError,
+    KubernetesConfig,
+    PlatformConfig,
+)
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 DISABLE_DEFAULT_PROVIDERS = "pulumi:disable-default-providers"
@@ -35,6 +50,7 @@ SECRET_PLACEHOLDER = "[secret]"
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {
     name: TypeAdapter(cast(Any, field.annotation)) for name, field in PlatformConfig.model_fields.items()
 }
+_SIMPLE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 @dataclass(frozen=True)
@@ -50,24 +66,41 @@ def stack_file(stack: str) -> Path:
     return STACKS_DIR / f"Pulumi.{stack}.yaml"
 
 
-def display_path(path: Path) -> str:
-    """A path as a user should read it: relative to the project when inside it."""
-    try:
-        return str(path.resolve().relative_to(PROJECT_ROOT))
-    except ValueError:
-        return str(path)
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that rejects a mapping key given twice instead of keeping the last one."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, typing.Hashable) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} appears twice in one mapping", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
-def _flatten_secure(value: Any, key: str, secret_keys: set[str]) -> Any:
-    """Replace `secure:` leaves, which need the stack's passphrase, with a placeholder."""
+def _plain(value: Any, where: str, secret_keys: set[str], key: str, depth: int = 0) -> Any:
+    """A YAML value as JSON-able data; `secure:` leaves, which need the passphrase, become a placeholder."""
+    if depth > 50:
+        raise ConfigError(where, [ConfigIssue(key, "nested too deeply (a recursive YAML alias?)")])
     if isinstance(value, dict):
         if set(value) == {"secure"}:
             secret_keys.add(key)
             return SECRET_PLACEHOLDER
-        return {k: _flatten_secure(v, key, secret_keys) for k, v in value.items()}
+        for k in value:
+            if not isinstance(k, str):
+                raise ConfigError(where, [ConfigIssue(key, f"key {k!r} is not a string; quote it")])
+        return {k: _plain(v, where, secret_keys, key, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_flatten_secure(v, key, secret_keys) for v in value]
-    return value
+        return [_plain(v, where, secret_keys, key, depth + 1) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise ConfigError(
+        where,
+        [ConfigIssue(key, f"YAML value {str(value)!r} of type {type(value).__name__} is not allowed; quote it")],
+    )
 
 
 def pulumi_config_from_stack_file(path: Path) -> tuple[dict[str, str], list[str]]:
@@ -77,29 +110,35 @@ def pulumi_config_from_stack_file(path: Path) -> tuple[dict[str, str], list[str]
     JSON-encoded. Returns the config and the keys that hold secrets.
     """
     source = display_path(path)
+
+    def fail(message: str, key: str = "(file)") -> ConfigError:
+        return ConfigError(source, [ConfigIssue(key, message)])
+
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
     except OSError as err:
-        raise ConfigError(source, [ConfigIssue("(file)", f"cannot read the stack file: {err.strerror}")]) from None
+        raise fail(f"cannot read the stack file: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise fail("not UTF-8 text; save the stack file as UTF-8") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or str(err)
-        raise ConfigError(source, [ConfigIssue("(file)", f"not valid YAML{where}: {problem}")]) from None
+        raise fail(f"not valid YAML{where}: {problem}") from None
     if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
-        raise ConfigError(
-            source, [ConfigIssue("config", "the stack file needs a top-level `config:` mapping of keys to values")]
-        )
+        raise fail("the stack file needs a top-level `config:` mapping of keys to values", "config")
     secret_keys: set[str] = set()
     flat: dict[str, str] = {}
     for key, raw in document["config"].items():
-        value = _flatten_secure(raw, str(key), secret_keys)
-        flat[str(key)] = value if isinstance(value, str) else json.dumps(value)
+        if not isinstance(key, str):
+            raise fail(f"config key {key!r} is not a string; keys look like {PROJECT}:<name>", "config")
+        value = _plain(raw, source, secret_keys, key)
+        flat[key] = value if isinstance(value, str) else json.dumps(value)
     return flat, sorted(secret_keys)
 
 
 def _decode(raw: str) -> Any:
-    """A flat config value back to its structure; JSON strings become objects, lists and numbers."""
+    """A flat config value back to its structure; the CLI JSON-encodes every non-string value."""
     try:
         return json.loads(raw)
     except json.JSONDecodeError:
@@ -123,8 +162,8 @@ def _unwrap(annotation: Any) -> Any:
             return annotation
 
 
-def _allowed_keys(annotation: Any, loc: tuple[int | str, ...]) -> list[str]:
-    """The keys a config object accepts at `loc` (below a section), for unknown-key errors."""
+def _node_at(annotation: Any, loc: tuple[int | str, ...]) -> Any:
+    """The schema type at `loc` below a section (None when `loc` leaves the schema)."""
     current = _unwrap(annotation)
     for part in loc:
         origin = typing.get_origin(current)
@@ -133,10 +172,15 @@ def _allowed_keys(annotation: Any, loc: tuple[int | str, ...]) -> list[str]:
         elif isinstance(current, type) and issubclass(current, BaseModel):
             by_alias = {f.alias: f for f in current.model_fields.values()}
             current = _unwrap(by_alias[str(part)].annotation) if str(part) in by_alias else None
-        if current is None:
-            return []
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return sorted(f.alias for f in current.model_fields.values() if f.alias)
+        else:
+            return None
+    return current
+
+
+def _allowed_keys(annotation: Any, loc: tuple[int | str, ...]) -> list[str]:
+    node = _node_at(annotation, loc)
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return sorted(f.alias for f in node.model_fields.values() if f.alias)
     return []
 
 
@@ -147,56 +191,86 @@ def _key_path(key: str, loc: tuple[int | str, ...]) -> str:
             path += f"[{part}]"
         elif part == "[key]":
             path += " (key)"
-        else:
+        elif _SIMPLE_KEY.match(part):
             path += f".{part}"
+        else:
+            path += f"[{json.dumps(part)}]"
     return path
+
+
+def _message(e: Any, annotation: Any, loc: tuple[int | str, ...]) -> tuple[tuple[int | str, ...], str]:
+    """Pydantic's error in our words: what is wrong, the bad value, what is allowed."""
+    kind, got = e["type"], f"; got {e.get('input')!r}"
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(annotation, loc[:-1])
+        return loc, f"unknown key {loc[-1]!r}; {_suggest(str(loc[-1]), allowed)}allowed keys: {', '.join(allowed)}"
+    if kind == "missing":
+        node = _node_at(annotation, loc[:-1])
+        field = node.model_fields.get(_field_name(node, str(loc[-1]))) if node else None
+        keys = _allowed_keys(annotation, loc)
+        if keys:
+            expected = f" (expects a mapping with keys {', '.join(keys)})"
+        else:
+            expected = f" (expects {type_text(field.annotation, field.metadata)})" if field else ""
+        return loc, f"required key is missing{expected}"
+    if kind in ("value_error", "assertion_error"):
+        error = e.get("ctx", {}).get("error")
+        if isinstance(error, KeyProblemError):
+            return (*loc, error.key), str(error)
+        return loc, str(e["msg"]).removeprefix("Value error, ")
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        allowed = _allowed_keys(annotation, loc)
+        with_keys = f" with keys {', '.join(allowed)}" if allowed else ""
+        return loc, f"expected a mapping{with_keys}{got}"
+    if kind == "string_pattern_mismatch":
+        pattern = e.get("ctx", {}).get("pattern", "")
+        return loc, f"must be {PATTERN_NAMES.get(pattern, f'a string matching {pattern}')}{got}"
+    if loc and loc[-1] == "[key]":
+        return loc, f"bad key {e['input']!r}: {e['msg']}"
+    return loc, f"{e['msg']}{got}"
+
+
+def _field_name(model: Any, alias: str) -> str:
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return next((name for name, f in model.model_fields.items() if f.alias == alias), alias)
+    return alias
 
 
 def _issues_from_pydantic(key: str, field_name: str, err: ValidationError) -> list[ConfigIssue]:
     annotation = PlatformConfig.model_fields[field_name].annotation
     issues = []
     for e in err.errors(include_url=False):
-        loc = tuple(e["loc"])
-        kind = e["type"]
-        if kind == "extra_forbidden":
-            allowed = _allowed_keys(annotation, loc[:-1])
-            message = f"unknown key {loc[-1]!r}; {_suggest(str(loc[-1]), allowed)}allowed keys: {', '.join(allowed)}"
-        elif kind == "missing":
-            message = "required key is missing"
-        elif kind in ("value_error", "assertion_error"):
-            message = str(e["msg"]).removeprefix("Value error, ")
-        elif loc and loc[-1] == "[key]":
-            message = f"bad key {e['input']!r}: {e['msg']}"
-        else:
-            message = f"{e['msg']}; got {e['input']!r}"
+        loc, message = _message(e, annotation, tuple(e["loc"]))
         issues.append(ConfigIssue(_key_path(key, loc), message))
     return issues
 
 
-def _valid_entries(models: dict[str, Any]) -> dict[str, ModelSettings]:
-    valid = {}
-    for name, entry in models.items():
+def _valid_entries(field_name: str, entries: dict[str, Any]) -> dict[str, Any]:
+    """The entries of a map section that are valid on their own (the map's others failed)."""
+    valid: dict[str, Any] = {}
+    for name, entry in entries.items():
         try:
-            valid.update(_ADAPTERS["models"].validate_python({name: entry}))
+            valid.update(_ADAPTERS[field_name].validate_python({name: entry}))
         except ValidationError:
             continue
     return valid
 
 
-def parse_config(flat: Mapping[str, str], source: str, repo_models: set[str] | None = None) -> PlatformConfig:
-    """Validate flat Pulumi config into a PlatformConfig, or raise ConfigError with every problem."""
-    repo = model_names(DEFAULT_MODEL_REPO) if repo_models is None else repo_models
-    issues: list[ConfigIssue] = []
-    sections: dict[str, Any] = {}
+def _namespace_issues(flat: Mapping[str, str]) -> list[ConfigIssue]:
+    issues = []
     known = sorted(SECTION_KEYS)
-
     for key in flat:
-        namespace, _, _name = key.partition(":")
-        if namespace == PROJECT and key not in SECTION_KEYS:
+        namespace, colon, _name = key.partition(":")
+        if not colon:
+            issues.append(
+                ConfigIssue(
+                    key, f"config keys need a namespace; {_suggest(f'{PROJECT}:{key}', known)}use {PROJECT}:{key}"
+                )
+            )
+        elif namespace == PROJECT and key not in SECTION_KEYS:
             issues.append(ConfigIssue(key, f"unknown key; {_suggest(key, known)}allowed keys: {', '.join(known)}"))
         elif namespace != PROJECT and difflib.SequenceMatcher(None, namespace, PROJECT).ratio() > 0.8:
             issues.append(ConfigIssue(key, f"unknown config namespace {namespace!r}; did you mean {PROJECT!r}?"))
-
     providers = _decode(flat.get(DISABLE_DEFAULT_PROVIDERS, "[]"))
     if not isinstance(providers, list) or not ({"kubernetes", "*"} & set(map(str, providers))):
         issues.append(
@@ -205,38 +279,53 @@ def parse_config(flat: Mapping[str, str], source: str, repo_models: set[str] | N
                 f"must list 'kubernetes' so nothing deploys through the ambient kubeconfig context; got {providers!r}",
             )
         )
+    return issues
 
+
+def parse_config(flat: Mapping[str, str], source: str, repo: ModelRepository | None = None) -> PlatformConfig:
+    """Validate flat Pulumi config into a PlatformConfig, or raise ConfigError with every problem."""
+    repo = read_repository(DEFAULT_MODEL_REPO) if repo is None else repo
+    issues = _namespace_issues(flat)
+    sections: dict[str, Any] = {}
     for key, field_name in SECTION_KEYS.items():
         field = PlatformConfig.model_fields[field_name]
         if key not in flat:
             if field.is_required():
-                issues.append(ConfigIssue(key, "required key is missing"))
+                keys = _allowed_keys(field.annotation, ())
+                expected = (
+                    f"a mapping with keys {', '.join(keys)}" if keys else type_text(field.annotation, field.metadata)
+                )
+                issues.append(ConfigIssue(key, f"required key is missing (expects {expected})"))
             else:
                 sections[field_name] = field.get_default(call_default_factory=True)
             continue
-        value = _decode(flat[key])
+        # Plain strings (environment) stay strings; the CLI JSON-encodes everything else.
+        value = flat[key] if field_name == "environment" else _decode(flat[key])
         try:
             sections[field_name] = _ADAPTERS[field_name].validate_python(value)
         except ValidationError as err:
             issues.extend(_issues_from_pydantic(key, field_name, err))
             if field_name == "models" and isinstance(value, dict):
-                # Entries are independent: keep the valid ones so cross-section checks still see them.
-                sections[field_name] = _valid_entries(value)
-
+                sections[field_name] = _valid_entries(field_name, value)
+            elif field_name == "kubernetes" and isinstance(value, dict) and value.get("mode") in ("deploy", "render"):
+                # Production must never render: say so even when other kubernetes keys are wrong.
+                sections[field_name] = KubernetesConfig.model_construct(
+                    mode=value["mode"], namespace=str(value.get("namespace"))
+                )
     issues.extend(cross_section_issues(sections, repo))
     if issues:
         raise ConfigError(source, issues)
     return PlatformConfig.model_construct(**sections)
 
 
-def load_stack_file(path: Path, stack: str | None = None, repo_models: set[str] | None = None) -> StackConfig:
+def load_stack_file(path: Path, stack: str | None = None, repo: ModelRepository | None = None) -> StackConfig:
     """Read and validate a stack YAML file; the stack name defaults to the one in its file name."""
     flat, _secret_keys = pulumi_config_from_stack_file(path)
     name = stack or path.name.removeprefix("Pulumi.").removesuffix(".yaml")
     source = display_path(path)
-    return StackConfig(stack=name, source=source, config=parse_config(flat, source, repo_models))
+    return StackConfig(stack=name, source=source, config=parse_config(flat, source, repo))
 
 
-def load_stack(stack: str, repo_models: set[str] | None = None) -> StackConfig:
+def load_stack(stack: str, repo: ModelRepository | None = None) -> StackConfig:
     """Read and validate `stacks/Pulumi.<stack>.yaml`."""
-    return load_stack_file(stack_file(stack), stack, repo_models)
+    return load_stack_file(stack_file(stack), stack, repo)

@@ -24,6 +24,22 @@ DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 MODEL_NAME = r"^[A-Za-z0-9_.-]+$"
 
 
+PATTERN_NAMES = {
+    PROM_DURATION: "a Prometheus duration such as 30s, 5m or 1h30m",
+    DNS_LABEL: "a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending with a letter or digit)",
+    MODEL_NAME: "a model folder name (letters, digits, '_', '.' and '-')",
+}
+"""What each pattern means, for error messages and the reference."""
+
+
+class KeyProblemError(ValueError):
+    """A model validator's finding about one of its keys, so the error names that key's path."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 class Strict(BaseModel):
     """Base for every config object: camelCase keys, unknown keys rejected, no coercion."""
 
@@ -34,6 +50,7 @@ class Strict(BaseModel):
         strict=True,
         frozen=True,
         use_attribute_docstrings=True,
+        allow_inf_nan=False,
     )
 
 
@@ -58,17 +75,19 @@ class KubernetesConfig(Strict):
     @model_validator(mode="after")
     def _mode_fields(self) -> KubernetesConfig:
         if self.mode == "deploy" and not self.context:
-            raise ValueError(
-                "mode 'deploy' needs `context`: name the kubeconfig context to deploy to "
-                "(the active context is never used implicitly)"
+            raise KeyProblemError(
+                "context",
+                "required key is missing: mode 'deploy' needs the kubeconfig context to deploy to "
+                "(the active context is never used implicitly)",
             )
         if self.mode == "deploy" and self.render_dir is not None:
-            raise ValueError("`renderDir` applies only to mode 'render'; remove it or set mode: render")
-        if self.mode == "render" and (self.context or self.kubeconfig):
-            raise ValueError(
-                "`context`/`kubeconfig` apply only to mode 'deploy': render mode cannot be "
-                "combined with a cluster connection"
-            )
+            raise KeyProblemError("renderDir", "applies only to mode 'render'; remove it or set mode: render")
+        for key, value in (("context", self.context), ("kubeconfig", self.kubeconfig)):
+            if self.mode == "render" and value:
+                raise KeyProblemError(
+                    key,
+                    f"{value!r} applies only to mode 'deploy'; render mode cannot be combined with a cluster connection",
+                )
         return self
 
 
@@ -90,8 +109,8 @@ class GpuPoolConfig(Strict):
     @model_validator(mode="after")
     def _node_bounds(self) -> GpuPoolConfig:
         if self.min_nodes > self.max_nodes:
-            raise ValueError(
-                f"minNodes ({self.min_nodes}) is above maxNodes ({self.max_nodes}); minNodes must be <= maxNodes"
+            raise KeyProblemError(
+                "minNodes", f"{self.min_nodes} is above maxNodes ({self.max_nodes}); minNodes must be <= maxNodes"
             )
         return self
 
@@ -112,7 +131,7 @@ class ReplicaRange(Strict):
     @model_validator(mode="after")
     def _ordered(self) -> ReplicaRange:
         if self.min > self.max:
-            raise ValueError(f"min ({self.min}) is above max ({self.max}); min must be <= max")
+            raise KeyProblemError("min", f"{self.min} is above max ({self.max}); min must be <= max")
         return self
 
 
@@ -151,8 +170,8 @@ class InstanceGroup(Strict):
     count: Annotated[int, Field(ge=1, le=64)]
     """Model instances that run concurrently in each Triton replica."""
 
-    kind: Literal["KIND_GPU", "KIND_CPU", "KIND_AUTO"] = "KIND_GPU"
-    """Where the instances run."""
+    kind: Literal["KIND_GPU", "KIND_CPU", "KIND_AUTO"] = "KIND_AUTO"
+    """Where the instances run. KIND_AUTO uses the pod's GPU when it has one and the CPU otherwise, so one config serves the GPU pool and CPU-only test servers alike."""
 
 
 class ModelSettings(Strict):

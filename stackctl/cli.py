@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from platform_config.errors import ConfigError, ConfigIssue
-from platform_config.loader import STACKS_DIR, display_path, load_stack_file, stack_file
-from platform_config.model_repo import model_names
+from platform_config.loader import STACKS_DIR, load_stack_file, stack_file
+from platform_config.model_repo import display_path, read_repository
 from stackctl.synth import synthesize, write_synth
 
 
@@ -27,7 +27,7 @@ def _stack_source(args: argparse.Namespace) -> tuple[Path, str | None]:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     path, stack = _stack_source(args)
-    repo = model_names(Path(args.model_repo)) if args.model_repo else None
+    repo = read_repository(Path(args.model_repo)) if args.model_repo else None
     loaded = load_stack_file(path, stack, repo)
     deployments = loaded.config.serving.deployments
     models = sorted({m for d in deployments.values() for m in d.models})

@@ -11,6 +11,7 @@ import pytest
 
 from platform_config.errors import ConfigError
 from platform_config.loader import parse_config, pulumi_config_from_stack_file, stack_file
+from platform_config.model_repo import ModelRepository
 from platform_config.schema import PlatformConfig
 from stackctl.synth import SynthResult, synthesize
 
@@ -50,11 +51,11 @@ def encode(values: dict[str, Any]) -> dict[str, str]:
 Mutation = Callable[[dict[str, Any]], None]
 
 
-def validate(stack: str, *mutations: Mutation) -> PlatformConfig:
+def validate(stack: str, *mutations: Mutation, repo: ModelRepository | None = None) -> PlatformConfig:
     values = copy.deepcopy(stack_values(stack))
     for mutate in mutations:
         mutate(values)
-    return parse_config(encode(values), f"stacks/Pulumi.{stack}.yaml")
+    return parse_config(encode(values), f"stacks/Pulumi.{stack}.yaml", repo)
 
 
 def errors_of(stack: str, *mutations: Mutation) -> list[str]:

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import copy
+import re
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from platform_config.errors import ConfigError
-from platform_config.loader import DISABLE_DEFAULT_PROVIDERS, parse_config
+from platform_config.loader import DISABLE_DEFAULT_PROVIDERS, parse_config, pulumi_config_from_stack_file
+from platform_config.model_repo import PROJECT_ROOT
 from platform_config.schema import SECTION_KEYS, PlatformConfig
 from tests.conftest import STACKS, encode, stack_values
 
@@ -67,4 +70,47 @@ def test_mutations_validate_or_fail_with_key_paths(case: tuple[dict[str, Any], s
     known = {*flat, *SECTION_KEYS, DISABLE_DEFAULT_PROVIDERS}
     for issue in issues:
         assert issue.message
-        assert issue.path.split(".")[0].split("[")[0].split(" ")[0] in known
+        assert any(issue.path == k or issue.path.startswith((f"{k}.", f"{k}[", f"{k} ")) for k in known), issue
+
+
+YAML_SNIPPETS = st.sampled_from(
+    [
+        "2024-01-01",
+        "!!binary aGVsbG8=",
+        "!!set {a, b}",
+        "&a [*a]",
+        ".inf",
+        "~",
+        "{secure: abc}",
+        "[1, {x: 2}]",
+        "'quoted'",
+        "{1: 2}",
+        "yes",
+        "0x1F",
+        "1e400",
+        "{a: 1, a: 2}",
+        "!!python/object:os.system x",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_any_stack_file_text_gives_a_report_never_a_traceback(tmp_path: Path, data: st.DataObject) -> None:
+    """The YAML layer too: odd scalars, tags, aliases, duplicates and bytes end in a report or success."""
+    lines = (PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml").read_text().splitlines()
+    value_lines = [i for i, line in enumerate(lines) if re.match(r"^\s+[A-Za-z:-]+: \S", line)]
+    for _ in range(data.draw(st.integers(1, 3))):
+        i = data.draw(st.sampled_from(value_lines))
+        lines[i] = lines[i].split(": ", 1)[0] + ": " + data.draw(YAML_SNIPPETS)
+    content = "\n".join(lines).encode() + data.draw(st.sampled_from([b"", b"\xff\xfe", b"\n  x"]))
+    path = tmp_path / "Pulumi.fuzz.yaml"
+    path.write_bytes(content)
+    issues = []
+    try:
+        flat, _ = pulumi_config_from_stack_file(path)
+        parse_config(flat, str(path))
+    except ConfigError as err:
+        issues = err.issues
+        assert issues, "a ConfigError always carries its issues"
+    assert all(issue.path and issue.message for issue in issues)

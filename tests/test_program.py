@@ -10,7 +10,7 @@ from platform_config.loader import pulumi_config_from_stack_file, stack_file
 from platform_config.schema import KubernetesConfig
 from stackctl.mock_runtime import EchoMocks, RecordingMonitor, run_program
 from stackctl.synth import SynthResult
-from tests.conftest import STACKS, synth_stack
+from tests.conftest import synth_stack
 
 PLATFORM = "triton-platform:index:TritonPlatform"
 PROVIDER = "pulumi:providers:kubernetes"
@@ -59,14 +59,14 @@ def test_provider_takes_an_explicit_kubeconfig_and_render_dir() -> None:
     assert provider_args(render, "dev") == {"render_yaml_to_directory": "out/dev", "namespace": "t"}
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_namespace_enforces_restricted_pod_security(stack: str) -> None:
-    namespace = synth_stack(stack).find(NAMESPACE, f"{stack}-namespace").inputs
-    assert namespace["metadata"]["name"] == f"triton-{stack}"
+def test_namespace_enforces_restricted_pod_security(synth: SynthResult) -> None:
+    config = synth.stack.config
+    namespace = synth.find(NAMESPACE, f"{synth.stack.stack}-namespace").inputs
+    assert namespace["metadata"]["name"] == config.kubernetes.namespace
     labels = namespace["metadata"]["labels"]
     for mode in ("enforce", "audit", "warn"):
         assert labels[f"pod-security.kubernetes.io/{mode}"] == "restricted"
-    assert labels["triton-platform/environment"] == stack
+    assert labels["triton-platform/environment"] == config.environment
 
 
 def test_a_config_error_stops_the_program_with_the_full_report() -> None:

@@ -75,7 +75,7 @@ def test_a_user_mistake_never_shows_a_traceback(tmp_path: Path) -> None:
     )
     assert run.returncode == 1
     assert "Traceback" not in run.stderr
-    assert "triton-platform:environment: Input should be 'dev', 'staging' or 'production'; got 7" in run.stderr
+    assert "triton-platform:environment: Input should be 'dev', 'staging' or 'production'; got '7'" in run.stderr
     assert not (tmp_path / "out").exists()
 
 
