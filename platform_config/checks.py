@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
+from model_repository.render import ENSEMBLE_FIELDS, effective_settings, served_models
+from model_repository.source import ModelRepository, RepoModel
 from platform_config.errors import ConfigIssue
-from platform_config.model_repo import ModelRepository
 from platform_config.schema import (
     GpuPoolConfig,
     KubernetesConfig,
@@ -26,10 +29,7 @@ Sections = dict[str, Any]
 SERVING = section_key("serving")
 MODELS = section_key("models")
 POOL = section_key("gpuPool")
-
-
-def served_models(serving: ServingConfig) -> list[str]:
-    return sorted({m for dep in serving.deployments.values() for m in dep.models})
+DEFAULTS = f"{SERVING}.modelDefaults"
 
 
 def _production_deploys(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -78,45 +78,131 @@ def _model_settings_served(sections: Sections, repo: ModelRepository) -> Iterato
             )
 
 
-def _batching(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
-    """Each model's effective settings (its own, then the defaults, then its config.pbtxt) against its limits."""
+def _origin(own: ModelSettings | None, model: str, key: str) -> str:
+    """Config path of the layer an effective setting came from: the model's own, or the defaults."""
+    node: Any = own
+    for part in key.split("."):
+        node = getattr(node, part, None) if node is not None else None
+    return f"{MODELS}.{model}.{_camel(key)}" if node is not None else f"{DEFAULTS}.{_camel(key)}"
+
+
+def _camel(key: str) -> str:
+    return ".".join(to_camel(part) for part in key.split("."))
+
+
+def _model_fit(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """Each served model's effective settings against what the model is and what it has."""
     serving: ServingConfig = sections["serving"]
     models: dict[str, ModelSettings] = sections["models"]
-    defaults = serving.model_defaults
-    defaults_path = f"{SERVING}.modelDefaults"
-
-    def pick(model: str, field: Callable[[ModelSettings], Any], key: str) -> tuple[Any, str]:
-        own = models.get(model)
-        if own is not None and field(own) is not None:
-            return field(own), f"{MODELS}.{model}.{key}"
-        return field(defaults), f"{defaults_path}.{key}"
-
-    def preferred(s: ModelSettings) -> list[int] | None:
-        return s.dynamic_batching.preferred_batch_size if s.dynamic_batching else None
-
     # One issue per offending value, naming every model it breaks.
-    too_big: dict[tuple[str, int, int, str], list[str]] = {}
-    for model in sorted(set(served_models(serving)) | set(models)):
-        max_batch, max_path = pick(model, lambda s: s.max_batch_size, "maxBatchSize")
-        if max_batch is None and model in repo.models:
-            max_batch = repo.models[model].config.max_batch_size
-            max_path = f"max_batch_size in model_repo/{model}/config.pbtxt"
-        sizes, sizes_path = pick(model, preferred, "dynamicBatching.preferredBatchSize")
-        if max_batch is None or not sizes:
-            continue
-        for i, size in enumerate(sizes):
-            if size > max_batch:
-                too_big.setdefault((f"{sizes_path}[{i}]", size, max_batch, max_path), []).append(model)
-    for (path, size, max_batch, max_path), names in too_big.items():
-        yield ConfigIssue(
-            path,
-            f"preferred batch size {size} is above maxBatchSize {max_batch} ({max_path}) "
-            f"of model{'s' if len(names) > 1 else ''} {', '.join(map(repr, names))}; "
-            "each preferred size must be <= maxBatchSize",
+    shared: dict[tuple[str, str], list[str]] = {}
+    for name in sorted(set(served_models(serving)) | set(models)):
+        model = repo.models.get(name)
+        if model is None:
+            continue  # reported by the existence checks
+        own = models.get(name)
+        for path, message in _fit(model, serving.model_defaults, own):
+            shared.setdefault((path, message), []).append(name)
+    for (path, message), names in shared.items():
+        label = f"model{'s' if len(names) > 1 else ''} {', '.join(map(repr, names))}"
+        yield ConfigIssue(path, message.replace("{models}", label))
+
+
+def _explicit_fit(model: RepoModel, own: ModelSettings) -> Iterator[tuple[str, str]]:
+    """A model's own settings that cannot apply to it (defaults that do not fit are skipped instead)."""
+    own_path, base = f"{MODELS}.{model.name}", model.config
+    if model.is_ensemble:
+        explicit = {f for f in type(own).model_fields if getattr(own, f) is not None}
+        for field in sorted(explicit - ENSEMBLE_FIELDS):
+            yield (
+                f"{own_path}.{to_camel(field)}",
+                "does not apply to ensemble {models}: an ensemble has no instances, batcher or warmup "
+                "of its own; set it on the models it chains",
+            )
+    if own.dynamic_batching is not None and base.HasField("sequence_batching"):
+        yield (f"{own_path}.dynamicBatching", "{models} uses sequence_batching; Triton allows one scheduler")
+    if own.instance_group is not None and len(base.instance_group) > 1:
+        yield (
+            f"{own_path}.instanceGroup",
+            f"the base config.pbtxt of {{models}} has {len(base.instance_group)} instance groups; "
+            "instanceGroup can only set a model with one",
         )
 
+
+def _fit(model: RepoModel, defaults: ModelSettings, own: ModelSettings | None) -> Iterator[tuple[str, str]]:
+    name, base = model.name, model.config
+    if own is not None:
+        yield from _explicit_fit(model, own)
+    settings = effective_settings(model, defaults, own)
+    max_batch = settings.max_batch_size if settings.max_batch_size is not None else base.max_batch_size
+    max_path = (
+        _origin(own, name, "max_batch_size")
+        if settings.max_batch_size is not None
+        else f"max_batch_size in model_repo/{name}/config.pbtxt"
+    )
+    batching = settings.dynamic_batching
+    if own is not None and own.dynamic_batching is not None and max_batch == 0:
+        yield (
+            f"{MODELS}.{name}.dynamicBatching",
+            f"dynamic batching needs maxBatchSize > 0 ({max_path} is 0) for {{models}}",
+        )
+    if batching is not None and batching.preferred_batch_size:
+        path = _origin(own, name, "dynamic_batching.preferred_batch_size")
+        for i, size in enumerate(batching.preferred_batch_size):
+            if size > max_batch:
+                yield (
+                    f"{path}[{i}]",
+                    f"preferred batch size {size} is above maxBatchSize {max_batch} ({max_path}) of {{models}}; "
+                    "each preferred size must be <= maxBatchSize",
+                )
+    if settings.warmup is not None:
+        path = _origin(own, name, "warmup.batch_sizes")
+        limit = max(max_batch, 1)
+        for i, size in enumerate(settings.warmup.batch_sizes):
+            if size > limit:
+                yield (
+                    f"{path}[{i}]",
+                    f"warmup batch size {size} is above maxBatchSize {max_batch} ({max_path}) of {{models}}; "
+                    f"warmup batch sizes must be <= {limit}",
+                )
+        for tensor in base.input:
+            if any(d < 0 for d in tensor.dims):
+                yield (
+                    _origin(own, name, "warmup"),
+                    f"input {tensor.name!r} of {{models}} has variable dims {list(tensor.dims)}; "
+                    "warmup needs fixed dims",
+                )
+    yield from _versions(model, settings, own)
+
+
+def _versions(model: RepoModel, settings: ModelSettings, own: ModelSettings | None) -> Iterator[tuple[str, str]]:
+    available = ", ".join(map(str, model.versions)) or "none"
+    if not model.versions:
+        yield (f"model_repo/{model.name}", "{models} has no version folder (1/, 2/, ...); Triton serves versions only")
+        return
+    policy = settings.version_policy
+    if policy is None:
+        return
+    if policy.specific is not None:
+        path = _origin(own, model.name, "version_policy.specific.versions")
+        for i, version in enumerate(policy.specific.versions):
+            if version not in model.versions:
+                yield (
+                    f"{path}[{i}]",
+                    f"version {version} of {{models}} does not exist; version folders: {available}",
+                )
+    if policy.latest is not None and policy.latest.num_versions > len(model.versions):
+        yield (
+            f"{_origin(own, model.name, 'version_policy.latest.num_versions')}",
+            f"{policy.latest.num_versions} latest versions of {{models}} requested but only {available} exist",
+        )
+
+
+def _delay_within_slo(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    serving: ServingConfig = sections["serving"]
+    models: dict[str, ModelSettings] = sections["models"]
     slo_us = serving.p95_latency_slo_ms * 1000
-    layers = [(defaults_path, defaults)] + [(f"{MODELS}.{n}", s) for n, s in sorted(models.items())]
+    layers = [(DEFAULTS, serving.model_defaults)] + [(f"{MODELS}.{n}", s) for n, s in sorted(models.items())]
     for path, settings in layers:
         delay = settings.dynamic_batching.max_queue_delay_microseconds if settings.dynamic_batching else None
         if delay is not None and delay > slo_us:
@@ -126,6 +212,35 @@ def _batching(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue
                 f"{serving.p95_latency_slo_ms} ms ({SERVING}.p95LatencySloMs = {slo_us} us); "
                 f"the batcher alone would break the SLO, so the delay must be <= {slo_us}",
             )
+
+
+def _ensembles_complete(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """An ensemble runs in one Triton: its steps must be served beside it, batching no less."""
+    serving: ServingConfig = sections["serving"]
+    models: dict[str, ModelSettings] = sections["models"]
+
+    def max_batch(name: str) -> int:
+        model = repo.models[name]
+        settings = effective_settings(model, serving.model_defaults, models.get(name))
+        return settings.max_batch_size if settings.max_batch_size is not None else int(model.config.max_batch_size)
+
+    for dep_name, dep in sorted(serving.deployments.items()):
+        for name in dep.models:
+            model = repo.models.get(name)
+            if model is None or not model.is_ensemble:
+                continue
+            for step in sorted({s.model_name for s in model.config.ensemble_scheduling.step}):
+                if step not in dep.models:
+                    yield ConfigIssue(
+                        f"{SERVING}.deployments.{dep_name}.models",
+                        f"ensemble {name!r} chains {step!r}, which deployment {dep_name!r} does not serve; add it",
+                    )
+                elif step in repo.models and max_batch(step) < max_batch(name):
+                    yield ConfigIssue(
+                        _origin(models.get(name), name, "max_batch_size"),
+                        f"ensemble {name!r} has maxBatchSize {max_batch(name)} but the model it chains, {step!r}, "
+                        f"has {max_batch(step)}; Triton requires the ensemble's to be <= each step's",
+                    )
 
 
 def _gpu_capacity(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -173,7 +288,9 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving",), _deployment_models_exist),
     (("models",), _model_settings_exist),
     (("serving", "models"), _model_settings_served),
-    (("serving", "models"), _batching),
+    (("serving", "models"), _model_fit),
+    (("serving", "models"), _delay_within_slo),
+    (("serving", "models"), _ensembles_complete),
     (("serving", "gpu_pool"), _gpu_capacity),
     (("serving", "scaling"), _static_replicas),
 ]

@@ -23,15 +23,10 @@ from typing import Any, cast
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from model_repository.source import DEFAULT_MODEL_REPO, ModelRepository, read_repository
 from platform_config.checks import cross_section_issues
 from platform_config.errors import ConfigError, ConfigIssue
-from platform_config.model_repo import (
-    DEFAULT_MODEL_REPO,
-    PROJECT_ROOT,
-    ModelRepository,
-    display_path,
-    read_repository,
-)
+from platform_config.paths import PROJECT_ROOT, display_path
 from platform_config.reference import type_text
 from platform_config.schema import (
     PATTERN_NAMES,

@@ -7,7 +7,7 @@ from pulumi.runtime import config as runtime_config
 
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, parse_config, stack_file
-from platform_config.model_repo import display_path
+from platform_config.paths import display_path
 
 
 def flat_config() -> dict[str, str]:

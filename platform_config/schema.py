@@ -22,12 +22,23 @@ PROM_DURATION = r"^([0-9]+(ms|s|m|h|d|w|y))+$"
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 # Triton model directory names end up in URLs and metric labels.
 MODEL_NAME = r"^[A-Za-z0-9_.-]+$"
+# A Kubernetes resource quantity (apimachinery resource.Quantity, decimal and binary SI).
+QUANTITY = r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
+# Label keys and values (apimachinery validation: optional DNS prefix, 63-char name).
+LABEL_KEY = r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+LABEL_VALUE = r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$"
+# RFC 1123 subdomain: Secret, PVC and host names.
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
 
 
 PATTERN_NAMES = {
     PROM_DURATION: "a Prometheus duration such as 30s, 5m or 1h30m",
     DNS_LABEL: "a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending with a letter or digit)",
     MODEL_NAME: "a model folder name (letters, digits, '_', '.' and '-')",
+    QUANTITY: "a Kubernetes quantity such as 500m, 4, 8Gi",
+    LABEL_KEY: "a Kubernetes label key such as example.com/pool",
+    LABEL_VALUE: "a Kubernetes label value (up to 63 letters, digits, '-', '_', '.')",
+    DNS_SUBDOMAIN: "a lowercase RFC 1123 name (a-z, 0-9, '-' and '.')",
 }
 """What each pattern means, for error messages and the reference."""
 
@@ -91,6 +102,35 @@ class KubernetesConfig(Strict):
         return self
 
 
+Quantity = Annotated[str, Field(pattern=QUANTITY)]
+LabelKey = Annotated[str, Field(pattern=LABEL_KEY, max_length=253)]
+LabelValue = Annotated[str, Field(pattern=LABEL_VALUE, max_length=63)]
+Labels = dict[LabelKey, LabelValue]
+ObjectName = Annotated[str, Field(pattern=DNS_SUBDOMAIN, max_length=253)]
+
+_QUANTITY_SCALE = {"m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_QUANTITY_SCALE.update({f"{p}i": 1024.0**n for n, p in enumerate("KMGTPE", start=1)})
+
+
+def quantity_value(quantity: str) -> float:
+    """A Kubernetes quantity string that matched QUANTITY, as a number."""
+    number = quantity.rstrip("mkMGTPEi")
+    return float(number) * _QUANTITY_SCALE[quantity[len(number) :]]
+
+
+class Taint(Strict):
+    """A node taint; Triton pods get the matching toleration."""
+
+    key: LabelKey
+    """Taint key."""
+
+    value: LabelValue = ""
+    """Taint value."""
+
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+    """What the taint does to pods that do not tolerate it."""
+
+
 class GpuPoolConfig(Strict):
     """The GPU node pool every Triton pod runs on."""
 
@@ -105,6 +145,12 @@ class GpuPoolConfig(Strict):
 
     resource_name: Literal["nvidia.com/gpu"] = "nvidia.com/gpu"
     """Extended resource the NVIDIA device plugin advertises."""
+
+    node_labels: Labels = {"triton-platform/gpu-pool": "inference"}
+    """Labels every node of the pool carries; Triton pods select on them."""
+
+    taints: list[Taint] = [Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")]
+    """Taints of the pool's nodes, which keep other workloads off the GPUs; Triton pods tolerate them."""
 
     @model_validator(mode="after")
     def _node_bounds(self) -> GpuPoolConfig:
@@ -138,16 +184,16 @@ class ReplicaRange(Strict):
 class QueuePolicy(Strict):
     """Triton `dynamic_batching.default_queue_policy`."""
 
-    max_queue_size: Annotated[int, Field(ge=0)] = 0
+    max_queue_size: Annotated[int, Field(ge=0)] | None = None
     """Requests the model's queue holds before Triton rejects new ones; 0 means unbounded."""
 
-    default_timeout_microseconds: Annotated[int, Field(ge=0)] = 0
+    default_timeout_microseconds: Annotated[int, Field(ge=0)] | None = None
     """How long a request may wait in the queue; 0 means no timeout."""
 
-    timeout_action: Literal["REJECT", "DELAY"] = "REJECT"
+    timeout_action: Literal["REJECT", "DELAY"] | None = None
     """What Triton does with a request that timed out in the queue."""
 
-    allow_timeout_override: bool = False
+    allow_timeout_override: bool | None = None
     """Whether a request's own timeout may override `defaultTimeoutMicroseconds`."""
 
 
@@ -174,6 +220,54 @@ class InstanceGroup(Strict):
     """Where the instances run. KIND_AUTO uses the pod's GPU when it has one and the CPU otherwise, so one config serves the GPU pool and CPU-only test servers alike."""
 
 
+class LatestVersions(Strict):
+    """Serve the newest versions."""
+
+    num_versions: Annotated[int, Field(ge=1, le=100)]
+    """How many of the newest versions to serve."""
+
+
+class AllVersions(Strict):
+    """Serve every version folder."""
+
+
+class SpecificVersions(Strict):
+    """Serve exactly these versions."""
+
+    versions: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)]
+    """Version folder numbers; each must exist in the model repository."""
+
+
+class VersionPolicy(Strict):
+    """Triton `version_policy`: exactly one of `latest`, `all`, `specific`."""
+
+    latest: LatestVersions | None = None
+    """The newest `numVersions` versions."""
+
+    all: AllVersions | None = None
+    """Every version (`all: {}`)."""
+
+    specific: SpecificVersions | None = None
+    """The listed versions."""
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> VersionPolicy:
+        chosen = [k for k in ("latest", "all", "specific") if getattr(self, k) is not None]
+        if len(chosen) != 1:
+            raise ValueError(f"set exactly one of latest, all, specific; got {chosen or 'none'}")
+        return self
+
+
+class Warmup(Strict):
+    """Triton `model_warmup`: requests run at load, before the model reports ready."""
+
+    batch_sizes: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)]
+    """One warmup request per batch size, over every input of the model; each must be <= the model's max batch size."""
+
+    data: Literal["zero", "random"] = "zero"
+    """Input contents: zeros, or random values."""
+
+
 class ModelSettings(Strict):
     """Per-environment settings for one model, laid over its base config.pbtxt. Unset fields keep the base value."""
 
@@ -185,6 +279,42 @@ class ModelSettings(Strict):
 
     instance_group: InstanceGroup | None = None
     """Instances per replica."""
+
+    version_policy: VersionPolicy | None = None
+    """Which versions to serve."""
+
+    warmup: Warmup | None = None
+    """Warm the model up at load, so the first real requests do not pay for lazy initialisation."""
+
+
+class ComputeResources(Strict):
+    """CPU and memory of the Triton container."""
+
+    cpu: Quantity
+    """CPU cores, e.g. `4` or `500m`."""
+
+    memory: Quantity
+    """Memory, e.g. `16Gi`."""
+
+
+class ContainerResources(Strict):
+    """Requests and limits of the Triton container (GPUs come from `gpusPerPod`)."""
+
+    requests: ComputeResources = ComputeResources(cpu="2", memory="8Gi")
+    """What the scheduler reserves."""
+
+    limits: ComputeResources = ComputeResources(cpu="4", memory="8Gi")
+    """The ceiling. A memory limit equal to the request avoids OOM kills under node pressure."""
+
+    @model_validator(mode="after")
+    def _limits_cover_requests(self) -> ContainerResources:
+        for resource in ("cpu", "memory"):
+            request, limit = getattr(self.requests, resource), getattr(self.limits, resource)
+            if quantity_value(limit) < quantity_value(request):
+                raise KeyProblemError(
+                    "limits", f"{resource} limit {limit} is below its request {request}; limits must be >= requests"
+                )
+        return self
 
 
 class DeploymentConfig(Strict):
@@ -199,6 +329,9 @@ class DeploymentConfig(Strict):
     gpus_per_pod: Annotated[int, Field(ge=1, le=16)] = 1
     """GPUs each Triton pod requests."""
 
+    resources: ContainerResources = ContainerResources()
+    """CPU and memory of each Triton pod."""
+
     @field_validator("models")
     @classmethod
     def _unique_models(cls, models: list[str]) -> list[str]:
@@ -206,6 +339,103 @@ class DeploymentConfig(Strict):
         if duplicates:
             raise ValueError(f"models listed twice: {', '.join(duplicates)}; list each once")
         return models
+
+
+class PvcSource(Strict):
+    """A PersistentVolumeClaim holding the model repository (version folders of each model)."""
+
+    claim_name: ObjectName
+    """Name of the claim."""
+
+    create: bool = False
+    """Create the claim (kept on `pulumi destroy`, protected in production) instead of using an existing one."""
+
+    size: Quantity = "50Gi"
+    """Requested size when `create` is true."""
+
+    storage_class_name: ObjectName | None = None
+    """StorageClass when `create` is true; unset uses the cluster default."""
+
+    access_mode: Literal["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce"] = "ReadOnlyMany"
+    """How pods mount it. Triton only reads; ReadWriteOnce cannot serve replicas on several nodes."""
+
+
+class ModelRepositoryConfig(Strict):
+    """Where Triton's pods get the model files."""
+
+    source: Literal["bundled", "pvc", "s3", "gcs"]
+    """`bundled`: the model files of `model_repo/` ship in a ConfigMap (small dev models only, up to 900 KiB). `pvc`: a PersistentVolumeClaim. `s3`/`gcs`: object storage that holds `stackctl model-repo` output."""
+
+    pvc: PvcSource | None = None
+    """The claim, for source `pvc`."""
+
+    uri: str | None = None
+    """`s3://bucket/prefix` or `gs://bucket/prefix`, for source `s3` or `gcs`."""
+
+    credentials_secret: ObjectName | None = None
+    """Secret with the object-store credentials: for `s3` its keys become the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION); for `gcs` its `credentials.json` key is the service-account key. Unset: the pod's workload identity (see `serviceAccountAnnotations`)."""
+
+    @model_validator(mode="after")
+    def _source_fields(self) -> ModelRepositoryConfig:
+        if self.source == "pvc" and self.pvc is None:
+            raise KeyProblemError("pvc", "required key is missing: source 'pvc' needs the claim (pvc.claimName)")
+        if self.source != "pvc" and self.pvc is not None:
+            raise KeyProblemError("pvc", f"applies only to source 'pvc', not {self.source!r}")
+        scheme = {"s3": "s3://", "gcs": "gs://"}.get(self.source)
+        if scheme and not (self.uri or "").startswith(scheme):
+            raise KeyProblemError(
+                "uri", f"source {self.source!r} needs uri {scheme}<bucket>/<prefix>; got {self.uri!r}"
+            )
+        if not scheme and (self.uri is not None or self.credentials_secret is not None):
+            key = "uri" if self.uri is not None else "credentialsSecret"
+            raise KeyProblemError(key, f"applies only to sources 's3' and 'gcs', not {self.source!r}")
+        return self
+
+
+class Drain(Strict):
+    """Graceful shutdown: endpoints drain, then Triton finishes in-flight requests."""
+
+    pre_stop_seconds: Annotated[int, Field(ge=0, le=300)] = 10
+    """Sleep in preStop, so load balancers stop sending before Triton stops accepting."""
+
+    exit_timeout_seconds: Annotated[int, Field(ge=1, le=3600)] = 30
+    """Triton's `--exit-timeout-secs`: how long it waits for in-flight requests. terminationGracePeriodSeconds is preStop + this + 15 s."""
+
+
+class IngressConfig(Strict):
+    """Ingress for clients outside the cluster: one HTTP and one gRPC host per deployment."""
+
+    enabled: bool = False
+    """Create the Ingresses."""
+
+    class_name: ObjectName = "nginx"
+    """IngressClass; the gRPC Ingress uses ingress-nginx's `backend-protocol: GRPC` annotation."""
+
+    base_domain: ObjectName | None = None
+    """Hosts are `<deployment>.<baseDomain>` (HTTP) and `<deployment>-grpc.<baseDomain>` (gRPC). Required when enabled."""
+
+    tls_secret_name: ObjectName | None = None
+    """TLS certificate Secret. Required when enabled: gRPC through ingress-nginx needs HTTP/2, which needs TLS."""
+
+    controller_namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)] = "ingress-nginx"
+    """Namespace of the ingress controller, which the NetworkPolicy admits to the inference ports."""
+
+    @model_validator(mode="after")
+    def _complete(self) -> IngressConfig:
+        for key, value in (("baseDomain", self.base_domain), ("tlsSecretName", self.tls_secret_name)):
+            if self.enabled and not value:
+                raise KeyProblemError(key, "required key is missing: an enabled ingress needs it")
+        return self
+
+
+class InferenceClient(Strict):
+    """Pods allowed to call the inference ports (8000, 8001)."""
+
+    namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]
+    """Their namespace."""
+
+    pod_labels: Labels = {}
+    """Their labels; empty admits every pod of the namespace."""
 
 
 class ServingConfig(Strict):
@@ -223,7 +453,31 @@ class ServingConfig(Strict):
     """Triton Deployments by name; each serves a set of models."""
 
     model_defaults: ModelSettings = ModelSettings()
-    """Settings applied to every model, under any per-model settings in `triton-platform:models`."""
+    """Settings applied to every model they fit (ensembles take only maxBatchSize), under any per-model settings in `triton-platform:models`."""
+
+    model_repository: ModelRepositoryConfig
+    """Where the model files come from. Required."""
+
+    inference_clients: list[InferenceClient] = []
+    """Who may call Triton's HTTP and gRPC ports besides the ingress controller; the NetworkPolicy admits nobody else."""
+
+    ingress: IngressConfig = IngressConfig()
+    """External access."""
+
+    startup_timeout_seconds: Annotated[int, Field(ge=30, le=7200)] = 600
+    """How long Triton may take to load every model before the startup probe restarts it."""
+
+    drain: Drain = Drain()
+    """Graceful shutdown."""
+
+    shm_size_limit: Quantity = "1Gi"
+    """Size of the in-memory /dev/shm the Python backend uses for tensors."""
+
+    tmp_size_limit: Quantity = "10Gi"
+    """Size of /tmp, where Triton downloads object-storage models."""
+
+    service_account_annotations: dict[LabelKey, str] = {}
+    """Annotations of Triton's ServiceAccount, e.g. `eks.amazonaws.com/role-arn` or `iam.gke.io/gcp-service-account` for workload identity."""
 
     @field_validator("image")
     @classmethod
@@ -288,8 +542,21 @@ class AlertsConfig(Strict):
     """How long utilization must stay below `gpuUtilizationLow`."""
 
 
+class PrometheusPeer(Strict):
+    """The Prometheus that scrapes Triton; the NetworkPolicy admits it to the metrics port."""
+
+    namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)] = "monitoring"
+    """Its namespace."""
+
+    pod_labels: Labels = {"app.kubernetes.io/name": "prometheus"}
+    """Its pod labels."""
+
+
 class MonitoringConfig(Strict):
     """Prometheus scraping, rules, Alertmanager routing and Grafana dashboards."""
+
+    prometheus: PrometheusPeer = PrometheusPeer()
+    """Which Prometheus scrapes Triton."""
 
     scrape_interval: Annotated[str, Field(pattern=PROM_DURATION)] = "15s"
     """How often Prometheus scrapes Triton's metrics port."""

@@ -7,9 +7,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from model_repository.source import read_repository
 from platform_config.errors import ConfigError, ConfigIssue
 from platform_config.loader import STACKS_DIR, load_stack_file, stack_file
-from platform_config.model_repo import display_path, read_repository
+from platform_config.paths import display_path
 from stackctl.synth import synthesize, write_synth
 
 

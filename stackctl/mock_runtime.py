@@ -17,7 +17,7 @@ from pulumi.runtime.settings import ROOT
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from platform_config.model_repo import PROJECT_ROOT
+from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import PROJECT
 
 PROGRAM = PROJECT_ROOT / "__main__.py"

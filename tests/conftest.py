@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from model_repository.source import ModelRepository
 from platform_config.errors import ConfigError
 from platform_config.loader import parse_config, pulumi_config_from_stack_file, stack_file
-from platform_config.model_repo import ModelRepository
 from platform_config.schema import PlatformConfig
 from stackctl.synth import SynthResult, synthesize
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from platform_config.errors import ConfigError
 from platform_config.loader import DISABLE_DEFAULT_PROVIDERS, parse_config, pulumi_config_from_stack_file
-from platform_config.model_repo import PROJECT_ROOT
+from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import SECTION_KEYS, PlatformConfig
 from tests.conftest import STACKS, encode, stack_values
 

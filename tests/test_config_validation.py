@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
+from model_repository.source import read_repository
 from platform_config.errors import ConfigError
 from platform_config.loader import load_stack
-from platform_config.model_repo import read_repository
+from platform_config.paths import PROJECT_ROOT
 from tests.conftest import STACKS, errors_of, removing, setting, validate
 
 K8S = "triton-platform:kubernetes"
@@ -49,21 +50,36 @@ def test_the_three_tiers_differ_in_every_tuned_parameter() -> None:
     assert distinct([c.serving.p95_latency_slo_ms for c in configs])
 
 
-def test_every_stack_value_carries_a_comment() -> None:
-    for stack in STACKS:
-        lines = Path(f"stacks/Pulumi.{stack}.yaml").read_text().splitlines()
-        for i, line in enumerate(lines):
-            stripped = line.strip()
-            is_leaf = ":" in stripped and not stripped.startswith("#") and not stripped.endswith(":")
-            # A leaf value is explained by a comment above it (or above its group of alert keys).
-            if (
-                is_leaf
-                and not stripped.endswith("For: 5m")
-                and not stripped.startswith(("queueTimeFor", "failureFor", "gpuMemoryFor", "gpuUtilizationLowFor"))
-            ):
-                assert lines[i - 1].strip().startswith("#"), (
-                    f"stacks/Pulumi.{stack}.yaml:{i + 1} has no comment: {stripped}"
-                )
+def _unexplained_values(lines: list[str]) -> list[str]:
+    """Leaf values with no comment right above them.
+
+    List items are explained by the comment above their list; an alert's `...For`
+    duration by the comment above the threshold it follows.
+    """
+    found, item_indent = [], None
+    for i, line in enumerate(lines):
+        stripped, indent = line.strip(), len(line) - len(line.lstrip())
+        if stripped.startswith("- "):
+            item_indent = indent
+            continue
+        if item_indent is not None and indent > item_indent:
+            continue
+        item_indent = None
+        is_leaf = ":" in stripped and not stripped.startswith("#") and not stripped.endswith(":")
+        paired_duration = stripped.split(":")[0].endswith("For") and ":" in lines[i - 1]
+        if is_leaf and not paired_duration and not lines[i - 1].strip().startswith("#"):
+            found.append(f"{i + 1}: {stripped}")
+    return found
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_stack_value_carries_a_comment(stack: str) -> None:
+    lines = (PROJECT_ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text().splitlines()
+    assert _unexplained_values(lines) == []
+
+
+def test_the_comment_check_finds_a_bare_value() -> None:
+    assert _unexplained_values(["config:", "  # why", "  a: 1", "  b: 2", "  items:", "    - x: 1"]) == ["4: b: 2"]
 
 
 # --- keys -----------------------------------------------------------------
@@ -81,7 +97,7 @@ def test_unknown_nested_key_lists_allowed_keys() -> None:
     [error] = errors_of("dev", setting(POOL, "minNode", value=1))
     assert error == (
         "triton-platform:gpuPool.minNode: unknown key 'minNode'; did you mean 'minNodes'? "
-        "allowed keys: gpusPerNode, maxNodes, minNodes, resourceName"
+        "allowed keys: gpusPerNode, maxNodes, minNodes, nodeLabels, resourceName, taints"
     )
     assert validate("dev", setting(POOL, "minNodes", value=1))
 
@@ -114,7 +130,7 @@ def test_missing_required_sections_and_keys_say_what_they_expect() -> None:
     )
     assert errors == [
         "triton-platform:environment: required key is missing (expects one of `dev`, `staging`, `production`)",
-        "triton-platform:gpuPool: required key is missing (expects a mapping with keys gpusPerNode, maxNodes, minNodes, resourceName)",
+        "triton-platform:gpuPool: required key is missing (expects a mapping with keys gpusPerNode, maxNodes, minNodes, nodeLabels, resourceName, taints)",
         "triton-platform:serving.p95LatencySloMs: required key is missing (expects integer (>= 1, <= 600000))",
     ]
 
@@ -122,7 +138,7 @@ def test_missing_required_sections_and_keys_say_what_they_expect() -> None:
 def test_a_section_of_the_wrong_shape_lists_its_keys() -> None:
     [error] = errors_of("dev", setting(POOL, value=[1, 2]))
     assert error == (
-        "triton-platform:gpuPool: expected a mapping with keys gpusPerNode, maxNodes, minNodes, resourceName; got [1, 2]"
+        "triton-platform:gpuPool: expected a mapping with keys gpusPerNode, maxNodes, minNodes, nodeLabels, resourceName, taints; got [1, 2]"
     )
 
 
@@ -268,7 +284,7 @@ def test_preferred_batch_size_above_max_batch_size() -> None:
     assert error == (
         "triton-platform:serving.modelDefaults.dynamicBatching.preferredBatchSize[1]: preferred batch size 16 "
         "is above maxBatchSize 8 (triton-platform:serving.modelDefaults.maxBatchSize) of models 'classifier', "
-        "'pipeline', 'preprocess', 'ranker'; each preferred size must be <= maxBatchSize"
+        "'preprocess', 'ranker'; each preferred size must be <= maxBatchSize"
     )
     assert validate("dev", setting(SERVING, "modelDefaults", "dynamicBatching", "preferredBatchSize", value=[4, 8]))
 
@@ -282,7 +298,9 @@ def test_per_model_max_batch_size_below_default_preferred_sizes() -> None:
     assert errors == [
         "triton-platform:serving.modelDefaults.dynamicBatching.preferredBatchSize[0]: preferred batch size 8 is "
         "above maxBatchSize 4 (triton-platform:models.classifier.maxBatchSize) of model 'classifier'; "
-        "each preferred size must be <= maxBatchSize"
+        "each preferred size must be <= maxBatchSize",
+        "triton-platform:serving.modelDefaults.maxBatchSize: ensemble 'pipeline' has maxBatchSize 8 but the model "
+        "it chains, 'classifier', has 4; Triton requires the ensemble's to be <= each step's",
     ]
 
 
@@ -297,7 +315,7 @@ def test_preferred_batch_size_above_the_base_config_max_batch_size() -> None:
         "above maxBatchSize 32 (max_batch_size in model_repo/classifier/config.pbtxt) of model 'classifier'; "
         "each preferred size must be <= maxBatchSize"
     )
-    assert len(errors) == 4
+    assert len(errors) == 3  # classifier, preprocess, ranker; the ensemble has no batcher
     assert validate(
         "dev",
         removing(SERVING, "modelDefaults", "maxBatchSize"),
@@ -361,12 +379,12 @@ def test_gpus_per_pod_above_gpus_per_node_can_never_schedule() -> None:
 
 
 def test_deployment_model_not_in_model_repo() -> None:
-    [error] = errors_of("dev", setting(SERVING, *GENERAL, "models", value=["classifier", "clasifier"]))
+    [error] = errors_of("dev", setting(SERVING, *GENERAL, "models", value=["classifier", "ranker", "clasifier"]))
     assert error == (
-        "triton-platform:serving.deployments.general.models[1]: model 'clasifier' is not in the model repository; "
+        "triton-platform:serving.deployments.general.models[2]: model 'clasifier' is not in the model repository; "
         "known models: classifier, pipeline, preprocess, ranker"
     )
-    assert validate("dev", setting(SERVING, *GENERAL, "models", value=["classifier"]))
+    assert validate("dev", setting(SERVING, *GENERAL, "models", value=["classifier", "ranker"]))
 
 
 def test_model_settings_for_unknown_model() -> None:
@@ -375,7 +393,7 @@ def test_model_settings_for_unknown_model() -> None:
         "triton-platform:models.clasifier: settings for model 'clasifier', which is not in the model repository; "
         "known models: classifier, pipeline, preprocess, ranker"
     )
-    assert validate("dev", setting(MODELS, "classifier", value={"maxBatchSize": 4}))
+    assert validate("dev", setting(MODELS, "classifier", value={"instanceGroup": {"count": 2}}))
 
 
 def test_model_settings_for_model_no_deployment_serves() -> None:
@@ -391,10 +409,10 @@ def test_model_listed_twice_in_a_deployment() -> None:
 
 
 def test_validation_uses_the_given_model_repository(tmp_path: Path) -> None:
-    (tmp_path / "classifier").mkdir()
+    (tmp_path / "classifier" / "1").mkdir(parents=True)
     (tmp_path / "classifier" / "config.pbtxt").write_text('name: "classifier"\nmax_batch_size: 8\n')
     with pytest.raises(ConfigError) as caught:
-        load_stack("dev", repo=read_repository(tmp_path))
+        validate("dev", removing(MODELS), repo=read_repository(tmp_path))
     assert caught.value.issues[0].message == "model 'ranker' is not in the model repository; known models: classifier"
     assert [i.path for i in caught.value.issues] == [
         f"triton-platform:serving.deployments.general.models[{i}]" for i in (1, 2, 3)
@@ -413,7 +431,12 @@ def test_an_unparsable_base_config_is_reported_with_its_file(tmp_path: Path) -> 
     (tmp_path / "classifier").mkdir()
     (tmp_path / "classifier" / "config.pbtxt").write_text("max_batch_size: eight\n")
     with pytest.raises(ConfigError) as caught:
-        validate("dev", setting(SERVING, *GENERAL, "models", value=["classifier"]), repo=read_repository(tmp_path))
+        validate(
+            "dev",
+            removing(MODELS),
+            setting(SERVING, *GENERAL, "models", value=["classifier"]),
+            repo=read_repository(tmp_path),
+        )
     [issue] = caught.value.issues
     assert issue.path == str(tmp_path / "classifier" / "config.pbtxt")
     assert issue.message.startswith("Triton cannot parse it: 1:17 : ")

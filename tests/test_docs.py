@@ -6,7 +6,7 @@ import re
 
 from pydantic import BaseModel
 
-from platform_config.model_repo import PROJECT_ROOT
+from platform_config.paths import PROJECT_ROOT
 from platform_config.reference import README, nested_model, readme_with_reference, reference_markdown
 from platform_config.schema import PlatformConfig
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from platform_config.loader import SECRET_PLACEHOLDER, pulumi_config_from_stack_file
-from platform_config.model_repo import PROJECT_ROOT
+from platform_config.paths import PROJECT_ROOT
 from stackctl.cli import main
 from tests.conftest import STACKS
 

@@ -12,17 +12,10 @@ from pathlib import Path
 from google.protobuf import text_format
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from platform_config.paths import PROJECT_ROOT, display_path
+
 DEFAULT_MODEL_REPO = PROJECT_ROOT / "model_repo"
 BASE_CONFIG = "config.pbtxt"
-
-
-def display_path(path: Path) -> str:
-    """A path as a user should read it: relative to the project when inside it."""
-    try:
-        return str(path.resolve().relative_to(PROJECT_ROOT))
-    except ValueError:
-        return str(path)
 
 
 @dataclass(frozen=True)

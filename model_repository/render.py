@@ -1,0 +1,178 @@
+"""Per-stack config.pbtxt: a model's base config with the stack's settings laid over it.
+
+Parsing and printing go through Triton's ModelConfig protobuf, never string
+templates, so every field Triton accepts survives untouched, including the
+ones this project does not model (sequence batching, parameters, response
+cache, ...). Validation (platform_config.checks) rejects settings that do not
+fit a model before anything is rendered; the renderer assumes they fit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from google.protobuf import text_format
+from pydantic import BaseModel
+from tritonclient.grpc import model_config_pb2
+from tritonclient.grpc.model_config_pb2 import ModelConfig
+
+from model_repository.source import ModelRepository, RepoModel
+from platform_config.schema import ModelSettings, PlatformConfig, ServingConfig
+
+
+def served_models(serving: ServingConfig) -> list[str]:
+    return sorted({m for dep in serving.deployments.values() for m in dep.models})
+
+
+M = TypeVar("M", bound=BaseModel)
+
+ENSEMBLE_FIELDS = frozenset({"max_batch_size"})
+"""The only settings that apply to an ensemble: it has no instances, batcher or warmup of its own."""
+
+
+def merge(below: M | None, above: M | None) -> M | None:
+    """`above` over `below`, field by field and recursively; unset (None) fields fall through."""
+    if below is None or above is None:
+        return above if below is None else below
+    values: dict[str, Any] = {}
+    for name in type(above).model_fields:
+        top, bottom = getattr(above, name), getattr(below, name)
+        values[name] = merge(bottom, top) if isinstance(top, BaseModel) else (top if top is not None else bottom)
+    return type(above).model_construct(**values)
+
+
+def applicable_defaults(model: RepoModel, defaults: ModelSettings) -> ModelSettings:
+    """The stack-wide defaults that fit this model; the rest are skipped, not errors."""
+    skip = set()
+    if model.is_ensemble:
+        skip |= set(ModelSettings.model_fields) - ENSEMBLE_FIELDS
+    if model.config.HasField("sequence_batching"):
+        skip.add("dynamic_batching")
+    return defaults.model_copy(update=dict.fromkeys(skip))
+
+
+def effective_settings(model: RepoModel, defaults: ModelSettings, own: ModelSettings | None) -> ModelSettings:
+    """The model's own settings over the defaults that fit it."""
+    settings = merge(applicable_defaults(model, defaults), own)
+    assert settings is not None
+    if (settings.max_batch_size if settings.max_batch_size is not None else model.config.max_batch_size) == 0 and (
+        own is None or own.dynamic_batching is None
+    ):
+        settings = settings.model_copy(update={"dynamic_batching": None})  # nothing to batch
+    return settings
+
+
+def render_config(model: RepoModel, settings: ModelSettings) -> ModelConfig:
+    """A copy of the base config with the settings applied."""
+    config = ModelConfig()
+    config.CopyFrom(model.config)
+    config.name = model.name
+    if settings.max_batch_size is not None:
+        config.max_batch_size = settings.max_batch_size
+    if settings.dynamic_batching is not None:
+        _apply_dynamic_batching(config, settings)
+    if settings.instance_group is not None:
+        group = config.instance_group[0] if config.instance_group else config.instance_group.add()
+        group.count = settings.instance_group.count
+        group.kind = model_config_pb2.ModelInstanceGroup.Kind.Value(settings.instance_group.kind)
+    if settings.version_policy is not None:
+        _apply_version_policy(config, settings)
+    if settings.warmup is not None:
+        _apply_warmup(config, settings)
+    return config
+
+
+def _apply_dynamic_batching(config: ModelConfig, settings: ModelSettings) -> None:
+    batching = settings.dynamic_batching
+    assert batching is not None
+    target = config.dynamic_batching
+    target.SetInParent()
+    if batching.max_queue_delay_microseconds is not None:
+        target.max_queue_delay_microseconds = batching.max_queue_delay_microseconds
+    if batching.preferred_batch_size is not None:
+        del target.preferred_batch_size[:]
+        target.preferred_batch_size.extend(batching.preferred_batch_size)
+    policy = batching.default_queue_policy
+    if policy is not None:
+        queue = target.default_queue_policy
+        queue.SetInParent()
+        if policy.max_queue_size is not None:
+            queue.max_queue_size = policy.max_queue_size
+        if policy.default_timeout_microseconds is not None:
+            queue.default_timeout_microseconds = policy.default_timeout_microseconds
+        if policy.timeout_action is not None:
+            queue.timeout_action = model_config_pb2.ModelQueuePolicy.TimeoutAction.Value(policy.timeout_action)
+        if policy.allow_timeout_override is not None:
+            queue.allow_timeout_override = policy.allow_timeout_override
+
+
+def _apply_version_policy(config: ModelConfig, settings: ModelSettings) -> None:
+    policy = settings.version_policy
+    assert policy is not None
+    config.ClearField("version_policy")
+    if policy.latest is not None:
+        config.version_policy.latest.num_versions = policy.latest.num_versions
+    elif policy.all is not None:
+        config.version_policy.all.SetInParent()
+    elif policy.specific is not None:
+        config.version_policy.specific.versions.extend(policy.specific.versions)
+
+
+def _apply_warmup(config: ModelConfig, settings: ModelSettings) -> None:
+    warmup = settings.warmup
+    assert warmup is not None
+    del config.model_warmup[:]  # the stack's warmup replaces the base config's
+    for batch_size in warmup.batch_sizes:
+        sample = config.model_warmup.add()
+        sample.name = f"{warmup.data}_batch_{batch_size}"
+        sample.batch_size = batch_size
+        for tensor in config.input:
+            data = sample.inputs[tensor.name]
+            data.data_type = tensor.data_type
+            data.dims.extend(tensor.dims)
+            if warmup.data == "zero":
+                data.zero_data = True
+            else:
+                data.random_data = True
+
+
+def config_text(config: ModelConfig) -> str:
+    """config.pbtxt text, as Triton reads it."""
+    return str(text_format.MessageToString(config))
+
+
+@dataclass(frozen=True)
+class RenderedModel:
+    name: str
+    versions: tuple[int, ...]
+    config: ModelConfig
+    text: str
+
+
+@dataclass(frozen=True)
+class RenderedRepository:
+    """What Triton sees for one stack: each served model's rendered config and version folders."""
+
+    stack: str
+    source: ModelRepository
+    models: dict[str, RenderedModel]
+
+    def digest(self, names: list[str] | None = None) -> str:
+        """Content hash of the rendered configs (of `names`, default all): changes exactly when they do."""
+        sha = hashlib.sha256()
+        for name in sorted(names if names is not None else self.models):
+            sha.update(f"{name}\0{self.models[name].text}\0".encode())
+        return sha.hexdigest()
+
+
+def render_repository(stack: str, config: PlatformConfig, repo: ModelRepository) -> RenderedRepository:
+    """Every served model of a validated stack, rendered."""
+    rendered = {}
+    for name in served_models(config.serving):
+        model = repo.models[name]
+        settings = effective_settings(model, config.serving.model_defaults, config.models.get(name))
+        model_config = render_config(model, settings)
+        rendered[name] = RenderedModel(name, model.versions, model_config, config_text(model_config))
+    return RenderedRepository(stack, repo, rendered)
