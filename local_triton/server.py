@@ -13,7 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -73,45 +73,54 @@ def backend_directory(target: Path) -> Path:
     return target
 
 
+def free_ports() -> tuple[int, int, int]:
+    """HTTP, gRPC and metrics ports free on loopback right now."""
+    return _free_port(), _free_port(), _free_port()
+
+
 @dataclass
 class TritonServer:
-    """A running tritonserver; use as a context manager so it always stops."""
+    """A running tritonserver on loopback; use as a context manager so it always stops.
 
-    model_repository: Path
-    extra_args: Sequence[str] = ()
-    http_port: int = field(default_factory=_free_port)
-    grpc_port: int = field(default_factory=_free_port)
-    metrics_port: int = field(default_factory=_free_port)
+    `args` are the server's own flags (model repository, ports, model control...);
+    this adds only what a CPU test machine needs: the backend folder and loopback
+    addresses. `ports` must match the port flags in `args`.
+    """
+
+    args: Sequence[str]
+    ports: tuple[int, int, int]
     startup_timeout_s: float = 180.0
     process: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
     _workdir: tempfile.TemporaryDirectory[str] | None = None
 
+    @classmethod
+    def for_repository(cls, repository: Path, *extra: str) -> TritonServer:
+        """A plain server on a local repository, for experiments and benchmarks."""
+        http, grpc, metrics = free_ports()
+        args = [f"--model-repository={repository}", f"--http-port={http}", f"--grpc-port={grpc}"]
+        return cls([*args, f"--metrics-port={metrics}", *extra], (http, grpc, metrics))
+
     @property
     def http_url(self) -> str:
-        return f"127.0.0.1:{self.http_port}"
+        return f"127.0.0.1:{self.ports[0]}"
 
     @property
     def grpc_url(self) -> str:
-        return f"127.0.0.1:{self.grpc_port}"
+        return f"127.0.0.1:{self.ports[1]}"
 
     @property
     def metrics_url(self) -> str:
-        return f"http://127.0.0.1:{self.metrics_port}/metrics"
+        return f"http://127.0.0.1:{self.ports[2]}/metrics"
 
     def command(self, backend_dir: Path) -> list[str]:
         return [
             str(_pytriton_dir() / "bin" / "tritonserver"),
-            f"--model-repository={self.model_repository}",
+            *self.args,
             f"--backend-directory={backend_dir}",
             "--http-address=127.0.0.1",
-            f"--http-port={self.http_port}",
             "--grpc-address=127.0.0.1",
-            f"--grpc-port={self.grpc_port}",
             "--metrics-address=127.0.0.1",
-            f"--metrics-port={self.metrics_port}",
-            "--allow-gpu-metrics=false",
-            *self.extra_args,
         ]
 
     def environment(self) -> dict[str, str]:

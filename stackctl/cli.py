@@ -7,7 +7,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from model_repository.source import read_repository
+from model_repository.publish import write_model_repository
+from model_repository.render import render_repository
+from model_repository.source import DEFAULT_MODEL_REPO, read_repository
 from platform_config.errors import ConfigError, ConfigIssue
 from platform_config.loader import STACKS_DIR, load_stack_file, stack_file
 from platform_config.paths import display_path
@@ -51,6 +53,29 @@ def cmd_synth(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_model_repo(args: argparse.Namespace) -> int:
+    path, stack = _stack_source(args)
+    repo = read_repository(Path(args.model_repo)) if args.model_repo else read_repository(DEFAULT_MODEL_REPO)
+    loaded = load_stack_file(path, stack, repo)
+    rendered = render_repository(loaded.stack, loaded.config, repo)
+    deployments = loaded.config.serving.deployments
+    if args.deployment and args.deployment not in deployments:
+        print(
+            f"stackctl model-repo: no deployment {args.deployment!r}; known: {', '.join(sorted(deployments))}",
+            file=sys.stderr,
+        )
+        return 1
+    models = deployments[args.deployment].models if args.deployment else None
+    try:
+        written = write_model_repository(rendered, Path(args.out), models)
+    except FileExistsError as err:
+        print(f"stackctl model-repo: {err}", file=sys.stderr)
+        return 1
+    listing = ", ".join(written)
+    print(f"{loaded.source}: wrote {len(written)} models ({listing}) with configs/{loaded.stack}.pbtxt to {args.out}")
+    return 0
+
+
 def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--stack", help="stack name: reads stacks/Pulumi.<NAME>.yaml")
@@ -72,6 +97,13 @@ def parser() -> argparse.ArgumentParser:
     _add_stack_arguments(synth)
     synth.add_argument("--out", required=True, metavar="DIR", help="output folder")
     synth.set_defaults(run=cmd_synth)
+
+    model_repo = commands.add_parser("model-repo", help="write the model repository Triton sees for a stack")
+    _add_stack_arguments(model_repo)
+    model_repo.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    model_repo.add_argument("--model-repo", metavar="DIR", help="source model repository (default: model_repo/)")
+    model_repo.add_argument("--deployment", metavar="NAME", help="only the models of this deployment")
+    model_repo.set_defaults(run=cmd_model_repo)
     return root
 
 

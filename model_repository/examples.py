@@ -1,7 +1,7 @@
-"""Generate the small, reproducible model files of model_repo/ (committed; rerun to check or rebuild).
+"""The example models of model_repo/: small, reproducible files, and their reference outputs.
 
-    .venv/bin/python scripts/build_model_repo.py            # rewrite the files
-    .venv/bin/python scripts/build_model_repo.py --check    # exit 1 if a committed file differs
+    .venv/bin/python -m model_repository.examples            # rewrite the files
+    .venv/bin/python -m model_repository.examples --check    # exit 1 if a committed file differs
 
 The ONNX graphs are built with the `onnx` package alone (no framework) from
 weights drawn with a fixed seed, so every run writes the same bytes. The
@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-ROOT = Path(__file__).resolve().parent.parent
-MODEL_REPO = ROOT / "model_repo"
+from model_repository.source import DEFAULT_MODEL_REPO as MODEL_REPO
+
 OPSET = 17
 IR_VERSION = 8  # readable by every onnxruntime Triton has shipped since 2022
 
@@ -61,6 +60,25 @@ def _linear_model(
     return bytes(model.SerializeToString(deterministic=True))
 
 
+def softmax(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return np.asarray(shifted / shifted.sum(axis=-1, keepdims=True), dtype=np.float32)
+
+
+def expected_output(model: str, version: int, data: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """What each example model returns for `data`, computed with numpy from the same weights."""
+    w, b = classifier_weights()
+    if model == "classifier":
+        return softmax(data @ w + b)
+    if model == "preprocess":
+        return (data * np.float32(1.0 / 255.0)).astype(np.float32)
+    if model == "pipeline":
+        return softmax((data * np.float32(1.0 / 255.0)) @ w + b)
+    if model == "ranker":
+        return np.asarray(1.0 / (1.0 + np.exp(-(data @ ranker_weights(version)))), dtype=np.float32)
+    raise KeyError(model)
+
+
 def files() -> dict[str, bytes]:
     """Every generated file, by path relative to model_repo/."""
     w, b = classifier_weights()
@@ -90,7 +108,7 @@ def main() -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
     if stale:
-        print(f"model_repo/ is stale: {', '.join(stale)}; run scripts/build_model_repo.py", file=sys.stderr)
+        print(f"model_repo/ is stale: {', '.join(stale)}; run python -m model_repository.examples", file=sys.stderr)
         return 1
     return 0
 

@@ -1,0 +1,558 @@
+"""Pure builders for the Triton serving stack: every Kubernetes object, as plain manifests.
+
+`serving_manifests` returns all of them for one stack; TritonServing only turns
+them into resources. Nothing here talks to Pulumi except through the values it
+is handed (the admin key may be a pulumi Output).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import math
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from components.gpu_pool_contract import PoolContract
+from components.namespace import platform_labels
+from model_repository.publish import version_files
+from model_repository.render import RenderedRepository
+from platform_config.schema import DeploymentConfig, PlatformConfig, ServingConfig
+
+HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
+MODELS_DIR, STORE_DIR, RENDERED_DIR = "/models", "/store", "/rendered"
+TRITON_UID = 1000  # the `triton-server` user of the NGC tritonserver images
+SERVICE_ACCOUNT = "triton-server"
+ADMIN_KEY_SECRET = "triton-admin-key"
+ADMIN_KEY_HEADER = "triton-admin-key"
+ADMIN_KEY_ENV = "TRITON_ADMIN_KEY"
+RESTRICTED_APIS = "model-repository,model-config"
+GCS_CREDENTIALS_DIR = "/var/run/secrets/model-store"
+CONFIG_HASH_ANNOTATION = "triton-platform/model-config-sha256"
+INFERENCE_PRIORITY = 100_000
+"""Above every workload without a class (0); far below system-node-critical (2,000,001,000)."""
+GRACE_MARGIN_SECONDS = 15
+
+
+def dynamic_model_control(serving: ServingConfig) -> bool:
+    """Object storage is shared by every deployment, so each loads its own models explicitly.
+
+    With bundled or PVC storage each pod assembles a repository of just its models
+    and Triton loads everything it finds (mode none), with no model-control API at all.
+    """
+    return serving.model_repository.source in ("s3", "gcs")
+
+
+def tritonserver_args(
+    stack: str,
+    serving: ServingConfig,
+    models: list[str],
+    *,
+    model_repository: str | None = None,
+    ports: tuple[int, int, int] = (HTTP_PORT, GRPC_PORT, METRICS_PORT),
+    admin_key: str = f"$({ADMIN_KEY_ENV})",
+) -> list[str]:
+    """tritonserver's flags for one deployment; tests run the real server with the same list."""
+    source = serving.model_repository
+    repository = model_repository or (source.uri if source.uri else MODELS_DIR)
+    http, grpc, metrics = ports
+    args = [
+        f"--model-repository={repository}",
+        # configs/<stack>.pbtxt is the stack's rendered config; the base config.pbtxt is not shipped.
+        f"--model-config-name={stack}",
+        "--disable-auto-complete-config",
+    ]
+    if dynamic_model_control(serving):
+        restriction = f"{RESTRICTED_APIS}:{ADMIN_KEY_HEADER}={admin_key}"
+        args += ["--model-control-mode=explicit", *(f"--load-model={m}" for m in sorted(models))]
+        args += [f"--http-restricted-api={restriction}", f"--grpc-restricted-protocol={restriction}"]
+    else:
+        args.append("--model-control-mode=none")
+    return [
+        *args,
+        "--strict-readiness=true",
+        "--exit-on-error=true",
+        f"--exit-timeout-secs={serving.drain.exit_timeout_seconds}",
+        f"--http-port={http}",
+        f"--grpc-port={grpc}",
+        "--allow-metrics=true",
+        "--allow-gpu-metrics=true",
+        "--allow-cpu-metrics=true",
+        f"--metrics-port={metrics}",
+        # p50/p95/p99 per model come from the _summary_us quantiles.
+        "--metrics-config=summary_latencies=true",
+    ]
+
+
+def assemble_script(models: list[str]) -> str:
+    """The init container's script: a repository of symlinked version folders plus the rendered configs.
+
+    Runs with MODELS_DIR, STORE_DIR, RENDERED_DIR and STACK in its environment,
+    so tests run the very same script against local folders.
+    """
+    names = " ".join(shlex.quote(m) for m in sorted(models))
+    return f"""set -eu
+for model in {names}; do
+  mkdir -p "$MODELS_DIR/$model/configs"
+  cp "$RENDERED_DIR/$model.pbtxt" "$MODELS_DIR/$model/configs/$STACK.pbtxt"
+  found=0
+  for version in "$STORE_DIR/$model"/*/; do
+    version="${{version%/}}"
+    case "${{version##*/}}" in (*[!0-9]*) continue ;; esac
+    ln -s "$version" "$MODELS_DIR/$model/${{version##*/}}"
+    found=1
+  done
+  if [ "$found" = 0 ]; then echo "no version folder for model $model under $STORE_DIR" >&2; exit 1; fi
+done
+"""
+
+
+def selector_labels(deployment: str) -> dict[str, str]:
+    """Stable across upgrades: never the version."""
+    return {"app.kubernetes.io/name": "triton-inference-server", "app.kubernetes.io/instance": f"triton-{deployment}"}
+
+
+def image_version(image: str) -> str:
+    """A label-safe version of the image: its tag, or the start of its digest."""
+    if "@sha256:" in image:
+        return "sha256-" + image.split("@sha256:")[1][:12]
+    return image.rpartition(":")[2][:63]
+
+
+def bundle_key(path: str) -> str:
+    """A ConfigMap key for a repository path (keys may not contain '/')."""
+    return path.replace("/", ".")
+
+
+@dataclass(frozen=True)
+class ServingContext:
+    """Everything the builders read, resolved once."""
+
+    stack: str
+    config: PlatformConfig
+    rendered: RenderedRepository
+    pool: PoolContract
+    admin_key: Any = None
+    """The restricted-API key (a string or a pulumi Output); only with dynamic model control."""
+
+    @property
+    def namespace(self) -> str:
+        return self.config.kubernetes.namespace
+
+    @property
+    def serving(self) -> ServingConfig:
+        return self.config.serving
+
+    def metadata(self, name: str, deployment: str | None = None, **extra: Any) -> dict[str, Any]:
+        labels = platform_labels(self.config.environment)
+        if deployment:
+            labels |= {**selector_labels(deployment), "app.kubernetes.io/component": "inference-server"}
+        return {"name": name, "namespace": self.namespace, "labels": labels, **extra}
+
+    def priority_class(self) -> str:
+        # Cluster-scoped: named after the namespace so stacks sharing a cluster do not collide.
+        return f"{self.namespace}-inference"
+
+
+def _bundle_files(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str, bytes]:
+    return version_files(ctx.rendered, deployment.models) if ctx.serving.model_repository.source == "bundled" else {}
+
+
+def _files_digest(files: dict[str, bytes]) -> str:
+    sha = hashlib.sha256()
+    for path, data in sorted(files.items()):
+        sha.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
+    return sha.hexdigest()
+
+
+def pod_digest(ctx: ServingContext, deployment: DeploymentConfig) -> str:
+    """Changes whenever what the pods load changes: rendered configs, and bundled model files."""
+    rendered = ctx.rendered.digest(deployment.models)
+    return hashlib.sha256(f"{rendered}:{_files_digest(_bundle_files(ctx, deployment))}".encode()).hexdigest()
+
+
+def config_map_name(ctx: ServingContext, deployment: DeploymentConfig, name: str) -> str:
+    # Named by content: a change is a new ConfigMap, created before the old one goes.
+    return f"triton-{name}-config-{ctx.rendered.digest(deployment.models)[:10]}"
+
+
+def bundle_map_name(ctx: ServingContext, deployment: DeploymentConfig, name: str) -> str:
+    return f"triton-{name}-models-{_files_digest(_bundle_files(ctx, deployment))[:10]}"
+
+
+def _config_map(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": ctx.metadata(config_map_name(ctx, deployment, name), name),
+        "immutable": True,
+        "data": {f"{m}.pbtxt": ctx.rendered.models[m].text for m in sorted(deployment.models)},
+    }
+
+
+def _bundle_map(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> dict[str, Any]:
+    files = _bundle_files(ctx, deployment)
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": ctx.metadata(bundle_map_name(ctx, deployment, name), name),
+        "immutable": True,
+        "binaryData": {bundle_key(path): base64.b64encode(data).decode() for path, data in files.items()},
+    }
+
+
+def _security_context() -> dict[str, Any]:
+    return {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+
+
+def _store_volume(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> dict[str, Any]:
+    source = ctx.serving.model_repository
+    if source.source == "pvc":
+        assert source.pvc is not None
+        return {"name": "model-store", "persistentVolumeClaim": {"claimName": source.pvc.claim_name, "readOnly": True}}
+    files = _bundle_files(ctx, deployment)
+    items = [{"key": bundle_key(path), "path": path} for path in files]
+    return {"name": "model-store", "configMap": {"name": bundle_map_name(ctx, deployment, name), "items": items}}
+
+
+def _volumes(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> list[dict[str, Any]]:
+    serving = ctx.serving
+    volumes: list[dict[str, Any]] = [
+        {"name": "tmp", "emptyDir": {"sizeLimit": serving.tmp_size_limit}},
+        # The Python backend passes tensors through shared memory.
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": serving.shm_size_limit}},
+    ]
+    source = serving.model_repository
+    if not dynamic_model_control(serving):
+        volumes += [
+            {"name": "models", "emptyDir": {"sizeLimit": "64Mi"}},
+            _store_volume(ctx, name, deployment),
+            {"name": "rendered-config", "configMap": {"name": config_map_name(ctx, deployment, name)}},
+        ]
+    elif source.source == "gcs" and source.credentials_secret:
+        volumes.append({"name": "model-store-credentials", "secret": {"secretName": source.credentials_secret}})
+    return volumes
+
+
+def _env(ctx: ServingContext) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(env, envFrom) of the Triton container: secrets only by reference."""
+    source = ctx.serving.model_repository
+    env: list[dict[str, Any]] = []
+    env_from: list[dict[str, Any]] = []
+    if dynamic_model_control(ctx.serving):
+        env.append({"name": ADMIN_KEY_ENV, "valueFrom": {"secretKeyRef": {"name": ADMIN_KEY_SECRET, "key": "key"}}})
+    if source.source == "s3" and source.credentials_secret:
+        env_from.append({"secretRef": {"name": source.credentials_secret}})
+    if source.source == "gcs" and source.credentials_secret:
+        env.append({"name": "GOOGLE_APPLICATION_CREDENTIALS", "value": f"{GCS_CREDENTIALS_DIR}/credentials.json"})
+    return env, env_from
+
+
+def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str, Any]:
+    serving = ctx.serving
+    resources = deployment.resources
+    http = {"path": "/v2/health/ready", "port": "http"}
+    mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}, {"name": "dshm", "mountPath": "/dev/shm"}]
+    if not dynamic_model_control(serving):
+        mounts += [
+            {"name": "models", "mountPath": MODELS_DIR, "readOnly": True},
+            {"name": "model-store", "mountPath": STORE_DIR, "readOnly": True},
+        ]
+    elif serving.model_repository.source == "gcs" and serving.model_repository.credentials_secret:
+        mounts.append({"name": "model-store-credentials", "mountPath": GCS_CREDENTIALS_DIR, "readOnly": True})
+    env, env_from = _env(ctx)
+    container: dict[str, Any] = {
+        "name": "triton",
+        "image": serving.image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["tritonserver"],
+        "args": tritonserver_args(ctx.stack, serving, deployment.models),
+        "ports": [
+            {"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"},
+            {"name": "grpc", "containerPort": GRPC_PORT, "protocol": "TCP"},
+            {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
+        ],
+        "resources": {
+            "requests": {"cpu": resources.requests.cpu, "memory": resources.requests.memory},
+            "limits": {
+                "cpu": resources.limits.cpu,
+                "memory": resources.limits.memory,
+                ctx.pool.gpu_resource: str(deployment.gpus_per_pod),
+            },
+        },
+        # Model loading can take minutes: the startup probe allows for it, the others start after it.
+        "startupProbe": {
+            "httpGet": http,
+            "periodSeconds": 10,
+            "timeoutSeconds": 5,
+            "failureThreshold": math.ceil(serving.startup_timeout_seconds / 10),
+        },
+        "readinessProbe": {"httpGet": http, "periodSeconds": 5, "timeoutSeconds": 3, "failureThreshold": 3},
+        "livenessProbe": {
+            "httpGet": {"path": "/v2/health/live", "port": "http"},
+            "periodSeconds": 10,
+            "timeoutSeconds": 5,
+            "failureThreshold": 3,
+        },
+        "securityContext": _security_context(),
+        "volumeMounts": mounts,
+    }
+    if env:
+        container["env"] = env
+    if env_from:
+        container["envFrom"] = env_from
+    if serving.drain.pre_stop_seconds:
+        # Endpoints are removed while Triton still serves; then SIGTERM starts its own drain.
+        container["lifecycle"] = {"preStop": {"exec": {"command": ["sleep", str(serving.drain.pre_stop_seconds)]}}}
+    return container
+
+
+def _assemble_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str, Any]:
+    return {
+        "name": "assemble-model-repository",
+        "image": ctx.serving.image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["/bin/sh", "-c", assemble_script(deployment.models)],
+        "env": [
+            {"name": "STACK", "value": ctx.stack},
+            {"name": "MODELS_DIR", "value": MODELS_DIR},
+            {"name": "STORE_DIR", "value": STORE_DIR},
+            {"name": "RENDERED_DIR", "value": RENDERED_DIR},
+        ],
+        "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}, "limits": {"cpu": "200m", "memory": "64Mi"}},
+        "securityContext": _security_context(),
+        "volumeMounts": [
+            {"name": "models", "mountPath": MODELS_DIR},
+            {"name": "model-store", "mountPath": STORE_DIR, "readOnly": True},
+            {"name": "rendered-config", "mountPath": RENDERED_DIR, "readOnly": True},
+        ],
+    }
+
+
+def deployment_manifest(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> dict[str, Any]:
+    serving = ctx.serving
+    selector = selector_labels(name)
+    pod_labels = {**ctx.metadata("", name)["labels"], "app.kubernetes.io/version": image_version(serving.image)}
+    pod_spec: dict[str, Any] = {
+        "serviceAccountName": SERVICE_ACCOUNT,
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "priorityClassName": ctx.priority_class(),
+        "terminationGracePeriodSeconds": serving.drain.pre_stop_seconds
+        + serving.drain.exit_timeout_seconds
+        + GRACE_MARGIN_SECONDS,
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": TRITON_UID,
+            "runAsGroup": TRITON_UID,
+            "fsGroup": TRITON_UID,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "nodeSelector": dict(ctx.pool.node_selector),
+        "tolerations": list(ctx.pool.tolerations),
+        "containers": [_triton_container(ctx, deployment)],
+        "volumes": _volumes(ctx, name, deployment),
+    }
+    if not dynamic_model_control(serving):
+        pod_spec["initContainers"] = [_assemble_container(ctx, deployment)]
+    if deployment.replicas.max > 1:
+        pod_spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": key,
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": selector},
+            }
+            for key in ("kubernetes.io/hostname", "topology.kubernetes.io/zone")
+        ]
+    spec: dict[str, Any] = {
+        "revisionHistoryLimit": 5,
+        "selector": {"matchLabels": selector},
+        # Never below the current count during a rollout: a new pod is ready before an old one goes.
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+        "template": {
+            "metadata": {
+                "labels": pod_labels,
+                # A config change changes the pod template, which rolls the pods.
+                "annotations": {CONFIG_HASH_ANNOTATION: pod_digest(ctx, deployment)},
+            },
+            "spec": pod_spec,
+        },
+    }
+    if not ctx.config.scaling.enabled:
+        spec["replicas"] = deployment.replicas.min  # KEDA owns the count otherwise: never set it
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": ctx.metadata(f"triton-{name}", name),
+        "spec": spec,
+    }
+
+
+def service_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": ctx.metadata(f"triton-{name}", name),
+        "spec": {
+            "type": "ClusterIP",
+            "selector": selector_labels(name),
+            "ports": [
+                {"name": "http", "port": HTTP_PORT, "targetPort": "http", "protocol": "TCP", "appProtocol": "http"},
+                {
+                    "name": "grpc",
+                    "port": GRPC_PORT,
+                    "targetPort": "grpc",
+                    "protocol": "TCP",
+                    "appProtocol": "kubernetes.io/h2c",
+                },
+                {
+                    "name": "metrics",
+                    "port": METRICS_PORT,
+                    "targetPort": "metrics",
+                    "protocol": "TCP",
+                    "appProtocol": "http",
+                },
+            ],
+        },
+    }
+
+
+def _peer(namespace: str, pod_labels: dict[str, str]) -> dict[str, Any]:
+    peer: dict[str, Any] = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}
+    if pod_labels:
+        peer["podSelector"] = {"matchLabels": dict(pod_labels)}
+    return peer
+
+
+def network_policy_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
+    """Metrics only from Prometheus; inference only from the configured clients and the ingress controller."""
+    prometheus = ctx.config.monitoring.prometheus
+    rules: list[dict[str, Any]] = [
+        {
+            "from": [_peer(prometheus.namespace, prometheus.pod_labels)],
+            "ports": [{"protocol": "TCP", "port": METRICS_PORT}],
+        }
+    ]
+    clients = [_peer(c.namespace, c.pod_labels) for c in ctx.serving.inference_clients]
+    if ctx.serving.ingress.enabled:
+        clients.append(_peer(ctx.serving.ingress.controller_namespace, {}))
+    if clients:
+        ports = [{"protocol": "TCP", "port": HTTP_PORT}, {"protocol": "TCP", "port": GRPC_PORT}]
+        rules.append({"from": clients, "ports": ports})
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": ctx.metadata(f"triton-{name}", name),
+        "spec": {"podSelector": {"matchLabels": selector_labels(name)}, "policyTypes": ["Ingress"], "ingress": rules},
+    }
+
+
+def pdb_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": ctx.metadata(f"triton-{name}", name),
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector_labels(name)}},
+    }
+
+
+def ingress_manifests(ctx: ServingContext, name: str) -> list[dict[str, Any]]:
+    """One Ingress per protocol: ingress-nginx's backend-protocol annotation applies to a whole Ingress."""
+    ingress = ctx.serving.ingress
+    out = []
+    for protocol, host_suffix, extra in (
+        ("http", "", {}),
+        ("grpc", "-grpc", {"nginx.ingress.kubernetes.io/backend-protocol": "GRPC"}),
+    ):
+        host = f"{name}{host_suffix}.{ingress.base_domain}"
+        backend = {"service": {"name": f"triton-{name}", "port": {"name": protocol}}}
+        out.append(
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "Ingress",
+                "metadata": ctx.metadata(f"triton-{name}-{protocol}", name, annotations=extra),
+                "spec": {
+                    "ingressClassName": ingress.class_name,
+                    "tls": [{"hosts": [host], "secretName": ingress.tls_secret_name}],
+                    "rules": [
+                        {"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend}]}}
+                    ],
+                },
+            }
+        )
+    return out
+
+
+def shared_manifests(ctx: ServingContext) -> list[dict[str, Any]]:
+    """Objects every deployment of the stack shares."""
+    serving = ctx.serving
+    service_account = ctx.metadata(SERVICE_ACCOUNT)
+    if serving.service_account_annotations:
+        service_account["annotations"] = dict(serving.service_account_annotations)
+    metadata = ctx.metadata(ctx.priority_class())
+    del metadata["namespace"]
+    out: list[dict[str, Any]] = [
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": service_account,
+            "automountServiceAccountToken": False,
+        },
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": metadata,
+            "value": INFERENCE_PRIORITY,
+            "globalDefault": False,
+            "preemptionPolicy": "PreemptLowerPriority",
+            "description": f"Triton inference serving in {ctx.namespace}: outranks batch and dev workloads.",
+        },
+    ]
+    pvc = serving.model_repository.pvc
+    if pvc is not None and pvc.create:
+        spec: dict[str, Any] = {"accessModes": [pvc.access_mode], "resources": {"requests": {"storage": pvc.size}}}
+        if pvc.storage_class_name:
+            spec["storageClassName"] = pvc.storage_class_name
+        claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": ctx.metadata(pvc.claim_name)}
+        out.append({**claim, "spec": spec})
+    if dynamic_model_control(serving):
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": ctx.metadata(ADMIN_KEY_SECRET),
+                "type": "Opaque",
+                "stringData": {"key": ctx.admin_key},
+            }
+        )
+    return out
+
+
+def deployment_manifests(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> list[dict[str, Any]]:
+    """Every object of one Triton deployment."""
+    out = []
+    if not dynamic_model_control(ctx.serving):
+        out.append(_config_map(ctx, name, deployment))
+        if ctx.serving.model_repository.source == "bundled":
+            out.append(_bundle_map(ctx, name, deployment))
+    out += [deployment_manifest(ctx, name, deployment), service_manifest(ctx, name), network_policy_manifest(ctx, name)]
+    if deployment.replicas.max > 1:
+        out.append(pdb_manifest(ctx, name))
+    if ctx.serving.ingress.enabled:
+        out += ingress_manifests(ctx, name)
+    return out
+
+
+def serving_manifests(ctx: ServingContext) -> list[dict[str, Any]]:
+    """All objects of the Triton serving stack."""
+    out = shared_manifests(ctx)
+    for name, deployment in sorted(ctx.serving.deployments.items()):
+        out += deployment_manifests(ctx, name, deployment)
+    return out
