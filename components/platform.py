@@ -8,8 +8,13 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.gpu_pool_contract import pool_contract
+from components.kubernetes_objects import create_object
 from components.kubernetes_provider import create_provider, provider_options, render_dir
-from components.namespace import namespace_manifest
+from components.namespace import namespace_manifests
+from components.triton_serving import TritonServing, TritonServingArgs
+from model_repository.render import render_repository
+from model_repository.source import DEFAULT_MODEL_REPO, read_repository
 from platform_config.loader import StackConfig
 from platform_config.schema import PlatformConfig
 
@@ -18,6 +23,9 @@ TYPE_TOKEN = "triton-platform:index:TritonPlatform"
 
 @dataclass(frozen=True)
 class TritonPlatformArgs:
+    stack: str
+    """Stack name."""
+
     config: PlatformConfig
     """The stack's validated configuration."""
 
@@ -28,23 +36,35 @@ class TritonPlatform(pulumi.ComponentResource):
     namespace: pulumi.Output[str]
     """Name of the namespace every namespaced object lives in."""
 
+    serving: TritonServing
+    """The Triton deployments."""
+
     def __init__(self, name: str, args: TritonPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         config = args.config
-        manifest = namespace_manifest(config.kubernetes.namespace, config.environment)
-        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=manifest["metadata"], opts=child)
+        objects = namespace_manifests(config.kubernetes.namespace, config.environment)
+        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=objects["namespace"]["metadata"], opts=child)
+        in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
+        create_object(f"{name}-default-deny", objects["default-deny"], in_namespace)
+        rendered = render_repository(args.stack, config, read_repository(DEFAULT_MODEL_REPO))
+        self.serving = TritonServing(
+            f"{name}-serving",
+            TritonServingArgs(args.stack, config, rendered, pool_contract(config.gpu_pool)),
+            in_namespace,
+        )
         self.namespace = namespace.metadata.name
-        self.register_outputs({"namespace": self.namespace})
+        self.register_outputs({"namespace": self.namespace, "services": self.serving.services})
 
 
 def build_platform(stack: StackConfig) -> TritonPlatform:
     """Everything the stack deploys. `__main__.py` and `stackctl synth` both call this, nothing else."""
     config = stack.config
     provider = create_provider(stack.stack, config.kubernetes)
-    platform = TritonPlatform(stack.stack, TritonPlatformArgs(config=config), provider_options(provider))
+    platform = TritonPlatform(stack.stack, TritonPlatformArgs(stack.stack, config), provider_options(provider))
     pulumi.export("environment", config.environment)
     pulumi.export("kubernetesMode", config.kubernetes.mode)
     pulumi.export("renderDir", render_dir(config.kubernetes, stack.stack))
     pulumi.export("namespace", platform.namespace)
+    pulumi.export("tritonServices", platform.serving.services)
     return platform

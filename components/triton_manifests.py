@@ -490,7 +490,11 @@ def ingress_manifests(ctx: ServingContext, name: str) -> list[dict[str, Any]]:
     return out
 
 
-def shared_manifests(ctx: ServingContext) -> list[dict[str, Any]]:
+Manifests = dict[str, dict[str, Any]]
+"""Objects by role (`service-account`, `general-deployment`, ...): the role names the Pulumi resource."""
+
+
+def shared_manifests(ctx: ServingContext) -> Manifests:
     """Objects every deployment of the stack shares."""
     serving = ctx.serving
     service_account = ctx.metadata(SERVICE_ACCOUNT)
@@ -498,14 +502,14 @@ def shared_manifests(ctx: ServingContext) -> list[dict[str, Any]]:
         service_account["annotations"] = dict(serving.service_account_annotations)
     metadata = ctx.metadata(ctx.priority_class())
     del metadata["namespace"]
-    out: list[dict[str, Any]] = [
-        {
+    out: Manifests = {
+        "service-account": {
             "apiVersion": "v1",
             "kind": "ServiceAccount",
             "metadata": service_account,
             "automountServiceAccountToken": False,
         },
-        {
+        "priority-class": {
             "apiVersion": "scheduling.k8s.io/v1",
             "kind": "PriorityClass",
             "metadata": metadata,
@@ -514,45 +518,47 @@ def shared_manifests(ctx: ServingContext) -> list[dict[str, Any]]:
             "preemptionPolicy": "PreemptLowerPriority",
             "description": f"Triton inference serving in {ctx.namespace}: outranks batch and dev workloads.",
         },
-    ]
+    }
     pvc = serving.model_repository.pvc
     if pvc is not None and pvc.create:
         spec: dict[str, Any] = {"accessModes": [pvc.access_mode], "resources": {"requests": {"storage": pvc.size}}}
         if pvc.storage_class_name:
             spec["storageClassName"] = pvc.storage_class_name
         claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": ctx.metadata(pvc.claim_name)}
-        out.append({**claim, "spec": spec})
+        out["model-repository"] = {**claim, "spec": spec}
     if dynamic_model_control(serving):
-        out.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": ctx.metadata(ADMIN_KEY_SECRET),
-                "type": "Opaque",
-                "stringData": {"key": ctx.admin_key},
-            }
-        )
+        out["admin-key"] = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": ctx.metadata(ADMIN_KEY_SECRET),
+            "type": "Opaque",
+            "stringData": {"key": ctx.admin_key},
+        }
     return out
 
 
-def deployment_manifests(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> list[dict[str, Any]]:
+def deployment_manifests(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> Manifests:
     """Every object of one Triton deployment."""
-    out = []
+    out: Manifests = {}
     if not dynamic_model_control(ctx.serving):
-        out.append(_config_map(ctx, name, deployment))
+        # Content-named: a change is a new ConfigMap under the same role, so a replace.
+        out[f"{name}-config"] = _config_map(ctx, name, deployment)
         if ctx.serving.model_repository.source == "bundled":
-            out.append(_bundle_map(ctx, name, deployment))
-    out += [deployment_manifest(ctx, name, deployment), service_manifest(ctx, name), network_policy_manifest(ctx, name)]
+            out[f"{name}-models"] = _bundle_map(ctx, name, deployment)
+    out[f"{name}-deployment"] = deployment_manifest(ctx, name, deployment)
+    out[f"{name}-service"] = service_manifest(ctx, name)
+    out[f"{name}-network-policy"] = network_policy_manifest(ctx, name)
     if deployment.replicas.max > 1:
-        out.append(pdb_manifest(ctx, name))
+        out[f"{name}-pdb"] = pdb_manifest(ctx, name)
     if ctx.serving.ingress.enabled:
-        out += ingress_manifests(ctx, name)
+        http, grpc = ingress_manifests(ctx, name)
+        out[f"{name}-ingress-http"], out[f"{name}-ingress-grpc"] = http, grpc
     return out
 
 
-def serving_manifests(ctx: ServingContext) -> list[dict[str, Any]]:
+def serving_manifests(ctx: ServingContext) -> Manifests:
     """All objects of the Triton serving stack."""
     out = shared_manifests(ctx)
     for name, deployment in sorted(ctx.serving.deployments.items()):
-        out += deployment_manifests(ctx, name, deployment)
+        out |= deployment_manifests(ctx, name, deployment)
     return out

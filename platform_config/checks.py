@@ -116,7 +116,7 @@ def _explicit_fit(model: RepoModel, own: ModelSettings) -> Iterator[tuple[str, s
         for field in sorted(explicit - ENSEMBLE_FIELDS):
             yield (
                 f"{own_path}.{to_camel(field)}",
-                "does not apply to ensemble {models}: an ensemble has no instances, batcher or warmup "
+                "does not apply to {models}, an ensemble: it has no instances, batcher or warmup "
                 "of its own; set it on the models it chains",
             )
     if own.dynamic_batching is not None and base.HasField("sequence_batching"):
@@ -281,6 +281,47 @@ def _static_replicas(sections: Sections, _repo: ModelRepository) -> Iterator[Con
             )
 
 
+BUNDLE_LIMIT = 900 * 1024
+"""Bundled model files ride in one ConfigMap per deployment; the API server caps an object near 1 MiB."""
+
+
+def _model_delivery(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    serving: ServingConfig = sections["serving"]
+    source = serving.model_repository
+    path = f"{SERVING}.modelRepository"
+    if source.source == "bundled":
+        if sections["environment"] == "production":
+            yield ConfigIssue(
+                f"{path}.source",
+                "'bundled' is for small dev models and is not allowed in production; use pvc, s3 or gcs",
+            )
+        for name, dep in sorted(serving.deployments.items()):
+            size = sum(
+                f.stat().st_size
+                for m in dep.models
+                if m in repo.models
+                for v in repo.models[m].versions
+                for f in (repo.models[m].path / str(v)).rglob("*")
+                if f.is_file()
+            )
+            if size > BUNDLE_LIMIT:
+                yield ConfigIssue(
+                    f"{path}.source",
+                    f"deployment {name!r} bundles {size} bytes of model files, above the {BUNDLE_LIMIT}-byte "
+                    "ConfigMap budget; use pvc, s3 or gcs",
+                )
+    if source.pvc is not None and source.pvc.access_mode == "ReadWriteOnce":
+        spread = [n for n, d in sorted(serving.deployments.items()) if d.replicas.max > 1] or (
+            list(serving.deployments) if len(serving.deployments) > 1 else []
+        )
+        if spread:
+            yield ConfigIssue(
+                f"{path}.pvc.accessMode",
+                f"ReadWriteOnce mounts on one node only, but {', '.join(spread)} can run several pods; "
+                "use ReadOnlyMany or ReadWriteMany",
+            )
+
+
 Check = Callable[[Sections, ModelRepository], Iterator[ConfigIssue]]
 
 CHECKS: list[tuple[tuple[str, ...], Check]] = [
@@ -292,6 +333,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving", "models"), _delay_within_slo),
     (("serving", "models"), _ensembles_complete),
     (("serving", "gpu_pool"), _gpu_capacity),
+    (("environment", "serving"), _model_delivery),
     (("serving", "scaling"), _static_replicas),
 ]
 """Each check with the sections it needs."""

@@ -21,6 +21,7 @@ from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import PROJECT
 
 PROGRAM = PROJECT_ROOT / "__main__.py"
+REDACTED = "[generated secret]"
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class Registered:
     custom: bool
     provider: str
     """Provider reference (`urn::id`); empty for components and the default provider."""
+    protect: bool
+    retain_on_delete: bool
     inputs: dict[str, Any]
 
 
@@ -49,6 +52,9 @@ class EchoMocks(pulumi.runtime.Mocks):
     """A provider that accepts every input as the resource's state, as a successful apply would."""
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        if args.typ.startswith("random:"):
+            # Generated values are secrets: never a real-looking one in synth output.
+            return f"{args.name}-id", {**args.inputs, "result": REDACTED}
         return _object_id(args), dict(args.inputs)
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
@@ -65,10 +71,19 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - the gRPC method name
         response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
         if request.type != "pulumi:pulumi:Stack":
-            inputs = rpc.deserialize_properties(request.object)
+            # Secrets unwrapped: in a mock run they are placeholders, never decrypted values.
+            inputs, _ = rpc.deserialize_properties_unwrap_secrets(request.object)
             self.registered.append(
                 Registered(
-                    response.urn, request.type, request.name, request.parent, request.custom, request.provider, inputs
+                    response.urn,
+                    request.type,
+                    request.name,
+                    request.parent,
+                    request.custom,
+                    request.provider,
+                    request.protect,
+                    request.retainOnDelete,
+                    inputs,
                 )
             )
         return response

@@ -42,11 +42,16 @@ class SynthResult:
 
 
 def _canonical(value: Any) -> Any:
-    """Keys sorted at every level (the engine's property maps have no stable order); nulls dropped."""
+    """Keys sorted at every level (the engine's property maps have no stable order); nulls dropped.
+
+    The engine carries numbers as protobuf doubles; whole ones become ints again, as written.
+    """
     if isinstance(value, dict):
         return {k: _canonical(v) for k, v in sorted(value.items()) if v is not None}
     if isinstance(value, list):
         return [_canonical(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     return value
 
 
@@ -94,7 +99,11 @@ def write_synth(result: SynthResult, out: Path) -> list[Path]:
             raise ValueError(f"two objects map to {target.name}: kind, namespace and name must be unique")
         target.write_text(yaml.safe_dump(obj, sort_keys=False), encoding="utf-8")
         written.append(target)
-    listing = [{"type": r.type, "name": r.name, "parent": r.parent or None, "urn": r.urn} for r in result.resources]
+    # By URN: registration order varies between runs, and the listing must diff cleanly.
+    listing = [
+        {"type": r.type, "name": r.name, "parent": r.parent or None, "urn": r.urn}
+        for r in sorted(result.resources, key=lambda r: r.urn)
+    ]
     index = out / "resources.json"
     index.write_text(json.dumps(listing, indent=2) + "\n", encoding="utf-8")
     return [*written, index]

@@ -11,8 +11,9 @@ import pytest
 
 from model_repository.source import ModelRepository
 from platform_config.errors import ConfigError
-from platform_config.loader import parse_config, pulumi_config_from_stack_file, stack_file
+from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file, stack_file
 from platform_config.schema import PlatformConfig
+from stackctl.mock_runtime import run_program
 from stackctl.synth import SynthResult, synthesize
 
 STACKS = ("dev", "staging", "production")
@@ -56,6 +57,16 @@ def validate(stack: str, *mutations: Mutation, repo: ModelRepository | None = No
     for mutate in mutations:
         mutate(values)
     return parse_config(encode(values), f"stacks/Pulumi.{stack}.yaml", repo)
+
+
+def synth_mutated(stack: str, *mutations: Mutation) -> SynthResult:
+    """The program's resources for a stack config changed by `mutations` (validated first)."""
+    values = copy.deepcopy(stack_values(stack))
+    for mutate in mutations:
+        mutate(values)
+    flat, source = encode(values), f"stacks/Pulumi.{stack}.yaml"
+    loaded = StackConfig(stack, source, parse_config(flat, source))
+    return SynthResult(loaded, run_program(stack, flat, []))
 
 
 def errors_of(stack: str, *mutations: Mutation) -> list[str]:

@@ -15,16 +15,27 @@ from tests.conftest import synth_stack
 PLATFORM = "triton-platform:index:TritonPlatform"
 PROVIDER = "pulumi:providers:kubernetes"
 NAMESPACE = "kubernetes:core/v1:Namespace"
+SERVING = "triton-platform:serving:TritonServing"
 
 
 def test_component_tree(synth: SynthResult) -> None:
     stack = synth.stack.stack
-    tree = [(r.type, r.name, r.parent.rsplit("::", 1)[-1]) for r in synth.resources]
-    assert tree == [
-        (PROVIDER, f"{stack}-kubernetes", f"triton-platform-{stack}"),
-        (PLATFORM, stack, f"triton-platform-{stack}"),
-        (NAMESPACE, f"{stack}-namespace", stack),
-    ]
+    parents = {r.name: r.parent.rsplit("::", 1)[-1] for r in synth.resources}
+    components = {(r.type, r.name) for r in synth.resources if not r.custom}
+    assert components == {(PLATFORM, stack), (SERVING, f"{stack}-serving")}
+    assert parents[f"{stack}-kubernetes"] == parents[stack] == f"triton-platform-{stack}"
+    assert parents[f"{stack}-namespace"] == parents[f"{stack}-default-deny"] == parents[f"{stack}-serving"] == stack
+    serving_children = {r.name for r in synth.resources if parents[r.name] == f"{stack}-serving"}
+    deployments = synth.stack.config.serving.deployments
+    for name in deployments:
+        assert {f"{stack}-serving-{name}-deployment", f"{stack}-serving-{name}-service"} <= serving_children
+    assert {f"{stack}-serving-service-account", f"{stack}-serving-priority-class"} <= serving_children
+    custom = [r for r in synth.resources if r.custom]
+    assert {r.name for r in custom} == {
+        f"{stack}-kubernetes",
+        f"{stack}-namespace",
+        f"{stack}-default-deny",
+    } | serving_children
 
 
 def test_every_kubernetes_object_uses_the_stack_provider(synth: SynthResult) -> None:

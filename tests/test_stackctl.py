@@ -14,7 +14,8 @@ import yaml
 from platform_config.loader import SECRET_PLACEHOLDER, pulumi_config_from_stack_file
 from platform_config.paths import PROJECT_ROOT
 from stackctl.cli import main
-from tests.conftest import STACKS
+from stackctl.synth import manifest_filename
+from tests.conftest import STACKS, synth_stack
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -82,18 +83,22 @@ def test_a_user_mistake_never_shows_a_traceback(tmp_path: Path) -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_synth_writes_plain_manifests_and_the_resource_list(stack: str, tmp_path: Path) -> None:
     assert main(["synth", "--stack", stack, "--out", str(tmp_path)]) == 0
+    result = synth_stack(stack)
+    manifests = result.manifests()
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == [f"namespace-_-triton-{stack}.yaml", "resources.json"]
-    namespace = yaml.safe_load((tmp_path / files[0]).read_text())
-    assert list(namespace) == ["apiVersion", "kind", "metadata"]
-    assert (namespace["apiVersion"], namespace["kind"]) == ("v1", "Namespace")
+    assert files == sorted([*(manifest_filename(m) for m in manifests), "resources.json"])
+    assert f"namespace-_-triton-{stack}.yaml" in files
+    assert f"deployment-triton-{stack}-triton-general.yaml" in files
+    for manifest in manifests:
+        written = yaml.safe_load((tmp_path / manifest_filename(manifest)).read_text())
+        assert written == manifest
+        assert list(written)[:3] == ["apiVersion", "kind", "metadata"]
     listing = json.loads((tmp_path / "resources.json").read_text())
-    assert [(r["type"], r["name"]) for r in listing] == [
-        ("pulumi:providers:kubernetes", f"{stack}-kubernetes"),
-        ("triton-platform:index:TritonPlatform", stack),
-        ("kubernetes:core/v1:Namespace", f"{stack}-namespace"),
-    ]
-    assert listing[2]["parent"] == listing[1]["urn"]
+    assert sorted((r["type"], r["name"]) for r in listing) == sorted((r.type, r.name) for r in result.resources)
+    urns = {r["name"]: r["urn"] for r in listing}
+    parents = {r["name"]: r["parent"] for r in listing}
+    assert parents[f"{stack}-namespace"] == urns[stack]
+    assert parents[f"{stack}-serving-general-deployment"] == urns[f"{stack}-serving"]
 
 
 def test_synth_output_is_deterministic_and_replaces_its_own_files(tmp_path: Path) -> None:

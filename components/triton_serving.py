@@ -1,0 +1,86 @@
+"""The Triton serving stack as a Pulumi component: it only turns triton_manifests into resources."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+import pulumi_random as random
+
+from components.gpu_pool_contract import PoolContract
+from components.kubernetes_objects import create_object
+from components.triton_manifests import ServingContext, deployment_manifests, dynamic_model_control, shared_manifests
+from model_repository.render import RenderedRepository
+from platform_config.schema import PlatformConfig
+
+TYPE_TOKEN = "triton-platform:serving:TritonServing"
+DEPLOY_TIMEOUT = "30m"
+"""Long enough for a new GPU node, the image pull and the startup probe's model-load budget."""
+
+
+@dataclass(frozen=True)
+class TritonServingArgs:
+    stack: str
+    """Stack name: it names each model's rendered config (configs/<stack>.pbtxt)."""
+
+    config: PlatformConfig
+    """The stack's validated configuration."""
+
+    rendered: RenderedRepository
+    """The stack's rendered model configs."""
+
+    pool: PoolContract
+    """Where the GPU pool lets Triton pods run."""
+
+
+class TritonServing(pulumi.ComponentResource):
+    """Triton Deployments with their Services, NetworkPolicies, PDBs, Ingresses and model delivery."""
+
+    services: pulumi.Output[dict[str, str]]
+    """Service name of each Triton deployment."""
+
+    deployments: dict[str, pulumi.CustomResource]
+    """The Deployment resource of each Triton deployment (KEDA scales these)."""
+
+    def __init__(self, name: str, args: TritonServingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        config = args.config
+        admin_key: Any = None
+        if dynamic_model_control(config.serving):
+            password = random.RandomPassword(f"{name}-admin-key", length=40, special=False, opts=child)
+            admin_key = password.result
+        ctx = ServingContext(args.stack, config, args.rendered, args.pool, admin_key)
+
+        shared = [
+            create_object(f"{name}-{role}", m, self._options(m, child)) for role, m in shared_manifests(ctx).items()
+        ]
+        self.deployments = {}
+        services: dict[str, str] = {}
+        for dep_name, deployment in sorted(config.serving.deployments.items()):
+            created: list[pulumi.CustomResource] = []
+            for role, manifest in deployment_manifests(ctx, dep_name, deployment).items():
+                if manifest["kind"] == "Deployment":
+                    # Created after what its pods mount or reference, and given time to roll out.
+                    options = pulumi.ResourceOptions.merge(
+                        child,
+                        pulumi.ResourceOptions(
+                            depends_on=[*shared, *created],
+                            custom_timeouts=pulumi.CustomTimeouts(create=DEPLOY_TIMEOUT, update=DEPLOY_TIMEOUT),
+                        ),
+                    )
+                    self.deployments[dep_name] = create_object(f"{name}-{role}", manifest, options)
+                    continue
+                created.append(create_object(f"{name}-{role}", manifest, child))
+                if manifest["kind"] == "Service":
+                    services[dep_name] = manifest["metadata"]["name"]
+        self.services = pulumi.Output.from_input(services)
+        self.register_outputs({"services": self.services})
+
+    def _options(self, manifest: dict[str, Any], child: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
+        if manifest["kind"] != "PersistentVolumeClaim":
+            return child
+        # Model data outlives the stack: never deleted by Pulumi, and in production not even replaceable.
+        production = manifest["metadata"]["labels"]["triton-platform/environment"] == "production"
+        return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True, protect=production))

@@ -1,0 +1,308 @@
+"""Per-model settings, model delivery and rendering: each rule's passing and failing case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from model_repository.render import effective_settings, render_config
+from model_repository.source import DEFAULT_MODEL_REPO, parse_model_config, read_repository
+from platform_config.errors import ConfigError
+from platform_config.schema import ModelSettings
+from stackctl.cli import main
+from tests.conftest import errors_of, removing, setting, validate
+
+SERVING = "triton-platform:serving"
+MODELS = "triton-platform:models"
+GENERAL = ("deployments", "general")
+
+
+def test_unknown_version_is_rejected() -> None:
+    [error] = errors_of(
+        "production", setting(MODELS, "ranker", "versionPolicy", value={"specific": {"versions": [1, 3]}})
+    )
+    assert error == (
+        "triton-platform:models.ranker.versionPolicy.specific.versions[1]: version 3 of model 'ranker' does not "
+        "exist; version folders: 1, 2"
+    )
+    assert validate("production", setting(MODELS, "ranker", "versionPolicy", value={"specific": {"versions": [2]}}))
+
+
+def test_more_latest_versions_than_exist_is_rejected() -> None:
+    [error] = errors_of("staging", setting(MODELS, "ranker", "versionPolicy", value={"latest": {"numVersions": 3}}))
+    assert error == (
+        "triton-platform:models.ranker.versionPolicy.latest.numVersions: 3 latest versions of model 'ranker' "
+        "requested but only 1, 2 exist"
+    )
+
+
+def test_version_policy_takes_exactly_one_kind() -> None:
+    [error] = errors_of(
+        "dev", setting(MODELS, "ranker", "versionPolicy", value={"all": {}, "latest": {"numVersions": 1}})
+    )
+    assert (
+        error
+        == "triton-platform:models.ranker.versionPolicy: set exactly one of latest, all, specific; got ['latest', 'all']"
+    )
+
+
+def test_warmup_batch_size_above_max_batch_size() -> None:
+    [error] = errors_of("staging", setting(SERVING, "modelDefaults", "warmup", "batchSizes", value=[1, 17]))
+    assert error == (
+        "triton-platform:serving.modelDefaults.warmup.batchSizes[1]: warmup batch size 17 is above maxBatchSize 16 "
+        "(triton-platform:serving.modelDefaults.maxBatchSize) of models 'classifier', 'preprocess', 'ranker'; "
+        "warmup batch sizes must be <= 16"
+    )
+    assert validate("staging", setting(SERVING, "modelDefaults", "warmup", "batchSizes", value=[1, 16]))
+
+
+def test_ensemble_takes_only_max_batch_size() -> None:
+    errors = errors_of(
+        "dev",
+        setting(MODELS, "pipeline", value={"instanceGroup": {"count": 2}, "warmup": {"batchSizes": [1]}}),
+    )
+    message = "does not apply to model 'pipeline', an ensemble: it has no instances, batcher or warmup of its own; set it on the models it chains"
+    assert errors == [
+        f"triton-platform:models.pipeline.instanceGroup: {message}",
+        f"triton-platform:models.pipeline.warmup: {message}",
+    ]
+    assert validate("dev", setting(MODELS, "pipeline", value={"maxBatchSize": 4}))
+
+
+def test_ensemble_needs_its_steps_in_the_same_deployment() -> None:
+    [error] = errors_of("dev", removing(MODELS), setting(SERVING, *GENERAL, "models", value=["pipeline", "preprocess"]))
+    assert error == (
+        "triton-platform:serving.deployments.general.models: ensemble 'pipeline' chains 'classifier', which "
+        "deployment 'general' does not serve; add it"
+    )
+
+
+def test_ensemble_may_not_batch_more_than_its_steps() -> None:
+    errors = errors_of("dev", setting(MODELS, "pipeline", value={"maxBatchSize": 16}))
+    assert errors == [
+        f"triton-platform:models.pipeline.maxBatchSize: ensemble 'pipeline' has maxBatchSize 16 but the model it "
+        f"chains, {step!r}, has 8; Triton requires the ensemble's to be <= each step's"
+        for step in ("classifier", "preprocess")
+    ]
+
+
+def test_dynamic_batching_needs_batching() -> None:
+    errors = errors_of(
+        "dev",
+        setting(MODELS, "classifier", value={"maxBatchSize": 0, "dynamicBatching": {"maxQueueDelayMicroseconds": 100}}),
+        setting(MODELS, "pipeline", value={"maxBatchSize": 0}),
+        setting(MODELS, "preprocess", value={"maxBatchSize": 0}),
+    )
+    assert errors == [
+        "triton-platform:models.classifier.dynamicBatching: dynamic batching needs maxBatchSize > 0 "
+        "(triton-platform:models.classifier.maxBatchSize is 0) for model 'classifier'"
+    ]
+
+
+def test_defaults_that_do_not_fit_a_model_are_skipped() -> None:
+    repo = read_repository(DEFAULT_MODEL_REPO)
+    defaults = ModelSettings.model_validate(
+        {"maxBatchSize": 8, "instanceGroup": {"count": 2}, "dynamicBatching": {"maxQueueDelayMicroseconds": 100}}
+    )
+    pipeline = render_config(repo.models["pipeline"], effective_settings(repo.models["pipeline"], defaults, None))
+    assert pipeline.max_batch_size == 8
+    assert not pipeline.instance_group
+    assert not pipeline.HasField("dynamic_batching")
+    classifier = render_config(repo.models["classifier"], effective_settings(repo.models["classifier"], defaults, None))
+    assert classifier.instance_group[0].count == 2
+    assert classifier.dynamic_batching.max_queue_delay_microseconds == 100
+
+
+def test_own_settings_merge_over_defaults_field_by_field() -> None:
+    repo = read_repository(DEFAULT_MODEL_REPO)
+    defaults = ModelSettings.model_validate(
+        {
+            "dynamicBatching": {
+                "maxQueueDelayMicroseconds": 5000,
+                "defaultQueuePolicy": {"maxQueueSize": 256, "defaultTimeoutMicroseconds": 150000},
+            }
+        }
+    )
+    own = ModelSettings.model_validate(
+        {"dynamicBatching": {"maxQueueDelayMicroseconds": 2000, "defaultQueuePolicy": {"maxQueueSize": 64}}}
+    )
+    rendered = render_config(repo.models["ranker"], effective_settings(repo.models["ranker"], defaults, own))
+    assert rendered.dynamic_batching.max_queue_delay_microseconds == 2000
+    assert rendered.dynamic_batching.default_queue_policy.max_queue_size == 64
+    assert rendered.dynamic_batching.default_queue_policy.default_timeout_microseconds == 150000
+
+
+def test_fields_this_project_does_not_model_survive_rendering(tmp_path: Path) -> None:
+    base = (
+        (DEFAULT_MODEL_REPO / "classifier" / "config.pbtxt").read_text()
+        + """
+response_cache { enable: true }
+parameters { key: "owner" value { string_value: "ml-platform" } }
+model_transaction_policy { decoupled: false }
+optimization { input_pinned_memory { enable: false } }
+"""
+    )
+    (tmp_path / "classifier" / "1").mkdir(parents=True)
+    (tmp_path / "classifier" / "config.pbtxt").write_text(base)
+    model = read_repository(tmp_path).models["classifier"]
+    settings = ModelSettings.model_validate({"maxBatchSize": 16, "dynamicBatching": {"maxQueueDelayMicroseconds": 100}})
+    rendered = render_config(model, settings)
+    expected = parse_model_config(base)
+    expected.max_batch_size = 16
+    expected.dynamic_batching.max_queue_delay_microseconds = 100
+    assert rendered == expected
+    assert rendered.response_cache.enable is True
+    assert rendered.parameters["owner"].string_value == "ml-platform"
+
+
+def test_a_base_config_named_after_another_folder_is_rejected(tmp_path: Path) -> None:
+    (tmp_path / "classifier" / "1").mkdir(parents=True)
+    (tmp_path / "classifier" / "config.pbtxt").write_text('name: "model_a"\nmax_batch_size: 8\n')
+    with pytest.raises(ConfigError) as caught:
+        validate(
+            "dev",
+            removing(MODELS),
+            setting(SERVING, *GENERAL, "models", value=["classifier"]),
+            repo=read_repository(tmp_path),
+        )
+    [issue] = caught.value.issues
+    assert issue.message == "name 'model_a' differs from its folder 'classifier'; Triton requires them to match"
+
+
+def test_a_model_without_versions_is_rejected(tmp_path: Path) -> None:
+    (tmp_path / "classifier").mkdir()
+    (tmp_path / "classifier" / "config.pbtxt").write_text('name: "classifier"\nmax_batch_size: 8\n')
+    with pytest.raises(ConfigError) as caught:
+        validate(
+            "dev",
+            removing(MODELS),
+            setting(SERVING, *GENERAL, "models", value=["classifier"]),
+            repo=read_repository(tmp_path),
+        )
+    [issue] = caught.value.issues
+    assert (issue.path, issue.message) == (
+        "model_repo/classifier",
+        "model 'classifier' has no version folder (1/, 2/, ...); Triton serves versions only",
+    )
+
+
+# --- model delivery -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("repository", "expected"),
+    [
+        (
+            {"source": "pvc"},
+            "triton-platform:serving.modelRepository.pvc: required key is missing: source 'pvc' needs the claim (pvc.claimName)",
+        ),
+        (
+            {"source": "s3", "uri": "gs://bucket/x"},
+            "triton-platform:serving.modelRepository.uri: source 's3' needs uri s3://<bucket>/<prefix>; got 'gs://bucket/x'",
+        ),
+        (
+            {"source": "gcs"},
+            "triton-platform:serving.modelRepository.uri: source 'gcs' needs uri gs://<bucket>/<prefix>; got None",
+        ),
+        (
+            {"source": "bundled", "credentialsSecret": "x"},
+            "triton-platform:serving.modelRepository.credentialsSecret: applies only to sources 's3' and 'gcs', not 'bundled'",
+        ),
+        (
+            {"source": "bundled", "pvc": {"claimName": "x"}},
+            "triton-platform:serving.modelRepository.pvc: applies only to source 'pvc', not 'bundled'",
+        ),
+    ],
+)
+def test_model_repository_source_fields(repository: dict[str, object], expected: str) -> None:
+    assert errors_of("dev", setting(SERVING, "modelRepository", value=repository)) == [expected]
+
+
+def test_every_source_with_its_fields_passes() -> None:
+    for repository in (
+        {"source": "pvc", "pvc": {"claimName": "models"}},
+        {"source": "s3", "uri": "s3://bucket/prefix", "credentialsSecret": "creds"},
+        {"source": "gcs", "uri": "gs://bucket/prefix"},
+        {"source": "bundled"},
+    ):
+        assert validate("dev", setting(SERVING, "modelRepository", value=repository))
+
+
+def test_bundled_models_are_not_for_production() -> None:
+    [error] = errors_of("production", setting(SERVING, "modelRepository", value={"source": "bundled"}))
+    assert error == (
+        "triton-platform:serving.modelRepository.source: 'bundled' is for small dev models and is not allowed in "
+        "production; use pvc, s3 or gcs"
+    )
+
+
+def test_read_write_once_claims_cannot_serve_many_pods() -> None:
+    claim = {"source": "pvc", "pvc": {"claimName": "models", "accessMode": "ReadWriteOnce"}}
+    [error] = errors_of("dev", setting(SERVING, "modelRepository", value=claim))
+    assert error == (
+        "triton-platform:serving.modelRepository.pvc.accessMode: ReadWriteOnce mounts on one node only, but general "
+        "can run several pods; use ReadOnlyMany or ReadWriteMany"
+    )
+    assert validate(
+        "dev",
+        setting(SERVING, "modelRepository", value=claim),
+        setting(SERVING, *GENERAL, "replicas", value={"min": 1, "max": 1}),
+    )
+
+
+def test_an_enabled_ingress_needs_its_host_and_certificate() -> None:
+    [error] = errors_of("dev", setting(SERVING, "ingress", value={"enabled": True, "tlsSecretName": "tls"}))
+    assert error == "triton-platform:serving.ingress.baseDomain: required key is missing: an enabled ingress needs it"
+    [error] = errors_of("dev", setting(SERVING, "ingress", value={"enabled": True, "baseDomain": "ml.example.com"}))
+    assert (
+        error == "triton-platform:serving.ingress.tlsSecretName: required key is missing: an enabled ingress needs it"
+    )
+
+
+def test_limits_must_cover_requests() -> None:
+    resources = {"requests": {"cpu": "2", "memory": "16Gi"}, "limits": {"cpu": "4", "memory": "8Gi"}}
+    [error] = errors_of("dev", setting(SERVING, *GENERAL, "resources", value=resources))
+    assert error == (
+        "triton-platform:serving.deployments.general.resources.limits: memory limit 8Gi is below its request 16Gi; "
+        "limits must be >= requests"
+    )
+    resources["limits"]["memory"] = "16384Mi"
+    assert validate("dev", setting(SERVING, *GENERAL, "resources", value=resources))
+
+
+def test_quantities_are_checked() -> None:
+    [error] = errors_of("dev", setting(SERVING, "shmSizeLimit", value="1 GB"))
+    assert (
+        error == "triton-platform:serving.shmSizeLimit: must be a Kubernetes quantity such as 500m, 4, 8Gi; got '1 GB'"
+    )
+
+
+# --- stackctl model-repo -----------------------------------------------------
+
+
+def test_model_repo_writes_what_triton_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "repo"
+    assert main(["model-repo", "--stack", "staging", "--out", str(out)]) == 0
+    assert (
+        "wrote 4 models (classifier, pipeline, preprocess, ranker) with configs/staging.pbtxt"
+        in capsys.readouterr().out
+    )
+    assert (out / "ranker" / "configs" / "staging.pbtxt").read_text().startswith('name: "ranker"')
+    assert (out / "ranker" / "2" / "model.onnx").read_bytes() == (
+        DEFAULT_MODEL_REPO / "ranker" / "2" / "model.onnx"
+    ).read_bytes()
+    assert not (out / "ranker" / "config.pbtxt").exists(), "the base config would be a silent fallback"
+    assert main(["model-repo", "--stack", "staging", "--deployment", "general", "--out", str(out)]) == 0
+
+
+def test_model_repo_refuses_a_folder_it_did_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    assert main(["model-repo", "--stack", "dev", "--out", str(tmp_path)]) == 1
+    assert "was not written by stackctl model-repo" in capsys.readouterr().err
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+def test_model_repo_names_an_unknown_deployment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["model-repo", "--stack", "production", "--deployment", "nope", "--out", str(tmp_path / "x")]) == 1
+    assert "no deployment 'nope'; known: general, ranker" in capsys.readouterr().err

@@ -1,0 +1,312 @@
+"""The Triton serving stack under mocks, for every stack: every Deployment field and its neighbours."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from components.gpu_pool_contract import pool_contract
+from components.triton_manifests import (
+    ADMIN_KEY_ENV,
+    CONFIG_HASH_ANNOTATION,
+    ServingContext,
+    dynamic_model_control,
+    selector_labels,
+    serving_manifests,
+    tritonserver_args,
+)
+from model_repository.render import render_repository
+from model_repository.source import DEFAULT_MODEL_REPO, read_repository
+from stackctl.mock_runtime import REDACTED, Registered
+from stackctl.synth import SynthResult, manifest
+from tests.conftest import STACKS, removing, setting, synth_mutated, synth_stack
+
+SERVING = "triton-platform:serving"
+SCALING = "triton-platform:scaling"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+
+
+def objects(result: SynthResult, kind: str) -> dict[str, dict[str, Any]]:
+    """Manifests of one kind, by metadata.name."""
+    return {m["metadata"]["name"]: m for m in result.manifests() if m["kind"] == kind}
+
+
+def pod(result: SynthResult, deployment: str) -> dict[str, Any]:
+    spec: dict[str, Any] = objects(result, "Deployment")[f"triton-{deployment}"]["spec"]["template"]["spec"]
+    return spec
+
+
+def triton(result: SynthResult, deployment: str) -> dict[str, Any]:
+    container: dict[str, Any] = pod(result, deployment)["containers"][0]
+    assert container["name"] == "triton"
+    return container
+
+
+CASES = [(s, d) for s in STACKS for d in sorted(synth_stack(s).stack.config.serving.deployments)]
+IDS = [f"{s}-{d}" for s, d in CASES]
+
+
+def test_synth_writes_exactly_what_the_builders_return(synth: SynthResult) -> None:
+    config = synth.stack.config
+    ctx = ServingContext(
+        synth.stack.stack,
+        config,
+        render_repository(synth.stack.stack, config, read_repository(DEFAULT_MODEL_REPO)),
+        pool_contract(config.gpu_pool),
+        REDACTED,
+    )
+    built = {(m["kind"], m["metadata"]["name"]): m for m in serving_manifests(ctx).values()}
+    sent = {(m["kind"], m["metadata"]["name"]): m for m in synth.manifests()}
+    assert built.keys() <= sent.keys()
+    for key, body in built.items():
+        # As synth prints it: keys sorted, nulls dropped.
+        assert sent[key] == manifest(Registered("", "", "", "", True, "", False, False, body)), key
+
+
+@pytest.mark.parametrize(("stack", "deployment"), CASES, ids=IDS)
+def test_args_are_the_real_flags_and_the_rendered_config(stack: str, deployment: str) -> None:
+    result = synth_stack(stack)
+    config = result.stack.config
+    args = triton(result, deployment)["args"]
+    assert triton(result, deployment)["command"] == ["tritonserver"]
+    assert args == tritonserver_args(stack, config.serving, config.serving.deployments[deployment].models)
+    assert f"--model-config-name={stack}" in args
+    assert "--metrics-config=summary_latencies=true" in args
+    assert f"--exit-timeout-secs={config.serving.drain.exit_timeout_seconds}" in args
+    if dynamic_model_control(config.serving):
+        assert "--model-control-mode=explicit" in args
+        restriction = f"model-repository,model-config:triton-admin-key=$({ADMIN_KEY_ENV})"
+        assert f"--http-restricted-api={restriction}" in args
+        assert f"--grpc-restricted-protocol={restriction}" in args
+        assert args[0] == f"--model-repository={config.serving.model_repository.uri}"
+    else:
+        assert "--model-control-mode=none" in args
+        assert not any(a.startswith(("--http-restricted-api", "--grpc-restricted-protocol")) for a in args)
+        assert args[0] == "--model-repository=/models"
+
+
+@pytest.mark.parametrize(("stack", "deployment"), CASES, ids=IDS)
+def test_ports_probes_and_drain(stack: str, deployment: str) -> None:
+    result = synth_stack(stack)
+    serving = result.stack.config.serving
+    container = triton(result, deployment)
+    assert [(p["name"], p["containerPort"]) for p in container["ports"]] == [
+        ("http", 8000),
+        ("grpc", 8001),
+        ("metrics", 8002),
+    ]
+    assert container["startupProbe"]["httpGet"] == {"path": "/v2/health/ready", "port": "http"}
+    startup = container["startupProbe"]
+    assert startup["periodSeconds"] * startup["failureThreshold"] >= serving.startup_timeout_seconds
+    assert startup["failureThreshold"] == math.ceil(serving.startup_timeout_seconds / 10)
+    assert container["readinessProbe"]["httpGet"]["path"] == "/v2/health/ready"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/v2/health/live"
+    assert container["lifecycle"]["preStop"]["exec"]["command"] == ["sleep", str(serving.drain.pre_stop_seconds)]
+    grace = pod(result, deployment)["terminationGracePeriodSeconds"]
+    assert grace == serving.drain.pre_stop_seconds + serving.drain.exit_timeout_seconds + 15
+
+
+@pytest.mark.parametrize(("stack", "deployment"), CASES, ids=IDS)
+def test_pod_security_is_restricted(stack: str, deployment: str) -> None:
+    spec = pod(synth_stack(stack), deployment)
+    assert spec["securityContext"] == {
+        "fsGroup": 1000,
+        "runAsGroup": 1000,
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert spec["automountServiceAccountToken"] is False
+    assert spec["serviceAccountName"] == "triton-server"
+    for container in spec["containers"] + spec.get("initContainers", []):
+        assert container["securityContext"] == {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "readOnlyRootFilesystem": True,
+            "runAsNonRoot": True,
+        }
+        assert {"cpu", "memory"} <= container["resources"]["requests"].keys()
+        assert {"cpu", "memory"} <= container["resources"]["limits"].keys()
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    assert volumes["dshm"]["emptyDir"]["medium"] == "Memory"
+    assert "emptyDir" in volumes["tmp"]
+    assert not any("hostPath" in v for v in spec["volumes"])
+    mounts = {m["mountPath"] for m in spec["containers"][0]["volumeMounts"]}
+    assert {"/tmp", "/dev/shm"} <= mounts
+
+
+@pytest.mark.parametrize(("stack", "deployment"), CASES, ids=IDS)
+def test_gpu_placement_follows_the_pool_contract(stack: str, deployment: str) -> None:
+    result = synth_stack(stack)
+    config = result.stack.config
+    spec = pod(result, deployment)
+    assert triton(result, deployment)["resources"]["limits"]["nvidia.com/gpu"] == str(
+        config.serving.deployments[deployment].gpus_per_pod
+    )
+    assert spec["nodeSelector"] == config.gpu_pool.node_labels
+    for taint in config.gpu_pool.taints:
+        assert {"key": taint.key, "operator": "Equal", "value": taint.value, "effect": taint.effect} in spec[
+            "tolerations"
+        ]
+    assert spec["priorityClassName"] == f"{config.kubernetes.namespace}-inference"
+    assert f"{config.kubernetes.namespace}-inference" in objects(result, "PriorityClass")
+
+
+@pytest.mark.parametrize(("stack", "deployment"), CASES, ids=IDS)
+def test_availability_and_selectors(stack: str, deployment: str) -> None:
+    result = synth_stack(stack)
+    dep_config = result.stack.config.serving.deployments[deployment]
+    body = objects(result, "Deployment")[f"triton-{deployment}"]
+    selector = body["spec"]["selector"]["matchLabels"]
+    assert selector == selector_labels(deployment)
+    assert not any("version" in key for key in selector)
+    assert "app.kubernetes.io/version" in body["spec"]["template"]["metadata"]["labels"]
+    assert body["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}
+    assert "replicas" not in body["spec"], "KEDA owns the replica count"
+    pdbs = objects(result, "PodDisruptionBudget")
+    spread = pod(result, deployment).get("topologySpreadConstraints", [])
+    if dep_config.replicas.max > 1:
+        assert pdbs[f"triton-{deployment}"]["spec"] == {"maxUnavailable": 1, "selector": {"matchLabels": selector}}
+        assert {c["topologyKey"] for c in spread} == {"kubernetes.io/hostname", "topology.kubernetes.io/zone"}
+    else:
+        assert f"triton-{deployment}" not in pdbs
+        assert spread == []
+    image = body["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image.rpartition(":")[2] not in ("", "latest")
+
+
+def test_static_scaling_sets_replicas_from_config() -> None:
+    result = synth_mutated(
+        "dev",
+        setting(SCALING, "enabled", value=False),
+        setting(SERVING, "deployments", "general", "replicas", value={"min": 2, "max": 2}),
+    )
+    assert objects(result, "Deployment")["triton-general"]["spec"]["replicas"] == 2
+
+
+@pytest.mark.parametrize(("stack", "deployment"), CASES, ids=IDS)
+def test_service_and_network_policy(stack: str, deployment: str) -> None:
+    result = synth_stack(stack)
+    config = result.stack.config
+    service = objects(result, "Service")[f"triton-{deployment}"]["spec"]
+    assert [(p["name"], p["port"]) for p in service["ports"]] == [("http", 8000), ("grpc", 8001), ("metrics", 8002)]
+    assert service["selector"] == selector_labels(deployment)
+    policy = objects(result, "NetworkPolicy")[f"triton-{deployment}"]["spec"]
+    metrics_rule, inference_rule = policy["ingress"]
+    prometheus = config.monitoring.prometheus
+    assert metrics_rule == {
+        "from": [
+            {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": prometheus.namespace}},
+                "podSelector": {"matchLabels": prometheus.pod_labels},
+            }
+        ],
+        "ports": [{"port": 8002, "protocol": "TCP"}],
+    }
+    assert [p["port"] for p in inference_rule["ports"]] == [8000, 8001]
+    allowed = [
+        peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] for peer in inference_rule["from"]
+    ]
+    assert allowed == [c.namespace for c in config.serving.inference_clients]
+    assert objects(result, "NetworkPolicy")["default-deny-ingress"]["spec"] == {
+        "podSelector": {},
+        "policyTypes": ["Ingress"],
+    }
+
+
+def test_ingress_carries_grpc_over_tls() -> None:
+    result = synth_mutated(
+        "dev",
+        setting(SERVING, "ingress", value={"enabled": True, "baseDomain": "ml.example.com", "tlsSecretName": "ml-tls"}),
+    )
+    ingresses = objects(result, "Ingress")
+    grpc = ingresses["triton-general-grpc"]
+    assert grpc["metadata"]["annotations"] == {"nginx.ingress.kubernetes.io/backend-protocol": "GRPC"}
+    assert grpc["spec"]["tls"] == [{"hosts": ["general-grpc.ml.example.com"], "secretName": "ml-tls"}]
+    backend = grpc["spec"]["rules"][0]["http"]["paths"][0]["backend"]
+    assert backend == {"service": {"name": "triton-general", "port": {"name": "grpc"}}}
+    assert ingresses["triton-general-http"]["spec"]["rules"][0]["host"] == "general.ml.example.com"
+    allowed = objects(result, "NetworkPolicy")["triton-general"]["spec"]["ingress"][1]["from"]
+    assert {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ingress-nginx"}}} in allowed
+    assert "Ingress" not in {m["kind"] for m in synth_stack("dev").manifests()}
+
+
+def test_bundled_models_ship_in_a_content_named_config_map() -> None:
+    result = synth_stack("dev")
+    spec = pod(result, "general")
+    store = next(v for v in spec["volumes"] if v["name"] == "model-store")["configMap"]
+    bundle = objects(result, "ConfigMap")[store["name"]]
+    assert bundle["immutable"] is True
+    assert {i["path"] for i in store["items"]} == {
+        "classifier/1/model.onnx",
+        "ranker/1/model.onnx",
+        "ranker/2/model.onnx",
+        "preprocess/1/model.py",
+        "pipeline/1/.gitkeep",
+    }
+    assert {i["key"] for i in store["items"]} == set(bundle["binaryData"])
+    rendered = next(v for v in spec["volumes"] if v["name"] == "rendered-config")["configMap"]["name"]
+    assert set(objects(result, "ConfigMap")[rendered]["data"]) == {
+        f"{m}.pbtxt" for m in result.stack.config.serving.deployments["general"].models
+    }
+
+
+def test_object_storage_reads_credentials_from_a_secret_only() -> None:
+    result = synth_stack("staging")
+    container = triton(result, "general")
+    assert container["envFrom"] == [{"secretRef": {"name": "staging-model-store"}}]
+    assert container["env"] == [
+        {"name": ADMIN_KEY_ENV, "valueFrom": {"secretKeyRef": {"name": "triton-admin-key", "key": "key"}}}
+    ]
+    assert objects(result, "Secret")["triton-admin-key"]["stringData"] == {"key": REDACTED}
+    assert "initContainers" not in pod(result, "general")
+
+
+def test_a_config_change_rolls_the_pods_and_nothing_else() -> None:
+    before = synth_stack("production")
+    after = synth_mutated(
+        "production",
+        setting("triton-platform:models", "ranker", "dynamicBatching", "maxQueueDelayMicroseconds", value=1000),
+    )
+    ranker_before, ranker_after = (
+        objects(r, "Deployment")["triton-ranker"]["spec"]["template"] for r in (before, after)
+    )
+    assert (
+        ranker_before["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]
+        != ranker_after["metadata"]["annotations"][CONFIG_HASH_ANNOTATION]
+    )
+    general = [objects(r, "Deployment")["triton-general"] for r in (before, after)]
+    assert general[0] == general[1]
+
+
+def test_removing_a_model_changes_the_deployment_but_keeps_model_data() -> None:
+    before = synth_stack("production")
+    after = synth_mutated(
+        "production",
+        removing("triton-platform:models"),
+        setting(SERVING, "deployments", "ranker", "models", value=["classifier"]),
+        setting(SERVING, "deployments", "general", "models", value=["classifier", "preprocess", "pipeline", "ranker"]),
+    )
+    trimmed = synth_mutated(
+        "production",
+        removing("triton-platform:models"),
+        setting(SERVING, "deployments", "ranker", "models", value=["classifier"]),
+    )
+    assert objects(trimmed, "Deployment")["triton-ranker"] != objects(before, "Deployment")["triton-ranker"]
+    for result in (before, after, trimmed):
+        claim = result.find("kubernetes:core/v1:PersistentVolumeClaim", "production-serving-model-repository")
+        assert claim.protect is True
+        assert claim.retain_on_delete is True
+        assert claim.inputs == before.find(claim.type, claim.name).inputs
+
+
+def test_claims_outside_production_are_kept_but_not_protected() -> None:
+    result = synth_mutated(
+        "staging",
+        setting(SERVING, "modelRepository", value={"source": "pvc", "pvc": {"claimName": "models", "create": True}}),
+    )
+    claim = result.find("kubernetes:core/v1:PersistentVolumeClaim", "staging-serving-model-repository")
+    assert (claim.protect, claim.retain_on_delete) == (False, True)
+    assert claim.inputs["spec"]["accessModes"] == ["ReadOnlyMany"]
