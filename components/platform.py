@@ -44,7 +44,16 @@ class TritonPlatform(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         config = args.config
         objects = namespace_manifests(config.kubernetes.namespace, config.environment)
-        namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=objects["namespace"]["metadata"], opts=child)
+        # Deleting a namespace deletes the claims in it: keep it wherever the stack owns model storage.
+        owns_claim = config.serving.model_repository.pvc is not None and config.serving.model_repository.pvc.create
+        keep = pulumi.ResourceOptions(
+            retain_on_delete=owns_claim, protect=owns_claim and config.environment == "production"
+        )
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata=objects["namespace"]["metadata"],
+            opts=pulumi.ResourceOptions.merge(child, keep),
+        )
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
         create_object(f"{name}-default-deny", objects["default-deny"], in_namespace)
         rendered = render_repository(args.stack, config, read_repository(DEFAULT_MODEL_REPO))

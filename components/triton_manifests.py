@@ -27,12 +27,18 @@ SERVICE_ACCOUNT = "triton-server"
 ADMIN_KEY_SECRET = "triton-admin-key"
 ADMIN_KEY_HEADER = "triton-admin-key"
 ADMIN_KEY_ENV = "TRITON_ADMIN_KEY"
-RESTRICTED_APIS = "model-repository,model-config"
+ADMIN_APIS = ("model-repository", "logging", "trace", "shared-memory")
+"""Restricted in every mode: loading, log and trace control, shared memory are operator actions, never a client's."""
 GCS_CREDENTIALS_DIR = "/var/run/secrets/model-store"
 CONFIG_HASH_ANNOTATION = "triton-platform/model-config-sha256"
 INFERENCE_PRIORITY = 100_000
 """Above every workload without a class (0); far below system-node-critical (2,000,001,000)."""
 GRACE_MARGIN_SECONDS = 15
+
+
+def restricted_apis(serving: ServingConfig) -> str:
+    """API groups that need the admin key; with dynamic model control the model config too (NVIDIA's deploy guide)."""
+    return ",".join((*ADMIN_APIS, "model-config") if dynamic_model_control(serving) else ADMIN_APIS)
 
 
 def dynamic_model_control(serving: ServingConfig) -> bool:
@@ -64,13 +70,15 @@ def tritonserver_args(
         "--disable-auto-complete-config",
     ]
     if dynamic_model_control(serving):
-        restriction = f"{RESTRICTED_APIS}:{ADMIN_KEY_HEADER}={admin_key}"
         args += ["--model-control-mode=explicit", *(f"--load-model={m}" for m in sorted(models))]
-        args += [f"--http-restricted-api={restriction}", f"--grpc-restricted-protocol={restriction}"]
     else:
         args.append("--model-control-mode=none")
+    # gRPC callers send the key as header `triton-grpc-protocol-<name>`, HTTP callers as `<name>`.
+    restriction = f"{restricted_apis(serving)}:{ADMIN_KEY_HEADER}={admin_key}"
     return [
         *args,
+        f"--http-restricted-api={restriction}",
+        f"--grpc-restricted-protocol={restriction}",
         "--strict-readiness=true",
         "--exit-on-error=true",
         f"--exit-timeout-secs={serving.drain.exit_timeout_seconds}",
@@ -134,7 +142,7 @@ class ServingContext:
     rendered: RenderedRepository
     pool: PoolContract
     admin_key: Any = None
-    """The restricted-API key (a string or a pulumi Output); only with dynamic model control."""
+    """The restricted-API key (a string or a pulumi Output)."""
 
     @property
     def namespace(self) -> str:
@@ -167,9 +175,11 @@ def _files_digest(files: dict[str, bytes]) -> str:
 
 
 def pod_digest(ctx: ServingContext, deployment: DeploymentConfig) -> str:
-    """Changes whenever what the pods load changes: rendered configs, and bundled model files."""
+    """Changes whenever what the pods load changes: rendered configs, bundled files, the store's revision."""
     rendered = ctx.rendered.digest(deployment.models)
-    return hashlib.sha256(f"{rendered}:{_files_digest(_bundle_files(ctx, deployment))}".encode()).hexdigest()
+    files = _files_digest(_bundle_files(ctx, deployment))
+    revision = ctx.serving.model_repository.revision or ""
+    return hashlib.sha256(f"{rendered}:{files}:{revision}".encode()).hexdigest()
 
 
 def config_map_name(ctx: ServingContext, deployment: DeploymentConfig, name: str) -> str:
@@ -243,10 +253,10 @@ def _volumes(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> li
 def _env(ctx: ServingContext) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(env, envFrom) of the Triton container: secrets only by reference."""
     source = ctx.serving.model_repository
-    env: list[dict[str, Any]] = []
+    env: list[dict[str, Any]] = [
+        {"name": ADMIN_KEY_ENV, "valueFrom": {"secretKeyRef": {"name": ADMIN_KEY_SECRET, "key": "key"}}}
+    ]
     env_from: list[dict[str, Any]] = []
-    if dynamic_model_control(ctx.serving):
-        env.append({"name": ADMIN_KEY_ENV, "valueFrom": {"secretKeyRef": {"name": ADMIN_KEY_SECRET, "key": "key"}}})
     if source.source == "s3" and source.credentials_secret:
         env_from.append({"secretRef": {"name": source.credentials_secret}})
     if source.source == "gcs" and source.credentials_secret:
@@ -303,8 +313,7 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
         "securityContext": _security_context(),
         "volumeMounts": mounts,
     }
-    if env:
-        container["env"] = env
+    container["env"] = env
     if env_from:
         container["envFrom"] = env_from
     if serving.drain.pre_stop_seconds:
@@ -362,6 +371,20 @@ def deployment_manifest(ctx: ServingContext, name: str, deployment: DeploymentCo
     if not dynamic_model_control(serving):
         pod_spec["initContainers"] = [_assemble_container(ctx, deployment)]
     if deployment.replicas.max > 1:
+        # Prefer one replica per node and zone; never block scheduling when the pool is short of nodes.
+        pod_spec["affinity"] = {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 100,
+                        "podAffinityTerm": {
+                            "topologyKey": "kubernetes.io/hostname",
+                            "labelSelector": {"matchLabels": selector},
+                        },
+                    }
+                ]
+            }
+        }
         pod_spec["topologySpreadConstraints"] = [
             {
                 "maxSkew": 1,
@@ -467,9 +490,10 @@ def ingress_manifests(ctx: ServingContext, name: str) -> list[dict[str, Any]]:
     """One Ingress per protocol: ingress-nginx's backend-protocol annotation applies to a whole Ingress."""
     ingress = ctx.serving.ingress
     out = []
+    body = {"nginx.ingress.kubernetes.io/proxy-body-size": ingress.max_request_body}
     for protocol, host_suffix, extra in (
-        ("http", "", {}),
-        ("grpc", "-grpc", {"nginx.ingress.kubernetes.io/backend-protocol": "GRPC"}),
+        ("http", "", body),
+        ("grpc", "-grpc", {**body, "nginx.ingress.kubernetes.io/backend-protocol": "GRPC"}),
     ):
         host = f"{name}{host_suffix}.{ingress.base_domain}"
         backend = {"service": {"name": f"triton-{name}", "port": {"name": protocol}}}
@@ -526,14 +550,13 @@ def shared_manifests(ctx: ServingContext) -> Manifests:
             spec["storageClassName"] = pvc.storage_class_name
         claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": ctx.metadata(pvc.claim_name)}
         out["model-repository"] = {**claim, "spec": spec}
-    if dynamic_model_control(serving):
-        out["admin-key"] = {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": ctx.metadata(ADMIN_KEY_SECRET),
-            "type": "Opaque",
-            "stringData": {"key": ctx.admin_key},
-        }
+    out["admin-key"] = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": ctx.metadata(ADMIN_KEY_SECRET),
+        "type": "Opaque",
+        "stringData": {"key": ctx.admin_key},
+    }
     return out
 
 

@@ -10,7 +10,7 @@ import pulumi_random as random
 
 from components.gpu_pool_contract import PoolContract
 from components.kubernetes_objects import create_object
-from components.triton_manifests import ServingContext, deployment_manifests, dynamic_model_control, shared_manifests
+from components.triton_manifests import ServingContext, deployment_manifests, shared_manifests
 from model_repository.render import RenderedRepository
 from platform_config.schema import PlatformConfig
 
@@ -47,11 +47,8 @@ class TritonServing(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         config = args.config
-        admin_key: Any = None
-        if dynamic_model_control(config.serving):
-            password = random.RandomPassword(f"{name}-admin-key", length=40, special=False, opts=child)
-            admin_key = password.result
-        ctx = ServingContext(args.stack, config, args.rendered, args.pool, admin_key)
+        password = random.RandomPassword(f"{name}-admin-key", length=40, special=False, opts=child)
+        ctx = ServingContext(args.stack, config, args.rendered, args.pool, password.result)
 
         shared = [
             create_object(f"{name}-{role}", m, self._options(m, child)) for role, m in shared_manifests(ctx).items()

@@ -19,7 +19,7 @@ from tritonclient.grpc import model_config_pb2
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from model_repository.source import ModelRepository, RepoModel
-from platform_config.schema import ModelSettings, PlatformConfig, ServingConfig
+from platform_config.schema import ModelSettings, PlatformConfig, ServingConfig, VersionPolicy, Warmup
 
 
 def served_models(serving: ServingConfig) -> list[str]:
@@ -32,10 +32,14 @@ ENSEMBLE_FIELDS = frozenset({"max_batch_size"})
 """The only settings that apply to an ensemble: it has no instances, batcher or warmup of its own."""
 
 
+ATOMIC = (VersionPolicy, Warmup)
+"""Settings replaced whole: mixing a default `latest` with a model's own `specific` means nothing."""
+
+
 def merge(below: M | None, above: M | None) -> M | None:
     """`above` over `below`, field by field and recursively; unset (None) fields fall through."""
-    if below is None or above is None:
-        return above if below is None else below
+    if below is None or above is None or isinstance(above, ATOMIC):
+        return above if above is not None else below
     values: dict[str, Any] = {}
     for name in type(above).model_fields:
         top, bottom = getattr(above, name), getattr(below, name)
@@ -46,6 +50,8 @@ def merge(below: M | None, above: M | None) -> M | None:
 def applicable_defaults(model: RepoModel, defaults: ModelSettings) -> ModelSettings:
     """The stack-wide defaults that fit this model; the rest are skipped, not errors."""
     skip = set()
+    if model.config.max_batch_size == 0:
+        skip.add("max_batch_size")  # the model does not batch: a stack-wide default must not make it
     if model.is_ensemble:
         skip |= set(ModelSettings.model_fields) - ENSEMBLE_FIELDS
     if model.config.HasField("sequence_batching"):
@@ -75,8 +81,10 @@ def render_config(model: RepoModel, settings: ModelSettings) -> ModelConfig:
         _apply_dynamic_batching(config, settings)
     if settings.instance_group is not None:
         group = config.instance_group[0] if config.instance_group else config.instance_group.add()
-        group.count = settings.instance_group.count
-        group.kind = model_config_pb2.ModelInstanceGroup.Kind.Value(settings.instance_group.kind)
+        if settings.instance_group.count is not None:
+            group.count = settings.instance_group.count
+        if settings.instance_group.kind is not None:
+            group.kind = model_config_pb2.ModelInstanceGroup.Kind.Value(settings.instance_group.kind)
     if settings.version_policy is not None:
         _apply_version_policy(config, settings)
     if settings.warmup is not None:

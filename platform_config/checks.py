@@ -101,7 +101,7 @@ def _model_fit(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssu
         if model is None:
             continue  # reported by the existence checks
         own = models.get(name)
-        for path, message in _fit(model, serving.model_defaults, own):
+        for path, message in _fit(model, serving.model_defaults, own, serving.p95_latency_slo_ms * 1000):
             shared.setdefault((path, message), []).append(name)
     for (path, message), names in shared.items():
         label = f"model{'s' if len(names) > 1 else ''} {', '.join(map(repr, names))}"
@@ -129,8 +129,11 @@ def _explicit_fit(model: RepoModel, own: ModelSettings) -> Iterator[tuple[str, s
         )
 
 
-def _fit(model: RepoModel, defaults: ModelSettings, own: ModelSettings | None) -> Iterator[tuple[str, str]]:
+def _fit(
+    model: RepoModel, defaults: ModelSettings, own: ModelSettings | None, slo_us: int
+) -> Iterator[tuple[str, str]]:
     name, base = model.name, model.config
+    base_path = f"model_repo/{name}/config.pbtxt"
     if own is not None:
         yield from _explicit_fit(model, own)
     settings = effective_settings(model, defaults, own)
@@ -138,23 +141,20 @@ def _fit(model: RepoModel, defaults: ModelSettings, own: ModelSettings | None) -
     max_path = (
         _origin(own, name, "max_batch_size")
         if settings.max_batch_size is not None
-        else f"max_batch_size in model_repo/{name}/config.pbtxt"
+        else f"max_batch_size in {base_path}"
     )
-    batching = settings.dynamic_batching
+    if settings.max_batch_size is not None and settings.max_batch_size > base.max_batch_size and not model.is_ensemble:
+        yield (
+            max_path,
+            f"maxBatchSize {settings.max_batch_size} is above the max_batch_size {base.max_batch_size} of "
+            f"{{models}} in {base_path}, which states what the model supports; it may only be lowered",
+        )
     if own is not None and own.dynamic_batching is not None and max_batch == 0:
         yield (
             f"{MODELS}.{name}.dynamicBatching",
             f"dynamic batching needs maxBatchSize > 0 ({max_path} is 0) for {{models}}",
         )
-    if batching is not None and batching.preferred_batch_size:
-        path = _origin(own, name, "dynamic_batching.preferred_batch_size")
-        for i, size in enumerate(batching.preferred_batch_size):
-            if size > max_batch:
-                yield (
-                    f"{path}[{i}]",
-                    f"preferred batch size {size} is above maxBatchSize {max_batch} ({max_path}) of {{models}}; "
-                    "each preferred size must be <= maxBatchSize",
-                )
+    yield from _batcher_limits(model, settings, own, (max_batch, max_path), slo_us)
     if settings.warmup is not None:
         path = _origin(own, name, "warmup.batch_sizes")
         limit = max(max_batch, 1)
@@ -173,6 +173,38 @@ def _fit(model: RepoModel, defaults: ModelSettings, own: ModelSettings | None) -
                     "warmup needs fixed dims",
                 )
     yield from _versions(model, settings, own)
+
+
+def _batcher_limits(
+    model: RepoModel, settings: ModelSettings, own: ModelSettings | None, max_batch: tuple[int, str], slo_us: int
+) -> Iterator[tuple[str, str]]:
+    """Preferred sizes and the queue delay Triton will run with, wherever they were set, base config included."""
+    base, base_path = model.config, f"model_repo/{model.name}/config.pbtxt"
+    batching = settings.dynamic_batching
+    if batching is None and not base.HasField("dynamic_batching"):
+        return
+    sizes, sizes_path = list(base.dynamic_batching.preferred_batch_size), f"preferred_batch_size in {base_path}"
+    if batching is not None and batching.preferred_batch_size is not None:
+        sizes, sizes_path = (
+            batching.preferred_batch_size,
+            _origin(own, model.name, "dynamic_batching.preferred_batch_size"),
+        )
+    limit, limit_path = max_batch
+    for i, size in enumerate(sizes):
+        if size > limit:
+            yield (
+                f"{sizes_path}[{i}]",
+                f"preferred batch size {size} is above maxBatchSize {limit} ({limit_path}) of {{models}}; "
+                "each preferred size must be <= maxBatchSize",
+            )
+    if batching is None or batching.max_queue_delay_microseconds is None:
+        delay = base.dynamic_batching.max_queue_delay_microseconds
+        if delay > slo_us:
+            yield (
+                f"max_queue_delay_microseconds in {base_path}",
+                f"queue delay {delay} us of {{models}} is above the p95 latency SLO ({SERVING}.p95LatencySloMs "
+                f"= {slo_us} us); set dynamicBatching.maxQueueDelayMicroseconds for this stack",
+            )
 
 
 def _versions(model: RepoModel, settings: ModelSettings, own: ModelSettings | None) -> Iterator[tuple[str, str]]:

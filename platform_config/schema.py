@@ -213,11 +213,11 @@ class DynamicBatching(Strict):
 class InstanceGroup(Strict):
     """Triton `instance_group`: model copies per replica."""
 
-    count: Annotated[int, Field(ge=1, le=64)]
-    """Model instances that run concurrently in each Triton replica."""
+    count: Annotated[int, Field(ge=1, le=64)] | None = None
+    """Model instances that run concurrently in each Triton replica; unset keeps the base config's count."""
 
-    kind: Literal["KIND_GPU", "KIND_CPU", "KIND_AUTO"] = "KIND_AUTO"
-    """Where the instances run. KIND_AUTO uses the pod's GPU when it has one and the CPU otherwise, so one config serves the GPU pool and CPU-only test servers alike."""
+    kind: Literal["KIND_GPU", "KIND_CPU", "KIND_AUTO"] | None = None
+    """Where the instances run; unset keeps the base config's kind. KIND_AUTO uses the pod's GPU when it has one and the CPU otherwise, so one config serves the GPU pool and CPU-only test servers alike."""
 
 
 class LatestVersions(Strict):
@@ -272,7 +272,7 @@ class ModelSettings(Strict):
     """Per-environment settings for one model, laid over its base config.pbtxt. Unset fields keep the base value."""
 
     max_batch_size: Annotated[int, Field(ge=0, le=4096)] | None = None
-    """Largest batch Triton forms; 0 turns batching off for the model."""
+    """Largest batch Triton forms; 0 turns batching off. It may lower the base config's max_batch_size, never raise it (the base states what the model supports); the defaults' value applies only to models whose base batches."""
 
     dynamic_batching: DynamicBatching | None = None
     """Dynamic batcher settings."""
@@ -281,10 +281,10 @@ class ModelSettings(Strict):
     """Instances per replica."""
 
     version_policy: VersionPolicy | None = None
-    """Which versions to serve."""
+    """Which versions to serve. A model's own policy replaces the defaults' whole."""
 
     warmup: Warmup | None = None
-    """Warm the model up at load, so the first real requests do not pay for lazy initialisation."""
+    """Warm the model up at load, so the first real requests do not pay for lazy initialisation. A model's own warmup replaces the defaults' whole, and the base config's."""
 
 
 class ComputeResources(Strict):
@@ -357,7 +357,17 @@ class PvcSource(Strict):
     """StorageClass when `create` is true; unset uses the cluster default."""
 
     access_mode: Literal["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce"] = "ReadOnlyMany"
-    """How pods mount it. Triton only reads; ReadWriteOnce cannot serve replicas on several nodes."""
+    """How pods mount it (always read-only). A claim this stack creates starts empty, so it must be ReadWriteMany for the files to be copied in; ReadWriteOnce cannot serve replicas on several nodes."""
+
+    @model_validator(mode="after")
+    def _fillable(self) -> PvcSource:
+        if self.create and self.access_mode == "ReadOnlyMany":
+            raise KeyProblemError(
+                "accessMode",
+                "a claim created by the stack starts empty, and ReadOnlyMany can never be filled; "
+                "use ReadWriteMany (copy the model folders in, Triton still mounts it read-only) or an existing claim",
+            )
+        return self
 
 
 class ModelRepositoryConfig(Strict):
@@ -371,6 +381,9 @@ class ModelRepositoryConfig(Strict):
 
     uri: str | None = None
     """`s3://bucket/prefix` or `gs://bucket/prefix`, for source `s3` or `gcs`."""
+
+    revision: Annotated[str, Field(min_length=1, max_length=63)] | None = None
+    """Label of the model files' current contents in the PVC or bucket. Pulumi cannot see those files: change this after publishing new ones and the pods roll to load them."""
 
     credentials_secret: ObjectName | None = None
     """Secret with the object-store credentials: for `s3` its keys become the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION); for `gcs` its `credentials.json` key is the service-account key. Unset: the pod's workload identity (see `serviceAccountAnnotations`)."""
@@ -416,6 +429,9 @@ class IngressConfig(Strict):
 
     tls_secret_name: ObjectName | None = None
     """TLS certificate Secret. Required when enabled: gRPC through ingress-nginx needs HTTP/2, which needs TLS."""
+
+    max_request_body: Quantity = "64m"
+    """Largest request body the ingress passes (ingress-nginx `proxy-body-size`); its 1m default is too small for tensors."""
 
     controller_namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)] = "ingress-nginx"
     """Namespace of the ingress controller, which the NetworkPolicy admits to the inference ports."""

@@ -69,10 +69,10 @@ def synth_mutated(stack: str, *mutations: Mutation) -> SynthResult:
     return SynthResult(loaded, run_program(stack, flat, []))
 
 
-def errors_of(stack: str, *mutations: Mutation) -> list[str]:
+def errors_of(stack: str, *mutations: Mutation, repo: ModelRepository | None = None) -> list[str]:
     """`path: message` of every issue; fails the test when the config is accepted."""
     with pytest.raises(ConfigError) as caught:
-        validate(stack, *mutations)
+        validate(stack, *mutations, repo=repo)
     return [f"{i.path}: {i.message}" for i in caught.value.issues]
 
 

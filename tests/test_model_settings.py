@@ -306,3 +306,103 @@ def test_model_repo_refuses_a_folder_it_did_not_write(tmp_path: Path, capsys: py
 def test_model_repo_names_an_unknown_deployment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["model-repo", "--stack", "production", "--deployment", "nope", "--out", str(tmp_path / "x")]) == 1
     assert "no deployment 'nope'; known: general, ranker" in capsys.readouterr().err
+
+
+# --- merge semantics (review findings) ----------------------------------------
+
+
+def test_a_models_own_version_policy_replaces_the_defaults_whole() -> None:
+    repo = read_repository(DEFAULT_MODEL_REPO)
+    defaults = ModelSettings.model_validate({"versionPolicy": {"latest": {"numVersions": 1}}})
+    own = ModelSettings.model_validate({"versionPolicy": {"specific": {"versions": [1, 2]}}})
+    rendered = render_config(repo.models["ranker"], effective_settings(repo.models["ranker"], defaults, own))
+    assert rendered.version_policy.WhichOneof("policy_choice") == "specific"
+    assert list(rendered.version_policy.specific.versions) == [1, 2]
+
+
+def test_unset_instance_fields_keep_what_is_below() -> None:
+    repo = read_repository(DEFAULT_MODEL_REPO)
+    defaults = ModelSettings.model_validate({"instanceGroup": {"count": 2, "kind": "KIND_GPU"}})
+    own = ModelSettings.model_validate({"instanceGroup": {"count": 1}})
+    rendered = render_config(repo.models["ranker"], effective_settings(repo.models["ranker"], defaults, own))
+    assert (rendered.instance_group[0].count, rendered.instance_group[0].kind) == (1, 1)  # KIND_GPU == 1
+
+
+def test_the_base_kind_survives_a_count_change(tmp_path: Path) -> None:
+    (tmp_path / "cpu_model" / "1").mkdir(parents=True)
+    (tmp_path / "cpu_model" / "config.pbtxt").write_text(
+        'name: "cpu_model"\nmax_batch_size: 4\ninstance_group [ { count: 1 kind: KIND_CPU } ]\n'
+    )
+    model = read_repository(tmp_path).models["cpu_model"]
+    rendered = render_config(model, ModelSettings.model_validate({"instanceGroup": {"count": 3}}))
+    assert (rendered.instance_group[0].count, rendered.instance_group[0].kind) == (3, 2)  # KIND_CPU == 2
+
+
+def _repo_with(tmp_path: Path, name: str, config: str) -> None:
+    (tmp_path / name / "1").mkdir(parents=True)
+    (tmp_path / name / "config.pbtxt").write_text(f'name: "{name}"\n{config}')
+
+
+def test_defaults_never_make_a_non_batching_model_batch(tmp_path: Path) -> None:
+    _repo_with(
+        tmp_path, "classifier", 'max_batch_size: 0\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ -1, 16 ] } ]\n'
+    )
+    repo = read_repository(tmp_path)
+    defaults = ModelSettings.model_validate({"maxBatchSize": 8, "dynamicBatching": {"maxQueueDelayMicroseconds": 100}})
+    rendered = render_config(repo.models["classifier"], effective_settings(repo.models["classifier"], defaults, None))
+    assert rendered.max_batch_size == 0
+    assert not rendered.HasField("dynamic_batching")
+    assert validate("dev", removing(MODELS), setting(SERVING, *GENERAL, "models", value=["classifier"]), repo=repo)
+
+
+def test_max_batch_size_may_only_lower_the_base() -> None:
+    [error] = errors_of("production", setting(MODELS, "ranker", "maxBatchSize", value=64))
+    assert error == (
+        "triton-platform:models.ranker.maxBatchSize: maxBatchSize 64 is above the max_batch_size 32 of model "
+        "'ranker' in model_repo/ranker/config.pbtxt, which states what the model supports; it may only be lowered"
+    )
+
+
+def test_preferred_sizes_from_the_base_config_are_checked(tmp_path: Path) -> None:
+    _repo_with(tmp_path, "classifier", "max_batch_size: 32\ndynamic_batching { preferred_batch_size: [ 16, 32 ] }\n")
+    errors = errors_of(
+        "dev",
+        removing(MODELS),
+        setting(SERVING, *GENERAL, "models", value=["classifier"]),
+        repo=read_repository(tmp_path),
+    )
+    assert errors == [
+        f"preferred_batch_size in model_repo/classifier/config.pbtxt[{i}]: preferred batch size {size} is above "
+        "maxBatchSize 8 (triton-platform:serving.modelDefaults.maxBatchSize) of model 'classifier'; "
+        "each preferred size must be <= maxBatchSize"
+        for i, size in ((0, 16), (1, 32))
+    ]
+
+
+def test_a_queue_delay_from_the_base_config_is_checked_against_the_slo(tmp_path: Path) -> None:
+    _repo_with(
+        tmp_path, "classifier", "max_batch_size: 32\ndynamic_batching { max_queue_delay_microseconds: 900000 }\n"
+    )
+    errors = errors_of(
+        "dev",
+        removing(MODELS),
+        removing(SERVING, "modelDefaults", "dynamicBatching"),
+        setting(SERVING, *GENERAL, "models", value=["classifier"]),
+        repo=read_repository(tmp_path),
+    )
+    assert errors == [
+        "max_queue_delay_microseconds in model_repo/classifier/config.pbtxt: queue delay 900000 us of model "
+        "'classifier' is above the p95 latency SLO (triton-platform:serving.p95LatencySloMs = 500000 us); "
+        "set dynamicBatching.maxQueueDelayMicroseconds for this stack"
+    ]
+
+
+def test_a_created_claim_must_be_fillable() -> None:
+    claim = {"source": "pvc", "pvc": {"claimName": "models", "create": True}}
+    [error] = errors_of("staging", setting(SERVING, "modelRepository", value=claim))
+    assert error.startswith(
+        "triton-platform:serving.modelRepository.pvc.accessMode: a claim created by the stack starts empty, and "
+        "ReadOnlyMany can never be filled"
+    )
+    claim["pvc"]["accessMode"] = "ReadWriteMany"  # type: ignore[index]
+    assert validate("staging", setting(SERVING, "modelRepository", value=claim))

@@ -75,16 +75,41 @@ def test_args_are_the_real_flags_and_the_rendered_config(stack: str, deployment:
     assert f"--model-config-name={stack}" in args
     assert "--metrics-config=summary_latencies=true" in args
     assert f"--exit-timeout-secs={config.serving.drain.exit_timeout_seconds}" in args
+    apis = "model-repository,logging,trace,shared-memory"
     if dynamic_model_control(config.serving):
         assert "--model-control-mode=explicit" in args
-        restriction = f"model-repository,model-config:triton-admin-key=$({ADMIN_KEY_ENV})"
-        assert f"--http-restricted-api={restriction}" in args
-        assert f"--grpc-restricted-protocol={restriction}" in args
+        assert [a for a in args if a.startswith("--load-model=")] == [
+            f"--load-model={m}" for m in sorted(config.serving.deployments[deployment].models)
+        ]
+        apis += ",model-config"
         assert args[0] == f"--model-repository={config.serving.model_repository.uri}"
     else:
         assert "--model-control-mode=none" in args
-        assert not any(a.startswith(("--http-restricted-api", "--grpc-restricted-protocol")) for a in args)
         assert args[0] == "--model-repository=/models"
+    restriction = f"{apis}:triton-admin-key=$({ADMIN_KEY_ENV})"
+    assert f"--http-restricted-api={restriction}" in args
+    assert f"--grpc-restricted-protocol={restriction}" in args
+
+
+def test_production_flags_in_full() -> None:
+    assert triton(synth_stack("production"), "ranker")["args"] == [
+        "--model-repository=/models",
+        "--model-config-name=production",
+        "--disable-auto-complete-config",
+        "--model-control-mode=none",
+        f"--http-restricted-api=model-repository,logging,trace,shared-memory:triton-admin-key=$({ADMIN_KEY_ENV})",
+        f"--grpc-restricted-protocol=model-repository,logging,trace,shared-memory:triton-admin-key=$({ADMIN_KEY_ENV})",
+        "--strict-readiness=true",
+        "--exit-on-error=true",
+        "--exit-timeout-secs=30",
+        "--http-port=8000",
+        "--grpc-port=8001",
+        "--allow-metrics=true",
+        "--allow-gpu-metrics=true",
+        "--allow-cpu-metrics=true",
+        "--metrics-port=8002",
+        "--metrics-config=summary_latencies=true",
+    ]
 
 
 @pytest.mark.parametrize(("stack", "deployment"), CASES, ids=IDS)
@@ -223,7 +248,10 @@ def test_ingress_carries_grpc_over_tls() -> None:
     )
     ingresses = objects(result, "Ingress")
     grpc = ingresses["triton-general-grpc"]
-    assert grpc["metadata"]["annotations"] == {"nginx.ingress.kubernetes.io/backend-protocol": "GRPC"}
+    assert grpc["metadata"]["annotations"] == {
+        "nginx.ingress.kubernetes.io/backend-protocol": "GRPC",
+        "nginx.ingress.kubernetes.io/proxy-body-size": "64m",
+    }
     assert grpc["spec"]["tls"] == [{"hosts": ["general-grpc.ml.example.com"], "secretName": "ml-tls"}]
     backend = grpc["spec"]["rules"][0]["http"]["paths"][0]["backend"]
     assert backend == {"service": {"name": "triton-general", "port": {"name": "grpc"}}}
@@ -305,8 +333,30 @@ def test_removing_a_model_changes_the_deployment_but_keeps_model_data() -> None:
 def test_claims_outside_production_are_kept_but_not_protected() -> None:
     result = synth_mutated(
         "staging",
-        setting(SERVING, "modelRepository", value={"source": "pvc", "pvc": {"claimName": "models", "create": True}}),
+        setting(
+            SERVING,
+            "modelRepository",
+            value={"source": "pvc", "pvc": {"claimName": "models", "create": True, "accessMode": "ReadWriteMany"}},
+        ),
     )
     claim = result.find("kubernetes:core/v1:PersistentVolumeClaim", "staging-serving-model-repository")
     assert (claim.protect, claim.retain_on_delete) == (False, True)
-    assert claim.inputs["spec"]["accessModes"] == ["ReadOnlyMany"]
+    assert claim.inputs["spec"]["accessModes"] == ["ReadWriteMany"]
+    namespace = result.find("kubernetes:core/v1:Namespace", "staging-namespace")
+    assert (namespace.protect, namespace.retain_on_delete) == (False, True), "deleting the namespace deletes the claim"
+
+
+def test_the_production_namespace_holding_the_claim_is_protected() -> None:
+    namespace = synth_stack("production").find("kubernetes:core/v1:Namespace", "production-namespace")
+    assert (namespace.protect, namespace.retain_on_delete) == (True, True)
+    dev = synth_stack("dev").find("kubernetes:core/v1:Namespace", "dev-namespace")
+    assert (dev.protect, dev.retain_on_delete) == (False, False)
+
+
+def test_a_new_store_revision_rolls_the_pods() -> None:
+    before = objects(synth_stack("production"), "Deployment")["triton-ranker"]
+    after = objects(
+        synth_mutated("production", setting(SERVING, "modelRepository", "revision", value="2026-12-01.1")), "Deployment"
+    )["triton-ranker"]
+    hashes = [d["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION] for d in (before, after)]
+    assert hashes[0] != hashes[1]
