@@ -116,9 +116,20 @@ done
 """
 
 
+def deployment_object_name(deployment: str) -> str:
+    """Name of a Triton deployment's Deployment, Service, PDB and NetworkPolicy (and, later, its ScaledObject).
+
+    Prometheus sees it as the `deployment` label of every series the deployment exports.
+    """
+    return f"triton-{deployment}"
+
+
 def selector_labels(deployment: str) -> dict[str, str]:
     """Stable across upgrades: never the version."""
-    return {"app.kubernetes.io/name": "triton-inference-server", "app.kubernetes.io/instance": f"triton-{deployment}"}
+    return {
+        "app.kubernetes.io/name": "triton-inference-server",
+        "app.kubernetes.io/instance": deployment_object_name(deployment),
+    }
 
 
 def image_version(image: str) -> str:
@@ -413,7 +424,7 @@ def deployment_manifest(ctx: ServingContext, name: str, deployment: DeploymentCo
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": ctx.metadata(f"triton-{name}", name),
+        "metadata": ctx.metadata(deployment_object_name(name), name),
         "spec": spec,
     }
 
@@ -422,7 +433,7 @@ def service_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": ctx.metadata(f"triton-{name}", name),
+        "metadata": ctx.metadata(deployment_object_name(name), name),
         "spec": {
             "type": "ClusterIP",
             "selector": selector_labels(name),
@@ -472,7 +483,7 @@ def network_policy_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
-        "metadata": ctx.metadata(f"triton-{name}", name),
+        "metadata": ctx.metadata(deployment_object_name(name), name),
         "spec": {"podSelector": {"matchLabels": selector_labels(name)}, "policyTypes": ["Ingress"], "ingress": rules},
     }
 
@@ -481,7 +492,7 @@ def pdb_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
     return {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
-        "metadata": ctx.metadata(f"triton-{name}", name),
+        "metadata": ctx.metadata(deployment_object_name(name), name),
         "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector_labels(name)}},
     }
 
@@ -496,7 +507,7 @@ def ingress_manifests(ctx: ServingContext, name: str) -> list[dict[str, Any]]:
         ("grpc", "-grpc", {**body, "nginx.ingress.kubernetes.io/backend-protocol": "GRPC"}),
     ):
         host = f"{name}{host_suffix}.{ingress.base_domain}"
-        backend = {"service": {"name": f"triton-{name}", "port": {"name": protocol}}}
+        backend = {"service": {"name": deployment_object_name(name), "port": {"name": protocol}}}
         out.append(
             {
                 "apiVersion": "networking.k8s.io/v1",

@@ -557,6 +557,21 @@ class AlertsConfig(Strict):
     gpu_utilization_low_for: Annotated[str, Field(pattern=PROM_DURATION)] = "2h"
     """How long utilization must stay below `gpuUtilizationLow`."""
 
+    backlog_at_max_for: Annotated[str, Field(pattern=PROM_DURATION)] = "10m"
+    """How long pending requests per replica may stay above `scaling.queueDepthTarget` while a deployment runs at `replicas.max`."""
+
+    replicas_unavailable_for: Annotated[str, Field(pattern=PROM_DURATION)] = "10m"
+    """How long a deployment may have fewer available replicas than desired."""
+
+    model_missing_for: Annotated[str, Field(pattern=PROM_DURATION)] = "10m"
+    """How long a configured model may report no metrics (not loaded) while its deployment is scraped."""
+
+    target_down_for: Annotated[str, Field(pattern=PROM_DURATION)] = "5m"
+    """How long a Triton metrics endpoint may be unreachable."""
+
+    keda_errors_for: Annotated[str, Field(pattern=PROM_DURATION)] = "5m"
+    """How long KEDA may fail to read a trigger (its fallback replicas apply meanwhile)."""
+
 
 class PrometheusPeer(Strict):
     """The Prometheus that scrapes Triton; the NetworkPolicy admits it to the metrics port."""
@@ -568,11 +583,108 @@ class PrometheusPeer(Strict):
     """Its pod labels."""
 
 
+class SecretRef(Strict):
+    """A key of an existing Kubernetes Secret in the platform namespace."""
+
+    name: ObjectName
+    """Secret name."""
+
+    key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]+$")]
+    """Key in the Secret."""
+
+
+class Credential(Strict):
+    """A receiver credential: a Pulumi secret value (`secure:` in the stack file), or an existing Secret's key."""
+
+    value: str | None = None
+    """The credential itself; must be a Pulumi secret (`pulumi config set --secret --path ...`), never plain text."""
+
+    secret: SecretRef | None = None
+    """Or: where an existing Secret holds it."""
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Credential:
+        if (self.value is None) == (self.secret is None):
+            raise ValueError("set exactly one of value (a Pulumi secret) and secret (an existing Secret's key)")
+        return self
+
+
+class SlackReceiver(Strict):
+    """Slack incoming webhook."""
+
+    webhook_url: Credential
+    """The webhook URL."""
+
+    channel: Annotated[str, Field(min_length=1)]
+    """Channel, e.g. `#ml-alerts`."""
+
+
+class PagerDutyReceiver(Strict):
+    """PagerDuty Events API v2."""
+
+    routing_key: Credential
+    """The integration's routing key."""
+
+
+class WebhookReceiver(Strict):
+    """A generic webhook."""
+
+    url: Credential
+    """The URL to POST alerts to."""
+
+
+class Receiver(Strict):
+    """Where Alertmanager sends a class of alerts: one or more integrations."""
+
+    slack: SlackReceiver | None = None
+    """Post to Slack."""
+
+    pagerduty: PagerDutyReceiver | None = None
+    """Page through PagerDuty."""
+
+    webhook: WebhookReceiver | None = None
+    """POST to a webhook."""
+
+
+Severity = Literal["critical", "warning", "info"]
+
+
+class HelmChart(Strict):
+    """A pinned Helm chart."""
+
+    repository: Annotated[str, Field(pattern=r"^(https|oci)://")] = "https://prometheus-community.github.io/helm-charts"
+    """Chart repository URL."""
+
+    version: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "79.7.1"
+    """Exact chart version (kube-prometheus-stack)."""
+
+
 class MonitoringConfig(Strict):
     """Prometheus scraping, rules, Alertmanager routing and Grafana dashboards."""
 
+    mode: Literal["install", "existing"] = "existing"
+    """`install`: the kube-prometheus-stack chart, pinned, in `prometheus.namespace`. `existing`: an operator already runs; only the platform's ServiceMonitor, rules, routing and dashboards are created."""
+
+    chart: HelmChart = HelmChart()
+    """The chart, for mode `install`."""
+
     prometheus: PrometheusPeer = PrometheusPeer()
     """Which Prometheus scrapes Triton."""
+
+    selector_labels: Labels = {"release": "kube-prometheus-stack"}
+    """Labels the Prometheus Operator selects ServiceMonitors, rules and AlertmanagerConfigs by (kube-prometheus-stack's `release` label)."""
+
+    receivers: dict[Annotated[str, Field(pattern=DNS_LABEL, max_length=63)], Receiver] = {}
+    """Alertmanager receivers by name."""
+
+    routes: dict[Severity, Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]] = {}
+    """Receiver for each severity; a severity without one is dropped (dev)."""
+
+    runbook_base_url: Annotated[str, Field(pattern=r"^https://")] = "https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md"
+    """Every alert's runbook_url is this plus `#<alert name in lower case>`."""
+
+    grafana_folder: Annotated[str, Field(min_length=1)] = "Triton"
+    """Grafana folder the dashboards land in (sidecar annotation)."""
 
     scrape_interval: Annotated[str, Field(pattern=PROM_DURATION)] = "15s"
     """How often Prometheus scrapes Triton's metrics port."""

@@ -1,0 +1,255 @@
+"""Prometheus recording and alert rules for the platform, from stack config.
+
+Only metrics that exist: Triton's (REFERENCE.md §1, checked against a real
+tritonserver's /metrics), kube-state-metrics' and KEDA's (checked against the
+KEDA 2.21 source). Series carry `namespace`, `pod`, `service` and `deployment`
+labels because the ServiceMonitor's relabelings put them there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from components.triton_manifests import deployment_object_name
+from platform_config.schema import PlatformConfig, Severity
+
+BY_MODEL = "namespace, deployment, model"
+BY_DEPLOYMENT = "namespace, deployment"
+BY_POD = "namespace, deployment, pod"
+
+REQUESTS_RATE = "namespace_deployment_model:nv_inference_request_success:rate"
+DEPLOYMENT_REQUESTS_RATE = "namespace_deployment:nv_inference_request_success:rate"
+BATCH_SIZE = "namespace_deployment_model:nv_inference_batch_size:avg"
+QUEUE_SECONDS = "namespace_deployment_model:nv_inference_queue_seconds_per_request:avg"
+LATENCY_P95 = "namespace_deployment_model:nv_inference_request_seconds:p95"
+LATENCY_P99 = "namespace_deployment_model:nv_inference_request_seconds:p99"
+PENDING_PER_REPLICA = "namespace_deployment:nv_inference_pending_request_count:avg_per_replica"
+GPU_UTILIZATION_POD = "namespace_deployment_pod:nv_gpu_utilization:avg"
+GPU_UTILIZATION = "namespace_deployment:nv_gpu_utilization:avg"
+GPU_MEMORY_RATIO_POD = "namespace_deployment_pod:nv_gpu_memory_used:ratio"
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alert rule, before it is printed."""
+
+    name: str
+    expr: str
+    duration: str
+    severity: Severity
+    summary: str
+    description: str
+
+
+def rate_window(scrape_interval_seconds: float) -> str:
+    """rate() needs at least four samples to be stable: 1m, or four scrape intervals if longer."""
+    seconds = max(60, int(4 * scrape_interval_seconds))
+    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
+
+
+def duration_seconds(duration: str) -> float:
+    """Seconds in a Prometheus duration such as 1h30m."""
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+    total, number = 0.0, ""
+    i = 0
+    while i < len(duration):
+        if duration[i].isdigit():
+            number += duration[i]
+            i += 1
+            continue
+        unit = "ms" if duration[i : i + 2] == "ms" else duration[i]
+        total += int(number) * units[unit]
+        number, i = "", i + len(unit)
+    return total
+
+
+def _selector(config: PlatformConfig) -> str:
+    return f'namespace="{config.kubernetes.namespace}"'
+
+
+def recording_rules(config: PlatformConfig) -> list[dict[str, str]]:
+    sel = _selector(config)
+    window = rate_window(duration_seconds(config.monitoring.scrape_interval))
+
+    def rate(metric: str, by: str) -> str:
+        return f"sum by ({by}) (rate({metric}{{{sel}}}[{window}]))"
+
+    rules = [
+        (f"{REQUESTS_RATE}{window}", rate("nv_inference_request_success", BY_MODEL)),
+        (f"{DEPLOYMENT_REQUESTS_RATE}{window}", rate("nv_inference_request_success", BY_DEPLOYMENT)),
+        # Average batch = inferences / executions (REFERENCE.md §1, derived signals).
+        (f"{BATCH_SIZE}{window}", f"{rate('nv_inference_count', BY_MODEL)} / {rate('nv_inference_exec_count', BY_MODEL)}"),
+        (
+            f"{QUEUE_SECONDS}{window}",
+            f"{rate('nv_inference_queue_duration_us', BY_MODEL)} / {rate('nv_inference_request_success', BY_MODEL)}"
+            " / 1e6",
+        ),
+        # Summary quantiles cannot be averaged across pods; the worst pod is the honest aggregate.
+        (LATENCY_P95, f'max by ({BY_MODEL}) (nv_inference_request_summary_us{{{sel}, quantile="0.95"}}) / 1e6'),
+        (LATENCY_P99, f'max by ({BY_MODEL}) (nv_inference_request_summary_us{{{sel}, quantile="0.99"}}) / 1e6'),
+        (
+            PENDING_PER_REPLICA,
+            f"avg by ({BY_DEPLOYMENT}) (sum by ({BY_POD}) (nv_inference_pending_request_count{{{sel}}}))",
+        ),
+        (GPU_UTILIZATION_POD, f"avg by ({BY_POD}) (nv_gpu_utilization{{{sel}}})"),
+        (GPU_UTILIZATION, f"avg by ({BY_DEPLOYMENT}) (nv_gpu_utilization{{{sel}}})"),
+        (
+            GPU_MEMORY_RATIO_POD,
+            f"sum by ({BY_POD}) (nv_gpu_memory_used_bytes{{{sel}}}) / sum by ({BY_POD}) (nv_gpu_memory_total_bytes{{{sel}}})",
+        ),
+    ]
+    return [{"record": record, "expr": expr} for record, expr in rules]
+
+
+def alerts(config: PlatformConfig) -> list[Alert]:
+    """Every alert, thresholds and `for:` from the stack's config."""
+    sel, ns = _selector(config), config.kubernetes.namespace
+    thresholds = config.monitoring.alerts
+    window = rate_window(duration_seconds(config.monitoring.scrape_interval))
+    slo_s = config.serving.p95_latency_slo_ms / 1000
+    out = [
+        Alert(
+            "TritonLatencyAboveSLO",
+            f"{LATENCY_P95}{{{sel}}} > {slo_s:g}",
+            thresholds.latency_for,
+            "critical",
+            "p95 latency of {{ $labels.model }} is above the SLO",
+            f"p95 of {{{{ $labels.model }}}} in {{{{ $labels.deployment }}}} is {{{{ $value | humanizeDuration }}}}, "
+            f"above the {config.serving.p95_latency_slo_ms} ms SLO.",
+        ),
+        Alert(
+            "TritonQueueTimeHigh",
+            f"{QUEUE_SECONDS}{window}{{{sel}}} > {thresholds.queue_time_ms / 1000:g}",
+            thresholds.queue_time_for,
+            "warning",
+            "Requests to {{ $labels.model }} wait too long in Triton's queue",
+            f"Average queue time per request of {{{{ $labels.model }}}} is {{{{ $value | humanizeDuration }}}}, "
+            f"above {thresholds.queue_time_ms:g} ms: replicas or instances are short.",
+        ),
+        Alert(
+            "TritonInferenceFailures",
+            f"sum by ({BY_MODEL}, reason) (rate(nv_inference_request_failure{{{sel}}}[{window}]))"
+            f" / on ({BY_MODEL}) group_left ()"
+            f" (sum by ({BY_MODEL}) (rate(nv_inference_request_success{{{sel}}}[{window}]))"
+            f" + sum by ({BY_MODEL}) (rate(nv_inference_request_failure{{{sel}}}[{window}])))"
+            f" > {thresholds.failure_ratio:g}",
+            thresholds.failure_for,
+            "critical",
+            "Inference requests to {{ $labels.model }} fail ({{ $labels.reason }})",
+            f"{{{{ $value | humanizePercentage }}}} of requests to {{{{ $labels.model }}}} fail with reason "
+            f"{{{{ $labels.reason }}}}, above {thresholds.failure_ratio:.2%}.",
+        ),
+        Alert(
+            "TritonReplicasUnavailable",
+            f'kube_deployment_status_replicas_available{{{sel}, deployment=~"triton-.+"}}'
+            f' < kube_deployment_spec_replicas{{{sel}, deployment=~"triton-.+"}}',
+            thresholds.replicas_unavailable_for,
+            "critical",
+            "{{ $labels.deployment }} has fewer available replicas than desired",
+            "Only {{ $value }} replicas of {{ $labels.deployment }} are available: pods are not scheduling, "
+            "not ready or crash-looping.",
+        ),
+        Alert(
+            "TritonTargetDown",
+            f'up{{{sel}, service=~"triton-.+"}} == 0',
+            thresholds.target_down_for,
+            "critical",
+            "Prometheus cannot scrape Triton pod {{ $labels.pod }}",
+            "The metrics endpoint of {{ $labels.pod }} ({{ $labels.service }}) is down: the autoscaler and "
+            "these alerts are blind to it.",
+        ),
+        Alert(
+            "TritonGPUMemoryHigh",
+            f"{GPU_MEMORY_RATIO_POD}{{{sel}}} > {thresholds.gpu_memory_ratio:g}",
+            thresholds.gpu_memory_for,
+            "warning",
+            "GPU memory of {{ $labels.pod }} is nearly full",
+            f"{{{{ $labels.pod }}}} uses {{{{ $value | humanizePercentage }}}} of its GPU memory, above "
+            f"{thresholds.gpu_memory_ratio:.0%}; another model instance or a larger batch will not fit.",
+        ),
+        Alert(
+            "TritonGPUUnderutilized",
+            f"{GPU_UTILIZATION}{{{sel}}} < {thresholds.gpu_utilization_low:g}",
+            thresholds.gpu_utilization_low_for,
+            "info",
+            "GPUs of {{ $labels.deployment }} are mostly idle",
+            f"Average GPU utilization of {{{{ $labels.deployment }}}} is {{{{ $value | humanizePercentage }}}}, "
+            f"below {thresholds.gpu_utilization_low:.0%}: the warm floor or maxNodes may be oversized.",
+        ),
+    ]
+    if config.scaling.enabled:
+        out.append(
+            Alert(
+                "KedaScalerErrors",
+                f'sum by (namespace, scaledObject) (increase(keda_scaler_detail_errors_total{{{sel}, scaledObject=~"triton-.+"}}[5m])) > 0',
+                thresholds.keda_errors_for,
+                "warning",
+                "KEDA cannot read the triggers of {{ $labels.scaledObject }}",
+                "KEDA's queries for {{ $labels.scaledObject }} fail; after failureThreshold errors it holds the "
+                "fallback replica count instead of following load.",
+            )
+        )
+    for name, deployment in sorted(config.serving.deployments.items()):
+        target = deployment_object_name(name)
+        out += _per_deployment_alerts(config, ns, target, deployment.replicas.max, sorted(deployment.models))
+    return out
+
+
+def _per_deployment_alerts(config: PlatformConfig, ns: str, target: str, max_replicas: int, models: list[str]) -> list[Alert]:
+    thresholds = config.monitoring.alerts
+    sel = f'namespace="{ns}", deployment="{target}"'
+    out = []
+    if config.scaling.enabled:
+        out.append(
+            Alert(
+                "TritonQueueBacklogAtMaxReplicas",
+                f"{PENDING_PER_REPLICA}{{{sel}}} > {config.scaling.queue_depth_target:g}"
+                f' and on (namespace, deployment) kube_deployment_spec_replicas{{{sel}}} >= {max_replicas}',
+                thresholds.backlog_at_max_for,
+                "critical",
+                f"{target} is at its {max_replicas}-replica ceiling and requests still queue",
+                f"{{{{ $value }}}} requests pending per replica in {target}, which already runs replicas.max "
+                f"({max_replicas}): raise replicas.max and the GPU pool, or shed load.",
+            )
+        )
+    for model in models:
+        out.append(
+            Alert(
+                "TritonModelNotLoaded",
+                f'count by (namespace) (up{{namespace="{ns}", service="{target}"}} == 1)'
+                f' unless on (namespace) count by (namespace) (nv_inference_count{{{sel}, model="{model}"}})',
+                thresholds.model_missing_for,
+                "critical",
+                f"Model {model} reports no metrics in {target}",
+                f"{target} is scraped but exports no series for model {model}: it is not loaded.",
+            )
+        )
+    return out
+
+
+def alert_rule(alert: Alert, config: PlatformConfig) -> dict[str, Any]:
+    anchor = alert.name.lower()
+    return {
+        "alert": alert.name,
+        "expr": alert.expr,
+        "for": alert.duration,
+        "labels": {"severity": alert.severity, "platform": "triton-platform"},
+        "annotations": {
+            "summary": alert.summary,
+            "description": alert.description,
+            "runbook_url": f"{config.monitoring.runbook_base_url}#{anchor}",
+        },
+    }
+
+
+def rule_groups(config: PlatformConfig) -> list[dict[str, Any]]:
+    """The rule file's groups, exactly as the PrometheusRule carries them."""
+    return [
+        {
+            "name": "triton-platform.recording",
+            "interval": config.monitoring.scrape_interval,
+            "rules": recording_rules(config),
+        },
+        {"name": "triton-platform.alerts", "rules": [alert_rule(a, config) for a in alerts(config)]},
+    ]
