@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements-stamp
 STACK ?= dev
 
-.PHONY: test lint docs up synth venv
+.PHONY: test lint docs up synth venv tools
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy .
 
+# promtool, amtool and prometheus, which the monitoring tests run for real.
+tools:
+	scripts/install-tools
+
 # The whole suite: format, lint, types, then every test.
-test: lint
+test: lint tools
 	$(BIN)/python -m pytest
 
 # Regenerate the README's config reference from the schema.

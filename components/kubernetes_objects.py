@@ -27,11 +27,28 @@ def _snake(key: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
 
 
+CUSTOM_KINDS = {
+    ("monitoring.coreos.com/v1", "ServiceMonitor"),
+    ("monitoring.coreos.com/v1", "PrometheusRule"),
+    ("monitoring.coreos.com/v1alpha1", "AlertmanagerConfig"),
+}
+"""Custom resources the builders emit; anything else is a typo, not a new kind."""
+
+
 def create_object(resource_name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     """The typed resource for a manifest's kind; its top-level fields become the resource's arguments."""
     key = (manifest["apiVersion"], manifest["kind"])
+    if key in CUSTOM_KINDS:
+        return k8s.apiextensions.CustomResource(
+            resource_name,
+            api_version=key[0],
+            kind=key[1],
+            metadata=manifest["metadata"],
+            spec=manifest["spec"],
+            opts=opts,
+        )
     if key not in KINDS:
-        raise KeyError(f"no resource class for {key}; add it to KINDS")
+        raise KeyError(f"no resource class for {key}; add it to KINDS or CUSTOM_KINDS")
     fields = {_snake(k): v for k, v in manifest.items() if k not in ("apiVersion", "kind")}
     resource: pulumi.CustomResource = KINDS[key](resource_name, opts=opts, **fields)
     return resource

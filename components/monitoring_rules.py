@@ -40,6 +40,8 @@ class Alert:
     severity: Severity
     summary: str
     description: str
+    labels: tuple[tuple[str, str], ...] = ()
+    """Extra labels: the deployment and model a per-deployment rule is about."""
 
 
 def rate_window(scrape_interval_seconds: float) -> str:
@@ -79,7 +81,10 @@ def recording_rules(config: PlatformConfig) -> list[dict[str, str]]:
         (f"{REQUESTS_RATE}{window}", rate("nv_inference_request_success", BY_MODEL)),
         (f"{DEPLOYMENT_REQUESTS_RATE}{window}", rate("nv_inference_request_success", BY_DEPLOYMENT)),
         # Average batch = inferences / executions (REFERENCE.md §1, derived signals).
-        (f"{BATCH_SIZE}{window}", f"{rate('nv_inference_count', BY_MODEL)} / {rate('nv_inference_exec_count', BY_MODEL)}"),
+        (
+            f"{BATCH_SIZE}{window}",
+            f"{rate('nv_inference_count', BY_MODEL)} / {rate('nv_inference_exec_count', BY_MODEL)}",
+        ),
         (
             f"{QUEUE_SECONDS}{window}",
             f"{rate('nv_inference_queue_duration_us', BY_MODEL)} / {rate('nv_inference_request_success', BY_MODEL)}"
@@ -96,7 +101,8 @@ def recording_rules(config: PlatformConfig) -> list[dict[str, str]]:
         (GPU_UTILIZATION, f"avg by ({BY_DEPLOYMENT}) (nv_gpu_utilization{{{sel}}})"),
         (
             GPU_MEMORY_RATIO_POD,
-            f"sum by ({BY_POD}) (nv_gpu_memory_used_bytes{{{sel}}}) / sum by ({BY_POD}) (nv_gpu_memory_total_bytes{{{sel}}})",
+            f"sum by ({BY_POD}) (nv_gpu_memory_used_bytes{{{sel}}})"
+            f" / sum by ({BY_POD}) (nv_gpu_memory_total_bytes{{{sel}}})",
         ),
     ]
     return [{"record": record, "expr": expr} for record, expr in rules]
@@ -115,8 +121,8 @@ def alerts(config: PlatformConfig) -> list[Alert]:
             thresholds.latency_for,
             "critical",
             "p95 latency of {{ $labels.model }} is above the SLO",
-            f"p95 of {{{{ $labels.model }}}} in {{{{ $labels.deployment }}}} is {{{{ $value | humanizeDuration }}}}, "
-            f"above the {config.serving.p95_latency_slo_ms} ms SLO.",
+            f"p95 latency of {{{{ $labels.model }}}} in {{{{ $labels.deployment }}}} is above the "
+            f"{config.serving.p95_latency_slo_ms} ms SLO.",
         ),
         Alert(
             "TritonQueueTimeHigh",
@@ -124,8 +130,8 @@ def alerts(config: PlatformConfig) -> list[Alert]:
             thresholds.queue_time_for,
             "warning",
             "Requests to {{ $labels.model }} wait too long in Triton's queue",
-            f"Average queue time per request of {{{{ $labels.model }}}} is {{{{ $value | humanizeDuration }}}}, "
-            f"above {thresholds.queue_time_ms:g} ms: replicas or instances are short.",
+            f"Average queue time per request of {{{{ $labels.model }}}} is above {thresholds.queue_time_ms:g} ms: "
+            "replicas or instances are short.",
         ),
         Alert(
             "TritonInferenceFailures",
@@ -137,8 +143,8 @@ def alerts(config: PlatformConfig) -> list[Alert]:
             thresholds.failure_for,
             "critical",
             "Inference requests to {{ $labels.model }} fail ({{ $labels.reason }})",
-            f"{{{{ $value | humanizePercentage }}}} of requests to {{{{ $labels.model }}}} fail with reason "
-            f"{{{{ $labels.reason }}}}, above {thresholds.failure_ratio:.2%}.",
+            f"More than {thresholds.failure_ratio:.2%} of requests to {{{{ $labels.model }}}} fail with reason "
+            "{{ $labels.reason }}.",
         ),
         Alert(
             "TritonReplicasUnavailable",
@@ -147,7 +153,7 @@ def alerts(config: PlatformConfig) -> list[Alert]:
             thresholds.replicas_unavailable_for,
             "critical",
             "{{ $labels.deployment }} has fewer available replicas than desired",
-            "Only {{ $value }} replicas of {{ $labels.deployment }} are available: pods are not scheduling, "
+            "Fewer replicas of {{ $labels.deployment }} are available than desired: pods are not scheduling, "
             "not ready or crash-looping.",
         ),
         Alert(
@@ -165,8 +171,8 @@ def alerts(config: PlatformConfig) -> list[Alert]:
             thresholds.gpu_memory_for,
             "warning",
             "GPU memory of {{ $labels.pod }} is nearly full",
-            f"{{{{ $labels.pod }}}} uses {{{{ $value | humanizePercentage }}}} of its GPU memory, above "
-            f"{thresholds.gpu_memory_ratio:.0%}; another model instance or a larger batch will not fit.",
+            f"{{{{ $labels.pod }}}} uses more than {thresholds.gpu_memory_ratio:.0%} of its GPU memory; another "
+            "model instance or a larger batch will not fit.",
         ),
         Alert(
             "TritonGPUUnderutilized",
@@ -174,15 +180,16 @@ def alerts(config: PlatformConfig) -> list[Alert]:
             thresholds.gpu_utilization_low_for,
             "info",
             "GPUs of {{ $labels.deployment }} are mostly idle",
-            f"Average GPU utilization of {{{{ $labels.deployment }}}} is {{{{ $value | humanizePercentage }}}}, "
-            f"below {thresholds.gpu_utilization_low:.0%}: the warm floor or maxNodes may be oversized.",
+            f"Average GPU utilization of {{{{ $labels.deployment }}}} is below {thresholds.gpu_utilization_low:.0%}: "
+            "the warm floor or maxNodes may be oversized.",
         ),
     ]
     if config.scaling.enabled:
         out.append(
             Alert(
                 "KedaScalerErrors",
-                f'sum by (namespace, scaledObject) (increase(keda_scaler_detail_errors_total{{{sel}, scaledObject=~"triton-.+"}}[5m])) > 0',
+                "sum by (namespace, scaledObject) (increase(keda_scaler_detail_errors_total"
+                f'{{{sel}, scaledObject=~"triton-.+"}}[5m])) > 0',
                 thresholds.keda_errors_for,
                 "warning",
                 "KEDA cannot read the triggers of {{ $labels.scaledObject }}",
@@ -196,7 +203,9 @@ def alerts(config: PlatformConfig) -> list[Alert]:
     return out
 
 
-def _per_deployment_alerts(config: PlatformConfig, ns: str, target: str, max_replicas: int, models: list[str]) -> list[Alert]:
+def _per_deployment_alerts(
+    config: PlatformConfig, ns: str, target: str, max_replicas: int, models: list[str]
+) -> list[Alert]:
     thresholds = config.monitoring.alerts
     sel = f'namespace="{ns}", deployment="{target}"'
     out = []
@@ -205,12 +214,13 @@ def _per_deployment_alerts(config: PlatformConfig, ns: str, target: str, max_rep
             Alert(
                 "TritonQueueBacklogAtMaxReplicas",
                 f"{PENDING_PER_REPLICA}{{{sel}}} > {config.scaling.queue_depth_target:g}"
-                f' and on (namespace, deployment) kube_deployment_spec_replicas{{{sel}}} >= {max_replicas}',
+                f" and on (namespace, deployment) kube_deployment_spec_replicas{{{sel}}} >= {max_replicas}",
                 thresholds.backlog_at_max_for,
                 "critical",
                 f"{target} is at its {max_replicas}-replica ceiling and requests still queue",
-                f"{{{{ $value }}}} requests pending per replica in {target}, which already runs replicas.max "
-                f"({max_replicas}): raise replicas.max and the GPU pool, or shed load.",
+                f"More than {config.scaling.queue_depth_target:g} requests pending per replica in {target}, which "
+                f"already runs replicas.max ({max_replicas}): raise replicas.max and the GPU pool, or shed load.",
+                (("deployment", target),),
             )
         )
     for model in models:
@@ -223,6 +233,7 @@ def _per_deployment_alerts(config: PlatformConfig, ns: str, target: str, max_rep
                 "critical",
                 f"Model {model} reports no metrics in {target}",
                 f"{target} is scraped but exports no series for model {model}: it is not loaded.",
+                (("deployment", target), ("model", model)),
             )
         )
     return out
@@ -234,7 +245,7 @@ def alert_rule(alert: Alert, config: PlatformConfig) -> dict[str, Any]:
         "alert": alert.name,
         "expr": alert.expr,
         "for": alert.duration,
-        "labels": {"severity": alert.severity, "platform": "triton-platform"},
+        "labels": {"severity": alert.severity, "platform": "triton-platform", **dict(alert.labels)},
         "annotations": {
             "summary": alert.summary,
             "description": alert.description,

@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 from components.gpu_pool_contract import pool_contract
 from components.kubernetes_objects import create_object
 from components.kubernetes_provider import create_provider, provider_options, render_dir
+from components.monitoring import Monitoring, MonitoringArgs
 from components.namespace import namespace_manifests
 from components.triton_serving import TritonServing, TritonServingArgs
 from model_repository.render import render_repository
@@ -39,6 +40,9 @@ class TritonPlatform(pulumi.ComponentResource):
     serving: TritonServing
     """The Triton deployments."""
 
+    monitoring: Monitoring
+    """Scraping, rules, alert routing and dashboards."""
+
     def __init__(self, name: str, args: TritonPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -62,6 +66,7 @@ class TritonPlatform(pulumi.ComponentResource):
             TritonServingArgs(args.stack, config, rendered, pool_contract(config.gpu_pool)),
             in_namespace,
         )
+        self.monitoring = Monitoring(f"{name}-monitoring", MonitoringArgs(config), in_namespace)
         self.namespace = namespace.metadata.name
         self.register_outputs({"namespace": self.namespace, "services": self.serving.services})
 

@@ -124,10 +124,14 @@ def deployment_object_name(deployment: str) -> str:
     return f"triton-{deployment}"
 
 
+APP_NAME = "triton-inference-server"
+"""`app.kubernetes.io/name` of every Triton object: what the ServiceMonitor selects."""
+
+
 def selector_labels(deployment: str) -> dict[str, str]:
     """Stable across upgrades: never the version."""
     return {
-        "app.kubernetes.io/name": "triton-inference-server",
+        "app.kubernetes.io/name": APP_NAME,
         "app.kubernetes.io/instance": deployment_object_name(deployment),
     }
 

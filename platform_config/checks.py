@@ -18,6 +18,7 @@ from platform_config.schema import (
     GpuPoolConfig,
     KubernetesConfig,
     ModelSettings,
+    MonitoringConfig,
     ScalingConfig,
     ServingConfig,
     section_key,
@@ -354,6 +355,17 @@ def _model_delivery(sections: Sections, repo: ModelRepository) -> Iterator[Confi
             )
 
 
+def _routes_exist(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    monitoring: MonitoringConfig = sections["monitoring"]
+    known = ", ".join(sorted(monitoring.receivers)) or "none defined"
+    for severity, receiver in sorted(monitoring.routes.items()):
+        if receiver not in monitoring.receivers:
+            yield ConfigIssue(
+                f"{section_key('monitoring')}.routes.{severity}",
+                f"receiver {receiver!r} is not defined under receivers; known receivers: {known}",
+            )
+
+
 Check = Callable[[Sections, ModelRepository], Iterator[ConfigIssue]]
 
 CHECKS: list[tuple[tuple[str, ...], Check]] = [
@@ -366,6 +378,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving", "models"), _ensembles_complete),
     (("serving", "gpu_pool"), _gpu_capacity),
     (("environment", "serving"), _model_delivery),
+    (("monitoring",), _routes_exist),
     (("serving", "scaling"), _static_replicas),
 ]
 """Each check with the sections it needs."""

@@ -15,13 +15,14 @@ import json
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic.alias_generators import to_camel
 
 from model_repository.source import DEFAULT_MODEL_REPO, ModelRepository, read_repository
 from platform_config.checks import cross_section_issues
@@ -35,6 +36,7 @@ from platform_config.schema import (
     KeyProblemError,
     KubernetesConfig,
     PlatformConfig,
+    section_key,
 )
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
@@ -277,8 +279,35 @@ def _namespace_issues(flat: Mapping[str, str]) -> list[ConfigIssue]:
     return issues
 
 
-def parse_config(flat: Mapping[str, str], source: str, repo: ModelRepository | None = None) -> PlatformConfig:
-    """Validate flat Pulumi config into a PlatformConfig, or raise ConfigError with every problem."""
+def _plaintext_credentials(sections: dict[str, Any], secret_keys: Collection[str]) -> list[ConfigIssue]:
+    """Receiver credentials given inline must be Pulumi secrets, never plain text in the stack file."""
+    key = section_key("monitoring")
+    monitoring = sections.get("monitoring")
+    if monitoring is None or key in secret_keys:
+        return []
+    issues = []
+    for name, receiver in sorted(monitoring.receivers.items()):
+        for integration, field in (("slack", "webhook_url"), ("pagerduty", "routing_key"), ("webhook", "url")):
+            target = getattr(receiver, integration)
+            if target is not None and getattr(target, field).value is not None:
+                path = f"{key}.receivers.{name}.{integration}.{to_camel(field)}.value"
+                issues.append(
+                    ConfigIssue(
+                        path,
+                        "a credential in plain text; store it as a Pulumi secret: "
+                        f"pulumi config set --secret --path '{path}' <value> (or reference an existing Secret)",
+                    )
+                )
+    return issues
+
+
+def parse_config(
+    flat: Mapping[str, str], source: str, repo: ModelRepository | None = None, secret_keys: Collection[str] = ()
+) -> PlatformConfig:
+    """Validate flat Pulumi config into a PlatformConfig, or raise ConfigError with every problem.
+
+    `secret_keys` are the config keys Pulumi holds as secrets.
+    """
     repo = read_repository(DEFAULT_MODEL_REPO) if repo is None else repo
     issues = _namespace_issues(flat)
     sections: dict[str, Any] = {}
@@ -308,6 +337,7 @@ def parse_config(flat: Mapping[str, str], source: str, repo: ModelRepository | N
                     mode=value["mode"], namespace=str(value.get("namespace"))
                 )
     issues.extend(cross_section_issues(sections, repo))
+    issues.extend(_plaintext_credentials(sections, secret_keys))
     if issues:
         raise ConfigError(source, issues)
     return PlatformConfig.model_construct(**sections)
@@ -315,10 +345,10 @@ def parse_config(flat: Mapping[str, str], source: str, repo: ModelRepository | N
 
 def load_stack_file(path: Path, stack: str | None = None, repo: ModelRepository | None = None) -> StackConfig:
     """Read and validate a stack YAML file; the stack name defaults to the one in its file name."""
-    flat, _secret_keys = pulumi_config_from_stack_file(path)
+    flat, secret_keys = pulumi_config_from_stack_file(path)
     name = stack or path.name.removeprefix("Pulumi.").removesuffix(".yaml")
     source = display_path(path)
-    return StackConfig(stack=name, source=source, config=parse_config(flat, source, repo))
+    return StackConfig(stack=name, source=source, config=parse_config(flat, source, repo, secret_keys))
 
 
 def load_stack(stack: str, repo: ModelRepository | None = None) -> StackConfig:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pulumi
 from pulumi.runtime import config as runtime_config
 
@@ -15,12 +17,19 @@ def flat_config() -> dict[str, str]:
     return {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
 
 
+def secret_keys(keys: Iterable[str]) -> set[str]:
+    """Those of `keys` the engine marked secret, whichever way it passed them."""
+    from_env = set(runtime_config.get_config_secret_keys_env())
+    return {k for k in keys if k in from_env or runtime_config.is_config_secret(k)}
+
+
 def stack_config_from_pulumi() -> StackConfig:
     """Validate the running stack's config; a mistake stops the program with the full report, no traceback."""
     stack = pulumi.get_stack()
     source = display_path(stack_file(stack))
     try:
-        config = parse_config(flat_config(), source)
+        flat = flat_config()
+        config = parse_config(flat, source, secret_keys=secret_keys(flat))
     except ConfigError as err:
         raise pulumi.RunError(err.report()) from None
     return StackConfig(stack=stack, source=source, config=config)

@@ -645,6 +645,12 @@ class Receiver(Strict):
     webhook: WebhookReceiver | None = None
     """POST to a webhook."""
 
+    @model_validator(mode="after")
+    def _has_integration(self) -> Receiver:
+        if not (self.slack or self.pagerduty or self.webhook):
+            raise ValueError("a receiver needs at least one of slack, pagerduty, webhook")
+        return self
+
 
 Severity = Literal["critical", "warning", "info"]
 
@@ -680,7 +686,9 @@ class MonitoringConfig(Strict):
     routes: dict[Severity, Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]] = {}
     """Receiver for each severity; a severity without one is dropped (dev)."""
 
-    runbook_base_url: Annotated[str, Field(pattern=r"^https://")] = "https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md"
+    runbook_base_url: Annotated[str, Field(pattern=r"^https://")] = (
+        "https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md"
+    )
     """Every alert's runbook_url is this plus `#<alert name in lower case>`."""
 
     grafana_folder: Annotated[str, Field(min_length=1)] = "Triton"

@@ -13,6 +13,7 @@ from model_repository.source import DEFAULT_MODEL_REPO, read_repository
 from platform_config.errors import ConfigError, ConfigIssue
 from platform_config.loader import STACKS_DIR, load_stack_file, stack_file
 from platform_config.paths import display_path
+from stackctl.monitoring_files import write_monitoring_files
 from stackctl.synth import synthesize, write_synth
 
 
@@ -76,6 +77,18 @@ def cmd_model_repo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rules(args: argparse.Namespace) -> int:
+    path, stack = _stack_source(args)
+    loaded = load_stack_file(path, stack)
+    try:
+        written = write_monitoring_files(loaded.config, Path(args.out))
+    except FileExistsError as err:
+        print(f"stackctl rules: {err}", file=sys.stderr)
+        return 1
+    print(f"{loaded.source}: wrote {', '.join(p.name for p in written)} to {args.out}")
+    return 0
+
+
 def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--stack", help="stack name: reads stacks/Pulumi.<NAME>.yaml")
@@ -104,6 +117,11 @@ def parser() -> argparse.ArgumentParser:
     model_repo.add_argument("--model-repo", metavar="DIR", help="source model repository (default: model_repo/)")
     model_repo.add_argument("--deployment", metavar="NAME", help="only the models of this deployment")
     model_repo.set_defaults(run=cmd_model_repo)
+
+    rules = commands.add_parser("rules", help="write the Prometheus rules, dashboards and Alertmanager config")
+    _add_stack_arguments(rules)
+    rules.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    rules.set_defaults(run=cmd_rules)
     return root
 
 

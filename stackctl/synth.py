@@ -38,7 +38,12 @@ class SynthResult:
         return [r for r in self.resources if r.type == type_]
 
     def manifests(self) -> list[dict[str, Any]]:
-        return [manifest(r) for r in self.resources if r.type.startswith(KUBERNETES_PREFIX)]
+        """Every Kubernetes object; a Helm release is not one (it is listed in resources.json)."""
+        return [
+            manifest(r)
+            for r in self.resources
+            if r.type.startswith(KUBERNETES_PREFIX) and {"apiVersion", "kind"} <= r.inputs.keys()
+        ]
 
 
 def _canonical(value: Any) -> Any:

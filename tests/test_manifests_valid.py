@@ -5,6 +5,7 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
+from components.kubernetes_objects import CUSTOM_KINDS
 from stackctl.synth import SynthResult
 
 # The oldest and newest minor versions we promise to deploy to; strict rejects unknown fields.
@@ -12,9 +13,10 @@ KUBERNETES_VERSIONS = ("1.29.0", "1.33.0")
 
 
 @pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
-def test_every_manifest_validates(synth: SynthResult, version: str) -> None:
-    manifests = synth.manifests()
-    assert manifests
+def test_every_built_in_kind_validates(synth: SynthResult, version: str) -> None:
+    """Custom resources (ServiceMonitor, PrometheusRule, ...) have no built-in schema; built-in kinds all do."""
+    manifests = [m for m in synth.manifests() if (m["apiVersion"], m["kind"]) not in CUSTOM_KINDS]
+    assert {m["kind"] for m in manifests} >= {"Deployment", "Service", "NetworkPolicy", "Namespace", "ConfigMap"}
     for manifest in manifests:
         kubernetes_validate.validate(manifest, version, strict=True)
 

@@ -16,13 +16,21 @@ PLATFORM = "triton-platform:index:TritonPlatform"
 PROVIDER = "pulumi:providers:kubernetes"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 SERVING = "triton-platform:serving:TritonServing"
+MONITORING = "triton-platform:monitoring:Monitoring"
 
 
 def test_component_tree(synth: SynthResult) -> None:
     stack = synth.stack.stack
     parents = {r.name: r.parent.rsplit("::", 1)[-1] for r in synth.resources}
     components = {(r.type, r.name) for r in synth.resources if not r.custom}
-    assert components == {(PLATFORM, stack), (SERVING, f"{stack}-serving")}
+    assert components == {(PLATFORM, stack), (SERVING, f"{stack}-serving"), (MONITORING, f"{stack}-monitoring")}
+    assert parents[f"{stack}-monitoring"] == stack
+    monitoring_children = {r.name for r in synth.resources if parents[r.name] == f"{stack}-monitoring"}
+    assert {
+        f"{stack}-monitoring-service-monitor",
+        f"{stack}-monitoring-rules",
+        f"{stack}-monitoring-alert-routing",
+    } <= monitoring_children
     assert parents[f"{stack}-kubernetes"] == parents[stack] == f"triton-platform-{stack}"
     assert parents[f"{stack}-namespace"] == parents[f"{stack}-default-deny"] == parents[f"{stack}-serving"] == stack
     serving_children = {r.name for r in synth.resources if parents[r.name] == f"{stack}-serving"}
@@ -35,7 +43,7 @@ def test_component_tree(synth: SynthResult) -> None:
         f"{stack}-kubernetes",
         f"{stack}-namespace",
         f"{stack}-default-deny",
-    } | serving_children
+    } | serving_children | monitoring_children
 
 
 def test_every_kubernetes_object_uses_the_stack_provider(synth: SynthResult) -> None:

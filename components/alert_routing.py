@@ -1,0 +1,130 @@
+"""Alertmanager routing by severity, as one model printed two ways.
+
+The cluster gets an AlertmanagerConfig (the Prometheus Operator turns it into
+Alertmanager's config); `stackctl rules` and the amtool test get the plain
+alertmanager.yml the same routes and receivers mean, with credentials redacted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from platform_config.schema import Credential, PlatformConfig, Receiver
+
+NULL_RECEIVER = "null"
+"""Takes what no route claims: dev, or a severity the stack routes nowhere."""
+GROUP_BY = ["alertname", "namespace", "deployment", "model"]
+TIMING = {"group_wait": "30s", "group_interval": "5m", "repeat_interval": "4h"}
+REDACTED_URL = "https://redacted.invalid/"
+REDACTED_KEY = "redacted"
+
+
+@dataclass(frozen=True)
+class SecretValue:
+    """A credential this stack stores in a Secret it creates: the value stays a Pulumi secret."""
+
+    secret_name: str
+    key: str
+    value: str
+
+
+def _secret_name(receiver: str) -> str:
+    return f"alertmanager-{receiver}"
+
+
+def credential_ref(receiver: str, field: str, credential: Credential) -> dict[str, str]:
+    """Where the AlertmanagerConfig reads a credential: an existing Secret, or the one this stack creates."""
+    if credential.secret is not None:
+        return {"name": credential.secret.name, "key": credential.secret.key}
+    return {"name": _secret_name(receiver), "key": field}
+
+
+def secret_values(config: PlatformConfig) -> list[SecretValue]:
+    """Credentials given as Pulumi secrets, which the stack writes into Secrets of its own."""
+    out = []
+    for name, receiver in sorted(config.monitoring.receivers.items()):
+        for field, credential in _credentials(receiver):
+            if credential.value is not None:
+                out.append(SecretValue(_secret_name(name), field, credential.value))
+    return out
+
+
+def _credentials(receiver: Receiver) -> list[tuple[str, Credential]]:
+    found = []
+    if receiver.slack:
+        found.append(("webhook-url", receiver.slack.webhook_url))
+    if receiver.pagerduty:
+        found.append(("routing-key", receiver.pagerduty.routing_key))
+    if receiver.webhook:
+        found.append(("url", receiver.webhook.url))
+    return found
+
+
+def _matchers(config: PlatformConfig, severity: str) -> list[tuple[str, str]]:
+    return [("severity", severity), ("namespace", config.kubernetes.namespace)]
+
+
+def alertmanager_config_manifest(config: PlatformConfig, selector_labels: dict[str, str]) -> dict[str, Any]:
+    """The AlertmanagerConfig custom resource (monitoring.coreos.com/v1alpha1)."""
+    receivers: list[dict[str, Any]] = [{"name": NULL_RECEIVER}]
+    for name, receiver in sorted(config.monitoring.receivers.items()):
+        entry: dict[str, Any] = {"name": name}
+        if receiver.slack:
+            ref = credential_ref(name, "webhook-url", receiver.slack.webhook_url)
+            entry["slackConfigs"] = [{"apiURL": ref, "channel": receiver.slack.channel, "sendResolved": True}]
+        if receiver.pagerduty:
+            ref = credential_ref(name, "routing-key", receiver.pagerduty.routing_key)
+            entry["pagerdutyConfigs"] = [{"routingKey": ref, "sendResolved": True}]
+        if receiver.webhook:
+            entry["webhookConfigs"] = [
+                {"urlSecret": credential_ref(name, "url", receiver.webhook.url), "sendResolved": True}
+            ]
+        receivers.append(entry)
+    routes = [
+        {
+            "receiver": receiver,
+            "matchers": [{"name": k, "value": v, "matchType": "="} for k, v in _matchers(config, severity)],
+        }
+        for severity, receiver in sorted(config.monitoring.routes.items())
+    ]
+    return {
+        "apiVersion": "monitoring.coreos.com/v1alpha1",
+        "kind": "AlertmanagerConfig",
+        "metadata": {"name": "triton-platform", "namespace": config.kubernetes.namespace, "labels": selector_labels},
+        "spec": {
+            "route": {
+                "receiver": NULL_RECEIVER,
+                "groupBy": GROUP_BY,
+                "groupWait": TIMING["group_wait"],
+                "groupInterval": TIMING["group_interval"],
+                "repeatInterval": TIMING["repeat_interval"],
+                "routes": routes,
+            },
+            "receivers": receivers,
+        },
+    }
+
+
+def alertmanager_yaml(config: PlatformConfig) -> dict[str, Any]:
+    """The same routing as a plain alertmanager.yml, credentials redacted (for amtool and reviewers)."""
+    receivers: list[dict[str, Any]] = [{"name": NULL_RECEIVER}]
+    for name, receiver in sorted(config.monitoring.receivers.items()):
+        entry: dict[str, Any] = {"name": name}
+        if receiver.slack:
+            entry["slack_configs"] = [
+                {"api_url": REDACTED_URL, "channel": receiver.slack.channel, "send_resolved": True}
+            ]
+        if receiver.pagerduty:
+            entry["pagerduty_configs"] = [{"routing_key": REDACTED_KEY, "send_resolved": True}]
+        if receiver.webhook:
+            entry["webhook_configs"] = [{"url": REDACTED_URL, "send_resolved": True}]
+        receivers.append(entry)
+    routes = [
+        {"receiver": receiver, "matchers": [f'{k}="{v}"' for k, v in _matchers(config, severity)]}
+        for severity, receiver in sorted(config.monitoring.routes.items())
+    ]
+    return {
+        "route": {"receiver": NULL_RECEIVER, "group_by": GROUP_BY, **TIMING, "routes": routes},
+        "receivers": receivers,
+    }

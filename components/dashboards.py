@@ -1,0 +1,135 @@
+"""Grafana dashboards, one per Triton deployment, built as JSON in code.
+
+Panels read the recording rules (components.monitoring_rules) and
+kube-state-metrics; a `model` variable filters the per-model panels.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from components import monitoring_rules as rules
+from components.triton_manifests import deployment_object_name
+from platform_config.schema import PlatformConfig
+
+DASHBOARD_LABEL = {"grafana_dashboard": "1"}
+"""The label kube-prometheus-stack's Grafana sidecar loads dashboards by."""
+FOLDER_ANNOTATION = "grafana_folder"
+
+
+def _panel(panel_id: int, title: str, unit: str, targets: list[tuple[str, str]]) -> dict[str, Any]:
+    """A time-series panel; two per row, eight units high."""
+    x, y = 12 * ((panel_id - 1) % 2), 8 * ((panel_id - 1) // 2)
+    return {
+        "id": panel_id,
+        "type": "timeseries",
+        "title": title,
+        "datasource": {"type": "prometheus", "uid": "${datasource}"},
+        "gridPos": {"h": 8, "w": 12, "x": x, "y": y},
+        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "options": {"legend": {"displayMode": "list", "placement": "bottom"}},
+        "targets": [
+            {"refId": chr(ord("A") + i), "expr": expr, "legendFormat": legend}
+            for i, (expr, legend) in enumerate(targets)
+        ],
+    }
+
+
+def panel_queries(config: PlatformConfig, deployment: str) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(title, unit, [(expr, legend)]) of every panel: also what the metric-name test reads."""
+    ns, target = config.kubernetes.namespace, deployment_object_name(deployment)
+    window = rules.rate_window(rules.duration_seconds(config.monitoring.scrape_interval))
+    model = f'namespace="{ns}", deployment="{target}", model=~"$model"'
+    dep = f'namespace="{ns}", deployment="{target}"'
+    max_replicas = config.serving.deployments[deployment].replicas.max
+    return [
+        ("Requests per second", "reqps", [(f"{rules.REQUESTS_RATE}{window}{{{model}}}", "{{model}}")]),
+        (
+            "Request latency p95 / p99",
+            "s",
+            [
+                (f"{rules.LATENCY_P95}{{{model}}}", "p95 {{model}}"),
+                (f"{rules.LATENCY_P99}{{{model}}}", "p99 {{model}}"),
+            ],
+        ),
+        ("Queue time per request", "s", [(f"{rules.QUEUE_SECONDS}{window}{{{model}}}", "{{model}}")]),
+        ("Average batch size", "short", [(f"{rules.BATCH_SIZE}{window}{{{model}}}", "{{model}}")]),
+        (
+            "Pending requests per replica",
+            "short",
+            [
+                (f"{rules.PENDING_PER_REPLICA}{{{dep}}}", "per replica"),
+                (f"{config.scaling.queue_depth_target:g}", "target"),
+            ],
+        ),
+        ("GPU utilization", "percentunit", [(f"{rules.GPU_UTILIZATION_POD}{{{dep}}}", "{{pod}}")]),
+        ("GPU memory used", "percentunit", [(f"{rules.GPU_MEMORY_RATIO_POD}{{{dep}}}", "{{pod}}")]),
+        (
+            "Replicas",
+            "short",
+            [
+                (f"kube_deployment_status_replicas_available{{{dep}}}", "available"),
+                (f"kube_deployment_spec_replicas{{{dep}}}", "desired"),
+                (f"{max_replicas}", "max"),
+            ],
+        ),
+        (
+            "Failures by reason",
+            "reqps",
+            [
+                (
+                    f"sum by (model, reason) (rate(nv_inference_request_failure{{{model}}}[{window}]))",
+                    "{{model}} {{reason}}",
+                )
+            ],
+        ),
+    ]
+
+
+def dashboard(config: PlatformConfig, deployment: str) -> dict[str, Any]:
+    ns, target = config.kubernetes.namespace, deployment_object_name(deployment)
+    panels = [
+        _panel(i + 1, title, unit, targets)
+        for i, (title, unit, targets) in enumerate(panel_queries(config, deployment))
+    ]
+    return {
+        "uid": f"{ns}-{target}"[:40],
+        "title": f"Triton {target} ({ns})",
+        "tags": ["triton", "triton-platform", config.environment],
+        "timezone": "utc",
+        "schemaVersion": 39,
+        "refresh": "30s",
+        "time": {"from": "now-6h", "to": "now"},
+        "templating": {
+            "list": [
+                {"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source"},
+                {
+                    "name": "model",
+                    "type": "query",
+                    "label": "Model",
+                    "datasource": {"type": "prometheus", "uid": "${datasource}"},
+                    "query": f'label_values(nv_inference_count{{namespace="{ns}", deployment="{target}"}}, model)',
+                    "includeAll": True,
+                    "multi": True,
+                    "refresh": 2,
+                },
+            ]
+        },
+        "panels": panels,
+    }
+
+
+def dashboard_manifest(config: PlatformConfig, deployment: str, labels: dict[str, str]) -> dict[str, Any]:
+    target = deployment_object_name(deployment)
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": f"{target}-dashboard",
+            "namespace": config.kubernetes.namespace,
+            "labels": {**labels, **DASHBOARD_LABEL},
+            "annotations": {FOLDER_ANNOTATION: config.monitoring.grafana_folder},
+        },
+        "data": {f"{target}.json": json.dumps(dashboard(config, deployment), indent=2, sort_keys=True)},
+    }

@@ -1,0 +1,202 @@
+"""The monitoring stack: scraping, rules, alert routing and dashboards, and optionally the operator itself.
+
+Builders return plain manifests; `Monitoring` wires them. With mode `install`
+the pinned kube-prometheus-stack chart comes first and everything else waits
+for it (its CRDs); with `existing` only the platform's own objects are made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pulumi_random as random
+
+from components.alert_routing import alertmanager_config_manifest, secret_values
+from components.dashboards import DASHBOARD_LABEL, FOLDER_ANNOTATION, dashboard_manifest
+from components.kubernetes_objects import create_object
+from components.monitoring_rules import rule_groups
+from components.namespace import platform_labels
+from components.triton_manifests import APP_NAME
+from platform_config.schema import PlatformConfig
+
+TYPE_TOKEN = "triton-platform:monitoring:Monitoring"
+RELEASE_NAME = "kube-prometheus-stack"
+GRAFANA_ADMIN_SECRET = "grafana-admin"
+
+
+def _labels(config: PlatformConfig) -> dict[str, str]:
+    return {**platform_labels(config.environment), **config.monitoring.selector_labels}
+
+
+def service_monitor_manifest(config: PlatformConfig) -> dict[str, Any]:
+    """Scrapes every Triton Service's metrics port; relabelings guarantee the labels rules and KEDA select on."""
+    ns = config.kubernetes.namespace
+    relabelings = [
+        {"sourceLabels": ["__meta_kubernetes_namespace"], "targetLabel": "namespace"},
+        {"sourceLabels": ["__meta_kubernetes_pod_name"], "targetLabel": "pod"},
+        {"sourceLabels": ["__meta_kubernetes_service_name"], "targetLabel": "service"},
+        # The Deployment's name, as kube-state-metrics labels it: joins need no label_replace.
+        {"sourceLabels": ["__meta_kubernetes_service_label_app_kubernetes_io_instance"], "targetLabel": "deployment"},
+    ]
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {"name": "triton", "namespace": ns, "labels": _labels(config)},
+        "spec": {
+            "selector": {"matchLabels": {"app.kubernetes.io/name": APP_NAME}},
+            "namespaceSelector": {"matchNames": [ns]},
+            "endpoints": [
+                {
+                    "port": "metrics",
+                    "path": "/metrics",
+                    "interval": config.monitoring.scrape_interval,
+                    "relabelings": relabelings,
+                }
+            ],
+        },
+    }
+
+
+def prometheus_rule_manifest(config: PlatformConfig) -> dict[str, Any]:
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {"name": "triton-platform", "namespace": config.kubernetes.namespace, "labels": _labels(config)},
+        "spec": {"groups": rule_groups(config)},
+    }
+
+
+def chart_values(config: PlatformConfig) -> dict[str, Any]:
+    """kube-prometheus-stack values: select the platform's objects, keep Grafana's password in a Secret."""
+    select = {"matchLabels": dict(config.monitoring.selector_labels)}
+    return {
+        "nodeExporter": {"enabled": False},  # needs host access; GPU nodes get DCGM's exporter instead
+        "prometheus": {
+            "prometheusSpec": {
+                "serviceMonitorSelector": select,
+                "serviceMonitorNamespaceSelector": {},
+                "ruleSelector": select,
+                "ruleNamespaceSelector": {},
+                "retention": "15d",
+            }
+        },
+        "alertmanager": {
+            "alertmanagerSpec": {
+                "alertmanagerConfigSelector": select,
+                "alertmanagerConfigNamespaceSelector": {},
+            }
+        },
+        "grafana": {
+            "admin": {"existingSecret": GRAFANA_ADMIN_SECRET, "userKey": "admin-user", "passwordKey": "admin-password"},
+            "sidecar": {
+                "dashboards": {
+                    "enabled": True,
+                    "label": next(iter(DASHBOARD_LABEL)),
+                    "labelValue": next(iter(DASHBOARD_LABEL.values())),
+                    "searchNamespace": "ALL",
+                    "folderAnnotation": FOLDER_ANNOTATION,
+                    "provider": {"foldersFromFilesStructure": True},
+                }
+            },
+        },
+    }
+
+
+def monitoring_manifests(config: PlatformConfig) -> dict[str, dict[str, Any]]:
+    """The platform's own monitoring objects, by role (the chart, in install mode, is separate)."""
+    out = {
+        "service-monitor": service_monitor_manifest(config),
+        "rules": prometheus_rule_manifest(config),
+        "alert-routing": alertmanager_config_manifest(config, _labels(config)),
+    }
+    for name in sorted(config.serving.deployments):
+        out[f"{name}-dashboard"] = dashboard_manifest(config, name, platform_labels(config.environment))
+    return out
+
+
+@dataclass(frozen=True)
+class MonitoringArgs:
+    config: PlatformConfig
+    """The stack's validated configuration."""
+
+
+class Monitoring(pulumi.ComponentResource):
+    """ServiceMonitor, PrometheusRule, AlertmanagerConfig and dashboards; in install mode the operator stack too."""
+
+    grafana_admin_password: pulumi.Output[str] | None
+    """Grafana's generated admin password (a secret), in install mode."""
+
+    def __init__(self, name: str, args: MonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        config = args.config
+        after: list[pulumi.Resource] = []
+        self.grafana_admin_password = None
+        if config.monitoring.mode == "install":
+            after.append(self._install(name, config, child))
+        for value in secret_values(config):
+            create_object(
+                f"{name}-{value.secret_name}-{value.key}",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": {
+                        "name": value.secret_name,
+                        "namespace": config.kubernetes.namespace,
+                        "labels": platform_labels(config.environment),
+                    },
+                    "type": "Opaque",
+                    "stringData": {value.key: pulumi.Output.secret(value.value)},
+                },
+                child,
+            )
+        ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after))
+        for role, manifest in monitoring_manifests(config).items():
+            create_object(f"{name}-{role}", manifest, ordered)
+        self.register_outputs({"grafanaAdminPassword": self.grafana_admin_password})
+
+    def _install(self, name: str, config: PlatformConfig, child: pulumi.ResourceOptions) -> pulumi.Resource:
+        namespace = config.monitoring.prometheus.namespace
+        labels = platform_labels(config.environment)
+        # The chart's components pass the baseline profile; warn about everything restricted would refuse.
+        pss = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"}
+        ns = create_object(
+            f"{name}-namespace",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": {**labels, **pss}}},
+            child,
+        )
+        child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[ns]))
+        password = random.RandomPassword(f"{name}-grafana-admin", length=32, special=False, opts=child)
+        self.grafana_admin_password = pulumi.Output.secret(password.result)
+        secret = create_object(
+            f"{name}-grafana-admin",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {
+                    "name": GRAFANA_ADMIN_SECRET,
+                    "namespace": namespace,
+                    "labels": platform_labels(config.environment),
+                },
+                "type": "Opaque",
+                "stringData": {"admin-user": "admin", "admin-password": self.grafana_admin_password},
+            },
+            child,
+        )
+        chart = config.monitoring.chart
+        return k8s.helm.v3.Release(
+            f"{name}-{RELEASE_NAME}",
+            k8s.helm.v3.ReleaseArgs(
+                name=RELEASE_NAME,
+                chart=RELEASE_NAME,
+                version=chart.version,
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.repository),
+                namespace=namespace,
+                create_namespace=False,
+                values=chart_values(config),
+            ),
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[secret])),
+        )

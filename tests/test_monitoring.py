@@ -1,0 +1,412 @@
+"""Monitoring checked by its real consumers: promtool, amtool, and Triton's own metric names."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import promql_parser
+import pytest
+import yaml
+
+from components.alert_routing import alertmanager_yaml
+from components.dashboards import dashboard, panel_queries
+from components.monitoring_rules import alerts, duration_seconds, rule_groups
+from components.triton_manifests import deployment_object_name
+from platform_config.paths import PROJECT_ROOT
+from platform_config.schema import PlatformConfig
+from stackctl.cli import main
+from stackctl.synth import SynthResult
+from tests.conftest import STACKS, synth_stack
+
+INSTALL_HINT = "run `make tools` (apt-get install prometheus prometheus-alertmanager)"
+
+
+def tool(name: str) -> str:
+    path = shutil.which(name)
+    assert path, f"{name} is not on PATH: {INSTALL_HINT}"
+    return path
+
+
+@pytest.fixture(scope="module", params=STACKS)
+def rules_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    out = tmp_path_factory.mktemp(f"rules-{request.param}")
+    assert main(["rules", "--stack", request.param, "--out", str(out)]) == 0
+    return request.param, out
+
+
+def test_promtool_accepts_every_rule(rules_dir: tuple[str, Path]) -> None:
+    _, out = rules_dir
+    run = subprocess.run(
+        [tool("promtool"), "check", "rules", "--lint-fatal", str(out / "rules.yaml")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "SUCCESS" in run.stdout
+
+
+def test_amtool_accepts_the_alertmanager_config(rules_dir: tuple[str, Path]) -> None:
+    _, out = rules_dir
+    run = subprocess.run(
+        [tool("amtool"), "check-config", str(out / "alertmanager.yml")], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "SUCCESS" in run.stdout
+
+
+def test_the_written_rules_are_the_deployed_rules(synth: SynthResult, tmp_path: Path) -> None:
+    assert main(["rules", "--stack", synth.stack.stack, "--out", str(tmp_path)]) == 0
+    written = yaml.safe_load((tmp_path / "rules.yaml").read_text())
+    [deployed] = [m for m in synth.manifests() if m["kind"] == "PrometheusRule"]
+    assert deployed["spec"]["groups"] == written["groups"]
+
+
+def test_every_alert_is_documented_and_routed_by_severity(synth: SynthResult) -> None:
+    runbooks = (PROJECT_ROOT / "docs" / "runbooks.md").read_text()
+    headings = {line[3:].strip().lower() for line in runbooks.splitlines() if line.startswith("## ")}
+    for group in rule_groups(synth.stack.config):
+        for rule in group["rules"]:
+            if "alert" not in rule:
+                continue
+            assert rule["labels"]["severity"] in ("critical", "warning", "info")
+            assert {"summary", "description", "runbook_url"} <= rule["annotations"].keys()
+            anchor = rule["annotations"]["runbook_url"].rsplit("#", 1)[1]
+            assert anchor in headings, f"docs/runbooks.md has no section for {rule['alert']}"
+
+
+def test_routes_send_each_severity_to_its_receiver() -> None:
+    routing = alertmanager_yaml(synth_stack("production").stack.config)
+    routes = {r["matchers"][0]: r["receiver"] for r in routing["route"]["routes"]}
+    assert routes == {
+        'severity="critical"': "oncall",
+        'severity="info"': "team-chat",
+        'severity="warning"': "team-chat",
+    }
+    assert alertmanager_yaml(synth_stack("dev").stack.config)["route"]["routes"] == []
+    [config] = [m for m in synth_stack("production").manifests() if m["kind"] == "AlertmanagerConfig"]
+    oncall = next(r for r in config["spec"]["receivers"] if r["name"] == "oncall")
+    assert oncall["pagerdutyConfigs"][0]["routingKey"] == {"key": "routing-key", "name": "alertmanager-pagerduty"}
+
+
+# --- every PromQL names real metrics -------------------------------------------
+
+TRITON_GPU_METRICS = {
+    # Exported on GPU nodes only (core src/metrics.cc; REFERENCE.md §1), so absent from a CPU server.
+    "nv_gpu_utilization",
+    "nv_gpu_memory_total_bytes",
+    "nv_gpu_memory_used_bytes",
+    "nv_gpu_power_usage",
+    "nv_gpu_power_limit",
+    "nv_energy_consumption",
+}
+KUBE_STATE_METRICS = {"kube_deployment_status_replicas_available", "kube_deployment_spec_replicas"}
+"""kube-state-metrics deployment metrics (docs/metrics/workload/deployment-metrics.md)."""
+KEDA_METRICS = {"keda_scaler_detail_errors_total"}
+"""KEDA 2.21, pkg/metricscollector/prommetrics.go: namespace "keda", subsystem "scaler"."""
+PROMETHEUS_METRICS = {"up"}
+
+
+def metric_names(expr: str) -> set[str]:
+    names: set[str] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, promql_parser.VectorSelector) and node.name:
+            names.add(node.name)
+
+    promql_parser.walk(promql_parser.parse(expr), visit)  # matrix selectors hold a vector selector
+    return names
+
+
+def all_expressions(config: PlatformConfig) -> list[str]:
+    exprs = [rule["expr"] for group in rule_groups(config) for rule in group["rules"]]
+    for name in config.serving.deployments:
+        exprs += [expr for _, _, targets in panel_queries(config, name) for expr, _ in targets]
+        query = dashboard(config, name)["templating"]["list"][1]["query"]
+        exprs.append(re.fullmatch(r"label_values\((.*), model\)", query).group(1))  # type: ignore[union-attr]
+    return exprs
+
+
+@pytest.fixture(scope="module")
+def triton_metric_names() -> set[str]:
+    """Metric families a real tritonserver 2.51 exports (with summary latencies), read from its /metrics."""
+    import urllib.request  # noqa: PLC0415
+
+    from components.triton_manifests import tritonserver_args  # noqa: PLC0415
+    from local_triton.server import TritonServer, free_ports  # noqa: PLC0415
+    from model_repository.publish import write_model_repository  # noqa: PLC0415
+    from model_repository.render import render_repository  # noqa: PLC0415
+    from model_repository.source import DEFAULT_MODEL_REPO, read_repository  # noqa: PLC0415
+    from platform_config.loader import load_stack  # noqa: PLC0415
+
+    stack = load_stack("staging")
+    out = PROJECT_ROOT / ".pytest-triton-metrics"
+    rendered = render_repository("staging", stack.config, read_repository(DEFAULT_MODEL_REPO))
+    write_model_repository(rendered, out, ["classifier"])
+    ports = free_ports()
+    args = tritonserver_args("staging", stack.config.serving, ["classifier"], model_repository=str(out), ports=ports)
+    try:
+        with TritonServer(args, ports) as server, urllib.request.urlopen(server.metrics_url, timeout=10) as response:
+            text = response.read().decode()
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
+
+
+def test_every_promql_names_a_real_metric(triton_metric_names: set[str]) -> None:
+    assert {"nv_inference_pending_request_count", "nv_inference_request_summary_us"} <= triton_metric_names
+    known = triton_metric_names | TRITON_GPU_METRICS | KUBE_STATE_METRICS | KEDA_METRICS | PROMETHEUS_METRICS
+    for stack in STACKS:
+        config = synth_stack(stack).stack.config
+        recorded = {rule["record"] for group in rule_groups(config) for rule in group["rules"] if "record" in rule}
+        for expr in all_expressions(config):
+            unknown = metric_names(expr) - known - recorded
+            assert not unknown, f"{stack}: {expr} names metrics no exporter has: {unknown}"
+
+
+def test_the_metric_check_catches_invented_names() -> None:
+    assert metric_names("sum(rate(nv_inference_queue_size[1m])) / on() x:y:z") == {"nv_inference_queue_size", "x:y:z"}
+
+
+# --- promtool unit tests for every alert ---------------------------------------
+
+HEALTHY = 10  # minutes of healthy series before the condition starts
+
+
+@dataclass
+class Scenario:
+    """Series shaped like real ones: healthy for HEALTHY minutes, then bad."""
+
+    alert: str
+    series: list[tuple[str, str, str]]
+    """(series selector, healthy values, bad values) in promtool's expanding notation, per minute."""
+    labels: dict[str, str]
+    onset: int = 2
+    """Minutes from the bad phase to the condition being true (rate windows, staleness)."""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def _selector(name: str, labels: dict[str, str]) -> str:
+    return name + "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+
+
+def scenarios(config: PlatformConfig) -> list[Scenario]:
+    ns = config.kubernetes.namespace
+    name = sorted(config.serving.deployments)[0]
+    dep = deployment_object_name(name)
+    model = sorted(config.serving.deployments[name].models)[0]
+    pod = f"{dep}-5d8f7c9b6-abcde"
+    triton = {"namespace": ns, "deployment": dep, "model": model, "version": "1", "pod": pod, "service": dep}
+    by_model = {"namespace": ns, "deployment": dep, "model": model}
+    a = config.monitoring.alerts
+    slo_us = config.serving.p95_latency_slo_ms * 1000
+    out = [
+        Scenario(
+            "TritonLatencyAboveSLO",
+            [
+                (
+                    _selector("nv_inference_request_summary_us", {**triton, "quantile": "0.95"}),
+                    f"{slo_us // 2}",
+                    f"{slo_us * 2}",
+                )
+            ],
+            by_model,
+            onset=0,
+        ),
+        Scenario(
+            "TritonQueueTimeHigh",
+            [
+                (_selector("nv_inference_request_success", triton), "+600", "+600"),
+                # 600 requests a minute waiting half, then twice, the limit each.
+                (
+                    _selector("nv_inference_queue_duration_us", triton),
+                    f"+{int(600 * a.queue_time_ms * 500)}",
+                    f"+{int(600 * a.queue_time_ms * 2000)}",
+                ),
+            ],
+            by_model,
+        ),
+        Scenario(
+            "TritonInferenceFailures",
+            [
+                (_selector("nv_inference_request_success", triton), "+600", "+600"),
+                (_selector("nv_inference_request_failure", {**triton, "reason": "BACKEND"}), "+0", "+600"),
+            ],
+            {**by_model, "reason": "BACKEND"},
+        ),
+        Scenario(
+            "TritonReplicasUnavailable",
+            [
+                (
+                    _selector("kube_deployment_status_replicas_available", {"namespace": ns, "deployment": dep}),
+                    "2",
+                    "1",
+                ),
+                (_selector("kube_deployment_spec_replicas", {"namespace": ns, "deployment": dep}), "2", "2"),
+            ],
+            {"namespace": ns, "deployment": dep},
+            onset=0,
+        ),
+        Scenario(
+            "TritonTargetDown",
+            [(_selector("up", {"namespace": ns, "service": dep, "pod": pod, "job": dep}), "1", "0")],
+            {"namespace": ns, "service": dep, "pod": pod, "job": dep},
+            onset=0,
+        ),
+        Scenario(
+            "TritonGPUMemoryHigh",
+            [
+                (_selector("nv_gpu_memory_total_bytes", {**triton, "gpu_uuid": "GPU-1"}), "80e9", "80e9"),
+                (
+                    _selector("nv_gpu_memory_used_bytes", {**triton, "gpu_uuid": "GPU-1"}),
+                    f"{80e9 * a.gpu_memory_ratio / 2:.0f}",
+                    f"{80e9 * (1 + a.gpu_memory_ratio) / 2:.0f}",
+                ),
+            ],
+            {"namespace": ns, "deployment": dep, "pod": pod},
+            onset=0,
+        ),
+        Scenario(
+            "TritonGPUUnderutilized",
+            [
+                (
+                    _selector("nv_gpu_utilization", {**triton, "gpu_uuid": "GPU-1"}),
+                    "0.95",
+                    f"{a.gpu_utilization_low / 2:g}",
+                )
+            ],
+            {"namespace": ns, "deployment": dep},
+            onset=0,
+        ),
+        Scenario(
+            "TritonModelNotLoaded",
+            [
+                (_selector("up", {"namespace": ns, "service": dep, "pod": pod, "job": dep}), "1", "1"),
+                (_selector("nv_inference_count", triton), "+1", "_"),
+                # The deployment's other models keep reporting: only this one went missing.
+                *(
+                    (_selector("nv_inference_count", {**triton, "model": other}), "+1", "+1")
+                    for other in config.serving.deployments[name].models
+                    if other != model
+                ),
+            ],
+            {"namespace": ns},
+            onset=6,  # the last sample goes stale after Prometheus' 5 m lookback
+            extra={"deployment": dep, "model": model},
+        ),
+    ]
+    if config.scaling.enabled:
+        max_replicas = config.serving.deployments[name].replicas.max
+        target = config.scaling.queue_depth_target
+        out += [
+            Scenario(
+                "KedaScalerErrors",
+                [
+                    (
+                        _selector(
+                            "keda_scaler_detail_errors_total",
+                            {
+                                "namespace": ns,
+                                "scaledObject": dep,
+                                "scaler": "prometheusScaler",
+                                "metric": "s0-prometheus",
+                                "triggerIndex": "0",
+                                "type": "scaledobject",
+                            },
+                        ),
+                        "+0",
+                        "+1",
+                    )
+                ],
+                {"namespace": ns, "scaledObject": dep},
+                onset=1,
+            ),
+            Scenario(
+                "TritonQueueBacklogAtMaxReplicas",
+                [
+                    (_selector("nv_inference_pending_request_count", triton), "0", f"{target * 2:g}"),
+                    (
+                        _selector("kube_deployment_spec_replicas", {"namespace": ns, "deployment": dep}),
+                        str(max_replicas),
+                        str(max_replicas),
+                    ),
+                ],
+                {"namespace": ns, "deployment": dep},
+                onset=0,
+                extra={"deployment": dep},
+            ),
+        ]
+    return out
+
+
+def _values(healthy: str, bad: str, bad_minutes: int) -> str:
+    """promtool values: counters step from where they are, gauges hold."""
+    if healthy.startswith("+"):
+        step_h, step_b = int(healthy[1:]), bad
+        end = step_h * HEALTHY
+        if step_b == "_":
+            return f"0+{step_h}x{HEALTHY} _x{bad_minutes}"
+        return f"0+{step_h}x{HEALTHY} {end + int(step_b[1:])}+{step_b[1:]}x{bad_minutes - 1}"
+    return f"{healthy}x{HEALTHY} {bad}x{bad_minutes - 1}"
+
+
+def _annotations(rule: dict[str, Any], labels: dict[str, str]) -> dict[str, str]:
+    def fill(text: str) -> str:
+        return re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels.get(m.group(1), ""), text)
+
+    return {k: fill(v) for k, v in rule["annotations"].items()}
+
+
+def promtool_tests(config: PlatformConfig) -> list[dict[str, Any]]:
+    rules = {r["alert"]: r for g in rule_groups(config) for r in g["rules"] if "alert" in r}
+    out = []
+    for scenario in scenarios(config):
+        candidates = [r for g in rule_groups(config) for r in g["rules"] if r.get("alert") == scenario.alert]
+        rule = next(r for r in candidates if all(r["labels"].get(k) == v for k, v in scenario.extra.items()))
+        assert rules[scenario.alert]
+        wait = int(duration_seconds(rule["for"]) // 60)
+        bad_minutes = scenario.onset + wait + 5
+        labels = {**scenario.labels, **rule["labels"]}
+        firing_at = HEALTHY + scenario.onset + wait + 3
+        pending_at = HEALTHY + scenario.onset + max(1, wait // 2)
+        out.append(
+            {
+                "interval": "1m",
+                "input_series": [{"series": s, "values": _values(h, b, bad_minutes)} for s, h, b in scenario.series],
+                "alert_rule_test": [
+                    {"eval_time": f"{HEALTHY - 1}m", "alertname": scenario.alert, "exp_alerts": []},
+                    {"eval_time": f"{pending_at}m", "alertname": scenario.alert, "exp_alerts": []},
+                    {
+                        "eval_time": f"{firing_at}m",
+                        "alertname": scenario.alert,
+                        "exp_alerts": [{"exp_labels": labels, "exp_annotations": _annotations(rule, labels)}],
+                    },
+                ],
+            }
+        )
+    return out
+
+
+def test_every_alert_has_a_promtool_unit_test() -> None:
+    for stack in STACKS:
+        config = synth_stack(stack).stack.config
+        tested = {s.alert for s in scenarios(config)}
+        assert tested == {a.name for a in alerts(config)}, stack
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_alerts_stay_silent_when_healthy_and_within_for_then_fire(stack: str, tmp_path: Path) -> None:
+    config = synth_stack(stack).stack.config
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule_groups(config)}, sort_keys=False))
+    tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": promtool_tests(config)}
+    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False))
+    run = subprocess.run(
+        [tool("promtool"), "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    assert "SUCCESS" in run.stdout
