@@ -120,12 +120,16 @@ def _load(triton: TritonServer, seconds: float) -> None:
     """Steady concurrent requests to the ensemble, which drives every model of the deployment."""
     client = triton_grpc.InferenceServerClient(triton.grpc_url)
     stop = time.monotonic() + seconds
+    done = threading.Semaphore(0)
+
+    def answered(result: object, error: object) -> None:  # tritonclient passes both by keyword
+        done.release()
+
     while time.monotonic() < stop:
-        done = threading.Semaphore(0)
         for _ in range(16):
             tensor = triton_grpc.InferInput("raw", [1, 128], "FP32")
             tensor.set_data_from_numpy(np.full((1, 128), 128, np.float32))
-            client.async_infer("pipeline", [tensor], lambda result, error: done.release())
+            client.async_infer("pipeline", [tensor], answered)
         for _ in range(16):
             done.acquire(timeout=30)
     client.close()
