@@ -21,12 +21,11 @@ REDACTED_KEY = "redacted"
 
 
 @dataclass(frozen=True)
-class SecretValue:
-    """A credential this stack stores in a Secret it creates: the value stays a Pulumi secret."""
+class ReceiverSecret:
+    """Credentials this stack stores in a Secret of its own, one per receiver: values stay Pulumi secrets."""
 
     secret_name: str
-    key: str
-    value: str
+    values: dict[str, str]
 
 
 def _secret_name(receiver: str) -> str:
@@ -40,13 +39,13 @@ def credential_ref(receiver: str, field: str, credential: Credential) -> dict[st
     return {"name": _secret_name(receiver), "key": field}
 
 
-def secret_values(config: PlatformConfig) -> list[SecretValue]:
-    """Credentials given as Pulumi secrets, which the stack writes into Secrets of its own."""
+def receiver_secrets(config: PlatformConfig) -> list[ReceiverSecret]:
+    """Credentials given as Pulumi secrets, which the stack writes into one Secret per receiver."""
     out = []
     for name, receiver in sorted(config.monitoring.receivers.items()):
-        for field, credential in _credentials(receiver):
-            if credential.value is not None:
-                out.append(SecretValue(_secret_name(name), field, credential.value))
+        values = {field: c.value for field, c in _credentials(receiver) if c.value is not None}
+        if values:
+            out.append(ReceiverSecret(_secret_name(name), values))
     return out
 
 

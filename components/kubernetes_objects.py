@@ -31,6 +31,8 @@ CUSTOM_KINDS = {
     ("monitoring.coreos.com/v1", "ServiceMonitor"),
     ("monitoring.coreos.com/v1", "PrometheusRule"),
     ("monitoring.coreos.com/v1alpha1", "AlertmanagerConfig"),
+    ("keda.sh/v1alpha1", "ScaledObject"),
+    ("keda.sh/v1alpha1", "TriggerAuthentication"),
 }
 """Custom resources the builders emit; anything else is a typo, not a new kind."""
 

@@ -14,7 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.alert_routing import alertmanager_config_manifest, secret_values
+from components.alert_routing import NULL_RECEIVER, alertmanager_config_manifest, receiver_secrets
 from components.dashboards import DASHBOARD_LABEL, FOLDER_ANNOTATION, dashboard_manifest
 from components.kubernetes_objects import create_object
 from components.monitoring_rules import rule_groups
@@ -35,6 +35,14 @@ def service_monitor_manifest(config: PlatformConfig) -> dict[str, Any]:
     """Scrapes every Triton Service's metrics port; relabelings guarantee the labels rules and KEDA select on."""
     ns = config.kubernetes.namespace
     relabelings = [
+        # A pod still loading models is not ready and serves no metrics yet: not a target until ready
+        # (endpoints and EndpointSlice discovery name the condition differently).
+        {"sourceLabels": ["__meta_kubernetes_endpoint_ready"], "regex": "false", "action": "drop"},
+        {
+            "sourceLabels": ["__meta_kubernetes_endpointslice_endpoint_conditions_ready"],
+            "regex": "false",
+            "action": "drop",
+        },
         {"sourceLabels": ["__meta_kubernetes_namespace"], "targetLabel": "namespace"},
         {"sourceLabels": ["__meta_kubernetes_pod_name"], "targetLabel": "pod"},
         {"sourceLabels": ["__meta_kubernetes_service_name"], "targetLabel": "service"},
@@ -73,21 +81,30 @@ def chart_values(config: PlatformConfig) -> dict[str, Any]:
     """kube-prometheus-stack values: select the platform's objects, keep Grafana's password in a Secret."""
     select = {"matchLabels": dict(config.monitoring.selector_labels)}
     return {
-        "nodeExporter": {"enabled": False},  # needs host access; GPU nodes get DCGM's exporter instead
+        # A dedicated Prometheus: scrape every ServiceMonitor, KEDA's chart's included (it carries no release label).
         "prometheus": {
             "prometheusSpec": {
-                "serviceMonitorSelector": select,
+                "serviceMonitorSelector": {},
+                "serviceMonitorSelectorNilUsesHelmValues": False,
                 "serviceMonitorNamespaceSelector": {},
                 "ruleSelector": select,
                 "ruleNamespaceSelector": {},
                 "retention": "15d",
             }
         },
+        "nodeExporter": {"enabled": False},  # needs host access; the platform's rules read Triton's own GPU metrics
         "alertmanager": {
+            # Replaces the chart's default config, whose InfoInhibitor would mute every info alert;
+            # the platform's routes come from its AlertmanagerConfig.
+            "config": {
+                "route": {"receiver": NULL_RECEIVER, "group_by": ["namespace"]},
+                "receivers": [{"name": NULL_RECEIVER}],
+                "inhibit_rules": [],
+            },
             "alertmanagerSpec": {
                 "alertmanagerConfigSelector": select,
                 "alertmanagerConfigNamespaceSelector": {},
-            }
+            },
         },
         "grafana": {
             "admin": {"existingSecret": GRAFANA_ADMIN_SECRET, "userKey": "admin-user", "passwordKey": "admin-password"},
@@ -137,19 +154,19 @@ class Monitoring(pulumi.ComponentResource):
         self.grafana_admin_password = None
         if config.monitoring.mode == "install":
             after.append(self._install(name, config, child))
-        for value in secret_values(config):
+        for secret in receiver_secrets(config):
             create_object(
-                f"{name}-{value.secret_name}-{value.key}",
+                f"{name}-{secret.secret_name}",
                 {
                     "apiVersion": "v1",
                     "kind": "Secret",
                     "metadata": {
-                        "name": value.secret_name,
+                        "name": secret.secret_name,
                         "namespace": config.kubernetes.namespace,
                         "labels": platform_labels(config.environment),
                     },
                     "type": "Opaque",
-                    "stringData": {value.key: pulumi.Output.secret(value.value)},
+                    "stringData": {k: pulumi.Output.secret(v) for k, v in secret.values.items()},
                 },
                 child,
             )

@@ -188,8 +188,13 @@ def alerts(config: PlatformConfig) -> list[Alert]:
         out.append(
             Alert(
                 "KedaScalerErrors",
-                "sum by (namespace, scaledObject) (increase(keda_scaler_detail_errors_total"
-                f'{{{sel}, scaledObject=~"triton-.+"}}[5m])) > 0',
+                # KEDA labels its series with the ScaledObject's namespace; scraped without honorLabels
+                # that label arrives as exported_namespace. Either way, one of the two matches.
+                " or ".join(
+                    f'sum by (scaledObject) (increase(keda_scaler_detail_errors_total{{{label}="{ns}",'
+                    ' scaledObject=~"triton-.+"}[5m])) > 0'
+                    for label in ("namespace", "exported_namespace")
+                ),
                 thresholds.keda_errors_for,
                 "warning",
                 "KEDA cannot read the triggers of {{ $labels.scaledObject }}",
@@ -227,12 +232,14 @@ def _per_deployment_alerts(
         out.append(
             Alert(
                 "TritonModelNotLoaded",
-                f'count by (namespace) (up{{namespace="{ns}", service="{target}"}} == 1)'
-                f' unless on (namespace) count by (namespace) (nv_inference_count{{{sel}, model="{model}"}})',
+                # Per pod: a model missing on one replica of several is caught too.
+                f'up{{namespace="{ns}", service="{target}"}} == 1'
+                f' unless on (namespace, pod) nv_inference_count{{{sel}, model="{model}"}}',
                 thresholds.model_missing_for,
                 "critical",
                 f"Model {model} reports no metrics in {target}",
-                f"{target} is scraped but exports no series for model {model}: it is not loaded.",
+                f"{{{{ $labels.pod }}}} of {target} is scraped but exports no series for model {model}: "
+                "it is not loaded.",
                 (("deployment", target), ("model", model)),
             )
         )

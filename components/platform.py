@@ -9,6 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.gpu_pool_contract import pool_contract
+from components.keda_scaling import KedaScaling, KedaScalingArgs
 from components.kubernetes_objects import create_object
 from components.kubernetes_provider import create_provider, provider_options, render_dir
 from components.monitoring import Monitoring, MonitoringArgs
@@ -67,6 +68,8 @@ class TritonPlatform(pulumi.ComponentResource):
             in_namespace,
         )
         self.monitoring = Monitoring(f"{name}-monitoring", MonitoringArgs(config), in_namespace)
+        if config.scaling.enabled:
+            KedaScaling(f"{name}-scaling", KedaScalingArgs(config, self.serving.deployments), in_namespace)
         self.namespace = namespace.metadata.name
         self.register_outputs({"namespace": self.namespace, "services": self.serving.services})
 

@@ -366,6 +366,36 @@ def _routes_exist(sections: Sections, _repo: ModelRepository) -> Iterator[Config
             )
 
 
+def _scaling_bounds(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    scaling: ScalingConfig = sections["scaling"]
+    if not scaling.enabled:
+        return
+    serving: ServingConfig = sections["serving"]
+    key = section_key("scaling")
+    if scaling.fallback is None and sections["environment"] == "production":
+        yield ConfigIssue(
+            f"{key}.fallback",
+            "required key is missing: production must say what KEDA holds when it cannot read its metrics "
+            "(fallback: {replicas: N}); without it a Prometheus outage leaves scaling unattended",
+        )
+    for name, dep in sorted(serving.deployments.items()):
+        if dep.replicas.min == 0:
+            yield ConfigIssue(
+                f"{SERVING}.deployments.{name}.replicas.min",
+                "0 with autoscaling: a deployment at zero exports no queue series, which KEDA (ignoreNullValues "
+                "false) reads as an error, not as 'no load'; use min >= 1",
+            )
+        for field, value in (
+            ("fallback.replicas", scaling.fallback.replicas if scaling.fallback else None),
+            ("pausedReplicas", scaling.paused_replicas),
+        ):
+            if value is not None and not dep.replicas.min <= value <= dep.replicas.max:
+                yield ConfigIssue(
+                    f"{key}.{field}",
+                    f"{value} is outside deployment {name!r}'s replicas range {dep.replicas.min}-{dep.replicas.max}",
+                )
+
+
 Check = Callable[[Sections, ModelRepository], Iterator[ConfigIssue]]
 
 CHECKS: list[tuple[tuple[str, ...], Check]] = [
@@ -379,6 +409,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving", "gpu_pool"), _gpu_capacity),
     (("environment", "serving"), _model_delivery),
     (("monitoring",), _routes_exist),
+    (("environment", "serving", "scaling"), _scaling_bounds),
     (("serving", "scaling"), _static_replicas),
 ]
 """Each check with the sections it needs."""

@@ -279,17 +279,24 @@ def _namespace_issues(flat: Mapping[str, str]) -> list[ConfigIssue]:
     return issues
 
 
-def _plaintext_credentials(sections: dict[str, Any], secret_keys: Collection[str]) -> list[ConfigIssue]:
-    """Receiver credentials given inline must be Pulumi secrets, never plain text in the stack file."""
+def _plaintext_credentials(
+    sections: dict[str, Any], secret_keys: Collection[str], from_stack_file: bool
+) -> list[ConfigIssue]:
+    """Receiver credentials given inline must be Pulumi secrets, never plain text in the stack file.
+
+    Read from the file, each secret leaf is a placeholder, so every credential is checked on its own.
+    From the engine, a key holding any secret is secret as a whole: that is all there is to check.
+    """
     key = section_key("monitoring")
     monitoring = sections.get("monitoring")
-    if monitoring is None or key in secret_keys:
+    if monitoring is None or (key in secret_keys and not from_stack_file):
         return []
     issues = []
     for name, receiver in sorted(monitoring.receivers.items()):
         for integration, field in (("slack", "webhook_url"), ("pagerduty", "routing_key"), ("webhook", "url")):
             target = getattr(receiver, integration)
-            if target is not None and getattr(target, field).value is not None:
+            value = getattr(target, field).value if target is not None else None
+            if value is not None and value != SECRET_PLACEHOLDER:
                 path = f"{key}.receivers.{name}.{integration}.{to_camel(field)}.value"
                 issues.append(
                     ConfigIssue(
@@ -302,11 +309,16 @@ def _plaintext_credentials(sections: dict[str, Any], secret_keys: Collection[str
 
 
 def parse_config(
-    flat: Mapping[str, str], source: str, repo: ModelRepository | None = None, secret_keys: Collection[str] = ()
+    flat: Mapping[str, str],
+    source: str,
+    repo: ModelRepository | None = None,
+    secret_keys: Collection[str] = (),
+    from_stack_file: bool = False,
 ) -> PlatformConfig:
     """Validate flat Pulumi config into a PlatformConfig, or raise ConfigError with every problem.
 
-    `secret_keys` are the config keys Pulumi holds as secrets.
+    `secret_keys` are the config keys Pulumi holds as secrets; `from_stack_file` says secret leaves
+    were replaced by placeholders (the file was read without the passphrase).
     """
     repo = read_repository(DEFAULT_MODEL_REPO) if repo is None else repo
     issues = _namespace_issues(flat)
@@ -337,7 +349,7 @@ def parse_config(
                     mode=value["mode"], namespace=str(value.get("namespace"))
                 )
     issues.extend(cross_section_issues(sections, repo))
-    issues.extend(_plaintext_credentials(sections, secret_keys))
+    issues.extend(_plaintext_credentials(sections, secret_keys, from_stack_file))
     if issues:
         raise ConfigError(source, issues)
     return PlatformConfig.model_construct(**sections)
@@ -348,7 +360,8 @@ def load_stack_file(path: Path, stack: str | None = None, repo: ModelRepository 
     flat, secret_keys = pulumi_config_from_stack_file(path)
     name = stack or path.name.removeprefix("Pulumi.").removesuffix(".yaml")
     source = display_path(path)
-    return StackConfig(stack=name, source=source, config=parse_config(flat, source, repo, secret_keys))
+    config = parse_config(flat, source, repo, secret_keys, from_stack_file=True)
+    return StackConfig(stack=name, source=source, config=config)
 
 
 def load_stack(stack: str, repo: ModelRepository | None = None) -> StackConfig:

@@ -508,6 +508,68 @@ class ServingConfig(Strict):
         return image
 
 
+class HelmChart(Strict):
+    """A pinned Helm chart."""
+
+    repository: Annotated[str, Field(pattern=r"^(https|oci)://")] = "https://prometheus-community.github.io/helm-charts"
+    """Chart repository URL."""
+
+    version: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "79.7.1"
+    """Exact chart version (kube-prometheus-stack)."""
+
+
+class ScalePolicy(Strict):
+    """One direction of the HPA's `behavior`: how fast replicas may change."""
+
+    stabilization_seconds: Annotated[int, Field(ge=0, le=3600)]
+    """HPA `stabilizationWindowSeconds`: recommendations over this window are considered (max for down, min for up)."""
+
+    percent: Annotated[int, Field(ge=1, le=1000)]
+    """A `Percent` policy: change by up to this share of the current replicas per period."""
+
+    pods: Annotated[int, Field(ge=1, le=1000)] | None = None
+    """A `Pods` policy: change by up to this many pods per period. With both, the larger change wins (`selectPolicy: Max`)."""
+
+    period_seconds: Annotated[int, Field(ge=1, le=1800)]
+    """Length of a policy period (the HPA API allows 1-1800)."""
+
+
+class Fallback(Strict):
+    """What KEDA does when it cannot read the triggers (Prometheus down, a query error, a vanished series)."""
+
+    failure_threshold: Annotated[int, Field(ge=1, le=100)] = 3
+    """Consecutive failed polls before the fallback applies."""
+
+    replicas: Annotated[int, Field(ge=1, le=1000)]
+    """Replica count to hold; with `currentReplicasIfHigher` a deployment already above it stays where it is."""
+
+    behavior: Literal["static", "currentReplicas", "currentReplicasIfHigher"] = "currentReplicasIfHigher"
+    """KEDA fallback behavior; the default never scales down because metrics went missing."""
+
+
+class KedaInstall(Strict):
+    """Where KEDA comes from."""
+
+    mode: Literal["install", "existing"] = "existing"
+    """`install`: the pinned KEDA Helm chart into `namespace`, before any ScaledObject. `existing`: KEDA already runs."""
+
+    namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)] = "keda"
+    """KEDA's namespace."""
+
+    chart: HelmChart = HelmChart(repository="https://kedacore.github.io/charts", version="2.21.0")
+    """The KEDA chart, for mode `install`."""
+
+
+class PrometheusAuth(Strict):
+    """Credentials KEDA sends to Prometheus, through a TriggerAuthentication."""
+
+    mode: Literal["bearer", "basic"]
+    """`bearer` reads key `bearerToken`; `basic` reads `username` and `password`."""
+
+    secret_name: ObjectName
+    """Secret in the platform namespace holding those keys."""
+
+
 class ScalingConfig(Strict):
     """KEDA autoscaling on Triton's Prometheus metrics."""
 
@@ -525,6 +587,34 @@ class ScalingConfig(Strict):
 
     gpu_memory_ratio_target: Annotated[float, Field(gt=0, le=1)] = 0.8
     """GPU memory used/total per replica above which the autoscaler adds replicas."""
+
+    prometheus_address: Annotated[str, Field(pattern=r"^https?://")] | None = None
+    """Prometheus URL KEDA queries. Unset: `http://prometheus-operated.<monitoring.prometheus.namespace>.svc:9090`, the operator's Service."""
+
+    prometheus_auth: PrometheusAuth | None = None
+    """Credentials for Prometheus, if it needs them."""
+
+    fallback: Fallback | None = None
+    """Behaviour when the metrics cannot be read. Required in production."""
+
+    scale_up: ScalePolicy = ScalePolicy.model_validate(
+        {"stabilizationSeconds": 0, "percent": 100, "pods": 3, "periodSeconds": 30}
+    )
+    """How fast to add replicas (the seed: 100% or 3 pods per 30 s, whichever is more, no stabilization)."""
+
+    scale_down: ScalePolicy = ScalePolicy.model_validate(
+        {"stabilizationSeconds": 300, "percent": 25, "periodSeconds": 60}
+    )
+    """How fast to remove replicas (the seed: 25% per 60 s after a 300 s window)."""
+
+    paused: bool = False
+    """Pause autoscaling for maintenance (`autoscaling.keda.sh/paused`); replicas stay where they are."""
+
+    paused_replicas: Annotated[int, Field(ge=0, le=1000)] | None = None
+    """Pause at this replica count (`autoscaling.keda.sh/paused-replicas`); also the safe hand-over from static replicas."""
+
+    keda: KedaInstall = KedaInstall()
+    """Where KEDA comes from."""
 
 
 class AlertsConfig(Strict):
@@ -653,16 +743,6 @@ class Receiver(Strict):
 
 
 Severity = Literal["critical", "warning", "info"]
-
-
-class HelmChart(Strict):
-    """A pinned Helm chart."""
-
-    repository: Annotated[str, Field(pattern=r"^(https|oci)://")] = "https://prometheus-community.github.io/helm-charts"
-    """Chart repository URL."""
-
-    version: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "79.7.1"
-    """Exact chart version (kube-prometheus-stack)."""
 
 
 class MonitoringConfig(Strict):

@@ -268,7 +268,7 @@ def test_every_error_is_reported_in_one_run() -> None:
 def test_min_replicas_above_max() -> None:
     [error] = errors_of("dev", setting(SERVING, *GENERAL, "replicas", value={"min": 3, "max": 2}))
     assert error == "triton-platform:serving.deployments.general.replicas.min: 3 is above max (2); min must be <= max"
-    assert validate("dev", setting(SERVING, *GENERAL, "replicas", value={"min": 2, "max": 2}))
+    assert validate("dev", setting(SERVING, *GENERAL, "replicas", value={"min": 1, "max": 1}))
 
 
 def test_pool_min_nodes_above_max() -> None:

@@ -13,15 +13,18 @@ import promql_parser
 import pytest
 import yaml
 
-from components.alert_routing import alertmanager_yaml
+from components.alert_routing import alertmanager_yaml, receiver_secrets
 from components.dashboards import dashboard, panel_queries
+from components.keda_scaling import trigger_queries
 from components.monitoring_rules import alerts, duration_seconds, rule_groups
 from components.triton_manifests import deployment_object_name
+from platform_config.errors import ConfigError
+from platform_config.loader import load_stack_file, parse_config
 from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import PlatformConfig
 from stackctl.cli import main
 from stackctl.synth import SynthResult
-from tests.conftest import STACKS, synth_stack
+from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack
 
 INSTALL_HINT = "run `make tools` (apt-get install prometheus prometheus-alertmanager)"
 
@@ -126,6 +129,7 @@ def metric_names(expr: str) -> set[str]:
 def all_expressions(config: PlatformConfig) -> list[str]:
     exprs = [rule["expr"] for group in rule_groups(config) for rule in group["rules"]]
     for name in config.serving.deployments:
+        exprs += list(trigger_queries(config, name).values())
         exprs += [expr for _, _, targets in panel_queries(config, name) for expr, _ in targets]
         query = dashboard(config, name)["templating"]["list"][1]["query"]
         exprs.append(re.fullmatch(r"label_values\((.*), model\)", query).group(1))  # type: ignore[union-attr]
@@ -295,7 +299,7 @@ def scenarios(config: PlatformConfig) -> list[Scenario]:
                     if other != model
                 ),
             ],
-            {"namespace": ns},
+            {"namespace": ns, "service": dep, "pod": pod, "job": dep},
             onset=6,  # the last sample goes stale after Prometheus' 5 m lookback
             extra={"deployment": dep, "model": model},
         ),
@@ -323,16 +327,17 @@ def scenarios(config: PlatformConfig) -> list[Scenario]:
                         "+1",
                     )
                 ],
-                {"namespace": ns, "scaledObject": dep},
+                {"scaledObject": dep},
                 onset=1,
             ),
             Scenario(
                 "TritonQueueBacklogAtMaxReplicas",
                 [
-                    (_selector("nv_inference_pending_request_count", triton), "0", f"{target * 2:g}"),
+                    # Backlogged all along: silent while there is room to scale, firing once at the ceiling.
+                    (_selector("nv_inference_pending_request_count", triton), f"{target * 2:g}", f"{target * 2:g}"),
                     (
                         _selector("kube_deployment_spec_replicas", {"namespace": ns, "deployment": dep}),
-                        str(max_replicas),
+                        str(max_replicas - 1),
                         str(max_replicas),
                     ),
                 ],
@@ -410,3 +415,48 @@ def test_alerts_stay_silent_when_healthy_and_within_for_then_fire(stack: str, tm
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert "SUCCESS" in run.stdout
+
+
+# --- routing config rules --------------------------------------------------------
+
+
+def test_routes_must_name_a_defined_receiver() -> None:
+    [error] = errors_of("staging", setting("triton-platform:monitoring", "routes", "critical", value="pager"))
+    assert error == (
+        "triton-platform:monitoring.routes.critical: receiver 'pager' is not defined under receivers; "
+        "known receivers: staging-chat"
+    )
+
+
+def test_plain_text_credentials_are_rejected_even_beside_secret_ones(tmp_path: Path) -> None:
+    text = (PROJECT_ROOT / "stacks" / "Pulumi.staging.yaml").read_text()
+    text = text.replace(
+        "webhookUrl: {secret: {name: alertmanager-slack, key: webhook-url}}",
+        "webhookUrl: {value: {secure: v1:AAAAencrypted}}",
+    ).replace(
+        '          channel: "#ml-platform-staging"\n',
+        '          channel: "#ml-platform-staging"\n'
+        "        webhook:\n          url: {value: https://hooks.example.com/plain-text-token}\n",
+    )
+    path = tmp_path / "Pulumi.staging.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_stack_file(path)
+    [issue] = caught.value.issues
+    assert issue.path == "triton-platform:monitoring.receivers.staging-chat.webhook.url.value"
+    assert issue.message.startswith(
+        "a credential in plain text; store it as a Pulumi secret: pulumi config set --secret"
+    )
+    path.write_text(text.replace("{value: https://hooks.example.com/plain-text-token}", "{value: {secure: v1:AAAAx}}"))
+    config = load_stack_file(path).config
+    assert [s.values for s in receiver_secrets(config)] == [{"webhook-url": "[secret]", "url": "[secret]"}]
+
+
+def test_one_secret_per_receiver_holds_all_its_credentials() -> None:
+    receiver = {"slack": {"webhookUrl": {"value": "s"}, "channel": "#a"}, "pagerduty": {"routingKey": {"value": "p"}}}
+    values = stack_values("staging")
+    setting("triton-platform:monitoring", "receivers", value={"both": receiver})(values)
+    setting("triton-platform:monitoring", "routes", value={"critical": "both"})(values)
+    config = parse_config(encode(values), "x", secret_keys={"triton-platform:monitoring"})
+    [secret] = receiver_secrets(config)
+    assert (secret.secret_name, secret.values) == ("alertmanager-both", {"webhook-url": "s", "routing-key": "p"})

@@ -17,13 +17,24 @@ PROVIDER = "pulumi:providers:kubernetes"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 SERVING = "triton-platform:serving:TritonServing"
 MONITORING = "triton-platform:monitoring:Monitoring"
+SCALING = "triton-platform:scaling:KedaScaling"
 
 
 def test_component_tree(synth: SynthResult) -> None:
     stack = synth.stack.stack
     parents = {r.name: r.parent.rsplit("::", 1)[-1] for r in synth.resources}
     components = {(r.type, r.name) for r in synth.resources if not r.custom}
-    assert components == {(PLATFORM, stack), (SERVING, f"{stack}-serving"), (MONITORING, f"{stack}-monitoring")}
+    assert components == {
+        (PLATFORM, stack),
+        (SERVING, f"{stack}-serving"),
+        (MONITORING, f"{stack}-monitoring"),
+        (SCALING, f"{stack}-scaling"),
+    }
+    assert parents[f"{stack}-scaling"] == stack
+    scaling_children = {r.name for r in synth.resources if parents[r.name] == f"{stack}-scaling"}
+    assert {
+        f"{stack}-scaling-{name}-scaled-object" for name in synth.stack.config.serving.deployments
+    } <= scaling_children
     assert parents[f"{stack}-monitoring"] == stack
     monitoring_children = {r.name for r in synth.resources if parents[r.name] == f"{stack}-monitoring"}
     assert {
@@ -43,7 +54,7 @@ def test_component_tree(synth: SynthResult) -> None:
         f"{stack}-kubernetes",
         f"{stack}-namespace",
         f"{stack}-default-deny",
-    } | serving_children | monitoring_children
+    } | serving_children | monitoring_children | scaling_children
 
 
 def test_every_kubernetes_object_uses_the_stack_provider(synth: SynthResult) -> None:

@@ -23,6 +23,7 @@ import pytest
 import tritonclient.grpc as triton_grpc
 import yaml
 
+from components.keda_scaling import GPU_TRIGGER, QUEUE_TRIGGER, trigger_queries
 from components.monitoring_rules import GPU_MEMORY_RATIO_POD, GPU_UTILIZATION, GPU_UTILIZATION_POD, rule_groups
 from components.triton_manifests import deployment_object_name, tritonserver_args
 from local_triton.server import TritonServer, free_ports
@@ -157,6 +158,26 @@ def test_every_recording_rule_returns_a_number(stack: Stack) -> None:
             labels = sample["metric"]
             assert labels["namespace"] == stack.config.kubernetes.namespace  # type: ignore[index]
             assert labels["deployment"] == deployment_object_name(DEPLOYMENT)  # type: ignore[index]
+
+
+def test_every_keda_query_returns_exactly_one_series_and_sees_the_queue(stack: Stack) -> None:
+    """The ScaledObject's queries, run as KEDA runs them; the GPU one has no data without a GPU."""
+    queries = trigger_queries(stack.config, DEPLOYMENT)
+    assert query(stack.prometheus_url, queries[GPU_TRIGGER]) == []
+    seen_queue = 0.0
+    loader = threading.Thread(target=lambda: _load(stack.triton, 10))
+    loader.start()
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and seen_queue <= 0:
+            [sample] = query(stack.prometheus_url, queries[QUEUE_TRIGGER])
+            seen_queue = max(seen_queue, float(sample["value"][1]))  # type: ignore[index]
+            time.sleep(0.5)
+    finally:
+        loader.join()
+    assert seen_queue > 0, "the pending-request query never rose above zero under load"
+    [sample] = query(stack.prometheus_url, queries[QUEUE_TRIGGER])
+    assert sample["metric"] == {}, "an aggregated query: no labels, one series"
 
 
 def test_batching_shows_in_the_recorded_batch_size(stack: Stack) -> None:

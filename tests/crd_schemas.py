@@ -1,0 +1,93 @@
+"""CRD schemas of the pinned operators, from their Go modules via the Go module proxy.
+
+The CRD YAMLs ship inside the modules (REFERENCE.md §2): KEDA's in
+config/crd/bases, the Prometheus Operator's in example/prometheus-operator-crd.
+They are downloaded once into .tools/go (ignored) and cached there.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from platform_config.paths import PROJECT_ROOT
+
+MODULES = {
+    "keda.sh": ("github.com/kedacore/keda/v2", "v2.21.0", "config/crd/bases"),
+    # kube-prometheus-stack 79.x ships operator 0.86; v0.85.0 is the newest release the proxy serves here.
+    "monitoring.coreos.com": (
+        "github.com/prometheus-operator/prometheus-operator",
+        "v0.85.0",
+        "example/prometheus-operator-crd",
+    ),
+}
+GOPATH = PROJECT_ROOT / ".tools" / "go"
+
+
+class _CrdLoader(yaml.SafeLoader):
+    """YAML 1.2 reads a bare `=` (an enum value in the CRDs) as a string; PyYAML's 1.1 rules do not."""
+
+
+def _plain_scalar(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    assert isinstance(node, yaml.ScalarNode)
+    return str(loader.construct_scalar(node))
+
+
+_CrdLoader.add_constructor("tag:yaml.org,2002:value", _plain_scalar)
+
+
+@functools.cache
+def crd_folder(group: str) -> Path:
+    module, version, folder = MODULES[group]
+    go = shutil.which("go")
+    assert go, "the `go` toolchain is needed to fetch CRDs from the Go module proxy: install Go (golang.org/dl)"
+    env = {**os.environ, "GOPATH": str(GOPATH), "GOFLAGS": "-mod=mod"}
+    run = subprocess.run(
+        [go, "mod", "download", "-json", f"{module}@{version}"], capture_output=True, text=True, env=env, check=False
+    )
+    info = json.loads(run.stdout or "{}")
+    assert "Dir" in info, f"cannot download {module}@{version}: {info.get('Error') or run.stderr}"
+    return Path(info["Dir"]) / folder
+
+
+def _python_patterns(node: Any) -> Any:
+    """Go's RE2 allows `^(?i)...`; Python wants inline flags first. Same meaning, moved."""
+    if isinstance(node, dict):
+        fixed = {k: _python_patterns(v) for k, v in node.items()}
+        pattern = fixed.get("pattern")
+        if isinstance(pattern, str) and "(?i)" in pattern and not pattern.startswith("(?i)"):
+            fixed["pattern"] = "(?i)" + pattern.replace("(?i)", "")
+        return fixed
+    if isinstance(node, list):
+        return [_python_patterns(v) for v in node]
+    return node
+
+
+def validate(manifest: dict[str, Any]) -> None:
+    """Raise jsonschema.ValidationError when the manifest breaks its CRD's schema."""
+    jsonschema.Draft7Validator(crd_schema(manifest["apiVersion"], manifest["kind"])).validate(manifest)
+
+
+@functools.cache
+def crd_schema(api_version: str, kind: str) -> dict[str, Any]:
+    group, version = api_version.split("/")
+    for path in sorted(crd_folder(group).glob("*.yaml")):
+        for crd in yaml.load_all(path.read_text(), Loader=_CrdLoader):
+            if not crd or crd.get("kind") != "CustomResourceDefinition":
+                continue
+            spec = crd["spec"]
+            if spec["group"] != group or spec["names"]["kind"] != kind:
+                continue
+            for served in spec["versions"]:
+                if served["name"] == version:
+                    schema: dict[str, Any] = _python_patterns(served["schema"]["openAPIV3Schema"])
+                    return schema
+    raise KeyError(f"no CRD for {api_version} {kind} in {crd_folder(group)}")

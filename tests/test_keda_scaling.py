@@ -1,0 +1,162 @@
+"""KEDA autoscaling: every ScaledObject field for every stack, and the scaling rules' failing cases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.keda_scaling import GPU_TRIGGER, QUEUE_TRIGGER, prometheus_address, trigger_queries
+from stackctl.synth import SynthResult
+from tests.conftest import STACKS, errors_of, setting, synth_mutated, synth_stack, validate
+
+SCALING = "triton-platform:scaling"
+SERVING = "triton-platform:serving"
+CASES = [(s, d) for s in STACKS for d in sorted(synth_stack(s).stack.config.serving.deployments)]
+IDS = [f"{s}-{d}" for s, d in CASES]
+
+
+def scaled_objects(result: SynthResult) -> dict[str, dict[str, Any]]:
+    return {m["metadata"]["name"]: m for m in result.manifests() if m["kind"] == "ScaledObject"}
+
+
+@pytest.mark.parametrize(("stack", "deployment"), CASES, ids=IDS)
+def test_scaled_object_fields(stack: str, deployment: str) -> None:
+    result = synth_stack(stack)
+    config = result.stack.config
+    scaling, dep = config.scaling, config.serving.deployments[deployment]
+    spec = scaled_objects(result)[f"triton-{deployment}"]["spec"]
+    assert spec["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": f"triton-{deployment}"}
+    assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (dep.replicas.min, dep.replicas.max)
+    assert spec["pollingInterval"] == scaling.polling_interval_seconds
+    assert spec["advanced"]["restoreToOriginalReplicaCount"] is False
+    behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
+    up, down = behavior["scaleUp"], behavior["scaleDown"]
+    assert up["stabilizationWindowSeconds"] == scaling.scale_up.stabilization_seconds
+    assert up["selectPolicy"] == "Max"
+    assert {
+        "type": "Percent",
+        "value": scaling.scale_up.percent,
+        "periodSeconds": scaling.scale_up.period_seconds,
+    } in up["policies"]
+    assert {"type": "Pods", "value": scaling.scale_up.pods, "periodSeconds": scaling.scale_up.period_seconds} in up[
+        "policies"
+    ]
+    assert down["stabilizationWindowSeconds"] == scaling.scale_down.stabilization_seconds
+    assert scaling.fallback is not None
+    assert spec["fallback"] == {
+        "failureThreshold": scaling.fallback.failure_threshold,
+        "replicas": scaling.fallback.replicas,
+        "behavior": scaling.fallback.behavior,
+    }
+    queue, gpu = spec["triggers"]
+    for trigger in (queue, gpu):
+        assert trigger["type"] == "prometheus"
+        assert trigger["metricType"] == "AverageValue"
+        assert trigger["metadata"]["ignoreNullValues"] == "false"
+        assert trigger["metadata"]["serverAddress"] == prometheus_address(config)
+    assert queue["name"] == QUEUE_TRIGGER
+    assert queue["metadata"]["query"] == trigger_queries(config, deployment)[QUEUE_TRIGGER]
+    assert f'deployment="triton-{deployment}"' in queue["metadata"]["query"]
+    assert queue["metadata"]["threshold"] == f"{scaling.queue_depth_target:g}"
+    assert queue["metadata"]["activationThreshold"] == f"{scaling.activation_queue_depth:g}"
+    assert gpu["name"] == GPU_TRIGGER
+    assert gpu["metadata"]["threshold"] == f"{scaling.gpu_memory_ratio_target:g}"
+    deployment_spec = next(
+        m for m in result.manifests() if m["kind"] == "Deployment" and m["metadata"]["name"] == f"triton-{deployment}"
+    )["spec"]
+    assert "replicas" not in deployment_spec
+
+
+def test_the_environments_scale_differently() -> None:
+    specs = [scaled_objects(synth_stack(s))["triton-general"]["spec"] for s in STACKS]
+    for key in ("pollingInterval", "fallback", "advanced", "maxReplicaCount"):
+        assert len({repr(spec[key]) for spec in specs}) == len(STACKS), key
+
+
+def test_pausing_sets_the_keda_annotations() -> None:
+    result = synth_mutated(
+        "staging", setting(SCALING, "paused", value=True), setting(SCALING, "pausedReplicas", value=2)
+    )
+    annotations = scaled_objects(result)["triton-general"]["metadata"]["annotations"]
+    assert annotations == {"autoscaling.keda.sh/paused": "true", "autoscaling.keda.sh/paused-replicas": "2"}
+    assert "annotations" not in scaled_objects(synth_stack("staging"))["triton-general"]["metadata"]
+
+
+def test_prometheus_auth_goes_through_a_trigger_authentication() -> None:
+    result = synth_mutated(
+        "dev", setting(SCALING, "prometheusAuth", value={"mode": "bearer", "secretName": "prom-token"})
+    )
+    [auth] = [m for m in result.manifests() if m["kind"] == "TriggerAuthentication"]
+    assert auth["spec"] == {
+        "secretTargetRef": [{"parameter": "bearerToken", "name": "prom-token", "key": "bearerToken"}]
+    }
+    trigger = scaled_objects(result)["triton-general"]["spec"]["triggers"][0]
+    assert trigger["authenticationRef"] == {"name": "triton-prometheus"}
+    assert trigger["metadata"]["authModes"] == "bearer"
+
+
+def test_disabled_scaling_creates_no_scaled_object_and_sets_replicas() -> None:
+    result = synth_mutated(
+        "dev",
+        setting(SCALING, "enabled", value=False),
+        setting(SERVING, "deployments", "general", "replicas", value={"min": 2, "max": 2}),
+    )
+    assert scaled_objects(result) == {}
+    assert not any(r.type == "triton-platform:scaling:KedaScaling" for r in result.resources)
+
+
+def test_keda_is_installed_before_the_scaled_objects_in_production() -> None:
+    result = synth_stack("production")
+    release = result.find("kubernetes:helm.sh/v3:Release", "production-scaling-keda")
+    assert (release.inputs["chart"], release.inputs["version"]) == ("keda", "2.21.0")
+    assert release.inputs["repositoryOpts"]["repo"] == "https://kedacore.github.io/charts"
+    assert not any(
+        r.type == "kubernetes:helm.sh/v3:Release" and r.name.endswith("-keda") for r in synth_stack("dev").resources
+    )
+
+
+# --- validation ---------------------------------------------------------------
+
+
+def test_production_needs_a_fallback() -> None:
+    def drop(values: dict[str, Any]) -> None:
+        del values[SCALING]["fallback"]
+
+    [error] = errors_of("production", drop)
+    assert error.startswith(
+        "triton-platform:scaling.fallback: required key is missing: production must say what KEDA holds"
+    )
+    assert validate("staging", drop)
+
+
+def test_scaling_to_zero_is_rejected_with_autoscaling() -> None:
+    [error] = errors_of(
+        "dev",
+        setting(SERVING, "deployments", "general", "replicas", "min", value=0),
+        setting(SCALING, "fallback", "replicas", value=1),
+    )
+    assert error.startswith("triton-platform:serving.deployments.general.replicas.min: 0 with autoscaling")
+
+
+def test_fallback_replicas_must_fit_every_deployment() -> None:
+    [error] = errors_of("production", setting(SCALING, "fallback", "replicas", value=5))
+    assert error == "triton-platform:scaling.fallback.replicas: 5 is outside deployment 'ranker''s replicas range 1-4"
+    assert validate("production", setting(SCALING, "fallback", "replicas", value=3))
+
+
+def test_policy_periods_stay_within_the_hpa_api_bounds() -> None:
+    [error] = errors_of("dev", setting(SCALING, "scaleDown", "periodSeconds", value=3600))
+    assert (
+        error == "triton-platform:scaling.scaleDown.periodSeconds: Input should be less than or equal to 1800; got 3600"
+    )
+    [error] = errors_of("dev", setting(SCALING, "scaleUp", "stabilizationSeconds", value=7200))
+    assert (
+        error
+        == "triton-platform:scaling.scaleUp.stabilizationSeconds: Input should be less than or equal to 3600; got 7200"
+    )
+
+
+def test_thresholds_must_be_positive() -> None:
+    [error] = errors_of("dev", setting(SCALING, "queueDepthTarget", value=-1))
+    assert error == "triton-platform:scaling.queueDepthTarget: Input should be greater than 0; got -1"
