@@ -538,7 +538,7 @@ class Fallback(Strict):
     """What KEDA does when it cannot read the triggers (Prometheus down, a query error, a vanished series)."""
 
     failure_threshold: Annotated[int, Field(ge=1, le=100)] = 3
-    """Consecutive failed polls before the fallback applies."""
+    """The fallback applies once more than this many consecutive metric reads failed (the HPA reads every 15 s)."""
 
     replicas: Annotated[int, Field(ge=1, le=1000)]
     """Replica count to hold; with `currentReplicasIfHigher` a deployment already above it stays where it is."""
@@ -577,16 +577,16 @@ class ScalingConfig(Strict):
     """KEDA owns the replica count. When false, each deployment runs `replicas.min` replicas and `replicas.max` must equal it."""
 
     polling_interval_seconds: Annotated[int, Field(ge=1, le=3600)] = 30
-    """How often KEDA checks the triggers (KEDA `pollingInterval`)."""
+    """KEDA `pollingInterval`: how often KEDA's own loop checks the triggers. That loop only scales between 0 and 1; above 1 the HPA (15 s sync) drives scaling, so with `replicas.min >= 1` it matters little."""
 
     queue_depth_target: Annotated[float, Field(gt=0)] = 10.0
     """Pending requests per replica (`nv_inference_pending_request_count`) the autoscaler aims for."""
 
     activation_queue_depth: Annotated[float, Field(ge=0)] = 0.0
-    """Pending requests above which a deployment scaled to zero wakes up (KEDA `activationThreshold`)."""
+    """KEDA `activationThreshold`: pending requests above which a deployment at zero wakes up. Inert while `replicas.min >= 1`, which autoscaling requires."""
 
     gpu_memory_ratio_target: Annotated[float, Field(gt=0, le=1)] = 0.8
-    """GPU memory used/total per replica above which the autoscaler adds replicas."""
+    """GPU memory used/total per replica above which the autoscaler adds replicas. Set it above the idle footprint of the loaded models (dashboard: GPU memory), or the deployment sits at `replicas.max`."""
 
     prometheus_address: Annotated[str, Field(pattern=r"^https?://")] | None = None
     """Prometheus URL KEDA queries. Unset: `http://prometheus-operated.<monitoring.prometheus.namespace>.svc:9090`, the operator's Service."""
@@ -611,7 +611,7 @@ class ScalingConfig(Strict):
     """Pause autoscaling for maintenance (`autoscaling.keda.sh/paused`); replicas stay where they are."""
 
     paused_replicas: Annotated[int, Field(ge=0, le=1000)] | None = None
-    """Pause at this replica count (`autoscaling.keda.sh/paused-replicas`); also the safe hand-over from static replicas."""
+    """Pause at this replica count (`autoscaling.keda.sh/paused-replicas`), for maintenance; it must fit every deployment's range."""
 
     keda: KedaInstall = KedaInstall()
     """Where KEDA comes from."""

@@ -37,6 +37,8 @@ class Registered:
     """Provider reference (`urn::id`); empty for components and the default provider."""
     protect: bool
     retain_on_delete: bool
+    dependencies: tuple[str, ...]
+    """URNs the resource explicitly depends on (`depends_on`)."""
     inputs: dict[str, Any]
 
 
@@ -83,6 +85,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     request.provider,
                     request.protect,
                     request.retainOnDelete,
+                    tuple(request.dependencies),
                     inputs,
                 )
             )

@@ -104,11 +104,17 @@ def test_disabled_scaling_creates_no_scaled_object_and_sets_replicas() -> None:
     )
     assert scaled_objects(result) == {}
     assert not any(r.type == "triton-platform:scaling:KedaScaling" for r in result.resources)
+    [deployment] = [m for m in result.manifests() if m["kind"] == "Deployment"]
+    assert deployment["spec"]["replicas"] == 2
 
 
 def test_keda_is_installed_before_the_scaled_objects_in_production() -> None:
     result = synth_stack("production")
     release = result.find("kubernetes:helm.sh/v3:Release", "production-scaling-keda")
+    for name in ("general", "ranker"):
+        scaled = result.find("kubernetes:keda.sh/v1alpha1:ScaledObject", f"production-scaling-{name}-scaled-object")
+        deployment = result.find("kubernetes:apps/v1:Deployment", f"production-serving-{name}-deployment")
+        assert {release.urn, deployment.urn} <= set(scaled.dependencies)
     assert (release.inputs["chart"], release.inputs["version"]) == ("keda", "2.21.0")
     assert release.inputs["repositoryOpts"]["repo"] == "https://kedacore.github.io/charts"
     assert not any(

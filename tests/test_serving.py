@@ -62,7 +62,7 @@ def test_synth_writes_exactly_what_the_builders_return(synth: SynthResult) -> No
     assert built.keys() <= sent.keys()
     for key, body in built.items():
         # As synth prints it: keys sorted, nulls dropped.
-        assert sent[key] == manifest(Registered("", "", "", "", True, "", False, False, body)), key
+        assert sent[key] == manifest(Registered("", "", "", "", True, "", False, False, (), body)), key
 
 
 @pytest.mark.parametrize(("stack", "deployment"), CASES, ids=IDS)
