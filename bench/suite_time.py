@@ -19,11 +19,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / ".venv" / "bin"
 
+REAL_TOOL_TESTS = [
+    # Start tritonserver, Prometheus, promtool/amtool, or fetch CRDs through the Go proxy.
+    "tests/test_triton_real.py",
+    "tests/test_prometheus_real.py",
+    "tests/test_monitoring.py",
+    "tests/test_custom_resources.py",
+]
+PYTEST = [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 STAGES = {
     "ruff format --check": [str(BIN / "ruff"), "format", "--check", "."],
     "ruff check": [str(BIN / "ruff"), "check", "."],
     "mypy (warm cache)": [str(BIN / "mypy"), "."],
-    "pytest (whole suite)": [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+    "pytest: mock and unit tests": [*PYTEST, *(f"--ignore={t}" for t in REAL_TOOL_TESTS)],
+    "pytest: real-tool tests": [*PYTEST, *REAL_TOOL_TESTS],
+    "pytest: whole suite": PYTEST,
 }
 
 
