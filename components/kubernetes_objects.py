@@ -16,6 +16,9 @@ KINDS: dict[tuple[str, str], Any] = {
     ("v1", "Service"): k8s.core.v1.Service,
     ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
     ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
+    ("apps/v1", "DaemonSet"): k8s.apps.v1.DaemonSet,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
     ("networking.k8s.io/v1", "Ingress"): k8s.networking.v1.Ingress,
     ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
     ("policy/v1", "PodDisruptionBudget"): k8s.policy.v1.PodDisruptionBudget,
@@ -33,6 +36,7 @@ CUSTOM_KINDS = {
     ("monitoring.coreos.com/v1alpha1", "AlertmanagerConfig"),
     ("keda.sh/v1alpha1", "ScaledObject"),
     ("keda.sh/v1alpha1", "TriggerAuthentication"),
+    ("karpenter.sh/v1", "NodePool"),
 }
 """Custom resources the builders emit; anything else is a typo, not a new kind."""
 

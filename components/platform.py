@@ -8,7 +8,7 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.gpu_pool_contract import pool_contract
+from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.keda_scaling import KedaScaling, KedaScalingArgs
 from components.kubernetes_objects import create_object
 from components.kubernetes_provider import create_provider, provider_options, render_dir
@@ -38,6 +38,9 @@ class TritonPlatform(pulumi.ComponentResource):
     namespace: pulumi.Output[str]
     """Name of the namespace every namespaced object lives in."""
 
+    gpu_pool: GpuNodePool
+    """The GPU node pool Triton runs on."""
+
     serving: TritonServing
     """The Triton deployments."""
 
@@ -61,10 +64,11 @@ class TritonPlatform(pulumi.ComponentResource):
         )
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
         create_object(f"{name}-default-deny", objects["default-deny"], in_namespace)
+        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", GpuNodePoolArgs(config), in_namespace)
         rendered = render_repository(args.stack, config, read_repository(DEFAULT_MODEL_REPO))
         self.serving = TritonServing(
             f"{name}-serving",
-            TritonServingArgs(args.stack, config, rendered, pool_contract(config.gpu_pool)),
+            TritonServingArgs(args.stack, config, rendered, self.gpu_pool.contract),
             in_namespace,
         )
         self.monitoring = Monitoring(f"{name}-monitoring", MonitoringArgs(config), in_namespace)

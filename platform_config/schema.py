@@ -131,6 +131,69 @@ class Taint(Strict):
     """What the taint does to pods that do not tolerate it."""
 
 
+class KarpenterPool(Strict):
+    """A Karpenter `karpenter.sh/v1` NodePool for the GPU nodes (AWS provider labels)."""
+
+    instance_families: list[Annotated[str, Field(pattern=r"^[a-z0-9]+$")]] = []
+    """EC2 instance families, e.g. `g5`, `p4d` (`karpenter.k8s.aws/instance-family`)."""
+
+    gpu_names: list[Annotated[str, Field(pattern=r"^[a-z0-9-]+$")]] = []
+    """GPU models, e.g. `a10g`, `l4` (`karpenter.k8s.aws/instance-gpu-name`). Set this or `instanceFamilies`."""
+
+    capacity_types: list[Literal["on-demand", "spot", "reserved"]] = ["on-demand"]
+    """`karpenter.sh/capacity-type` values the pool may launch."""
+
+    node_class: Annotated[str, Field(pattern=DNS_SUBDOMAIN)] = "default"
+    """Name of the EC2NodeClass (`karpenter.k8s.aws`) the nodes use."""
+
+    consolidate_after: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "10m"
+    """How long a node must be empty before Karpenter removes it (the seed: 10 minutes unneeded)."""
+
+    @model_validator(mode="after")
+    def _identifies_gpus(self) -> KarpenterPool:
+        if not self.instance_families and not self.gpu_names:
+            raise ValueError("set instanceFamilies or gpuNames: without one Karpenter may launch nodes without GPUs")
+        return self
+
+
+class ClusterAutoscalerPool(Strict):
+    """The Kubernetes cluster-autoscaler, scaling existing node groups."""
+
+    cloud_provider: Literal["aws", "gce", "azure"]
+    """`--cloud-provider`."""
+
+    node_groups: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    """Node group names (ASG, MIG or VMSS); each is bounded by `minNodes`-`maxNodes` (`--nodes`)."""
+
+    image: Annotated[str, Field(min_length=1)] = "registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0"
+    """cluster-autoscaler image, pinned; match its minor version to the cluster's."""
+
+    scale_down_delay_after_add: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "10m"
+    """`--scale-down-delay-after-add` (the seed: 10m)."""
+
+    scale_down_delay_after_delete: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "2m"
+    """`--scale-down-delay-after-delete` (the seed: 2m)."""
+
+    scale_down_unneeded_time: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "10m"
+    """`--scale-down-unneeded-time` (the seed: 10m)."""
+
+
+class DevicePlugin(Strict):
+    """The NVIDIA device plugin DaemonSet that advertises `nvidia.com/gpu`."""
+
+    image: Annotated[str, Field(min_length=1)] = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
+    """Plugin image, pinned."""
+
+    sharing: Literal["none", "time-slicing", "mig"] = "none"
+    """GPU sharing: `time-slicing` lets small models share a GPU (dev); `mig` partitions large GPUs (production)."""
+
+    time_slicing_replicas: Annotated[int, Field(ge=2, le=64)] = 4
+    """With time-slicing, how many pods share each GPU."""
+
+    mig_strategy: Literal["single", "mixed"] = "single"
+    """With MIG, the plugin's strategy: `single` advertises MIG slices as `nvidia.com/gpu`."""
+
+
 class GpuPoolConfig(Strict):
     """The GPU node pool every Triton pod runs on."""
 
@@ -152,12 +215,47 @@ class GpuPoolConfig(Strict):
     taints: list[Taint] = [Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")]
     """Taints of the pool's nodes, which keep other workloads off the GPUs; Triton pods tolerate them."""
 
+    autoscaler: Literal["karpenter", "cluster-autoscaler", "static"] = "static"
+    """Node autoscaling: a Karpenter NodePool, the cluster-autoscaler, or a fixed pool of existing nodes."""
+
+    karpenter: KarpenterPool | None = None
+    """The NodePool, for autoscaler `karpenter`."""
+
+    cluster_autoscaler: ClusterAutoscalerPool | None = None
+    """The autoscaler, for `cluster-autoscaler`."""
+
+    static_nodes: list[ObjectName] = []
+    """For `static`: existing nodes to label and taint (NodePatch); empty if they already carry `nodeLabels` and `taints`."""
+
+    device_plugin: DevicePlugin = DevicePlugin()
+    """The NVIDIA device plugin."""
+
+    overprovisioning_replicas: Annotated[int, Field(ge=0, le=100)] = 0
+    """Low-priority placeholder pods holding a GPU each, evicted the moment Triton needs the GPU: warm spare nodes that cut cold starts."""
+
+    dcgm_exporter: bool = False
+    """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics beyond Triton's own."""
+
+    dcgm_exporter_image: Annotated[str, Field(min_length=1)] = (
+        "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
+    )
+    """DCGM exporter image, pinned."""
+
     @model_validator(mode="after")
     def _node_bounds(self) -> GpuPoolConfig:
         if self.min_nodes > self.max_nodes:
             raise KeyProblemError(
                 "minNodes", f"{self.min_nodes} is above maxNodes ({self.max_nodes}); minNodes must be <= maxNodes"
             )
+        needs = {"karpenter": self.karpenter, "cluster-autoscaler": self.cluster_autoscaler}
+        for mode, settings in needs.items():
+            key = "karpenter" if mode == "karpenter" else "clusterAutoscaler"
+            if self.autoscaler == mode and settings is None:
+                raise KeyProblemError(key, f"required key is missing: autoscaler {mode!r} needs its settings")
+            if self.autoscaler != mode and settings is not None:
+                raise KeyProblemError(key, f"applies only to autoscaler {mode!r}, not {self.autoscaler!r}")
+        if self.autoscaler != "static" and self.static_nodes:
+            raise KeyProblemError("staticNodes", f"applies only to autoscaler 'static', not {self.autoscaler!r}")
         return self
 
     @property

@@ -22,6 +22,7 @@ from platform_config.paths import PROJECT_ROOT
 
 MODULES = {
     "keda.sh": ("github.com/kedacore/keda/v2", "v2.21.0", "config/crd/bases"),
+    "karpenter.sh": ("sigs.k8s.io/karpenter", "v1.6.0", "pkg/apis/crds"),
     # kube-prometheus-stack 79.x ships operator 0.86; v0.85.0 is the newest release the proxy serves here.
     "monitoring.coreos.com": (
         "github.com/prometheus-operator/prometheus-operator",

@@ -18,6 +18,7 @@ NAMESPACE = "kubernetes:core/v1:Namespace"
 SERVING = "triton-platform:serving:TritonServing"
 MONITORING = "triton-platform:monitoring:Monitoring"
 SCALING = "triton-platform:scaling:KedaScaling"
+GPU_POOL = "triton-platform:gpu:GpuNodePool"
 
 
 def test_component_tree(synth: SynthResult) -> None:
@@ -29,7 +30,10 @@ def test_component_tree(synth: SynthResult) -> None:
         (SERVING, f"{stack}-serving"),
         (MONITORING, f"{stack}-monitoring"),
         (SCALING, f"{stack}-scaling"),
+        (GPU_POOL, f"{stack}-gpu-pool"),
     }
+    gpu_children = {r.name for r in synth.resources if parents[r.name] == f"{stack}-gpu-pool"}
+    assert {f"{stack}-gpu-pool-device-plugin", f"{stack}-gpu-pool-system-namespace"} <= gpu_children
     assert parents[f"{stack}-scaling"] == stack
     scaling_children = {r.name for r in synth.resources if parents[r.name] == f"{stack}-scaling"}
     assert {
@@ -54,7 +58,7 @@ def test_component_tree(synth: SynthResult) -> None:
         f"{stack}-kubernetes",
         f"{stack}-namespace",
         f"{stack}-default-deny",
-    } | serving_children | monitoring_children | scaling_children
+    } | serving_children | monitoring_children | scaling_children | gpu_children
 
 
 def test_every_kubernetes_object_uses_the_stack_provider(synth: SynthResult) -> None:

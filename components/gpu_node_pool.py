@@ -1,0 +1,417 @@
+"""The GPU node pool: device plugin, node autoscaling, priorities and warm spare capacity.
+
+Builders return plain manifests; `GpuNodePool` wires them and exposes the pool
+contract (where GPU pods may run, what they tolerate) that TritonServing uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.gpu_pool_contract import PoolContract, pool_contract
+from components.kubernetes_objects import create_object
+from components.namespace import platform_labels
+from platform_config.schema import GpuPoolConfig, PlatformConfig
+
+TYPE_TOKEN = "triton-platform:gpu:GpuNodePool"
+SYSTEM_NAMESPACE = "gpu-system"
+BATCH_PRIORITY, OVERPROVISIONING_PRIORITY = 1_000, -10
+"""Batch work ranks below inference (100,000); placeholders below everything, so any pod evicts them."""
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+RESTRICTED = {
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "capabilities": {"drop": ["ALL"]},
+}
+
+
+def _meta(config: PlatformConfig, name: str, namespace: str | None = SYSTEM_NAMESPACE, **extra: Any) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "labels": platform_labels(config.environment), **extra}
+    if namespace:
+        metadata["namespace"] = namespace
+    return metadata
+
+
+def device_plugin_config(pool: GpuPoolConfig) -> dict[str, Any]:
+    """The plugin's config file (`version: v1`): MIG strategy and time-slicing replicas."""
+    plugin = pool.device_plugin
+    config: dict[str, Any] = {
+        "version": "v1",
+        "flags": {"migStrategy": plugin.mig_strategy if plugin.sharing == "mig" else "none"},
+    }
+    if plugin.sharing == "time-slicing":
+        resources = [{"name": pool.resource_name, "replicas": plugin.time_slicing_replicas}]
+        config["sharing"] = {"timeSlicing": {"resources": resources}}
+    return config
+
+
+def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, dict[str, Any]]:
+    pool = config.gpu_pool
+    labels = {"app.kubernetes.io/name": "nvidia-device-plugin"}
+    pod_spec = {
+        # Node-critical: without it the node advertises no GPUs at all.
+        "priorityClassName": "system-node-critical",
+        "nodeSelector": dict(contract.node_selector),
+        "tolerations": [*contract.tolerations, {"key": "CriticalAddonsOnly", "operator": "Exists"}],
+        "automountServiceAccountToken": False,
+        "containers": [
+            {
+                "name": "nvidia-device-plugin",
+                "image": pool.device_plugin.image,
+                "args": ["--config-file=/config/config.yaml"],
+                "securityContext": RESTRICTED,
+                "resources": {
+                    "requests": {"cpu": "10m", "memory": "32Mi"},
+                    "limits": {"cpu": "100m", "memory": "128Mi"},
+                },
+                "volumeMounts": [
+                    {"name": "device-plugins", "mountPath": DEVICE_PLUGIN_DIR},
+                    {"name": "config", "mountPath": "/config", "readOnly": True},
+                ],
+            }
+        ],
+        "volumes": [
+            # The kubelet's device-plugin socket directory: the one host path a device plugin cannot avoid.
+            {"name": "device-plugins", "hostPath": {"path": DEVICE_PLUGIN_DIR, "type": "Directory"}},
+            {"name": "config", "configMap": {"name": "nvidia-device-plugin"}},
+        ],
+    }
+    return {
+        "system-namespace": {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            # Privileged only here: node agents need host paths; Triton's namespace stays restricted.
+            "metadata": _meta(
+                config,
+                SYSTEM_NAMESPACE,
+                None,
+                labels={**platform_labels(config.environment), "pod-security.kubernetes.io/enforce": "privileged"},
+            ),
+        },
+        "device-plugin-config": {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": _meta(config, "nvidia-device-plugin"),
+            "data": {"config.yaml": yaml.safe_dump(device_plugin_config(pool), sort_keys=False)},
+        },
+        "device-plugin": {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": _meta(config, "nvidia-device-plugin"),
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "updateStrategy": {"type": "RollingUpdate"},
+                "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+            },
+        },
+    }
+
+
+def karpenter_node_pool(config: PlatformConfig, contract: PoolContract) -> dict[str, Any]:
+    pool, karpenter = config.gpu_pool, config.gpu_pool.karpenter
+    assert karpenter is not None
+    requirements = [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(karpenter.capacity_types)}]
+    if karpenter.instance_families:
+        requirements.append(
+            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": list(karpenter.instance_families)}
+        )
+    if karpenter.gpu_names:
+        requirements.append(
+            {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": list(karpenter.gpu_names)}
+        )
+    taints = [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints]
+    return {
+        "apiVersion": "karpenter.sh/v1",
+        "kind": "NodePool",
+        "metadata": _meta(config, f"{config.kubernetes.namespace}-gpu", None),
+        "spec": {
+            "template": {
+                "metadata": {"labels": dict(contract.node_selector)},
+                "spec": {
+                    "nodeClassRef": {
+                        "group": "karpenter.k8s.aws",
+                        "kind": "EC2NodeClass",
+                        "name": karpenter.node_class,
+                    },
+                    "requirements": requirements,
+                    "taints": taints,
+                },
+            },
+            # The pool's ceiling, in GPUs: what capacity validation reasons with.
+            "limits": {pool.resource_name: str(pool.max_gpus)},
+            # Conservative scale-down: only empty nodes, only after they stayed empty.
+            "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": karpenter.consolidate_after},
+        },
+    }
+
+
+def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, Any]]:
+    pool, ca = config.gpu_pool, config.gpu_pool.cluster_autoscaler
+    assert ca is not None
+    name = "cluster-autoscaler"
+    labels = {"app.kubernetes.io/name": name}
+    args = [
+        f"--cloud-provider={ca.cloud_provider}",
+        *(f"--nodes={pool.min_nodes}:{pool.max_nodes}:{group}" for group in ca.node_groups),
+        f"--scale-down-delay-after-add={ca.scale_down_delay_after_add}",
+        f"--scale-down-delay-after-delete={ca.scale_down_delay_after_delete}",
+        f"--scale-down-unneeded-time={ca.scale_down_unneeded_time}",
+        "--balance-similar-node-groups=true",
+        "--expander=least-waste",
+    ]
+    read = ["get", "list", "watch"]
+    rules = [
+        {"apiGroups": [""], "resources": ["events", "endpoints"], "verbs": ["create", "patch"]},
+        {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
+        {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["update"]},
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": [*read, "update"]},
+        {
+            "apiGroups": [""],
+            "resources": [
+                "namespaces",
+                "pods",
+                "services",
+                "replicationcontrollers",
+                "persistentvolumeclaims",
+                "persistentvolumes",
+            ],
+            "verbs": read,
+        },
+        {"apiGroups": ["apps"], "resources": ["daemonsets", "replicasets", "statefulsets"], "verbs": read},
+        {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": read},
+        {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": read},
+        {
+            "apiGroups": ["storage.k8s.io"],
+            "resources": ["storageclasses", "csinodes", "csidrivers", "csistoragecapacities", "volumeattachments"],
+            "verbs": read,
+        },
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create", "get", "update"]},
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": [*read, "create", "update", "delete"]},
+    ]
+    subject = [{"kind": "ServiceAccount", "name": name, "namespace": SYSTEM_NAMESPACE}]
+    return {
+        "autoscaler-account": {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": _meta(config, name),
+        },
+        "autoscaler-role": {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": _meta(config, f"{config.kubernetes.namespace}-{name}", None),
+            "rules": rules,
+        },
+        "autoscaler-binding": {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": _meta(config, f"{config.kubernetes.namespace}-{name}", None),
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": f"{config.kubernetes.namespace}-{name}",
+            },
+            "subjects": subject,
+        },
+        "autoscaler": {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": _meta(config, name),
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "serviceAccountName": name,
+                        "priorityClassName": "system-cluster-critical",
+                        "securityContext": {
+                            "runAsNonRoot": True,
+                            "runAsUser": 65534,
+                            "seccompProfile": {"type": "RuntimeDefault"},
+                        },
+                        "containers": [
+                            {
+                                "name": name,
+                                "image": ca.image,
+                                "command": ["./cluster-autoscaler"],
+                                "args": args,
+                                "securityContext": RESTRICTED,
+                                "resources": {
+                                    "requests": {"cpu": "100m", "memory": "300Mi"},
+                                    "limits": {"cpu": "500m", "memory": "600Mi"},
+                                },
+                            }
+                        ],
+                    },
+                },
+            },
+        },
+    }
+
+
+def priority_class(config: PlatformConfig, suffix: str, value: int, description: str, preempt: bool) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": _meta(config, f"{config.kubernetes.namespace}-{suffix}", None),
+        "value": value,
+        "globalDefault": False,
+        "preemptionPolicy": "PreemptLowerPriority" if preempt else "Never",
+        "description": description,
+    }
+
+
+def overprovisioning_manifest(config: PlatformConfig, contract: PoolContract) -> dict[str, Any]:
+    labels = {"app.kubernetes.io/name": "gpu-overprovisioning"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _meta(config, "gpu-overprovisioning", config.kubernetes.namespace),
+        "spec": {
+            "replicas": config.gpu_pool.overprovisioning_replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "priorityClassName": f"{config.kubernetes.namespace}-overprovisioning",
+                    "automountServiceAccountToken": False,
+                    "terminationGracePeriodSeconds": 0,
+                    "nodeSelector": dict(contract.node_selector),
+                    "tolerations": list(contract.tolerations),
+                    "securityContext": {
+                        "runAsNonRoot": True,
+                        "runAsUser": 65535,
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
+                    "containers": [
+                        {
+                            "name": "placeholder",
+                            "image": PAUSE_IMAGE,
+                            "securityContext": RESTRICTED,
+                            "resources": {
+                                "requests": {"cpu": "10m", "memory": "16Mi"},
+                                "limits": {"cpu": "10m", "memory": "16Mi", contract.gpu_resource: "1"},
+                            },
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def dcgm_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, dict[str, Any]]:
+    labels = {"app.kubernetes.io/name": "dcgm-exporter"}
+    return {
+        "dcgm-exporter": {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": _meta(config, "dcgm-exporter"),
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "nodeSelector": dict(contract.node_selector),
+                        "tolerations": list(contract.tolerations),
+                        "automountServiceAccountToken": False,
+                        "containers": [
+                            {
+                                "name": "dcgm-exporter",
+                                "image": config.gpu_pool.dcgm_exporter_image,
+                                "ports": [{"name": "metrics", "containerPort": 9400}],
+                                # DCGM reads the GPUs' profiling counters, which needs SYS_ADMIN.
+                                "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}},
+                                "resources": {
+                                    "requests": {"cpu": "100m", "memory": "128Mi"},
+                                    "limits": {"cpu": "500m", "memory": "512Mi"},
+                                },
+                            }
+                        ],
+                    },
+                },
+            },
+        },
+        "dcgm-service": {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _meta(config, "dcgm-exporter", labels={**platform_labels(config.environment), **labels}),
+            "spec": {"selector": labels, "ports": [{"name": "metrics", "port": 9400, "targetPort": "metrics"}]},
+        },
+        "dcgm-service-monitor": {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "ServiceMonitor",
+            "metadata": _meta(
+                config,
+                "dcgm-exporter",
+                labels={**platform_labels(config.environment), **config.monitoring.selector_labels},
+            ),
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "namespaceSelector": {"matchNames": [SYSTEM_NAMESPACE]},
+                "endpoints": [{"port": "metrics", "interval": config.monitoring.scrape_interval}],
+            },
+        },
+    }
+
+
+def pool_manifests(config: PlatformConfig) -> dict[str, dict[str, Any]]:
+    """Every object of the GPU pool, by role (static NodePatches aside)."""
+    contract = pool_contract(config.gpu_pool)
+    pool = config.gpu_pool
+    out = device_plugin_manifests(config, contract)
+    out["batch-priority"] = priority_class(
+        config, "batch", BATCH_PRIORITY, "Batch and dev GPU work: below inference serving.", preempt=True
+    )
+    if pool.autoscaler == "karpenter":
+        out["node-pool"] = karpenter_node_pool(config, contract)
+    elif pool.autoscaler == "cluster-autoscaler":
+        out |= cluster_autoscaler_manifests(config)
+    if pool.overprovisioning_replicas:
+        out["overprovisioning-priority"] = priority_class(
+            config, "overprovisioning", OVERPROVISIONING_PRIORITY, "Placeholders any pod may evict.", preempt=False
+        )
+        out["overprovisioning"] = overprovisioning_manifest(config, contract)
+    if pool.dcgm_exporter:
+        out |= dcgm_manifests(config, contract)
+    return out
+
+
+@dataclass(frozen=True)
+class GpuNodePoolArgs:
+    config: PlatformConfig
+    """The stack's validated configuration."""
+
+
+class GpuNodePool(pulumi.ComponentResource):
+    """Device plugin, node autoscaling, priorities and spare capacity of the GPU pool."""
+
+    contract: PoolContract
+    """Where GPU pods may run and what they tolerate: TritonServing places its pods by it."""
+
+    def __init__(self, name: str, args: GpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        config = args.config
+        self.contract = pool_contract(config.gpu_pool)
+        manifests = pool_manifests(config)
+        namespace = create_object(f"{name}-system-namespace", manifests.pop("system-namespace"), child)
+        in_system = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace]))
+        for role, manifest in manifests.items():
+            create_object(f"{name}-{role}", manifest, in_system)
+        taints: list[Any] = [{"key": t.key, "value": t.value, "effect": t.effect} for t in config.gpu_pool.taints]
+        for node in config.gpu_pool.static_nodes:
+            # A patch: the nodes stay the cluster's; Pulumi only owns these labels and taints.
+            k8s.core.v1.NodePatch(
+                f"{name}-node-{node}",
+                metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=node, labels=dict(self.contract.node_selector)),
+                spec=k8s.core.v1.NodeSpecPatchArgs(taints=taints),
+                opts=child,
+            )
+        self.register_outputs({"maxGpus": config.gpu_pool.max_gpus})

@@ -1,0 +1,170 @@
+"""The GPU node pool for each autoscaler mode and stack, the contract it hands Triton, and its rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from stackctl.synth import SynthResult
+from tests.conftest import STACKS, errors_of, removing, setting, synth_mutated, synth_stack, validate
+
+POOL = "triton-platform:gpuPool"
+
+
+def objects(result: SynthResult, kind: str) -> dict[str, dict[str, Any]]:
+    return {m["metadata"]["name"]: m for m in result.manifests() if m["kind"] == kind}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_pool_contract_reaches_every_triton_pod(stack: str) -> None:
+    result = synth_stack(stack)
+    pool = result.stack.config.gpu_pool
+    taints = {(t.key, t.value, t.effect) for t in pool.taints}
+    for deployment in objects(result, "Deployment").values():
+        if not deployment["metadata"]["name"].startswith("triton-"):
+            continue
+        spec = deployment["spec"]["template"]["spec"]
+        assert spec["nodeSelector"] == pool.node_labels
+        tolerated = {(t["key"], t.get("value", ""), t["effect"]) for t in spec["tolerations"]}
+        assert taints <= tolerated, "every pool taint is tolerated"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_device_plugin_runs_on_the_pool_with_its_sharing_config(stack: str) -> None:
+    result = synth_stack(stack)
+    pool = result.stack.config.gpu_pool
+    plugin = objects(result, "DaemonSet")["nvidia-device-plugin"]["spec"]["template"]["spec"]
+    assert plugin["nodeSelector"] == pool.node_labels
+    assert plugin["containers"][0]["image"] == pool.device_plugin.image
+    assert ":" in plugin["containers"][0]["image"]
+    assert not plugin["containers"][0]["image"].endswith(":latest")
+    assert plugin["containers"][0]["resources"]["limits"] == {"cpu": "100m", "memory": "128Mi"}
+    config = yaml.safe_load(objects(result, "ConfigMap")["nvidia-device-plugin"]["data"]["config.yaml"])
+    if pool.device_plugin.sharing == "time-slicing":
+        assert config["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
+    else:
+        assert "sharing" not in config
+    assert config["flags"]["migStrategy"] == "none"
+
+
+def test_mig_strategy_reaches_the_plugin() -> None:
+    result = synth_mutated(
+        "production", setting(POOL, "devicePlugin", value={"sharing": "mig", "migStrategy": "mixed"})
+    )
+    config = yaml.safe_load(objects(result, "ConfigMap")["nvidia-device-plugin"]["data"]["config.yaml"])
+    assert config == {"version": "v1", "flags": {"migStrategy": "mixed"}}
+
+
+def test_karpenter_node_pool_in_production() -> None:
+    result = synth_stack("production")
+    pool = result.stack.config.gpu_pool
+    [node_pool] = [m for m in result.manifests() if m["kind"] == "NodePool"]
+    spec = node_pool["spec"]
+    assert spec["limits"] == {"nvidia.com/gpu": "14"}
+    assert spec["disruption"] == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m"}
+    template = spec["template"]
+    assert template["metadata"]["labels"] == pool.node_labels
+    assert template["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    assert {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5"]} in template["spec"][
+        "requirements"
+    ]
+
+
+def test_cluster_autoscaler_in_staging() -> None:
+    result = synth_stack("staging")
+    autoscaler = objects(result, "Deployment")["cluster-autoscaler"]["spec"]["template"]["spec"]
+    assert autoscaler["serviceAccountName"] == "cluster-autoscaler"
+    assert autoscaler["containers"][0]["args"] == [
+        "--cloud-provider=aws",
+        "--nodes=1:4:triton-staging-gpu",
+        "--scale-down-delay-after-add=10m",
+        "--scale-down-delay-after-delete=2m",
+        "--scale-down-unneeded-time=10m",
+        "--balance-similar-node-groups=true",
+        "--expander=least-waste",
+    ]
+    binding = objects(result, "ClusterRoleBinding")["triton-staging-cluster-autoscaler"]
+    assert binding["roleRef"]["name"] in objects(result, "ClusterRole")
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "cluster-autoscaler", "namespace": "gpu-system"}]
+
+
+def test_static_pool_patches_the_named_nodes() -> None:
+    result = synth_mutated("dev", setting(POOL, "staticNodes", value=["gpu-node-1", "gpu-node-2"]))
+    patches = [r for r in result.resources if r.type == "kubernetes:core/v1:NodePatch"]
+    assert sorted(p.inputs["metadata"]["name"] for p in patches) == ["gpu-node-1", "gpu-node-2"]
+    assert patches[0].inputs["metadata"]["labels"] == {"triton-platform/gpu-pool": "inference"}
+    assert patches[0].inputs["spec"]["taints"] == [
+        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    ]
+    assert not [r for r in synth_stack("dev").resources if r.type == "kubernetes:core/v1:NodePatch"]
+
+
+def test_priorities_and_overprovisioning() -> None:
+    result = synth_stack("production")
+    classes = objects(result, "PriorityClass")
+    inference = classes["triton-production-inference"]["value"]
+    batch = classes["triton-production-batch"]["value"]
+    spare = classes["triton-production-overprovisioning"]
+    assert inference > batch > spare["value"]
+    assert spare["preemptionPolicy"] == "Never"
+    placeholder = objects(result, "Deployment")["gpu-overprovisioning"]["spec"]
+    assert placeholder["replicas"] == 1
+    pod = placeholder["template"]["spec"]
+    assert pod["priorityClassName"] == "triton-production-overprovisioning"
+    assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert "gpu-overprovisioning" not in objects(synth_stack("dev"), "Deployment")
+
+
+def test_dcgm_exporter_is_optional() -> None:
+    production = synth_stack("production")
+    assert "dcgm-exporter" in objects(production, "DaemonSet")
+    assert "dcgm-exporter" in objects(production, "ServiceMonitor")
+    assert "dcgm-exporter" not in objects(synth_stack("dev"), "DaemonSet")
+
+
+# --- validation ---------------------------------------------------------------
+
+
+def test_karpenter_needs_a_gpu_family_or_model() -> None:
+    [error] = errors_of("production", setting(POOL, "karpenter", value={"capacityTypes": ["on-demand"]}))
+    assert error == (
+        "triton-platform:gpuPool.karpenter: set instanceFamilies or gpuNames: without one Karpenter may launch "
+        "nodes without GPUs"
+    )
+    assert validate("production", setting(POOL, "karpenter", value={"gpuNames": ["l4"]}))
+
+
+def test_autoscaler_settings_must_match_the_mode() -> None:
+    [error] = errors_of("production", removing(POOL, "karpenter"))
+    assert (
+        error == "triton-platform:gpuPool.karpenter: required key is missing: autoscaler 'karpenter' needs its settings"
+    )
+    [error] = errors_of("staging", setting(POOL, "autoscaler", value="static"))
+    assert (
+        error
+        == "triton-platform:gpuPool.clusterAutoscaler: applies only to autoscaler 'cluster-autoscaler', not 'static'"
+    )
+    [error] = errors_of("staging", setting(POOL, "staticNodes", value=["n1"]))
+    assert error == "triton-platform:gpuPool.staticNodes: applies only to autoscaler 'static', not 'cluster-autoscaler'"
+
+
+def test_an_unknown_autoscaler_mode_is_rejected() -> None:
+    [error] = errors_of("dev", setting(POOL, "autoscaler", value="gke-autopilot"))
+    assert error == (
+        "triton-platform:gpuPool.autoscaler: Input should be 'karpenter', 'cluster-autoscaler' or 'static'; got 'gke-autopilot'"
+    )
+
+
+def test_cluster_autoscaler_needs_node_groups() -> None:
+    [error] = errors_of("staging", setting(POOL, "clusterAutoscaler", "nodeGroups", value=[]))
+    assert error.startswith("triton-platform:gpuPool.clusterAutoscaler.nodeGroups: List should have at least 1 item")
+
+
+def test_time_slicing_needs_at_least_two_replicas() -> None:
+    [error] = errors_of("dev", setting(POOL, "devicePlugin", "timeSlicingReplicas", value=1))
+    assert (
+        error
+        == "triton-platform:gpuPool.devicePlugin.timeSlicingReplicas: Input should be greater than or equal to 2; got 1"
+    )
