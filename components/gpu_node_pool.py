@@ -6,6 +6,7 @@ contract (where GPU pods may run, what they tolerate) that TritonServing uses.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -24,6 +25,7 @@ BATCH_PRIORITY, OVERPROVISIONING_PRIORITY = 1_000, -10
 """Batch work ranks below inference (100,000); placeholders below everything, so any pod evicts them."""
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+POD_RESOURCES_DIR = "/var/lib/kubelet/pod-resources"
 RESTRICTED = {
     "allowPrivilegeEscalation": False,
     "readOnlyRootFilesystem": True,
@@ -54,6 +56,9 @@ def device_plugin_config(pool: GpuPoolConfig) -> dict[str, Any]:
 def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, dict[str, Any]]:
     pool = config.gpu_pool
     labels = {"app.kubernetes.io/name": "nvidia-device-plugin"}
+    plugin_config = yaml.safe_dump(device_plugin_config(pool), sort_keys=False)
+    # Root, for the kubelet's socket directory; no escalation, no capabilities but what MIG needs.
+    capabilities = {"drop": ["ALL"], **({"add": ["SYS_ADMIN"]} if pool.device_plugin.sharing == "mig" else {})}
     pod_spec = {
         # Node-critical: without it the node advertises no GPUs at all.
         "priorityClassName": "system-node-critical",
@@ -65,7 +70,7 @@ def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> d
                 "name": "nvidia-device-plugin",
                 "image": pool.device_plugin.image,
                 "args": ["--config-file=/config/config.yaml"],
-                "securityContext": RESTRICTED,
+                "securityContext": {"allowPrivilegeEscalation": False, "capabilities": capabilities},
                 "resources": {
                     "requests": {"cpu": "10m", "memory": "32Mi"},
                     "limits": {"cpu": "100m", "memory": "128Mi"},
@@ -98,7 +103,7 @@ def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> d
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": _meta(config, "nvidia-device-plugin"),
-            "data": {"config.yaml": yaml.safe_dump(device_plugin_config(pool), sort_keys=False)},
+            "data": {"config.yaml": plugin_config},
         },
         "device-plugin": {
             "apiVersion": "apps/v1",
@@ -107,16 +112,35 @@ def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> d
             "spec": {
                 "selector": {"matchLabels": labels},
                 "updateStrategy": {"type": "RollingUpdate"},
-                "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+                # The plugin reads its config only at start: a change rolls it.
+                "template": {
+                    "metadata": {
+                        "labels": labels,
+                        "annotations": {
+                            "triton-platform/config-sha256": hashlib.sha256(plugin_config.encode()).hexdigest()
+                        },
+                    },
+                    "spec": pod_spec,
+                },
             },
         },
     }
 
 
+def advertised_per_gpu(pool: GpuPoolConfig) -> int:
+    """How many `nvidia.com/gpu` the plugin advertises per physical GPU."""
+    plugin = pool.device_plugin
+    return plugin.time_slicing_replicas if plugin.sharing == "time-slicing" else 1
+
+
 def karpenter_node_pool(config: PlatformConfig, contract: PoolContract) -> dict[str, Any]:
     pool, karpenter = config.gpu_pool, config.gpu_pool.karpenter
     assert karpenter is not None
-    requirements = [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(karpenter.capacity_types)}]
+    requirements = [
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(karpenter.capacity_types)},
+        # Exactly the node shape the pool is sized for: Karpenter would otherwise pack pods onto 4- or 8-GPU sizes.
+        {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "In", "values": [str(pool.gpus_per_node)]},
+    ]
     if karpenter.instance_families:
         requirements.append(
             {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": list(karpenter.instance_families)}
@@ -141,12 +165,17 @@ def karpenter_node_pool(config: PlatformConfig, contract: PoolContract) -> dict[
                     },
                     "requirements": requirements,
                     "taints": taints,
+                    "expireAfter": karpenter.expire_after,
                 },
             },
-            # The pool's ceiling, in GPUs: what capacity validation reasons with.
-            "limits": {pool.resource_name: str(pool.max_gpus)},
-            # Conservative scale-down: only empty nodes, only after they stayed empty.
-            "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": karpenter.consolidate_after},
+            # The pool's ceiling, in GPUs as the nodes advertise them (Karpenter counts node capacity).
+            "limits": {pool.resource_name: str(pool.max_gpus * advertised_per_gpu(pool))},
+            # Conservative scale-down: only empty nodes, after they stayed empty, one node at a time.
+            "disruption": {
+                "consolidationPolicy": "WhenEmpty",
+                "consolidateAfter": karpenter.consolidate_after,
+                "budgets": [{"nodes": "1"}],
+            },
         },
     }
 
@@ -158,6 +187,8 @@ def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, 
     labels = {"app.kubernetes.io/name": name}
     args = [
         f"--cloud-provider={ca.cloud_provider}",
+        # Its leader lease and status ConfigMap live here, not in kube-system beside another autoscaler's.
+        f"--namespace={SYSTEM_NAMESPACE}",
         *(f"--nodes={pool.min_nodes}:{pool.max_nodes}:{group}" for group in ca.node_groups),
         f"--scale-down-delay-after-add={ca.scale_down_delay_after_add}",
         f"--scale-down-delay-after-delete={ca.scale_down_delay_after_delete}",
@@ -191,15 +222,43 @@ def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, 
             "resources": ["storageclasses", "csinodes", "csidrivers", "csistoragecapacities", "volumeattachments"],
             "verbs": read,
         },
-        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create", "get", "update"]},
-        {"apiGroups": [""], "resources": ["configmaps"], "verbs": [*read, "create", "update", "delete"]},
+    ]
+    # Its own lease and status ConfigMap only, in its own namespace: no write access to other ConfigMaps.
+    namespaced = [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+        {
+            "apiGroups": ["coordination.k8s.io"],
+            "resources": ["leases"],
+            "resourceNames": [name],
+            "verbs": ["get", "update"],
+        },
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "list", "watch"]},
+        {
+            "apiGroups": [""],
+            "resources": ["configmaps"],
+            "resourceNames": ["cluster-autoscaler-status"],
+            "verbs": ["get", "update", "delete"],
+        },
     ]
     subject = [{"kind": "ServiceAccount", "name": name, "namespace": SYSTEM_NAMESPACE}]
     return {
         "autoscaler-account": {
             "apiVersion": "v1",
             "kind": "ServiceAccount",
+            "metadata": _meta(config, name, annotations=dict(ca.service_account_annotations)),
+        },
+        "autoscaler-local-role": {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
             "metadata": _meta(config, name),
+            "rules": namespaced,
+        },
+        "autoscaler-local-binding": {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": _meta(config, name),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+            "subjects": subject,
         },
         "autoscaler-role": {
             "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -321,6 +380,9 @@ def dcgm_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, 
                         "nodeSelector": dict(contract.node_selector),
                         "tolerations": list(contract.tolerations),
                         "automountServiceAccountToken": False,
+                        "volumes": [
+                            {"name": "pod-resources", "hostPath": {"path": POD_RESOURCES_DIR, "type": "Directory"}}
+                        ],
                         "containers": [
                             {
                                 "name": "dcgm-exporter",
@@ -328,6 +390,10 @@ def dcgm_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, 
                                 "ports": [{"name": "metrics", "containerPort": 9400}],
                                 # DCGM reads the GPUs' profiling counters, which needs SYS_ADMIN.
                                 "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}},
+                                # The kubelet's pod-resources API maps each GPU to the pod using it.
+                                "volumeMounts": [
+                                    {"name": "pod-resources", "mountPath": POD_RESOURCES_DIR, "readOnly": True}
+                                ],
                                 "resources": {
                                     "requests": {"cpu": "100m", "memory": "128Mi"},
                                     "limits": {"cpu": "500m", "memory": "512Mi"},
@@ -365,19 +431,23 @@ def pool_manifests(config: PlatformConfig) -> dict[str, dict[str, Any]]:
     """Every object of the GPU pool, by role (static NodePatches aside)."""
     contract = pool_contract(config.gpu_pool)
     pool = config.gpu_pool
-    out = device_plugin_manifests(config, contract)
-    out["batch-priority"] = priority_class(
-        config, "batch", BATCH_PRIORITY, "Batch and dev GPU work: below inference serving.", preempt=True
-    )
-    if pool.autoscaler == "karpenter":
-        out["node-pool"] = karpenter_node_pool(config, contract)
-    elif pool.autoscaler == "cluster-autoscaler":
-        out |= cluster_autoscaler_manifests(config)
+    out: dict[str, dict[str, Any]] = {
+        "batch-priority": priority_class(
+            config, "batch", BATCH_PRIORITY, "Batch and dev GPU work: below inference serving.", preempt=True
+        )
+    }
     if pool.overprovisioning_replicas:
         out["overprovisioning-priority"] = priority_class(
             config, "overprovisioning", OVERPROVISIONING_PRIORITY, "Placeholders any pod may evict.", preempt=False
         )
         out["overprovisioning"] = overprovisioning_manifest(config, contract)
+    if not pool.manage:
+        return out  # another stack owns the cluster-level objects
+    out |= device_plugin_manifests(config, contract)
+    if pool.autoscaler == "karpenter":
+        out["node-pool"] = karpenter_node_pool(config, contract)
+    elif pool.autoscaler == "cluster-autoscaler":
+        out |= cluster_autoscaler_manifests(config)
     if pool.dcgm_exporter:
         out |= dcgm_manifests(config, contract)
     return out
@@ -401,8 +471,10 @@ class GpuNodePool(pulumi.ComponentResource):
         config = args.config
         self.contract = pool_contract(config.gpu_pool)
         manifests = pool_manifests(config)
-        namespace = create_object(f"{name}-system-namespace", manifests.pop("system-namespace"), child)
-        in_system = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace]))
+        after: list[pulumi.Resource] = []
+        if "system-namespace" in manifests:
+            after.append(create_object(f"{name}-system-namespace", manifests.pop("system-namespace"), child))
+        in_system = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after))
         for role, manifest in manifests.items():
             create_object(f"{name}-{role}", manifest, in_system)
         taints: list[Any] = [{"key": t.key, "value": t.value, "effect": t.effect} for t in config.gpu_pool.taints]

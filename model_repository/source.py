@@ -6,6 +6,7 @@ Triton accepts parses here, fields this project does not model included.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from platform_config.paths import PROJECT_ROOT, display_path
 
-DEFAULT_MODEL_REPO = PROJECT_ROOT / "model_repo"
+DEFAULT_MODEL_REPO = Path(os.environ.get("TRITON_PLATFORM_MODEL_REPO", PROJECT_ROOT / "model_repo"))
+"""The project's model_repo/, or the folder TRITON_PLATFORM_MODEL_REPO names (benchmarks, CI of another repo)."""
 BASE_CONFIG = "config.pbtxt"
 
 

@@ -149,6 +149,9 @@ class KarpenterPool(Strict):
     consolidate_after: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "10m"
     """How long a node must be empty before Karpenter removes it (the seed: 10 minutes unneeded)."""
 
+    expire_after: Annotated[str, Field(pattern=r"^(([0-9]+(s|m|h))+|Never)$")] = "720h"
+    """Node lifetime before Karpenter replaces it (fresh AMIs); `Never` keeps nodes until they are empty."""
+
     @model_validator(mode="after")
     def _identifies_gpus(self) -> KarpenterPool:
         if not self.instance_families and not self.gpu_names:
@@ -177,6 +180,9 @@ class ClusterAutoscalerPool(Strict):
     scale_down_unneeded_time: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "10m"
     """`--scale-down-unneeded-time` (the seed: 10m)."""
 
+    service_account_annotations: dict[LabelKey, str] = {}
+    """Annotations of its ServiceAccount, e.g. `eks.amazonaws.com/role-arn` for the cloud API permissions."""
+
 
 class DevicePlugin(Strict):
     """The NVIDIA device plugin DaemonSet that advertises `nvidia.com/gpu`."""
@@ -190,18 +196,21 @@ class DevicePlugin(Strict):
     time_slicing_replicas: Annotated[int, Field(ge=2, le=64)] = 4
     """With time-slicing, how many pods share each GPU."""
 
-    mig_strategy: Literal["single", "mixed"] = "single"
-    """With MIG, the plugin's strategy: `single` advertises MIG slices as `nvidia.com/gpu`."""
+    mig_strategy: Literal["single"] = "single"
+    """With MIG, the plugin's strategy: `single` advertises identical MIG slices as `nvidia.com/gpu`, which Triton pods request (`mixed` would advertise `nvidia.com/mig-*` resources instead)."""
 
 
 class GpuPoolConfig(Strict):
     """The GPU node pool every Triton pod runs on."""
 
     gpus_per_node: Annotated[int, Field(ge=1, le=16)] = 1
-    """GPUs on each node of the pool (as advertised by the device plugin)."""
+    """Physical GPUs on each node of the pool. With time-slicing the device plugin advertises each several times; the capacity check counts physical GPUs (conservative), Karpenter's limit counts advertised ones."""
 
     min_nodes: Annotated[int, Field(ge=0, le=1000)] = 0
-    """Nodes the pool keeps even when idle."""
+    """Nodes kept even when idle: the cluster-autoscaler's lower bound. Karpenter has no node minimum (must be 0; warm capacity comes from `replicas.min` and `overprovisioningReplicas`); a static pool's size is fixed (must equal `maxNodes`)."""
+
+    manage: bool = True
+    """Create the cluster-level pool objects (the `gpu-system` namespace, device plugin, node autoscaler, DCGM exporter). Exactly one stack per cluster may; others set false and only use the pool."""
 
     max_nodes: Annotated[int, Field(ge=1, le=1000)]
     """Ceiling of the node autoscaler. With `gpusPerNode` it bounds how many GPUs all Triton replicas together may ask for. Required."""
@@ -256,6 +265,17 @@ class GpuPoolConfig(Strict):
                 raise KeyProblemError(key, f"applies only to autoscaler {mode!r}, not {self.autoscaler!r}")
         if self.autoscaler != "static" and self.static_nodes:
             raise KeyProblemError("staticNodes", f"applies only to autoscaler 'static', not {self.autoscaler!r}")
+        if self.autoscaler == "karpenter" and self.min_nodes:
+            raise KeyProblemError(
+                "minNodes",
+                f"{self.min_nodes}, but a Karpenter NodePool has no node minimum; set 0 and keep warm capacity with "
+                "the deployments' replicas.min or overprovisioningReplicas",
+            )
+        if self.autoscaler == "static" and self.min_nodes != self.max_nodes:
+            raise KeyProblemError(
+                "minNodes",
+                f"{self.min_nodes}, but a static pool has a fixed size; set minNodes = maxNodes ({self.max_nodes})",
+            )
         return self
 
     @property

@@ -97,9 +97,9 @@ def test_unknown_nested_key_lists_allowed_keys() -> None:
     [error] = errors_of("dev", setting(POOL, "minNode", value=1))
     assert error == (
         "triton-platform:gpuPool.minNode: unknown key 'minNode'; did you mean 'minNodes'? "
-        "allowed keys: autoscaler, clusterAutoscaler, dcgmExporter, dcgmExporterImage, devicePlugin, gpusPerNode, karpenter, maxNodes, minNodes, nodeLabels, overprovisioningReplicas, resourceName, staticNodes, taints"
+        "allowed keys: autoscaler, clusterAutoscaler, dcgmExporter, dcgmExporterImage, devicePlugin, gpusPerNode, karpenter, manage, maxNodes, minNodes, nodeLabels, overprovisioningReplicas, resourceName, staticNodes, taints"
     )
-    assert validate("dev", setting(POOL, "minNodes", value=1))
+    assert validate("dev", setting(POOL, "minNodes", value=2))
 
 
 def test_snake_case_keys_are_unknown_not_silently_accepted() -> None:
@@ -130,7 +130,7 @@ def test_missing_required_sections_and_keys_say_what_they_expect() -> None:
     )
     assert errors == [
         "triton-platform:environment: required key is missing (expects one of `dev`, `staging`, `production`)",
-        "triton-platform:gpuPool: required key is missing (expects a mapping with keys autoscaler, clusterAutoscaler, dcgmExporter, dcgmExporterImage, devicePlugin, gpusPerNode, karpenter, maxNodes, minNodes, nodeLabels, overprovisioningReplicas, resourceName, staticNodes, taints)",
+        "triton-platform:gpuPool: required key is missing (expects a mapping with keys autoscaler, clusterAutoscaler, dcgmExporter, dcgmExporterImage, devicePlugin, gpusPerNode, karpenter, manage, maxNodes, minNodes, nodeLabels, overprovisioningReplicas, resourceName, staticNodes, taints)",
         "triton-platform:serving.p95LatencySloMs: required key is missing (expects integer (>= 1, <= 600000))",
     ]
 
@@ -138,7 +138,7 @@ def test_missing_required_sections_and_keys_say_what_they_expect() -> None:
 def test_a_section_of_the_wrong_shape_lists_its_keys() -> None:
     [error] = errors_of("dev", setting(POOL, value=[1, 2]))
     assert error == (
-        "triton-platform:gpuPool: expected a mapping with keys autoscaler, clusterAutoscaler, dcgmExporter, dcgmExporterImage, devicePlugin, gpusPerNode, karpenter, maxNodes, minNodes, nodeLabels, overprovisioningReplicas, resourceName, staticNodes, taints; got [1, 2]"
+        "triton-platform:gpuPool: expected a mapping with keys autoscaler, clusterAutoscaler, dcgmExporter, dcgmExporterImage, devicePlugin, gpusPerNode, karpenter, manage, maxNodes, minNodes, nodeLabels, overprovisioningReplicas, resourceName, staticNodes, taints; got [1, 2]"
     )
 
 
@@ -355,6 +355,7 @@ def test_gpus_per_pod_counts_toward_capacity() -> None:
     errors = errors_of(
         "dev",
         setting(POOL, "gpusPerNode", value=2),
+        setting(POOL, "minNodes", value=1),
         setting(POOL, "maxNodes", value=1),
         setting(SERVING, *GENERAL, "gpusPerPod", value=2),
     )

@@ -22,9 +22,9 @@ def test_the_pool_contract_reaches_every_triton_pod(stack: str) -> None:
     result = synth_stack(stack)
     pool = result.stack.config.gpu_pool
     taints = {(t.key, t.value, t.effect) for t in pool.taints}
-    for deployment in objects(result, "Deployment").values():
-        if not deployment["metadata"]["name"].startswith("triton-"):
-            continue
+    triton = [d for d in objects(result, "Deployment").values() if d["metadata"]["name"].startswith("triton-")]
+    assert len(triton) == len(result.stack.config.serving.deployments)
+    for deployment in triton:
         spec = deployment["spec"]["template"]["spec"]
         assert spec["nodeSelector"] == pool.node_labels
         tolerated = {(t["key"], t.get("value", ""), t["effect"]) for t in spec["tolerations"]}
@@ -49,12 +49,23 @@ def test_device_plugin_runs_on_the_pool_with_its_sharing_config(stack: str) -> N
     assert config["flags"]["migStrategy"] == "none"
 
 
-def test_mig_strategy_reaches_the_plugin() -> None:
-    result = synth_mutated(
-        "production", setting(POOL, "devicePlugin", value={"sharing": "mig", "migStrategy": "mixed"})
-    )
+def test_mig_strategy_reaches_the_plugin_with_the_capability_it_needs() -> None:
+    result = synth_mutated("production", setting(POOL, "devicePlugin", value={"sharing": "mig"}))
     config = yaml.safe_load(objects(result, "ConfigMap")["nvidia-device-plugin"]["data"]["config.yaml"])
-    assert config == {"version": "v1", "flags": {"migStrategy": "mixed"}}
+    assert config == {"version": "v1", "flags": {"migStrategy": "single"}}
+    container = objects(result, "DaemonSet")["nvidia-device-plugin"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["SYS_ADMIN"]}
+    plain = objects(synth_stack("production"), "DaemonSet")["nvidia-device-plugin"]["spec"]["template"]["spec"]
+    assert plain["containers"][0]["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+
+
+def test_a_plugin_config_change_rolls_the_plugin() -> None:
+    def checksum(result: SynthResult) -> str:
+        template = objects(result, "DaemonSet")["nvidia-device-plugin"]["spec"]["template"]
+        return str(template["metadata"]["annotations"]["triton-platform/config-sha256"])
+
+    changed = synth_mutated("dev", setting(POOL, "devicePlugin", "timeSlicingReplicas", value=8))
+    assert checksum(synth_stack("dev")) != checksum(changed)
 
 
 def test_karpenter_node_pool_in_production() -> None:
@@ -63,7 +74,20 @@ def test_karpenter_node_pool_in_production() -> None:
     [node_pool] = [m for m in result.manifests() if m["kind"] == "NodePool"]
     spec = node_pool["spec"]
     assert spec["limits"] == {"nvidia.com/gpu": "14"}
-    assert spec["disruption"] == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m"}
+    assert spec["disruption"] == {
+        "consolidationPolicy": "WhenEmpty",
+        "consolidateAfter": "10m",
+        "budgets": [{"nodes": "1"}],
+    }
+    assert spec["template"]["spec"]["expireAfter"] == "720h"
+    assert {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "In", "values": ["1"]} in spec["template"][
+        "spec"
+    ]["requirements"]
+    shared = synth_mutated(
+        "production", setting(POOL, "devicePlugin", value={"sharing": "time-slicing", "timeSlicingReplicas": 3})
+    )
+    [shared_pool] = [m for m in shared.manifests() if m["kind"] == "NodePool"]
+    assert shared_pool["spec"]["limits"] == {"nvidia.com/gpu": "42"}, "Karpenter counts advertised GPUs"
     template = spec["template"]
     assert template["metadata"]["labels"] == pool.node_labels
     assert template["spec"]["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
@@ -78,6 +102,7 @@ def test_cluster_autoscaler_in_staging() -> None:
     assert autoscaler["serviceAccountName"] == "cluster-autoscaler"
     assert autoscaler["containers"][0]["args"] == [
         "--cloud-provider=aws",
+        "--namespace=gpu-system",
         "--nodes=1:4:triton-staging-gpu",
         "--scale-down-delay-after-add=10m",
         "--scale-down-delay-after-delete=2m",
@@ -88,6 +113,11 @@ def test_cluster_autoscaler_in_staging() -> None:
     binding = objects(result, "ClusterRoleBinding")["triton-staging-cluster-autoscaler"]
     assert binding["roleRef"]["name"] in objects(result, "ClusterRole")
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "cluster-autoscaler", "namespace": "gpu-system"}]
+    cluster_rules = objects(result, "ClusterRole")["triton-staging-cluster-autoscaler"]["rules"]
+    assert not any("configmaps" in r["resources"] or "leases" in r["resources"] for r in cluster_rules)
+    local = objects(result, "Role")["cluster-autoscaler"]
+    assert local["metadata"]["namespace"] == "gpu-system"
+    assert all("resourceNames" in r or set(r["verbs"]) <= {"create", "list", "watch"} for r in local["rules"])
 
 
 def test_static_pool_patches_the_named_nodes() -> None:
@@ -119,7 +149,10 @@ def test_priorities_and_overprovisioning() -> None:
 
 def test_dcgm_exporter_is_optional() -> None:
     production = synth_stack("production")
-    assert "dcgm-exporter" in objects(production, "DaemonSet")
+    dcgm = objects(production, "DaemonSet")["dcgm-exporter"]["spec"]["template"]["spec"]
+    assert dcgm["containers"][0]["volumeMounts"] == [
+        {"name": "pod-resources", "mountPath": "/var/lib/kubelet/pod-resources", "readOnly": True}
+    ]
     assert "dcgm-exporter" in objects(production, "ServiceMonitor")
     assert "dcgm-exporter" not in objects(synth_stack("dev"), "DaemonSet")
 
@@ -167,4 +200,25 @@ def test_time_slicing_needs_at_least_two_replicas() -> None:
     assert (
         error
         == "triton-platform:gpuPool.devicePlugin.timeSlicingReplicas: Input should be greater than or equal to 2; got 1"
+    )
+
+
+def test_a_stack_sharing_a_cluster_leaves_the_cluster_level_objects_alone() -> None:
+    result = synth_mutated("staging", setting(POOL, "manage", value=False))
+    kinds = {(m["kind"], m["metadata"]["name"]) for m in result.manifests()}
+    assert ("Namespace", "gpu-system") not in kinds
+    assert ("DaemonSet", "nvidia-device-plugin") not in kinds
+    assert ("Deployment", "cluster-autoscaler") not in kinds
+    assert ("PriorityClass", "triton-staging-batch") in kinds
+
+
+def test_karpenter_pools_have_no_node_minimum() -> None:
+    [error] = errors_of("production", setting(POOL, "minNodes", value=3))
+    assert error.startswith("triton-platform:gpuPool.minNodes: 3, but a Karpenter NodePool has no node minimum")
+
+
+def test_a_static_pool_has_a_fixed_size() -> None:
+    [error] = errors_of("dev", setting(POOL, "minNodes", value=1))
+    assert (
+        error == "triton-platform:gpuPool.minNodes: 1, but a static pool has a fixed size; set minNodes = maxNodes (2)"
     )
