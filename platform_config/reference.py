@@ -70,10 +70,17 @@ def type_text(annotation: Any, metadata: list[Any] | None = None) -> str:
     return f"{text} ({', '.join(extra)})" if extra else text
 
 
-def _default_text(field: FieldInfo) -> str:
-    if field.is_required():
+_NO_PARENT = object()
+
+
+def _default_text(field: FieldInfo, inherited: Any = _NO_PARENT) -> str:
+    """The default as a reader sees it; `inherited` is the value a parent's default object gives the field."""
+    if inherited is not _NO_PARENT:
+        default = inherited
+    elif field.is_required():
         return "**required**"
-    default = field.get_default(call_default_factory=True)
+    else:
+        default = field.get_default(call_default_factory=True)
     if isinstance(default, BaseModel):
         return "see below"
     if default is None:
@@ -104,17 +111,19 @@ def nested_model(annotation: Any) -> tuple[type[BaseModel], str] | None:
     return None
 
 
-def _rows(model: type[BaseModel], prefix: str) -> list[str]:
+def _rows(model: type[BaseModel], prefix: str, parent_default: BaseModel | None = None) -> list[str]:
+    """Table rows for a model's fields; under a parent whose default is an object, that object's values."""
     rows = []
-    for field in model.model_fields.values():
+    for name, field in model.model_fields.items():
         path = f"{prefix}.{field.alias}" if prefix else str(field.alias)
         description = (field.description or "").replace("|", "\\|").replace("\n", " ")
-        rows.append(
-            f"| `{path}` | {type_text(field.annotation, field.metadata)} | {_default_text(field)} | {description} |"
-        )
+        inherited = getattr(parent_default, name) if parent_default is not None else _NO_PARENT
+        default = _default_text(field, inherited)
+        rows.append(f"| `{path}` | {type_text(field.annotation, field.metadata)} | {default} | {description} |")
         nested = nested_model(field.annotation)
         if nested:
-            rows += _rows(nested[0], path + nested[1])
+            own = inherited if inherited is not _NO_PARENT else field.get_default(call_default_factory=True)
+            rows += _rows(nested[0], path + nested[1], own if isinstance(own, BaseModel) and not nested[1] else None)
     return rows
 
 

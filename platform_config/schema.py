@@ -633,7 +633,7 @@ class HelmChart(Strict):
     """Chart repository URL."""
 
     version: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "79.7.1"
-    """Exact chart version (kube-prometheus-stack)."""
+    """Exact chart version."""
 
 
 class ScalePolicy(Strict):

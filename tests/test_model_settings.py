@@ -406,3 +406,12 @@ def test_a_created_claim_must_be_fillable() -> None:
     )
     claim["pvc"]["accessMode"] = "ReadWriteMany"  # type: ignore[index]
     assert validate("staging", setting(SERVING, "modelRepository", value=claim))
+
+
+def test_the_committed_model_files_are_what_the_generator_writes() -> None:
+    from model_repository import examples  # noqa: PLC0415
+
+    for relative, content in examples.files().items():
+        assert (DEFAULT_MODEL_REPO / relative).read_bytes() == content, (
+            f"{relative} drifted: run python -m model_repository.examples"
+        )
