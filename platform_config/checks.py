@@ -12,8 +12,9 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from model_repository.render import ENSEMBLE_FIELDS, effective_settings, served_models
-from model_repository.source import ModelRepository, RepoModel
+from model_repository.source import BASE_CONFIG, ModelRepository, RepoModel
 from platform_config.errors import ConfigIssue
+from platform_config.paths import display_path
 from platform_config.schema import (
     GpuPoolConfig,
     KubernetesConfig,
@@ -109,6 +110,11 @@ def _model_fit(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssu
         yield ConfigIssue(path, message.replace("{models}", label))
 
 
+def base_config_path(model: RepoModel) -> str:
+    """The model's config.pbtxt as the user finds it: inside the project, or wherever the repository is."""
+    return display_path(model.path / BASE_CONFIG)
+
+
 def _explicit_fit(model: RepoModel, own: ModelSettings) -> Iterator[tuple[str, str]]:
     """A model's own settings that cannot apply to it (defaults that do not fit are skipped instead)."""
     own_path, base = f"{MODELS}.{model.name}", model.config
@@ -134,7 +140,7 @@ def _fit(
     model: RepoModel, defaults: ModelSettings, own: ModelSettings | None, slo_us: int
 ) -> Iterator[tuple[str, str]]:
     name, base = model.name, model.config
-    base_path = f"model_repo/{name}/config.pbtxt"
+    base_path = base_config_path(model)
     if own is not None:
         yield from _explicit_fit(model, own)
     settings = effective_settings(model, defaults, own)
@@ -180,7 +186,7 @@ def _batcher_limits(
     model: RepoModel, settings: ModelSettings, own: ModelSettings | None, max_batch: tuple[int, str], slo_us: int
 ) -> Iterator[tuple[str, str]]:
     """Preferred sizes and the queue delay Triton will run with, wherever they were set, base config included."""
-    base, base_path = model.config, f"model_repo/{model.name}/config.pbtxt"
+    base, base_path = model.config, base_config_path(model)
     batching = settings.dynamic_batching
     if batching is None and not base.HasField("dynamic_batching"):
         return
@@ -211,7 +217,7 @@ def _batcher_limits(
 def _versions(model: RepoModel, settings: ModelSettings, own: ModelSettings | None) -> Iterator[tuple[str, str]]:
     available = ", ".join(map(str, model.versions)) or "none"
     if not model.versions:
-        yield (f"model_repo/{model.name}", "{models} has no version folder (1/, 2/, ...); Triton serves versions only")
+        yield (display_path(model.path), "{models} has no version folder (1/, 2/, ...); Triton serves versions only")
         return
     policy = settings.version_policy
     if policy is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -102,3 +103,16 @@ def removing(key: str, *path: str) -> Mutation:
         del node[path[-1]]
 
     return mutate
+
+
+def model_folder(root: Path, name: str, config: str, versions: bool = True) -> None:
+    """A one-model repository folder: config.pbtxt (named after the folder) and, unless told not to, version 1."""
+    (root / name / "1" if versions else root / name).mkdir(parents=True)
+    (root / name / "config.pbtxt").write_text(f'name: "{name}"\n{config}')
+
+
+def serving_only(model: str) -> tuple[Mutation, Mutation]:
+    """dev serving just `model`, with no per-model settings: for tests over a repository of their own."""
+    return removing("triton-platform:models"), setting(
+        "triton-platform:serving", "deployments", "general", "models", value=[model]
+    )

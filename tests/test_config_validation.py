@@ -11,7 +11,7 @@ from model_repository.source import read_repository
 from platform_config.errors import ConfigError
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
-from tests.conftest import STACKS, errors_of, removing, setting, validate
+from tests.conftest import STACKS, errors_of, model_folder, removing, serving_only, setting, validate
 
 K8S = "triton-platform:kubernetes"
 POOL = "triton-platform:gpuPool"
@@ -429,18 +429,9 @@ def test_a_missing_model_repository_is_named(tmp_path: Path) -> None:
 
 
 def test_an_unparsable_base_config_is_reported_with_its_file(tmp_path: Path) -> None:
-    (tmp_path / "classifier").mkdir()
-    (tmp_path / "classifier" / "config.pbtxt").write_text("max_batch_size: eight\n")
-    with pytest.raises(ConfigError) as caught:
-        validate(
-            "dev",
-            removing(MODELS),
-            setting(SERVING, *GENERAL, "models", value=["classifier"]),
-            repo=read_repository(tmp_path),
-        )
-    [issue] = caught.value.issues
-    assert issue.path == str(tmp_path / "classifier" / "config.pbtxt")
-    assert issue.message.startswith("Triton cannot parse it: 1:17 : ")
+    model_folder(tmp_path, "classifier", "max_batch_size: eight\n")
+    [error] = errors_of("dev", *serving_only("classifier"), repo=read_repository(tmp_path))
+    assert error.startswith(f"{tmp_path / 'classifier' / 'config.pbtxt'}: Triton cannot parse it: 2:17 : ")
 
 
 def test_production_may_not_render_even_when_other_kubernetes_keys_are_wrong() -> None:

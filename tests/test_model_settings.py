@@ -8,10 +8,9 @@ import pytest
 
 from model_repository.render import effective_settings, render_config
 from model_repository.source import DEFAULT_MODEL_REPO, parse_model_config, read_repository
-from platform_config.errors import ConfigError
 from platform_config.schema import ModelSettings
 from stackctl.cli import main
-from tests.conftest import errors_of, removing, setting, validate
+from tests.conftest import errors_of, model_folder, removing, serving_only, setting, validate
 
 SERVING = "triton-platform:serving"
 MODELS = "triton-platform:models"
@@ -159,31 +158,15 @@ optimization { input_pinned_memory { enable: false } }
 def test_a_base_config_named_after_another_folder_is_rejected(tmp_path: Path) -> None:
     (tmp_path / "classifier" / "1").mkdir(parents=True)
     (tmp_path / "classifier" / "config.pbtxt").write_text('name: "model_a"\nmax_batch_size: 8\n')
-    with pytest.raises(ConfigError) as caught:
-        validate(
-            "dev",
-            removing(MODELS),
-            setting(SERVING, *GENERAL, "models", value=["classifier"]),
-            repo=read_repository(tmp_path),
-        )
-    [issue] = caught.value.issues
-    assert issue.message == "name 'model_a' differs from its folder 'classifier'; Triton requires them to match"
+    [error] = errors_of("dev", *serving_only("classifier"), repo=read_repository(tmp_path))
+    assert error.endswith(": name 'model_a' differs from its folder 'classifier'; Triton requires them to match")
 
 
 def test_a_model_without_versions_is_rejected(tmp_path: Path) -> None:
-    (tmp_path / "classifier").mkdir()
-    (tmp_path / "classifier" / "config.pbtxt").write_text('name: "classifier"\nmax_batch_size: 8\n')
-    with pytest.raises(ConfigError) as caught:
-        validate(
-            "dev",
-            removing(MODELS),
-            setting(SERVING, *GENERAL, "models", value=["classifier"]),
-            repo=read_repository(tmp_path),
-        )
-    [issue] = caught.value.issues
-    assert (issue.path, issue.message) == (
-        "model_repo/classifier",
-        "model 'classifier' has no version folder (1/, 2/, ...); Triton serves versions only",
+    model_folder(tmp_path, "classifier", "max_batch_size: 8\n", versions=False)
+    [error] = errors_of("dev", *serving_only("classifier"), repo=read_repository(tmp_path))
+    assert error == (
+        f"{tmp_path / 'classifier'}: model 'classifier' has no version folder (1/, 2/, ...); Triton serves versions only"
     )
 
 
@@ -338,13 +321,8 @@ def test_the_base_kind_survives_a_count_change(tmp_path: Path) -> None:
     assert (rendered.instance_group[0].count, rendered.instance_group[0].kind) == (3, 2)  # KIND_CPU == 2
 
 
-def _repo_with(tmp_path: Path, name: str, config: str) -> None:
-    (tmp_path / name / "1").mkdir(parents=True)
-    (tmp_path / name / "config.pbtxt").write_text(f'name: "{name}"\n{config}')
-
-
 def test_defaults_never_make_a_non_batching_model_batch(tmp_path: Path) -> None:
-    _repo_with(
+    model_folder(
         tmp_path, "classifier", 'max_batch_size: 0\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ -1, 16 ] } ]\n'
     )
     repo = read_repository(tmp_path)
@@ -352,7 +330,7 @@ def test_defaults_never_make_a_non_batching_model_batch(tmp_path: Path) -> None:
     rendered = render_config(repo.models["classifier"], effective_settings(repo.models["classifier"], defaults, None))
     assert rendered.max_batch_size == 0
     assert not rendered.HasField("dynamic_batching")
-    assert validate("dev", removing(MODELS), setting(SERVING, *GENERAL, "models", value=["classifier"]), repo=repo)
+    assert validate("dev", *serving_only("classifier"), repo=repo)
 
 
 def test_max_batch_size_may_only_lower_the_base() -> None:
@@ -364,15 +342,11 @@ def test_max_batch_size_may_only_lower_the_base() -> None:
 
 
 def test_preferred_sizes_from_the_base_config_are_checked(tmp_path: Path) -> None:
-    _repo_with(tmp_path, "classifier", "max_batch_size: 32\ndynamic_batching { preferred_batch_size: [ 16, 32 ] }\n")
-    errors = errors_of(
-        "dev",
-        removing(MODELS),
-        setting(SERVING, *GENERAL, "models", value=["classifier"]),
-        repo=read_repository(tmp_path),
-    )
+    model_folder(tmp_path, "classifier", "max_batch_size: 32\ndynamic_batching { preferred_batch_size: [ 16, 32 ] }\n")
+    errors = errors_of("dev", *serving_only("classifier"), repo=read_repository(tmp_path))
+    base = tmp_path / "classifier" / "config.pbtxt"
     assert errors == [
-        f"preferred_batch_size in model_repo/classifier/config.pbtxt[{i}]: preferred batch size {size} is above "
+        f"preferred_batch_size in {base}[{i}]: preferred batch size {size} is above "
         "maxBatchSize 8 (triton-platform:serving.modelDefaults.maxBatchSize) of model 'classifier'; "
         "each preferred size must be <= maxBatchSize"
         for i, size in ((0, 16), (1, 32))
@@ -380,18 +354,17 @@ def test_preferred_sizes_from_the_base_config_are_checked(tmp_path: Path) -> Non
 
 
 def test_a_queue_delay_from_the_base_config_is_checked_against_the_slo(tmp_path: Path) -> None:
-    _repo_with(
+    model_folder(
         tmp_path, "classifier", "max_batch_size: 32\ndynamic_batching { max_queue_delay_microseconds: 900000 }\n"
     )
     errors = errors_of(
         "dev",
-        removing(MODELS),
+        *serving_only("classifier"),
         removing(SERVING, "modelDefaults", "dynamicBatching"),
-        setting(SERVING, *GENERAL, "models", value=["classifier"]),
         repo=read_repository(tmp_path),
     )
     assert errors == [
-        "max_queue_delay_microseconds in model_repo/classifier/config.pbtxt: queue delay 900000 us of model "
+        f"max_queue_delay_microseconds in {tmp_path / 'classifier' / 'config.pbtxt'}: queue delay 900000 us of model "
         "'classifier' is above the p95 latency SLO (triton-platform:serving.p95LatencySloMs = 500000 us); "
         "set dynamicBatching.maxQueueDelayMicroseconds for this stack"
     ]
