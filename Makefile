@@ -4,8 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements-stamp
 STACK ?= dev
+ACTIONLINT_VERSION := v1.7.12
+ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 
-.PHONY: test lint docs up synth venv tools
+.PHONY: test lint docs up synth venv tools pulumi-toolchain
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -14,14 +16,25 @@ $(STAMP): requirements.txt
 
 venv: $(STAMP)
 
-lint: $(STAMP)
+lint: $(STAMP) $(ACTIONLINT)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy .
+	$(ACTIONLINT) .github/workflows/*.yml
 
-# promtool, amtool and prometheus, which the monitoring tests run for real.
-tools:
+# The GitHub Actions linter, built from the Go module proxy.
+$(ACTIONLINT):
+	GOBIN=$(CURDIR)/.tools/actionlint GOFLAGS= go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	mkdir -p $(@D) && mv .tools/actionlint/actionlint $@
+
+# promtool, amtool and prometheus, which the monitoring tests run for real; and the
+# Pulumi CLI, language host and providers the end-to-end tests run (built once, cached).
+tools: $(STAMP)
 	scripts/install-tools
+	scripts/pulumi-toolchain
+
+pulumi-toolchain: $(STAMP)
+	scripts/pulumi-toolchain
 
 # The whole suite: format, lint, types, then every test.
 test: lint tools
@@ -32,7 +45,7 @@ docs: $(STAMP)
 	$(BIN)/python -m platform_config.reference --write
 
 # Render or deploy one stack with the real Pulumi CLI (dev renders to rendered/dev/).
-up: $(STAMP)
+up: pulumi-toolchain
 	scripts/up $(STACK)
 
 # Offline: every object the program would create for STACK, under Pulumi's mocks.

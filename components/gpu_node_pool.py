@@ -34,7 +34,12 @@ RESTRICTED = {
 
 
 def _meta(config: PlatformConfig, name: str, namespace: str | None = SYSTEM_NAMESPACE, **extra: Any) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name, "labels": platform_labels(config.environment), **extra}
+    # Empty maps are left out: the API server drops them, so they would read as a change on every run.
+    metadata: dict[str, Any] = {
+        "name": name,
+        "labels": platform_labels(config.environment),
+        **{k: v for k, v in extra.items() if v},
+    }
     if namespace:
         metadata["namespace"] = namespace
     return metadata
@@ -320,7 +325,6 @@ def priority_class(config: PlatformConfig, suffix: str, value: int, description:
         "kind": "PriorityClass",
         "metadata": _meta(config, f"{config.kubernetes.namespace}-{suffix}", None),
         "value": value,
-        "globalDefault": False,
         "preemptionPolicy": "PreemptLowerPriority" if preempt else "Never",
         "description": description,
     }

@@ -13,6 +13,7 @@ from typing import Any, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.helm_release import install_release
 from components.kubernetes_objects import create_object
 from components.namespace import platform_labels
 from components.triton_manifests import deployment_object_name
@@ -151,6 +152,9 @@ class KedaScalingArgs:
     deployments: dict[str, pulumi.CustomResource]
     """The Triton Deployments to scale, by deployment name."""
 
+    renders: bool = False
+    """True when the stack writes manifests instead of deploying: the KEDA chart install is then left to deploy time."""
+
 
 class KedaScaling(pulumi.ComponentResource):
     """A ScaledObject per Triton deployment; in install mode KEDA itself first."""
@@ -161,13 +165,15 @@ class KedaScaling(pulumi.ComponentResource):
         config = args.config
         before: list[pulumi.Resource] = list(args.deployments.values())
         if config.scaling.keda.mode == "install":
-            before.append(self._install(name, config, child))
+            before.append(self._install(name, config, child, args.renders))
         ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=before))
         for role, manifest in scaling_manifests(config).items():
             create_object(f"{name}-{role}", manifest, ordered)
         self.register_outputs({})
 
-    def _install(self, name: str, config: PlatformConfig, child: pulumi.ResourceOptions) -> pulumi.Resource:
+    def _install(
+        self, name: str, config: PlatformConfig, child: pulumi.ResourceOptions, renders: bool
+    ) -> pulumi.Resource:
         keda = config.scaling.keda
         namespace = create_object(
             f"{name}-namespace",
@@ -184,7 +190,7 @@ class KedaScaling(pulumi.ComponentResource):
             },
             child,
         )
-        return k8s.helm.v3.Release(
+        release = install_release(
             f"{name}-keda",
             k8s.helm.v3.ReleaseArgs(
                 name="keda",
@@ -197,4 +203,6 @@ class KedaScaling(pulumi.ComponentResource):
                 values={"prometheus": {"operator": {"enabled": True, "serviceMonitor": {"enabled": True}}}},
             ),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace])),
+            renders,
         )
+        return release or namespace

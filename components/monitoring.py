@@ -16,6 +16,7 @@ import pulumi_random as random
 
 from components.alert_routing import NULL_RECEIVER, alertmanager_config_manifest, receiver_secrets
 from components.dashboards import DASHBOARD_LABEL, FOLDER_ANNOTATION, dashboard_manifest
+from components.helm_release import install_release
 from components.kubernetes_objects import create_object
 from components.monitoring_rules import rule_groups
 from components.namespace import platform_labels
@@ -139,6 +140,9 @@ class MonitoringArgs:
     config: PlatformConfig
     """The stack's validated configuration."""
 
+    renders: bool = False
+    """True when the stack writes manifests instead of deploying: the chart install is then left to deploy time."""
+
 
 class Monitoring(pulumi.ComponentResource):
     """ServiceMonitor, PrometheusRule, AlertmanagerConfig and dashboards; in install mode the operator stack too."""
@@ -153,7 +157,7 @@ class Monitoring(pulumi.ComponentResource):
         after: list[pulumi.Resource] = []
         self.grafana_admin_password = None
         if config.monitoring.mode == "install":
-            after.append(self._install(name, config, child))
+            after.extend(self._install(name, config, child, args.renders))
         for secret in receiver_secrets(config):
             create_object(
                 f"{name}-{secret.secret_name}",
@@ -175,7 +179,9 @@ class Monitoring(pulumi.ComponentResource):
             create_object(f"{name}-{role}", manifest, ordered)
         self.register_outputs({"grafanaAdminPassword": self.grafana_admin_password})
 
-    def _install(self, name: str, config: PlatformConfig, child: pulumi.ResourceOptions) -> pulumi.Resource:
+    def _install(
+        self, name: str, config: PlatformConfig, child: pulumi.ResourceOptions, renders: bool
+    ) -> list[pulumi.Resource]:
         namespace = config.monitoring.prometheus.namespace
         labels = platform_labels(config.environment)
         # The chart's components pass the baseline profile; warn about everything restricted would refuse.
@@ -204,7 +210,7 @@ class Monitoring(pulumi.ComponentResource):
             child,
         )
         chart = config.monitoring.chart
-        return k8s.helm.v3.Release(
+        release = install_release(
             f"{name}-{RELEASE_NAME}",
             k8s.helm.v3.ReleaseArgs(
                 name=RELEASE_NAME,
@@ -216,4 +222,6 @@ class Monitoring(pulumi.ComponentResource):
                 values=chart_values(config),
             ),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[secret])),
+            renders,
         )
+        return [release] if release else [secret]

@@ -31,6 +31,9 @@ class TritonPlatformArgs:
     config: PlatformConfig
     """The stack's validated configuration."""
 
+    renders: bool = False
+    """True when the stack writes manifests instead of deploying (Helm releases are then left to deploy time)."""
+
 
 class TritonPlatform(pulumi.ComponentResource):
     """Namespace and, as they land, the GPU pool, Triton serving, KEDA scaling and monitoring."""
@@ -71,9 +74,13 @@ class TritonPlatform(pulumi.ComponentResource):
             TritonServingArgs(args.stack, config, rendered, self.gpu_pool.contract),
             in_namespace,
         )
-        self.monitoring = Monitoring(f"{name}-monitoring", MonitoringArgs(config), in_namespace)
+        self.monitoring = Monitoring(f"{name}-monitoring", MonitoringArgs(config, args.renders), in_namespace)
         if config.scaling.enabled:
-            KedaScaling(f"{name}-scaling", KedaScalingArgs(config, self.serving.deployments), in_namespace)
+            KedaScaling(
+                f"{name}-scaling",
+                KedaScalingArgs(config, self.serving.deployments, args.renders),
+                in_namespace,
+            )
         self.namespace = namespace.metadata.name
         self.register_outputs({"namespace": self.namespace, "services": self.serving.services})
 
@@ -82,7 +89,8 @@ def build_platform(stack: StackConfig) -> TritonPlatform:
     """Everything the stack deploys. `__main__.py` and `stackctl synth` both call this, nothing else."""
     config = stack.config
     provider = create_provider(stack.stack, config.kubernetes)
-    platform = TritonPlatform(stack.stack, TritonPlatformArgs(stack.stack, config), provider_options(provider))
+    renders = render_dir(config.kubernetes, stack.stack) is not None
+    platform = TritonPlatform(stack.stack, TritonPlatformArgs(stack.stack, config, renders), provider_options(provider))
     pulumi.export("environment", config.environment)
     pulumi.export("kubernetesMode", config.kubernetes.mode)
     pulumi.export("renderDir", render_dir(config.kubernetes, stack.stack))

@@ -553,7 +553,6 @@ def shared_manifests(ctx: ServingContext) -> Manifests:
             "kind": "PriorityClass",
             "metadata": metadata,
             "value": INFERENCE_PRIORITY,
-            "globalDefault": False,
             "preemptionPolicy": "PreemptLowerPriority",
             "description": f"Triton inference serving in {ctx.namespace}: outranks batch and dev workloads.",
         },

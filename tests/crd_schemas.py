@@ -33,7 +33,7 @@ MODULES = {
 GOPATH = PROJECT_ROOT / ".tools" / "go"
 
 
-class _CrdLoader(yaml.SafeLoader):
+class Yaml12Loader(yaml.SafeLoader):
     """YAML 1.2 reads a bare `=` (an enum value in the CRDs) as a string; PyYAML's 1.1 rules do not."""
 
 
@@ -42,7 +42,7 @@ def _plain_scalar(loader: yaml.SafeLoader, node: yaml.Node) -> str:
     return str(loader.construct_scalar(node))
 
 
-_CrdLoader.add_constructor("tag:yaml.org,2002:value", _plain_scalar)
+Yaml12Loader.add_constructor("tag:yaml.org,2002:value", _plain_scalar)
 
 
 @functools.cache
@@ -81,7 +81,7 @@ def validate(manifest: dict[str, Any]) -> None:
 def crd_schema(api_version: str, kind: str) -> dict[str, Any]:
     group, version = api_version.split("/")
     for path in sorted(crd_folder(group).glob("*.yaml")):
-        for crd in yaml.load_all(path.read_text(), Loader=_CrdLoader):
+        for crd in yaml.load_all(path.read_text(), Loader=Yaml12Loader):
             if not crd or crd.get("kind") != "CustomResourceDefinition":
                 continue
             spec = crd["spec"]

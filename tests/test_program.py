@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pulumi
 import pytest
 
@@ -9,7 +11,7 @@ from components.kubernetes_provider import provider_args
 from platform_config.loader import pulumi_config_from_stack_file, stack_file
 from platform_config.schema import KubernetesConfig
 from stackctl.mock_runtime import EchoMocks, RecordingMonitor, run_program
-from stackctl.synth import SynthResult
+from stackctl.synth import SynthResult, synthesize
 from tests.conftest import synth_stack
 
 PLATFORM = "triton-platform:index:TritonPlatform"
@@ -71,13 +73,9 @@ def test_every_kubernetes_object_uses_the_stack_provider(synth: SynthResult) -> 
 def test_dev_renders_and_others_deploy_to_their_named_context() -> None:
     assert synth_stack("dev").find(PROVIDER, "dev-kubernetes").inputs == {
         "renderYamlToDirectory": "rendered/dev",
-        "namespace": "triton-dev",
     }
     for stack in ("staging", "production"):
-        assert synth_stack(stack).find(PROVIDER, f"{stack}-kubernetes").inputs == {
-            "context": stack,
-            "namespace": f"triton-{stack}",
-        }
+        assert synth_stack(stack).find(PROVIDER, f"{stack}-kubernetes").inputs == {"context": stack}
 
 
 def test_provider_takes_an_explicit_kubeconfig_and_render_dir() -> None:
@@ -87,10 +85,29 @@ def test_provider_takes_an_explicit_kubeconfig_and_render_dir() -> None:
     assert provider_args(deploy, "production") == {
         "context": "prod-eu",
         "kubeconfig": "/etc/kube/prod",
-        "namespace": "t",
     }
     render = KubernetesConfig.model_validate({"mode": "render", "renderDir": "out/dev", "namespace": "t"})
-    assert provider_args(render, "dev") == {"render_yaml_to_directory": "out/dev", "namespace": "t"}
+    assert provider_args(render, "dev") == {"render_yaml_to_directory": "out/dev"}
+
+
+# Kinds without a namespace; everything else must name one, since the provider sets no default.
+CLUSTER_SCOPED = {"Namespace", "PriorityClass", "ClusterRole", "ClusterRoleBinding", "NodePool"}
+
+
+def test_every_namespaced_object_names_its_namespace(synth: SynthResult) -> None:
+    unnamed = {(m["kind"], m["metadata"]["name"]) for m in synth.manifests() if not m["metadata"].get("namespace")}
+    assert unnamed
+    assert {kind for kind, _ in unnamed} <= CLUSTER_SCOPED, unnamed
+    namespaced = [m for m in synth.manifests() if m["kind"] not in CLUSTER_SCOPED]
+    assert all(m["metadata"]["namespace"] for m in namespaced)
+
+
+def test_the_render_override_sends_every_stack_to_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    deploy = KubernetesConfig.model_validate({"mode": "deploy", "context": "production", "namespace": "t"})
+    monkeypatch.setenv("TRITON_PLATFORM_RENDER_DIR", "/tmp/review")
+    assert provider_args(deploy, "production") == {"render_yaml_to_directory": "/tmp/review/production"}
+    monkeypatch.delenv("TRITON_PLATFORM_RENDER_DIR")
+    assert provider_args(deploy, "production") == {"context": "production"}
 
 
 def test_namespace_enforces_restricted_pod_security(synth: SynthResult) -> None:
@@ -116,3 +133,16 @@ def test_a_config_error_stops_the_program_with_the_full_report() -> None:
         "stacks/Pulumi.dev.yaml: triton-platform:environment: Input should be 'dev', 'staging' or 'production'; got 'qa'",
         "stacks/Pulumi.dev.yaml: triton-platform:gpuPool.maxNodes: Input should be greater than or equal to 1; got 0",
     ]
+
+
+def test_rendering_leaves_helm_releases_to_deploy_time(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Production installs KEDA and kube-prometheus-stack with Helm; a render of it writes neither chart."""
+    release = "kubernetes:helm.sh/v3:Release"
+    assert len(synth_stack("production").of_type(release)) == 2
+    monkeypatch.setenv("TRITON_PLATFORM_RENDER_DIR", str(tmp_path))
+    rendered = synthesize(stack_file("production"), "production")
+    assert rendered.of_type(release) == []
+    # KEDA's objects still come after its namespace, as they would after the chart.
+    keda_namespace = rendered.find(NAMESPACE, "production-scaling-namespace")
+    scaled = rendered.find("kubernetes:keda.sh/v1alpha1:ScaledObject", "production-scaling-general-scaled-object")
+    assert keda_namespace.urn in scaled.dependencies

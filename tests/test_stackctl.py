@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -125,22 +124,3 @@ def test_secure_values_validate_offline_and_are_marked_secret(tmp_path: Path) ->
     assert secret_keys == ["triton-platform:kubernetes"]
     assert json.loads(flat["triton-platform:kubernetes"])["context"] == SECRET_PLACEHOLDER
     assert main(["validate", "--config", str(path)]) == 0
-
-
-def test_make_up_without_pulumi_says_how_to_get_it(tmp_path: Path) -> None:
-    tools = tmp_path / "bin"
-    tools.mkdir()
-    for tool in ("bash", "sed", "cat", "dirname"):
-        found = shutil.which(tool)
-        assert found, f"{tool} is needed by scripts/up"
-        (tools / tool).symlink_to(found)
-    run = subprocess.run(
-        [str(tools / "bash"), "scripts/up", "dev"],
-        cwd=PROJECT_ROOT,
-        env={"PATH": str(tools)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 1
-    assert run.stderr.startswith("make up: the Pulumi CLI is not on PATH.\n  Install Pulumi CLI v3.272.0")

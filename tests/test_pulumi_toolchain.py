@@ -1,0 +1,89 @@
+"""scripts/pulumi-toolchain: cached, pinned in one place, and clear when it cannot build."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from platform_config.paths import PROJECT_ROOT
+
+SCRIPT = PROJECT_ROOT / "scripts" / "pulumi-toolchain"
+
+
+def run_copy(tmp_path: Path, requirements: str, path: str) -> subprocess.CompletedProcess[str]:
+    """The script in a scratch project with these requirements, and only `path` to find commands."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy2(SCRIPT, tmp_path / "scripts" / "pulumi-toolchain")
+    (tmp_path / "requirements.txt").write_text(requirements)
+    (tmp_path / ".venv").symlink_to(PROJECT_ROOT / ".venv")
+    return subprocess.run(
+        [shutil.which("bash") or "bash", str(tmp_path / "scripts" / "pulumi-toolchain")],
+        env={"PATH": path, "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def tools_dir(tmp_path: Path, *tools: str) -> str:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in tools:
+        found = shutil.which(tool)
+        assert found, f"{tool} is needed to run scripts/pulumi-toolchain"
+        (bin_dir / tool).symlink_to(found)
+    return str(bin_dir)
+
+
+def test_a_second_run_does_nothing() -> None:
+    """`make tools` built everything before the tests; running again only checks the stamps."""
+    run = subprocess.run([str(SCRIPT)], capture_output=True, text=True, check=False, cwd=PROJECT_ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    parts = [line for line in run.stdout.splitlines() if line.startswith("[pulumi-toolchain")]
+    assert [p.split("] ", 1)[1] for p in parts[:-1]] == [
+        "pulumi v3.260.0: up to date",
+        "pulumi-language-python v3.260.0: up to date",
+        "pulumi-resource-kubernetes v4.25.0: up to date",
+        "pulumi-resource-random v4.21.4: up to date",
+    ]
+    assert parts[-1].endswith("ready: v3.260.0")
+    # `pulumi plugin ls` shows both providers at the versions requirements.txt pins.
+    assert any(line.split()[:3] == ["kubernetes", "resource", "4.25.0"] for line in run.stdout.splitlines())
+    assert any(line.split()[:3] == ["random", "resource", "4.21.4"] for line in run.stdout.splitlines())
+
+
+def test_versions_come_from_requirements_txt() -> None:
+    pins = dict(
+        line.split("==") for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines() if "==" in line
+    )
+    assert (pins["pulumi"], pins["pulumi-kubernetes"], pins["pulumi-random"]) == ("3.260.0", "4.25.0", "4.21.4")
+    script = SCRIPT.read_text()
+    for version in ("3.260.0", "4.21.4"):
+        assert version not in script, f"{version} is pinned in requirements.txt; the script must not repeat it"
+
+
+@pytest.mark.parametrize(
+    ("kubernetes", "expected"),
+    [
+        # Checked first: a pin the script has no provider module for.
+        (
+            "9.9.9",
+            "pulumi-toolchain: requirements.txt pins pulumi-kubernetes==9.9.9, but scripts/pulumi-toolchain knows "
+            "no provider module version for it;",
+        ),
+        # Then the build needs Go, which this PATH lacks.
+        (
+            "4.25.0",
+            "pulumi-toolchain: Go is needed to build the toolchain: install Go 1.26 or newer "
+            "(https://go.dev/dl/; the CLI module needs it)",
+        ),
+    ],
+)
+def test_what_is_missing_is_named(tmp_path: Path, kubernetes: str, expected: str) -> None:
+    requirements = f"pulumi==3.260.0\npulumi-kubernetes=={kubernetes}\npulumi-random==4.21.4\n"
+    run = run_copy(tmp_path, requirements, tools_dir(tmp_path, "sed", "cat", "dirname"))
+    assert run.returncode == 1
+    assert run.stderr.startswith(expected), run.stderr
