@@ -7,7 +7,7 @@ STACK ?= dev
 ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 
-.PHONY: test lint docs up synth venv tools pulumi-toolchain
+.PHONY: test lint docs up synth venv policy-venv tools pulumi-toolchain
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,15 @@ $(STAMP): requirements.txt
 	touch $@
 
 venv: $(STAMP)
+
+# The policy pack's own virtualenv (pulumi-policy pins a protobuf the main one cannot share).
+POLICY_STAMP := policy/.venv/.requirements-stamp
+$(POLICY_STAMP): policy/requirements.txt
+	$(PYTHON) -m venv policy/.venv
+	policy/.venv/bin/pip install --disable-pip-version-check --quiet -r policy/requirements.txt
+	touch $@
+
+policy-venv: $(POLICY_STAMP)
 
 lint: $(STAMP) $(ACTIONLINT)
 	$(BIN)/ruff format --check .
@@ -29,7 +38,7 @@ $(ACTIONLINT):
 
 # promtool, amtool and prometheus, which the monitoring tests run for real; and the
 # Pulumi CLI, language host and providers the end-to-end tests run (built once, cached).
-tools: $(STAMP)
+tools: $(STAMP) $(POLICY_STAMP)
 	scripts/install-tools
 	scripts/pulumi-toolchain
 

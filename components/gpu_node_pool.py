@@ -17,6 +17,7 @@ import yaml
 from components.gpu_pool_contract import PoolContract, pool_contract
 from components.kubernetes_objects import create_object
 from components.namespace import platform_labels
+from components.policy_exceptions import exception_annotations
 from platform_config.schema import GpuPoolConfig, PlatformConfig
 
 TYPE_TOKEN = "triton-platform:gpu:GpuNodePool"
@@ -26,6 +27,7 @@ BATCH_PRIORITY, OVERPROVISIONING_PRIORITY = 1_000, -10
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 POD_RESOURCES_DIR = "/var/lib/kubelet/pod-resources"
+DCGM_PORT = 9400
 RESTRICTED = {
     "allowPrivilegeEscalation": False,
     "readOnlyRootFilesystem": True,
@@ -110,10 +112,46 @@ def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> d
             "metadata": _meta(config, "nvidia-device-plugin"),
             "data": {"config.yaml": plugin_config},
         },
+        # Prometheus may scrape the node agents; nothing else may reach this namespace.
+        "system-network-policy": {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": _meta(config, "metrics-only"),
+            "spec": {
+                "podSelector": {},
+                "policyTypes": ["Ingress"],
+                "ingress": [
+                    {
+                        "from": [
+                            {
+                                "namespaceSelector": {
+                                    "matchLabels": {
+                                        "kubernetes.io/metadata.name": config.monitoring.prometheus.namespace
+                                    }
+                                }
+                            }
+                        ],
+                        "ports": [{"protocol": "TCP", "port": DCGM_PORT}],
+                    }
+                ],
+            },
+        },
         "device-plugin": {
             "apiVersion": "apps/v1",
             "kind": "DaemonSet",
-            "metadata": _meta(config, "nvidia-device-plugin"),
+            "metadata": _meta(
+                config,
+                "nvidia-device-plugin",
+                annotations=exception_annotations(
+                    {
+                        "pod-security-restricted": "the device plugin runs as root to create its socket in the "
+                        "kubelet's device-plugin directory",
+                        "no-host-access": "the kubelet's device-plugin directory is a host path by design",
+                        "read-only-root-filesystem": "upstream runs the plugin with a writable root; not verified "
+                        "read-only",
+                    }
+                ),
+            ),
             "spec": {
                 "selector": {"matchLabels": labels},
                 "updateStrategy": {"type": "RollingUpdate"},
@@ -375,7 +413,18 @@ def dcgm_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, 
         "dcgm-exporter": {
             "apiVersion": "apps/v1",
             "kind": "DaemonSet",
-            "metadata": _meta(config, "dcgm-exporter"),
+            "metadata": _meta(
+                config,
+                "dcgm-exporter",
+                annotations=exception_annotations(
+                    {
+                        "pod-security-restricted": "DCGM reads the GPUs' profiling counters, which needs root and "
+                        "SYS_ADMIN",
+                        "no-host-access": "the kubelet's pod-resources socket maps each GPU to the pod using it",
+                        "read-only-root-filesystem": "DCGM's host engine writes its state under the root filesystem",
+                    }
+                ),
+            ),
             "spec": {
                 "selector": {"matchLabels": labels},
                 "template": {
@@ -391,7 +440,7 @@ def dcgm_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, 
                             {
                                 "name": "dcgm-exporter",
                                 "image": config.gpu_pool.dcgm_exporter_image,
-                                "ports": [{"name": "metrics", "containerPort": 9400}],
+                                "ports": [{"name": "metrics", "containerPort": DCGM_PORT}],
                                 # DCGM reads the GPUs' profiling counters, which needs SYS_ADMIN.
                                 "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}},
                                 # The kubelet's pod-resources API maps each GPU to the pod using it.
@@ -412,7 +461,7 @@ def dcgm_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, 
             "apiVersion": "v1",
             "kind": "Service",
             "metadata": _meta(config, "dcgm-exporter", labels={**platform_labels(config.environment), **labels}),
-            "spec": {"selector": labels, "ports": [{"name": "metrics", "port": 9400, "targetPort": "metrics"}]},
+            "spec": {"selector": labels, "ports": [{"name": "metrics", "port": DCGM_PORT, "targetPort": "metrics"}]},
         },
         "dcgm-service-monitor": {
             "apiVersion": "monitoring.coreos.com/v1",

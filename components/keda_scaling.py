@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 from components.helm_release import install_release
 from components.kubernetes_objects import create_object
 from components.namespace import platform_labels
+from components.policy_exceptions import exception_annotations
 from components.triton_manifests import deployment_object_name
 from platform_config.schema import DeploymentConfig, PlatformConfig, ScalePolicy
 
@@ -186,6 +187,12 @@ class KedaScaling(pulumi.ComponentResource):
                         **platform_labels(config.environment),
                         "pod-security.kubernetes.io/enforce": "restricted",
                     },
+                    "annotations": exception_annotations(
+                        {
+                            "namespace-network-policy": "KEDA's metrics APIService and admission webhook are called "
+                            "by the API server, whose address no NetworkPolicy can name"
+                        }
+                    ),
                 },
             },
             child,

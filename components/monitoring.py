@@ -20,6 +20,7 @@ from components.helm_release import install_release
 from components.kubernetes_objects import create_object
 from components.monitoring_rules import rule_groups
 from components.namespace import platform_labels
+from components.policy_exceptions import exception_annotations
 from components.triton_manifests import APP_NAME
 from platform_config.schema import PlatformConfig
 
@@ -188,7 +189,20 @@ class Monitoring(pulumi.ComponentResource):
         pss = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"}
         ns = create_object(
             f"{name}-namespace",
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": {**labels, **pss}}},
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {
+                    "name": namespace,
+                    "labels": {**labels, **pss},
+                    "annotations": exception_annotations(
+                        {
+                            "namespace-network-policy": "kube-prometheus-stack's operator webhook is called by the "
+                            "API server, whose address no NetworkPolicy can name; the chart governs its own traffic"
+                        }
+                    ),
+                },
+            },
             child,
         )
         child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[ns]))

@@ -14,6 +14,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from policy.rules import POLICY_NAMES
+
 PROJECT = "triton-platform"
 
 # A Prometheus duration such as 30s, 5m or 1h30m (promql/parser durations).
@@ -902,6 +904,22 @@ class MonitoringConfig(Strict):
 Environment = Literal["dev", "staging", "production"]
 
 
+class PolicyException(Strict):
+    """One object allowed to break one rule of the policy pack (`policy/`), with the reason on record."""
+
+    policy: Literal[POLICY_NAMES]  # type: ignore[valid-type]
+    """The policy's name, as in the README's policy table."""
+
+    kind: str = Field(min_length=1)
+    """Kind of the object, e.g. `Service`."""
+
+    name: str = Field(min_length=1)
+    """`metadata.name` of the object."""
+
+    reason: str = Field(min_length=20)
+    """Why this object may break the rule (at least 20 characters); every preview prints it."""
+
+
 class PlatformConfig(Strict):
     """A whole stack's configuration: one attribute per `triton-platform:<key>`."""
 
@@ -925,6 +943,9 @@ class PlatformConfig(Strict):
 
     monitoring: MonitoringConfig = MonitoringConfig()
     """Monitoring and alert thresholds."""
+
+    policy_exceptions: list[PolicyException] = []
+    """Objects exempt from a policy-pack rule, each with its reason. Explicit and visible: every preview with `--policy-pack policy` lists them as advisory notes."""
 
 
 def section_key(field_name: str) -> str:

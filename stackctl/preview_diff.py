@@ -215,7 +215,10 @@ def export_tree(repo: Path, ref: str | None, dest: Path) -> Path:
     else:
         archive = subprocess.run(["git", "archive", "--format=tar", ref], cwd=repo, check=True, capture_output=True)
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
-    (dest / ".venv").symlink_to(PROJECT_ROOT / ".venv")
+    # The virtualenvs are not in git: the copy uses this checkout's (program, policy pack).
+    for venv in (".venv", "policy/.venv"):
+        if (PROJECT_ROOT / venv).exists() and (dest / venv).parent.is_dir():
+            (dest / venv).symlink_to(PROJECT_ROOT / venv)
     return dest
 
 
@@ -260,7 +263,10 @@ def preview_stack(base: Workspace | None, head: Workspace, stack: str) -> StackP
     else:
         head.pulumi("stack", "init", stack)
         notes.append("New stack: the base revision has no such stack, so everything is created.")
-    result = head.pulumi("preview", "--json", "--stack", stack, check=False)
+    policy = (
+        ["--policy-pack", str(head.tree / "policy")] if (head.tree / "policy" / "PulumiPolicy.yaml").exists() else []
+    )
+    result = head.pulumi("preview", "--json", *policy, "--stack", stack, check=False)
     try:
         report = json.loads(result.stdout)
     except json.JSONDecodeError:

@@ -492,3 +492,19 @@ def test_static_replicas_need_min_equal_max() -> None:
         setting(SCALING, "enabled", value=False),
         setting(SERVING, *GENERAL, "replicas", value={"min": 2, "max": 2}),
     )
+
+
+def test_policy_exceptions_name_a_known_policy_and_a_reason() -> None:
+    exception = {"policy": "no-such-policy", "kind": "Service", "name": "triton-general", "reason": "too short"}
+    errors = errors_of("production", setting("triton-platform:policyExceptions", value=[exception]))
+    assert errors[0].startswith(
+        "triton-platform:policyExceptions[0].policy: Input should be 'pod-security-restricted',"
+    )
+    assert errors[0].endswith("; got 'no-such-policy'")
+    assert (
+        errors[1]
+        == "triton-platform:policyExceptions[0].reason: String should have at least 20 characters; got 'too short'"
+    )
+    good = {**exception, "policy": "no-load-balancer", "reason": "internal NLB for the on-prem gateway"}
+    config = validate("production", setting("triton-platform:policyExceptions", value=[good]))
+    assert config.policy_exceptions[0].policy == "no-load-balancer"

@@ -9,6 +9,7 @@ The CLI, language host and providers come from scripts/pulumi-toolchain (`make t
 from __future__ import annotations
 
 import base64
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import yaml
 from components.kubernetes_objects import CUSTOM_KINDS
 from components.monitoring import GRAFANA_ADMIN_SECRET
 from components.triton_manifests import ADMIN_KEY_SECRET
+from policy.rules import POLICY_NAMES
 from stackctl.synth import synthesize
 from tests.conftest import STACKS
 from tests.crd_schemas import validate as validate_custom
@@ -63,8 +65,11 @@ def project(scratch: Path) -> Project:
 @pytest.mark.parametrize("stack", STACKS)
 def test_stack_lifecycle_with_the_real_cli(project: Project, scratch: Path, stack: str) -> None:
     project.ok("stack", "init", stack)
-    preview = project.ok("preview", stack=stack)
+    # The policy pack runs on the first preview: no mandatory violation, exceptions listed as advisories.
+    preview = project.ok("preview", "--policy-pack", str(project.root / "policy"), stack=stack)
     assert "to create" in preview
+    assert "[mandatory]" not in preview
+    assert "exception to no-host-access: the kubelet's device-plugin directory is a host path by design" in preview
 
     project.ok("up", "--yes", "--skip-preview", stack=stack)
     rendered = rendered_objects(scratch / "rendered" / stack)
@@ -122,6 +127,45 @@ def test_a_config_error_stops_preview_with_the_validate_report(project: Project,
     up = project.pulumi("up", "--yes", "--skip-preview", stack="broken")
     assert up.returncode != 0
     assert not (scratch / "rendered" / "broken").exists(), "a failed config must create nothing"
+
+
+# Each rule the bad fixture breaks, with the message it must print.
+FIXTURE_VIOLATIONS = {
+    "pod-security-restricted": "container triton is privileged",
+    "no-host-access": "host namespace hostNetwork is enabled",
+    "read-only-root-filesystem": "container triton must set securityContext.readOnlyRootFilesystem: true",
+    "resources-and-pinned-images": "image 'nvcr.io/nvidia/tritonserver:latest' must be pinned",
+    "triton-health": "the tritonserver container has no nvidia.com/gpu limit",
+    "triton-api-surface": "unknown tritonserver flag --batching-max-batch-size",
+    "no-load-balancer": "Service type LoadBalancer exposes the server outside the cluster",
+    "keda-scaling-safety": "production ScaledObjects need a fallback",
+    "no-plaintext-secrets": "env SLACK_WEBHOOK holds a secret-looking value",
+    "protected-model-storage": "production model storage must be protected (pulumi protect)",
+    "triton-availability": "no PodDisruptionBudget selects its pods",
+    "namespace-network-policy": "no NetworkPolicy in this namespace",
+    "keda-no-static-replicas": "scaled by KEDA, so it must not set spec.replicas",
+}
+
+
+def test_the_policy_pack_blocks_a_bad_program(project: Project, scratch: Path) -> None:
+    fixture = scratch / "bad-program"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "policy_violations", fixture)
+    (fixture / ".venv").symlink_to(project.root / ".venv")
+    env = {**project.env, "POLICY_FIXTURE_RENDER_DIR": str(scratch / "bad-rendered")}
+    bad = Project(fixture, env)
+    bad.ok("stack", "init", "production")
+    preview = bad.pulumi("preview", "--policy-pack", str(project.root / "policy"), stack="production")
+    output = preview.stdout + preview.stderr
+    assert preview.returncode != 0
+    for policy, message in FIXTURE_VIOLATIONS.items():
+        assert f"[mandatory]  {policy}" in output, f"{policy} did not fire:\n{output}"
+        assert message in output, f"{policy}: {message!r} missing"
+    assert set(FIXTURE_VIOLATIONS) == set(POLICY_NAMES)
+    # `up` previews first: blocked there, it creates nothing. (With --skip-preview, resource policies
+    # still stop each bad object, but stack policies only run after the update.)
+    up = bad.pulumi("up", "--yes", "--policy-pack", str(project.root / "policy"), stack="production")
+    assert up.returncode != 0
+    assert not (scratch / "bad-rendered" / "1-manifest").exists()
 
 
 def test_make_up_renders_dev_into_rendered_dev(tmp_path: Path) -> None:

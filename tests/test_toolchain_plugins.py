@@ -160,7 +160,9 @@ def test_program_runs_in_the_virtualenv_pulumi_yaml_names(tmp_path: Path) -> Non
 
 
 def test_a_missing_virtualenv_is_named(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match=r"the virtualenv .*/\.venv named by Pulumi.yaml has no bin/python"):
+    with pytest.raises(
+        FileNotFoundError, match=r"the virtualenv .*/\.venv named in the runtime options has no bin/python"
+    ):
         language_host.interpreter(program_info(tmp_path, virtualenv=".venv"))
 
 

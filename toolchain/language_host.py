@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+import grpc
 from google.protobuf import empty_pb2, json_format
 from pulumi.runtime.proto import language_pb2, language_pb2_grpc, plugin_pb2
 
@@ -51,7 +52,8 @@ def interpreter(info: language_pb2.ProgramInfo) -> str:
     python = venv_path / "bin" / "python"
     if not python.exists():
         raise FileNotFoundError(
-            f"the virtualenv {venv_path} named by Pulumi.yaml has no bin/python; create it (`make venv`) and retry"
+            f"the virtualenv {venv_path} named in the runtime options has no bin/python; "
+            "create it (`make venv`, `make tools` for policy/.venv) and retry"
         )
     return str(python)
 
@@ -156,7 +158,11 @@ class PythonLanguageHost(language_pb2_grpc.LanguageRuntimeServicer):
         """
         env = dict(os.environ)
         env.update(item.split("=", 1) for item in request.env if "=" in item)
-        command = [interpreter(request.info), "-u", request.info.program_directory or request.pwd, *request.args]
+        try:
+            python = interpreter(request.info)
+        except FileNotFoundError as err:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(err))
+        command = [python, "-u", request.info.program_directory or request.pwd, *request.args]
         child = self._start(command, cwd=request.pwd or None, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         chunks: queue.Queue[tuple[str, bytes] | None] = queue.Queue()
 

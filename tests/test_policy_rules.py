@@ -1,0 +1,306 @@
+"""Every rule of the policy pack (policy/rules.py): what the program emits passes; a violating object fails with its message."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from platform_config.paths import PROJECT_ROOT
+from policy.rules import (
+    EXCEPTIONS_ANNOTATION,
+    POLICY_NAMES,
+    RULES,
+    Resource,
+    Rule,
+    granted_exceptions,
+    violations,
+)
+from stackctl.synth import SynthResult
+from tests.conftest import STACKS, synth_stack
+
+RULE = {rule.name: rule for rule in RULES}
+
+
+def built(synth: SynthResult) -> list[Resource]:
+    return [Resource(r.type, r.inputs, r.protect) for r in synth.resources if r.type.startswith("kubernetes:")]
+
+
+def find(stack: str, kind: str, name: str) -> Resource:
+    return next(r for r in built(synth_stack(stack)) if r.kind == kind and r.name == name)
+
+
+def changed(resource: Resource, edit: Callable[[dict[str, Any]], None], protect: bool | None = None) -> Resource:
+    props = copy.deepcopy(dict(resource.props))
+    edit(props)
+    return Resource(resource.type, props, resource.protect if protect is None else protect)
+
+
+def triton(props: dict[str, Any]) -> dict[str, Any]:
+    return next(c for c in props["spec"]["template"]["spec"]["containers"] if c["name"] == "triton")
+
+
+def check(rule: str, resource: Resource) -> list[str]:
+    return violations(RULE[rule], resource)[0]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_program_passes_every_rule(stack: str) -> None:
+    resources = built(synth_stack(stack))
+    for rule in RULES:
+        if rule.check:
+            found = {(r.kind, r.name): violations(rule, r)[0] for r in resources}
+            assert {k: v for k, v in found.items() if v} == {}, rule.name
+        else:
+            assert rule.stack_check is not None
+            found_stack = [(r.kind, r.name, m) for r, m in rule.stack_check(resources) if not r.exception(rule.name)]
+            assert found_stack == [], rule.name
+
+
+GENERAL = ("production", "Deployment", "triton-general")
+
+
+@pytest.mark.parametrize(
+    ("rule", "target", "edit", "message"),
+    [
+        (
+            "pod-security-restricted",
+            GENERAL,
+            lambda p: triton(p)["securityContext"].update(allowPrivilegeEscalation=True),
+            "container triton must set securityContext.allowPrivilegeEscalation: false",
+        ),
+        (
+            "pod-security-restricted",
+            GENERAL,
+            lambda p: triton(p)["securityContext"]["capabilities"].update(add=["NET_ADMIN"]),
+            "container triton adds capabilities ['NET_ADMIN']; only NET_BIND_SERVICE is allowed",
+        ),
+        (
+            "pod-security-restricted",
+            GENERAL,
+            lambda p: (
+                triton(p)["securityContext"].pop("runAsNonRoot"),
+                p["spec"]["template"]["spec"]["securityContext"].pop("runAsNonRoot"),
+            ),
+            "container triton must run as non-root (runAsNonRoot: true on the pod or container)",
+        ),
+        (
+            "pod-security-restricted",
+            GENERAL,
+            lambda p: p["spec"]["template"]["spec"]["securityContext"].pop("seccompProfile"),
+            "container triton must use seccompProfile RuntimeDefault (got none)",
+        ),
+        (
+            "no-host-access",
+            GENERAL,
+            lambda p: p["spec"]["template"]["spec"].update(hostNetwork=True),
+            "host namespace hostNetwork is enabled",
+        ),
+        (
+            "no-host-access",
+            GENERAL,
+            lambda p: p["spec"]["template"]["spec"]["volumes"].append({"name": "host", "hostPath": {"path": "/"}}),
+            "volume host is a hostPath",
+        ),
+        (
+            "read-only-root-filesystem",
+            GENERAL,
+            lambda p: triton(p)["securityContext"].update(readOnlyRootFilesystem=False),
+            "container triton must set securityContext.readOnlyRootFilesystem: true (mount an emptyDir where it writes)",
+        ),
+        (
+            "resources-and-pinned-images",
+            GENERAL,
+            lambda p: triton(p)["resources"]["limits"].pop("memory"),
+            "container triton has no limits for memory",
+        ),
+        (
+            "resources-and-pinned-images",
+            GENERAL,
+            lambda p: triton(p).update(image="nvcr.io/nvidia/tritonserver:latest"),
+            "container triton image 'nvcr.io/nvidia/tritonserver:latest' must be pinned to a tag other than latest, or a digest",
+        ),
+        (
+            "resources-and-pinned-images",
+            GENERAL,
+            lambda p: triton(p).update(image="localhost:5000/tritonserver"),
+            "container triton image 'localhost:5000/tritonserver' must be pinned to a tag other than latest, or a digest",
+        ),
+        (
+            "triton-health",
+            GENERAL,
+            lambda p: triton(p)["resources"]["limits"].pop("nvidia.com/gpu"),
+            "the tritonserver container has no nvidia.com/gpu limit",
+        ),
+        (
+            "triton-health",
+            GENERAL,
+            lambda p: triton(p).pop("startupProbe"),
+            "the tritonserver container has no startupProbe",
+        ),
+        (
+            "triton-api-surface",
+            GENERAL,
+            lambda p: triton(p)["args"].append("--batching-max-batch-size=32"),
+            "unknown tritonserver flag --batching-max-batch-size",
+        ),
+        (
+            "triton-api-surface",
+            GENERAL,
+            lambda p: triton(p).update(
+                args=[a for a in triton(p)["args"] if "restricted" not in a] + ["--model-control-mode=explicit"]
+            ),
+            "model control mode explicit needs --http-restricted-api to restrict model-repository, model-config",
+        ),
+        (
+            "no-load-balancer",
+            ("production", "Service", "triton-general"),
+            lambda p: p["spec"].update(type="LoadBalancer"),
+            "Service type LoadBalancer exposes the server outside the cluster; use the Ingress or ClusterIP",
+        ),
+        (
+            "keda-scaling-safety",
+            ("production", "ScaledObject", "triton-general"),
+            lambda p: p["spec"]["triggers"][0]["metadata"].update(ignoreNullValues="true"),
+            'trigger 0 (prometheus) must set ignoreNullValues: "false" so a missing metric is an error',
+        ),
+        (
+            "keda-scaling-safety",
+            ("production", "ScaledObject", "triton-general"),
+            lambda p: p["spec"].pop("fallback"),
+            "production ScaledObjects need a fallback (replicas to hold while metrics fail)",
+        ),
+        (
+            "no-plaintext-secrets",
+            ("production", "ConfigMap", "triton-general-dashboard"),
+            lambda p: p["data"].update(notes="alerts go to https://hooks.slack.com/services/T000/B000/XXXX"),
+            "data key 'notes' looks like a secret",
+        ),
+        (
+            "no-plaintext-secrets",
+            GENERAL,
+            lambda p: triton(p).setdefault("env", []).append({"name": "API_TOKEN", "value": "s3cr3t-value-123"}),
+            "container triton env API_TOKEN holds a secret-looking value; use valueFrom.secretKeyRef",
+        ),
+    ],
+)
+def test_a_violation_is_reported(
+    rule: str, target: tuple[str, str, str], edit: Callable[[dict[str, Any]], None], message: str
+) -> None:
+    original = find(*target)
+    assert check(rule, original) == []
+    assert message in check(rule, changed(original, edit))
+
+
+def test_unprotected_production_storage_is_reported() -> None:
+    claim = find("production", "PersistentVolumeClaim", "triton-model-repository")
+    assert claim.protect
+    assert check("protected-model-storage", claim) == []
+    assert check("protected-model-storage", changed(claim, lambda p: None, protect=False)) == [
+        "production model storage must be protected (pulumi protect)"
+    ]
+
+
+def stack_violations(rule: Rule, resources: list[Resource]) -> list[tuple[str, str, str]]:
+    assert rule.stack_check is not None
+    return [(r.kind, r.name, m) for r, m in rule.stack_check(resources) if not r.exception(rule.name)]
+
+
+def replace(resources: list[Resource], kind: str, name: str, new: Resource | None) -> list[Resource]:
+    out = [r for r in resources if not (r.kind == kind and r.name == name)]
+    return [*out, new] if new else out
+
+
+def test_a_triton_deployment_without_pdb_or_spread_is_reported() -> None:
+    resources = built(synth_stack("production"))
+    rule = RULE["triton-availability"]
+    no_pdb = replace(resources, "PodDisruptionBudget", "triton-general", None)
+    assert stack_violations(rule, no_pdb) == [
+        ("Deployment", "triton-general", "no PodDisruptionBudget selects its pods")
+    ]
+
+    def unspread(p: dict[str, Any]) -> None:
+        p["spec"]["template"]["spec"].pop("topologySpreadConstraints")
+        p["spec"]["template"]["spec"]["affinity"].pop("podAntiAffinity")
+
+    deployment = find("production", "Deployment", "triton-general")
+    bare = replace(resources, "Deployment", "triton-general", changed(deployment, unspread))
+    assert stack_violations(rule, bare) == [
+        ("Deployment", "triton-general", "no pod anti-affinity or topology spread constraint")
+    ]
+
+
+def test_a_namespace_without_network_policy_is_reported() -> None:
+    resources = built(synth_stack("dev"))
+    rule = RULE["namespace-network-policy"]
+    bare = [r for r in resources if not (r.kind == "NetworkPolicy" and r.namespace == "triton-dev")]
+    assert stack_violations(rule, bare) == [("Namespace", "triton-dev", "no NetworkPolicy in this namespace")]
+
+
+def test_a_scaled_deployment_with_replicas_is_reported() -> None:
+    resources = built(synth_stack("production"))
+    deployment = find("production", "Deployment", "triton-ranker")
+    fixed = changed(deployment, lambda p: p["spec"].update(replicas=3))
+    assert stack_violations(
+        RULE["keda-no-static-replicas"], replace(resources, "Deployment", "triton-ranker", fixed)
+    ) == [("Deployment", "triton-ranker", "scaled by KEDA, so it must not set spec.replicas")]
+
+
+def test_declared_exceptions_silence_a_rule_and_carry_their_reason() -> None:
+    plugin = find("production", "DaemonSet", "nvidia-device-plugin")
+    found, reason = violations(RULE["no-host-access"], plugin)
+    assert found == []
+    assert reason == "the kubelet's device-plugin directory is a host path by design"
+    # Without its annotation the same object is reported.
+    bare = changed(plugin, lambda p: p["metadata"].pop("annotations"))
+    assert violations(RULE["no-host-access"], bare) == (["volume device-plugins is a hostPath"], None)
+
+
+def test_config_exceptions_name_kind_object_and_reason() -> None:
+    config = {
+        "triton-platform:policyExceptions": [
+            {"policy": "no-load-balancer", "kind": "Service", "name": "triton-general", "reason": "x" * 20}
+        ]
+    }
+    granted = granted_exceptions(config)
+    assert granted == {("Service", "triton-general"): {"no-load-balancer": "x" * 20}}
+    service = find("production", "Service", "triton-general")
+    exposed = changed(service, lambda p: p["spec"].update(type="LoadBalancer"))
+    allowed = Resource(exposed.type, exposed.props, granted=granted[("Service", "triton-general")])
+    assert violations(RULE["no-load-balancer"], allowed) == ([], "x" * 20)
+
+
+def test_objects_without_an_environment_label_get_production_rules() -> None:
+    scaled = find("dev", "ScaledObject", "triton-general")
+    unlabelled = changed(scaled, lambda p: p["metadata"].pop("labels"))
+    assert unlabelled.production
+    without_fallback = changed(unlabelled, lambda p: p["spec"].pop("fallback", None))
+    assert "production ScaledObjects need a fallback (replicas to hold while metrics fail)" in check(
+        "keda-scaling-safety", without_fallback
+    )
+
+
+def test_a_malformed_exception_annotation_exempts_nothing() -> None:
+    plugin = find("production", "DaemonSet", "nvidia-device-plugin")
+    broken = changed(plugin, lambda p: p["metadata"]["annotations"].update({EXCEPTIONS_ANNOTATION: "{not json"}))
+    assert broken.exception("no-host-access") is None
+    assert json.loads(plugin.metadata["annotations"][EXCEPTIONS_ANNOTATION])
+
+
+def test_every_policy_is_in_the_readme_table() -> None:
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    for name in POLICY_NAMES:
+        assert f"| `{name}` |" in readme, name
+
+
+def test_the_policy_pack_uses_the_programs_sdk() -> None:
+    def pins(path: str) -> dict[str, str]:
+        lines = (PROJECT_ROOT / path).read_text().splitlines()
+        return dict(line.split("==") for line in lines if "==" in line and not line.startswith("#"))
+
+    program, pack = pins("requirements.txt"), pins("policy/requirements.txt")
+    assert pack["pulumi"] == program["pulumi"]
+    assert pack["pyyaml"] == program["pyyaml"]
