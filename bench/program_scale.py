@@ -1,11 +1,13 @@
-"""How `stackctl synth` scales with the number of models: wall time and peak memory per stack.
+"""How the program scales with the number of models: `stackctl synth` and real `pulumi preview`.
 
     .venv/bin/python bench/program_scale.py [--sizes 10 50 100 500] [--stacks dev staging production]
 
 For each size it writes a synthetic model repository (copies of the example
 classifier, so every config renders and validates for real) and a copy of
 each stack file whose one deployment serves all of them, then runs synth in a
-fresh process and reads its time and max RSS. Prints a Markdown table.
+fresh process and reads its time and max RSS, and times `pulumi preview` of
+the same stack with the real CLI (render mode, scratch backend; the toolchain
+from scripts/pulumi-toolchain). Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
+sys.path.insert(0, str(ROOT))
+from stackctl.preview_diff import cli_env, export_tree  # noqa: E402
+
+PULUMI = ROOT / ".tools" / "bin" / "pulumi"
 
 
 def synthetic_repo(target: Path, count: int) -> list[str]:
@@ -72,6 +78,26 @@ def measure(stack_file: Path, repo: Path, out: Path) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024
 
 
+def preview_seconds(project: Path, stack_file: Path, repo: Path, scratch: Path) -> float:
+    """Wall seconds of one `pulumi preview` of the stack file, in a project copy with its own backend."""
+    stack = stack_file.stem.removeprefix("Pulumi.")
+    shutil.copy2(stack_file, project / "stacks" / stack_file.name)
+    env = cli_env(scratch)
+    env.update(
+        PATH=f"{PULUMI.parent}{os.pathsep}{env['PATH']}",
+        PULUMI_HOME=str(ROOT / ".tools" / "pulumi-home"),
+        TRITON_PLATFORM_MODEL_REPO=str(repo),
+    )
+
+    def pulumi(*args: str) -> None:
+        subprocess.run([str(PULUMI), *args, "--non-interactive"], cwd=project, env=env, check=True, capture_output=True)
+
+    pulumi("stack", "init", stack)
+    start = time.perf_counter()
+    pulumi("preview", "--stack", stack)
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 100, 500])
@@ -80,22 +106,29 @@ def main() -> None:
     print(f"# stackctl synth scale, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     print(f"command: .venv/bin/python bench/program_scale.py --sizes {' '.join(map(str, args.sizes))}\n")
-    print("| stack | models | synth s | peak RSS MiB |")
-    print("| --- | ---: | ---: | ---: |")
+    if not PULUMI.exists():
+        raise SystemExit("no .tools/bin/pulumi: run scripts/pulumi-toolchain first")
+    print("| stack | models | synth s | peak RSS MiB | pulumi preview s |")
+    print("| --- | ---: | ---: | ---: | ---: |")
     times: dict[tuple[str, int], float] = {}
+    previews: dict[tuple[str, int], float] = {}
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as work:
             repo = Path(work) / "repo"
             names = synthetic_repo(repo, size)
+            project = export_tree(ROOT, None, Path(work) / "project")
             for stack in args.stacks:
                 stack_file = stack_copy(stack, names, Path(work))
                 elapsed, peak = measure(stack_file, repo, Path(work) / f"out-{stack}")
-                times[(stack, size)] = elapsed
-                print(f"| {stack} | {size} | {elapsed:.2f} | {peak:.0f} |", flush=True)
+                preview = preview_seconds(project, stack_file, repo, Path(work) / f"scratch-{stack}")
+                times[(stack, size)], previews[(stack, size)] = elapsed, preview
+                print(f"| {stack} | {size} | {elapsed:.2f} | {peak:.0f} | {preview:.2f} |", flush=True)
     if 50 in args.sizes and 500 in args.sizes:
         print()
         for stack in args.stacks:
-            print(f"{stack}: t(500)/t(50) = {times[(stack, 500)] / times[(stack, 50)]:.2f}")
+            synth_ratio = times[(stack, 500)] / times[(stack, 50)]
+            preview_ratio = previews[(stack, 500)] / previews[(stack, 50)]
+            print(f"{stack}: t(500)/t(50) = {synth_ratio:.2f} (synth), {preview_ratio:.2f} (pulumi preview)")
 
 
 if __name__ == "__main__":

@@ -690,6 +690,22 @@ class PrometheusAuth(Strict):
     """Secret in the platform namespace holding those keys."""
 
 
+class SimulationConfig(Strict):
+    """Inputs of `stackctl simulate` that the cluster, not the program, decides."""
+
+    model: Annotated[str, Field(pattern=MODEL_NAME)] | None = None
+    """Model whose batching and latency profile drive the simulation. Unset: the deployment's first model with a profile."""
+
+    profile: str | None = None
+    """Latency profile tau(b) of that model, a JSON file written by `bench/batching.py`, relative to the project root. Unset: `bench/results/profiles/<model>.json`."""
+
+    node_provision_seconds: Annotated[int, Field(ge=0, le=3600)] = 120
+    """Time for the autoscaler to bring up a GPU node (launch, boot, GPU driver, device plugin)."""
+
+    pod_start_seconds: Annotated[int, Field(ge=1, le=3600)] = 60
+    """Image pull, model load and first readiness of a pod on a node already up (seeds: 30-60 s)."""
+
+
 class ScalingConfig(Strict):
     """KEDA autoscaling on Triton's Prometheus metrics."""
 
@@ -735,6 +751,9 @@ class ScalingConfig(Strict):
 
     keda: KedaInstall = KedaInstall()
     """Where KEDA comes from."""
+
+    simulation: SimulationConfig = SimulationConfig()
+    """Cluster timings and the model profile `stackctl simulate` uses for this stack."""
 
 
 class AlertsConfig(Strict):

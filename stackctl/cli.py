@@ -12,7 +12,8 @@ from model_repository.render import render_repository
 from model_repository.source import DEFAULT_MODEL_REPO, read_repository
 from platform_config.errors import ConfigError, ConfigIssue
 from platform_config.loader import STACKS_DIR, load_stack_file, stack_file
-from platform_config.paths import display_path
+from platform_config.paths import PROJECT_ROOT, display_path
+from simulator.scenario import PROFILE_SHAPES
 from stackctl.monitoring_files import write_monitoring_files
 from stackctl.synth import synthesize, write_synth
 
@@ -89,6 +90,55 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_simulate(args: argparse.Namespace) -> int:
+    import subprocess  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    from simulator.engine import simulate, summary  # noqa: PLC0415
+    from simulator.report import deltas, deltas_markdown, write_outputs  # noqa: PLC0415
+    from simulator.scenario import read_trace, scenario, shaped_trace  # noqa: PLC0415
+
+    path, stack = _stack_source(args)
+    loaded = load_stack_file(path, stack)
+    try:
+        head = scenario(loaded, args.deployment, args.model)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"stackctl simulate: {err}", file=sys.stderr)
+        return 1
+    if args.trace:
+        rate = read_trace(Path(args.trace))
+    else:
+        peak = args.peak_rps or head.max_replicas * 0.5 * (
+            head.batcher.instances * head.batcher.max_batch_size / head.tau(head.batcher.max_batch_size)
+        )
+        rate = shaped_trace(args.profile, peak, args.hours)
+    timeline = simulate(head, rate, args.seed)
+    result = summary(head, timeline)
+    write_outputs(head, timeline, result, Path(args.out), plot=not args.no_plot)
+    print(f"{loaded.source}: {head.deployment}/{head.model}, {len(rate)} s simulated; outputs in {args.out}")
+    for key in ("p50_ms", "p95_ms", "p99_ms", "slo_violation_seconds", "rejected_pct", "gpu_hours", "reaction_seconds"):
+        print(f"  {key}: {result[key]:.1f}" if isinstance(result[key], float) else f"  {key}: {result[key]}")
+    if args.compare:
+        relative = path.resolve().relative_to(PROJECT_ROOT)
+        shown = subprocess.run(
+            ["git", "show", f"{args.compare}:{relative}"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False
+        )
+        if shown.returncode != 0:
+            print(
+                f"stackctl simulate: cannot read {relative} at {args.compare}: {shown.stderr.strip()}", file=sys.stderr
+            )
+            return 1
+        with tempfile.TemporaryDirectory() as tmp:
+            base_file = Path(tmp) / path.name
+            base_file.write_text(shown.stdout)
+            base = scenario(load_stack_file(base_file, loaded.stack), args.deployment, args.model)
+        base_result = summary(base, simulate(base, rate, args.seed))
+        table = deltas_markdown(deltas(base_result, result))
+        (Path(args.out) / "compare.md").write_text(table)
+        print(f"\nAgainst {args.compare}:\n{table}")
+    return 0
+
+
 def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--stack", help="stack name: reads stacks/Pulumi.<NAME>.yaml")
@@ -122,6 +172,21 @@ def parser() -> argparse.ArgumentParser:
     _add_stack_arguments(rules)
     rules.add_argument("--out", required=True, metavar="DIR", help="output folder")
     rules.set_defaults(run=cmd_rules)
+
+    sim = commands.add_parser("simulate", help="simulate one deployment's scaling and latency under a load trace")
+    _add_stack_arguments(sim)
+    load = sim.add_mutually_exclusive_group(required=True)
+    load.add_argument("--trace", metavar="FILE", help="CSV with t_seconds,rps")
+    load.add_argument("--profile", choices=PROFILE_SHAPES, help="a built-in load shape")
+    sim.add_argument("--peak-rps", type=float, help="peak of --profile (default: half the deployment's max capacity)")
+    sim.add_argument("--hours", type=float, default=1.0, help="length of --profile (default 1)")
+    sim.add_argument("--deployment", metavar="NAME", help="default: the first deployment")
+    sim.add_argument("--model", metavar="NAME", help="default: scaling.simulation.model, else the first profiled")
+    sim.add_argument("--out", default="simulation", metavar="DIR", help="output folder (default simulation/)")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--compare", metavar="REF", help="also run the stack config of this git revision; print deltas")
+    sim.add_argument("--no-plot", action="store_true", help="skip timeline.png")
+    sim.set_defaults(run=cmd_simulate)
     return root
 
 

@@ -305,10 +305,44 @@ def run(repo: Path, base_ref: str, head_ref: str | None, stacks: Sequence[str], 
                 {**stack_settings(head.tree, stack), **model_repo_settings(head, stack, scratch / "head-out")},
             )
             notes = [*preview.notes, f"Base `{base_ref}`, head `{head_ref or 'working tree'}`; rendered offline."]
+            text = markdown(stack, preview.changes, tuning, notes, preview.errors)
+            if tuning:
+                text += scaling_impact(base.tree, head.tree, stack)
             target = out / f"{stack}.md"
-            target.write_text(markdown(stack, preview.changes, tuning, notes, preview.errors), encoding="utf-8")
+            target.write_text(text, encoding="utf-8")
             written[target] = not preview.errors
     return written
+
+
+# The load both revisions meet: a compressed day with a 3x burst, the same seed.
+IMPACT_SHAPE, IMPACT_HOURS, IMPACT_SEED = "spike", 0.25, 1
+
+
+def scaling_impact(base_tree: Path, head_tree: Path, stack: str) -> str:
+    """`stackctl simulate`'s deltas between the two revisions' configs of the stack, as Markdown."""
+    from platform_config.errors import ConfigError  # noqa: PLC0415
+    from platform_config.loader import load_stack_file  # noqa: PLC0415
+    from simulator.engine import simulate, summary  # noqa: PLC0415
+    from simulator.report import deltas, deltas_markdown  # noqa: PLC0415
+    from simulator.scenario import scenario, shaped_trace  # noqa: PLC0415
+
+    try:
+        runs = [
+            scenario(load_stack_file(tree / "stacks" / f"Pulumi.{stack}.yaml", stack), repo=tree / "model_repo")
+            for tree in (base_tree, head_tree)
+        ]
+    except (ConfigError, FileNotFoundError, ValueError) as err:
+        return f"\n#### Scaling impact\n\nNot simulated: {str(err).splitlines()[0]}\n"
+    head = runs[1]
+    # Enough load that the queue trigger fires: twice the target queue on the floor, per batching delay.
+    peak = 2 * head.queue_target / max(head.batcher.max_queue_delay_s, 0.001) * head.min_replicas
+    rate = shaped_trace(IMPACT_SHAPE, peak, IMPACT_HOURS)
+    results = [summary(s, simulate(s, rate, IMPACT_SEED)) for s in runs]
+    return (
+        f"\n#### Scaling impact (`stackctl simulate`, {head.deployment}/{head.model}, "
+        f"{IMPACT_SHAPE} trace peaking at {peak:.0f} req/s over {IMPACT_HOURS:g} h)\n\n"
+        + deltas_markdown(deltas(*results))
+    )
 
 
 def stacks_of(repo: Path) -> list[str]:

@@ -34,7 +34,8 @@ def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This project as commit 1; commit 2 retunes batching and scaling and moves production's model storage."""
     repo = tmp_path_factory.mktemp("fixture") / "repo"
     preview_diff.export_tree(PROJECT_ROOT, None, repo)
-    (repo / ".venv").unlink()
+    for venv in (".venv", "policy/.venv"):
+        (repo / venv).unlink()
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
@@ -101,6 +102,11 @@ def test_batching_and_scaling_changes_are_side_by_side(reports: dict[str, str]) 
     assert "| `triton-platform:scaling.queueDepthTarget` | `10` | `20` |" in report
     # A batching change reaches the pods (new model config) and the scaling change the ScaledObject.
     assert "| update | `kubernetes:keda.sh/v1alpha1:ScaledObject` |" in report
+    # And the simulator says what they do to latency and cost, base against head.
+    impact = report[report.index("#### Scaling impact") :]
+    assert "general/classifier" in impact
+    for label in ("p95 ms", "SLO-violation s", "rejected %", "GPU-hours", "reaction s"):
+        assert f"| {label} |" in impact
 
 
 def step(op: str, type_: str, name: str, **state: object) -> dict[str, object]:

@@ -1,0 +1,1 @@
+"""Scaling simulator: what a config change does to latency and cost (`stackctl simulate`)."""

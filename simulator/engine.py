@@ -1,0 +1,218 @@
+"""The discrete-event simulation of one Triton deployment under KEDA and the HPA, second by second.
+
+Each second: Poisson arrivals at the trace's rate, spread at random over the ready
+replicas (kube-proxy picks a backend at random); each replica's batcher runs
+(simulator.batcher). The measurement pipeline follows the real one: Prometheus
+scrapes each pod's pending-request gauge every scrape interval; at each 15 s
+HPA sync KEDA answers `sum(nv_inference_pending_request_count)` from the latest
+scrape; the HPA (simulator.hpa) decides. Pods need a free GPU: without one the
+pool adds a node (provisioning delay); then image pull and model load; only a
+ready pod gets traffic. Scale-down removes the newest pods: they leave the
+endpoints at once, drain their queue, and free their GPU.
+
+Deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simulator.batcher import Outcome, Replica
+from simulator.hpa import SYNC_SECONDS, Hpa, Metric
+from simulator.scenario import Scenario, capacity_rps
+
+# Latency histogram bins: 0.1 ms to 1000 s, 2% wide.
+EDGES = np.geomspace(1e-4, 1e3, 815)
+
+
+@dataclass
+class Pod:
+    replica: Replica
+    ready_at: float
+    node_ready_at: float
+    draining_since: float | None = None
+
+
+@dataclass
+class Timeline:
+    """Per second: what the simulation saw."""
+
+    arrival_rps: NDArray[np.float64]
+    desired: NDArray[np.int64]
+    ready: NDArray[np.int64]
+    pending: NDArray[np.int64]
+    rejected: NDArray[np.int64]
+    gpus: NDArray[np.int64]
+    histogram: NDArray[np.int64]
+    """Latency counts per (arrival second, bin of EDGES)."""
+    arrived: int = 0
+    served: int = 0
+    dropped: int = 0
+    in_flight: int = 0
+    hpa_changes: list[tuple[float, int]] = field(default_factory=list)
+
+    def record(self, out: Outcome) -> None:
+        """Count what `out` holds by arrival second, then empty it."""
+        n, bins = len(self.arrival_rps), len(EDGES) - 1
+        if out.arrivals:
+            arrivals, latencies = np.concatenate(out.arrivals), np.concatenate(out.latencies)
+            index = np.minimum(arrivals.astype(np.int64), n - 1) * bins
+            index += np.clip(np.searchsorted(EDGES, latencies) - 1, 0, bins - 1)
+            low = int(index.min())
+            counts = np.bincount(index - low)
+            self.histogram.reshape(-1)[low : low + len(counts)] += counts
+            self.served += len(arrivals)
+        for rejected in out.rejected_at:
+            np.add.at(self.rejected, np.minimum(rejected.astype(np.int64), n - 1), 1)
+            self.dropped += len(rejected)
+        out.arrivals.clear()
+        out.latencies.clear()
+        out.rejected_at.clear()
+
+    def percentiles(self, q: float) -> NDArray[np.float64]:
+        counts = self.histogram
+        totals = counts.sum(axis=1)
+        cumulative = np.cumsum(counts, axis=1)
+        index = (cumulative < (q / 100) * totals[:, None]).sum(axis=1)
+        index = np.minimum(index, len(EDGES) - 2)
+        out = np.sqrt(EDGES[index] * EDGES[index + 1])
+        return np.where(totals > 0, out, np.nan)
+
+
+def simulate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> Timeline:
+    rng = np.random.default_rng(seed)
+    n = len(rate)
+    timeline = Timeline(
+        arrival_rps=np.zeros(n),
+        desired=np.zeros(n, np.int64),
+        ready=np.zeros(n, np.int64),
+        pending=np.zeros(n, np.int64),
+        rejected=np.zeros(n, np.int64),
+        gpus=np.zeros(n, np.int64),
+        histogram=np.zeros((n, len(EDGES) - 1), np.int64),
+    )
+    hpa = Hpa(s.min_replicas, s.max_replicas, (Metric("AverageValue", s.queue_target),), s.behavior)
+    pods: list[Pod] = [Pod(Replica(s.batcher, s.tau), 0.0, 0.0) for _ in range(s.min_replicas)]
+    nodes_ready: list[float] = [0.0] * s.warm_nodes
+    scraped = 0
+    desired = s.min_replicas
+    outcome = Outcome()
+
+    for second in range(n):
+        now, end = float(second), float(second + 1)
+        # Control plane: scrape, then the HPA sync reads the latest scrape through KEDA.
+        if second % max(int(s.scrape_seconds), 1) == 0:
+            scraped = sum(p.replica.pending_at(now) for p in pods if p.draining_since is None and p.ready_at <= now)
+        if second % int(SYNC_SECONDS) == 0 and second > 0:
+            current = sum(1 for p in pods if p.draining_since is None)
+            ready = sum(1 for p in pods if p.draining_since is None and p.ready_at <= now)
+            desired = hpa.desired(now, current, ready, [float(scraped)])
+            if desired != current:
+                timeline.hpa_changes.append((now, desired))
+            pods, nodes_ready = rescale(s, pods, nodes_ready, desired, now)
+        # Data plane: this second's arrivals over the ready pods.
+        count = rng.poisson(rate[second])
+        arrivals = np.sort(now + rng.random(count))
+        timeline.arrival_rps[second] = count
+        timeline.arrived += count
+        serving = [p for p in pods if p.draining_since is None and p.ready_at <= now]
+        if serving:
+            choice = rng.integers(0, len(serving), count)
+            for i, pod in enumerate(serving):
+                pod.replica.offer(arrivals[choice == i])
+        elif count:
+            outcome.rejected_at.append(arrivals)
+        for pod in pods:
+            pod.replica.advance(end, outcome)
+        timeline.record(outcome)
+        pods = [p for p in pods if not drained(s, p, end)]
+        timeline.desired[second] = desired
+        timeline.ready[second] = sum(1 for p in pods if p.draining_since is None and p.ready_at <= end)
+        timeline.pending[second] = sum(p.replica.pending_at(end) for p in pods)
+        timeline.gpus[second] = len(pods) * s.gpus_per_pod
+    timeline.in_flight = sum(p.replica.queued for p in pods)
+    return timeline
+
+
+def drained(s: Scenario, pod: Pod, now: float) -> bool:
+    """A draining pod leaves once the preStop sleep is over and its queue is empty."""
+    return pod.draining_since is not None and now >= pod.draining_since + s.drain_seconds and pod.replica.idle_at(now)
+
+
+def rescale(
+    s: Scenario, pods: list[Pod], nodes_ready: list[float], desired: int, now: float
+) -> tuple[list[Pod], list[float]]:
+    """Add or remove pods to reach `desired`; new pods wait for a GPU node, then start."""
+    active = [p for p in pods if p.draining_since is None]
+    if desired < len(active):
+        # The ReplicaSet removes the newest pods first.
+        for pod in sorted(active, key=lambda p: p.ready_at)[desired:]:
+            pod.draining_since = now
+        return pods, nodes_ready
+    per_node = max(s.gpus_per_node // s.gpus_per_pod, 1)
+    for _ in range(desired - len(active)):
+        slots = sorted(t for t in nodes_ready for _ in range(per_node))
+        used = len(pods)
+        if used < len(slots):
+            node_at = max(slots[used], now)
+        elif len(nodes_ready) < s.max_nodes:
+            node_at = now + s.node_provision_seconds
+            nodes_ready.append(node_at)
+        else:
+            break  # the pool is at its maximum: the pod stays Pending
+        pods.append(Pod(Replica(s.batcher, s.tau), node_at + s.pod_start_seconds, node_at))
+    return pods, nodes_ready
+
+
+def summary(s: Scenario, timeline: Timeline) -> dict[str, float | int | None]:
+    p95 = timeline.percentiles(95)
+    total = timeline.histogram.sum(axis=0)
+    whole = Timeline(
+        timeline.arrival_rps,
+        timeline.desired,
+        timeline.ready,
+        timeline.pending,
+        timeline.rejected,
+        timeline.gpus,
+        total[None, :],
+    )
+    per_replica = capacity_rps(s)
+    capacity = timeline.ready * per_replica
+    demand = timeline.arrival_rps
+    busy = demand > 0
+    return {
+        "p50_ms": float(whole.percentiles(50)[0] * 1000),
+        "p95_ms": float(whole.percentiles(95)[0] * 1000),
+        "p99_ms": float(whole.percentiles(99)[0] * 1000),
+        "slo_ms": s.slo_seconds * 1000,
+        "slo_violation_seconds": int(np.nansum(p95 > s.slo_seconds)),
+        "rejected_pct": 100 * timeline.dropped / max(timeline.arrived, 1),
+        "gpu_hours": float(timeline.gpus.sum() / 3600),
+        "reaction_seconds": reaction_seconds(demand, capacity),
+        "peak_overprovisioning": float(np.max(np.where(busy, capacity / np.maximum(demand, 1), 0)) - 1)
+        if busy.any()
+        else None,
+        "arrived": timeline.arrived,
+        "served": timeline.served,
+        "rejected": timeline.dropped,
+        "in_flight": timeline.in_flight,
+        "replica_capacity_rps": per_replica,
+    }
+
+
+def reaction_seconds(demand: NDArray[np.float64], capacity: NDArray[np.float64]) -> float | None:
+    """The longest time from demand exceeding ready capacity (a load step) to capacity catching up."""
+    smooth = np.convolve(demand, np.ones(10) / 10, mode="same")
+    short = smooth > capacity
+    longest, start = 0, None
+    for t, lacking in enumerate(short):
+        if lacking and start is None:
+            start = t
+        elif not lacking and start is not None:
+            longest, start = max(longest, t - start), None
+    if start is not None:
+        longest = max(longest, len(short) - start)
+    return float(longest) if longest else 0.0 if len(demand) else None

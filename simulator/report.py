@@ -1,0 +1,111 @@
+"""What `stackctl simulate` writes: timeline.csv, summary.json, timeline.png; and deltas between two runs."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simulator.engine import Timeline
+from simulator.scenario import Scenario
+
+COLUMNS = (
+    "t",
+    "arrival_rps",
+    "desired_replicas",
+    "ready_replicas",
+    "pending",
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "rejected",
+)
+
+
+def write_timeline(timeline: Timeline, path: Path) -> None:
+    p50, p95, p99 = (timeline.percentiles(q) * 1000 for q in (50, 95, 99))
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        for t in range(len(timeline.arrival_rps)):
+            writer.writerow(
+                [
+                    t,
+                    int(timeline.arrival_rps[t]),
+                    int(timeline.desired[t]),
+                    int(timeline.ready[t]),
+                    int(timeline.pending[t]),
+                    *(f"{v[t]:.2f}" if not np.isnan(v[t]) else "" for v in (p50, p95, p99)),
+                    int(timeline.rejected[t]),
+                ]
+            )
+
+
+def write_plot(s: Scenario, timeline: Timeline, summary: dict[str, Any], path: Path) -> None:
+    import matplotlib  # noqa: PLC0415 - only the plot needs it
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    minutes = np.arange(len(timeline.arrival_rps)) / 60
+    smooth = np.convolve(timeline.arrival_rps, np.ones(60) / 60, mode="same")
+    figure, (load, latency) = plt.subplots(2, 1, sharex=True, figsize=(10, 6), constrained_layout=True)
+    load.plot(minutes, smooth, label="demand (req/s, 1 min mean)", color="tab:blue")
+    load.plot(
+        minutes, timeline.ready * summary["replica_capacity_rps"], label="ready capacity (req/s)", color="tab:green"
+    )
+    load.set_ylabel("req/s")
+    twin = load.twinx()
+    twin.step(minutes, timeline.desired, where="post", color="tab:orange", alpha=0.6, label="desired replicas")
+    twin.set_ylabel("replicas")
+    load.legend(loc="upper left")
+    twin.legend(loc="upper right")
+    load.set_title(f"{s.stack} / {s.deployment} / {s.model}: demand vs ready capacity")
+    latency.plot(minutes, timeline.percentiles(95) * 1000, color="tab:red", label="p95 (ms)")
+    latency.axhline(s.slo_seconds * 1000, color="black", linestyle="--", label=f"SLO {s.slo_seconds * 1000:.0f} ms")
+    latency.set_yscale("log")
+    latency.set_ylabel("ms")
+    latency.set_xlabel("minutes")
+    latency.legend(loc="upper left")
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def write_outputs(s: Scenario, timeline: Timeline, summary: dict[str, Any], out: Path, plot: bool = True) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    write_timeline(timeline, out / "timeline.csv")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if plot:
+        write_plot(s, timeline, summary, out / "timeline.png")
+
+
+DELTA_KEYS = (
+    ("p95_ms", "p95 ms"),
+    ("p99_ms", "p99 ms"),
+    ("slo_violation_seconds", "SLO-violation s"),
+    ("rejected_pct", "rejected %"),
+    ("gpu_hours", "GPU-hours"),
+    ("reaction_seconds", "reaction s"),
+)
+
+
+def deltas(base: dict[str, Any], head: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(label, base, head, change) per key; change in % where the base is non-zero."""
+    rows = []
+    for key, label in DELTA_KEYS:
+        old, new = base.get(key), head.get(key)
+        if old is None or new is None:
+            rows.append((label, str(old), str(new), "—"))
+            continue
+        change = f"{(new - old) / old * 100:+.0f}%" if old else ("0" if new == old else "new")
+        rows.append((label, f"{old:.1f}", f"{new:.1f}", change))
+    return rows
+
+
+def deltas_markdown(rows: list[tuple[str, str, str, str]]) -> str:
+    lines = ["| metric | base | head | change |", "|---|---:|---:|---:|"]
+    lines += [f"| {label} | {old} | {new} | {change} |" for label, old, new, change in rows]
+    return "\n".join(lines) + "\n"

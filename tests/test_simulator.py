@@ -1,0 +1,253 @@
+"""The scaling simulator: the HPA's arithmetic case by case, Triton's batcher rules, and invariants on random traces."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from platform_config.loader import load_stack
+from platform_config.paths import PROJECT_ROOT
+from simulator.batcher import BatcherConfig, LatencyProfile, Outcome, Replica
+from simulator.engine import simulate, summary
+from simulator.hpa import Behavior, Hpa, Metric, Policy, Rules
+from simulator.report import COLUMNS
+from simulator.scenario import read_trace, scenario, shaped_trace
+
+QUEUE = (Metric("AverageValue", 10),)
+
+
+def run(hpa: Hpa, values: list[float], start: int = 2, ready: int | None = None) -> list[int]:
+    """Replica counts after each 15 s sync, the metric reading `values` in turn."""
+    current, out = start, []
+    for i, value in enumerate(values, start=1):
+        current = hpa.desired(15.0 * i, current, current if ready is None else ready, [value])
+        out.append(current)
+    return out
+
+
+def test_inside_the_tolerance_band_nothing_changes() -> None:
+    # AverageValue 10 on 2 replicas: 21 is a ratio of 1.05 (kept), 23 of 1.15 (ceil(23/10) = 3).
+    assert run(Hpa(1, 10, QUEUE), [21]) == [2]
+    assert run(Hpa(1, 10, QUEUE), [23]) == [3]
+    # 18 is 0.90: still inside; 17 is 0.85: down to ceil(1.7) = 2... which is the current count.
+    assert run(Hpa(1, 10, QUEUE, Behavior(scale_down=Rules(0, (Policy("Percent", 100, 15),)))), [18, 17]) == [2, 2]
+
+
+def test_average_value_divides_the_total_value_divides_per_ready_pod() -> None:
+    # 15 against AverageValue 10: ceil(15 / 10) = 2 replicas whatever the current count.
+    # On 4 replicas the ratio is 15/40 = 0.375, outside the band; a new HPA has no history to stabilize with.
+    assert run(Hpa(1, 10, QUEUE), [15], start=4) == [2]
+    assert run(Hpa(1, 10, QUEUE, Behavior(scale_down=Rules(0, (Policy("Percent", 100, 15),)))), [15], start=4) == [2]
+    # 15 against Value 10 on 2 ready pods: ratio 1.5 -> ceil(1.5 x 2) = 3.
+    assert run(Hpa(1, 10, (Metric("Value", 10),)), [15], start=2) == [3]
+    # Value uses ready pods, not the current count: 2 current, 1 ready -> ceil(1.5 x 1) = 2.
+    assert run(Hpa(1, 10, (Metric("Value", 10),)), [15], start=2, ready=1) == [2]
+
+
+def test_several_metrics_take_the_largest_proposal() -> None:
+    hpa = Hpa(1, 10, (Metric("AverageValue", 10), Metric("Value", 0.8)))
+    # Queue says ceil(35 / 10) = 4; memory 0.8 is on target (keep 2). Max: 4.
+    assert hpa.desired(15, 2, 2, [35, 0.8]) == 4
+
+
+UP_POLICIES = (Policy("Pods", 4, 60), Policy("Percent", 100, 60))
+
+
+@pytest.mark.parametrize(
+    ("select", "expected"),
+    [
+        # Max: the larger of +4 pods and +100% per 60 s. From 2: 6 (2+4 > 2x2); the +4 counts
+        # against the period until it is 60 s old (15 s sync: at 75 s); then 12 (6x2 > 6+4), then 20.
+        ("Max", [6, 6, 6, 6, 12, 12, 12, 12, 20]),
+        # Min: the smaller: 4 (2x2 < 2+4), then 8 once the period has passed, then 12 (8+4 < 16).
+        ("Min", [4, 4, 4, 4, 8, 8, 8, 8, 12]),
+    ],
+)
+def test_pods_and_percent_policies_with_max_and_min_select(select: str, expected: list[int]) -> None:
+    behavior = Behavior(scale_up=Rules(0, UP_POLICIES, select))  # type: ignore[arg-type]
+    assert run(Hpa(1, 20, QUEUE, behavior), [200.0] * 9) == expected
+
+
+def test_disabled_select_policy_never_scales_that_way() -> None:
+    behavior = Behavior(scale_up=Rules(0, UP_POLICIES, "Disabled"))
+    assert run(Hpa(1, 20, QUEUE, behavior), [200.0] * 3) == [2, 2, 2]
+
+
+def test_percent_down_rounds_down_and_pods_down_subtracts() -> None:
+    # 50% per 15 s from 10: floor(10 x 0.5) = 5, then floor(5 x 0.5) = 2, then the metric's 1.
+    behavior = Behavior(scale_down=Rules(0, (Policy("Percent", 50, 15),)))
+    assert run(Hpa(1, 20, QUEUE, behavior), [1.0] * 3, start=10) == [5, 2, 1]
+    # 3 pods per 15 s from 10: 7, 4, 1.
+    behavior = Behavior(scale_down=Rules(0, (Policy("Pods", 3, 15),)))
+    assert run(Hpa(1, 20, QUEUE, behavior), [1.0] * 3, start=10) == [7, 4, 1]
+
+
+def test_stabilization_windows_in_both_directions() -> None:
+    # Down: 60 s window, the max recommendation of the last 60 s wins. Readings 60 (-> 6) then 10 (-> 1):
+    # the 6 at 15 s holds until it leaves the window (at 75 s), then 1.
+    down = Behavior(scale_down=Rules(60, (Policy("Percent", 100, 15),)))
+    assert run(Hpa(1, 20, QUEUE, down), [60, 10, 10, 10, 10, 10], start=6) == [6, 6, 6, 6, 1, 1]
+    # Up: 30 s window, the min recommendation of the last 30 s wins: a one-sync burst does not scale.
+    up = Behavior(scale_up=Rules(30, (Policy("Percent", 100, 15),)))
+    assert run(Hpa(1, 20, QUEUE, up), [20, 80, 20, 80, 80, 80], start=2) == [2, 2, 2, 2, 4, 8]
+
+
+def test_legacy_path_doubles_or_adds_up_to_four_and_stabilizes_down_for_300_s() -> None:
+    # No behavior: per sync at most max(2 x current, 4): 1 -> 4 -> 8 -> 16 -> 20 (the max).
+    assert run(Hpa(1, 20, QUEUE), [500.0] * 5, start=1) == [4, 8, 16, 20, 20]
+    # Down: the highest recommendation of the last 300 s: 20 holds for 300 s after the last high reading.
+    readings = [200.0] + [10.0] * 21
+    counts = run(Hpa(1, 20, QUEUE), readings, start=20)
+    assert counts[:20] == [20] * 20  # syncs at 15..300 s: the 200 at 15 s is inside the window
+    assert counts[20] == 1  # at 315 s it has left
+
+
+TAU = LatencyProfile((1, 4), (0.001, 0.001))
+
+
+def batches(config: BatcherConfig, arrivals: list[float], until: float = 10.0) -> tuple[list[list[float]], Outcome]:
+    replica = Replica(config, TAU)
+    replica.offer(np.array(arrivals))
+    out = Outcome()
+    replica.advance(until, out)
+    return [list(np.round(b * 1000, 3)) for b in out.arrivals], out
+
+
+def test_a_batch_leaves_when_the_oldest_has_waited_the_delay() -> None:
+    found, out = batches(BatcherConfig(4, 0.005), [0.0, 0.001, 0.002])
+    assert found == [[0.0, 1.0, 2.0]]
+    # Dispatched at 5 ms, done 1 ms later.
+    assert list(np.round(out.latencies[0] * 1000, 3)) == [6.0, 5.0, 4.0]
+
+
+def test_a_full_batch_leaves_at_once_and_the_rest_waits() -> None:
+    found, out = batches(BatcherConfig(4, 0.005), [0.0, 0.001, 0.002, 0.003, 0.004])
+    assert found == [[0.0, 1.0, 2.0, 3.0], [4.0]]
+    assert round(float(out.latencies[0][0]) * 1000, 3) == 4.0  # full at 3 ms, +1 ms
+    assert round(float(out.latencies[1][0]) * 1000, 3) == 6.0  # alone: leaves at 4 + 5 ms delay, done at 10 ms
+
+
+def test_a_busy_instance_holds_the_queue_and_a_full_queue_rejects() -> None:
+    config = BatcherConfig(2, 0.0, max_queue_size=2)
+    slow = LatencyProfile((1, 2), (0.010, 0.010))
+    replica = Replica(config, slow)
+    replica.offer(np.array([0.0, 0.001, 0.002, 0.003, 0.004]))
+    out = Outcome()
+    replica.advance(1.0, out)
+    # Delay 0: the first request goes alone at 0; while it runs (10 ms) the queue takes 2, rejects 2.
+    assert [len(b) for b in out.arrivals] == [1, 2]
+    assert list(np.round(np.concatenate(out.rejected_at) * 1000)) == [3.0, 4.0]
+
+
+def test_requests_past_the_timeout_are_rejected() -> None:
+    config = BatcherConfig(1, 0.0, timeout_s=0.005)
+    slow = LatencyProfile((1, 2), (0.010, 0.010))
+    replica = Replica(config, slow)
+    replica.offer(np.array([0.0, 0.001, 0.002]))
+    out = Outcome()
+    replica.advance(1.0, out)
+    # The instance frees at 10 ms: the two queued have waited 9 and 8 ms > 5 ms.
+    assert [len(b) for b in out.arrivals] == [1]
+    assert len(np.concatenate(out.rejected_at)) == 2
+
+
+PRODUCTION = scenario(load_stack("production"))
+
+
+def test_the_scenario_follows_the_stacks_rendered_config() -> None:
+    s = PRODUCTION
+    assert (s.deployment, s.model) == ("general", "classifier")
+    assert s.batcher == BatcherConfig(32, 0.005, (), 3, 256, 0.15, True)
+    assert (s.min_replicas, s.max_replicas, s.queue_target) == (2, 10, 10)
+    assert s.slo_seconds == 0.2
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    levels=st.lists(st.floats(min_value=0, max_value=30_000), min_size=2, max_size=5),
+    seed=st.integers(0, 2**16),
+)
+def test_invariants_on_random_traces(levels: list[float], seed: int) -> None:
+    s = replace(PRODUCTION, pod_start_seconds=20, node_provision_seconds=40)
+    rate = np.repeat(np.array(levels), 60)
+    timeline = simulate(s, rate, seed)
+    # Replicas stay in [min, max].
+    assert timeline.desired.min() >= s.min_replicas
+    assert timeline.desired.max() <= s.max_replicas
+    # Every request is served, rejected or still queued.
+    assert timeline.arrived == timeline.served + timeline.dropped + timeline.in_flight
+    # Nothing scales up before a scrape and then an HPA sync could have seen load.
+    first_load = int(np.argmax(rate > 0)) if (rate > 0).any() else len(rate)
+    ups = [t for t, d in timeline.hpa_changes if d > s.min_replicas]
+    if ups:
+        assert ups[0] >= first_load + 1
+    # Nothing scales down within the down-stabilization window of the last higher recommendation.
+    window = s.behavior.scale_down.stabilization_window_seconds
+    for (t0, d0), (t1, d1) in zip(timeline.hpa_changes, timeline.hpa_changes[1:], strict=False):
+        if d1 < d0:
+            assert t1 - t0 >= min(window, 15)
+
+
+def test_simulate_writes_timeline_summary_and_plot(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.csv"
+    trace.write_text("t_seconds,rps\n0,2000\n120,12000\n300,12000\n")
+    assert len(read_trace(trace)) == 301
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stackctl",
+            "simulate",
+            "--stack",
+            "production",
+            "--trace",
+            str(trace),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    with (tmp_path / "out" / "timeline.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert tuple(rows[0]) == COLUMNS
+    assert len(rows) == 301
+    summary_json = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert {
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "slo_violation_seconds",
+        "rejected_pct",
+        "gpu_hours",
+        "reaction_seconds",
+    } <= set(summary_json)
+    assert (tmp_path / "out" / "timeline.png").read_bytes()[:4] == b"\x89PNG"
+    # The step from 2000 to 12000 req/s scales the deployment up.
+    assert max(int(r["desired_replicas"]) for r in rows) > 2
+
+
+def test_same_seed_same_result() -> None:
+    rate = shaped_trace("spike", 8000, hours=0.1)
+    a, b = simulate(PRODUCTION, rate, 7), simulate(PRODUCTION, rate, 7)
+    assert summary(PRODUCTION, a) == summary(PRODUCTION, b)
+    assert np.array_equal(a.desired, b.desired)
+
+
+def test_an_unknown_shape_and_a_missing_profile_are_named(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown profile 'sawtooth'; expected one of step, diurnal, spike"):
+        shaped_trace("sawtooth", 10)
+    with pytest.raises(ValueError, match="model 'nope' is not served by deployment 'general'"):
+        scenario(load_stack("production"), "general", "nope")
