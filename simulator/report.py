@@ -57,7 +57,8 @@ def write_plot(s: Scenario, timeline: Timeline, summary: dict[str, Any], path: P
     load.plot(
         minutes, timeline.ready * summary["replica_capacity_rps"], label="ready capacity (req/s)", color="tab:green"
     )
-    load.set_ylabel("req/s")
+    load.set_ylabel("req/s (log)")
+    load.set_yscale("log")
     twin = load.twinx()
     twin.step(minutes, timeline.desired, where="post", color="tab:orange", alpha=0.6, label="desired replicas")
     twin.set_ylabel("replicas")
