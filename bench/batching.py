@@ -205,7 +205,8 @@ def main() -> None:
                     result = run_load(servers[label], args.model, concurrency, args.seconds, args.clients)
                     rows.append({"config": label, "concurrency": concurrency, "rep": rep, **result})
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-        profile = latency_profile(servers["B"], args.model, [1, 2, 4, 8, 16, 32])
+        largest = rendered.models[args.model].config.max_batch_size
+        profile = latency_profile(servers["B"], args.model, [b for b in (1, 2, 4, 8, 16, 32) if b <= largest])
     finally:
         for server in servers.values():
             server.stop()
@@ -274,9 +275,12 @@ def report(args: argparse.Namespace, rows: list[dict[str, Any]], profile: dict[i
     (RESULTS / f"batching-{args.stack}-{args.model}.md").write_text("\n".join(lines) + "\n")
     profiles = RESULTS / "profiles"
     profiles.mkdir(exist_ok=True)
-    (profiles / f"{args.model}.json").write_text(
-        json.dumps({"model": args.model, "tau_seconds": {str(k): v for k, v in profile.items()}}, indent=2) + "\n"
-    )
+    target = profiles / f"{args.model}.json"
+    # One profile per model: a stack with a smaller max batch size must not shrink it.
+    if not target.exists() or max(map(int, json.loads(target.read_text())["tau_seconds"])) <= max(profile):
+        target.write_text(
+            json.dumps({"model": args.model, "tau_seconds": {str(k): v for k, v in profile.items()}}, indent=2) + "\n"
+        )
     print("\n".join(lines))
 
 
