@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / ".venv" / "bin"
 
 REAL_TOOL_TESTS = [
-    # Start tritonserver, Prometheus, promtool/amtool, or fetch CRDs through the Go proxy.
+    # Start tritonserver, Prometheus, promtool/amtool, the Pulumi CLI, or fetch CRDs through the Go proxy.
+    "tests/test_pulumi_e2e.py",
+    "tests/test_preview_diff.py",
+    "tests/test_pulumi_toolchain.py",
     "tests/test_triton_real.py",
     "tests/test_prometheus_real.py",
     "tests/test_monitoring.py",
