@@ -73,13 +73,16 @@ class Timeline:
         out.rejected_at.clear()
 
     def percentiles(self, q: float) -> NDArray[np.float64]:
-        counts = self.histogram
-        totals = counts.sum(axis=1)
-        cumulative = np.cumsum(counts, axis=1)
-        index = (cumulative < (q / 100) * totals[:, None]).sum(axis=1)
-        index = np.minimum(index, len(EDGES) - 2)
-        out = np.sqrt(EDGES[index] * EDGES[index + 1])
-        return np.where(totals > 0, out, np.nan)
+        """The q-th percentile latency (seconds) of each second's arrivals; NaN for a second without any."""
+        return percentiles(self.histogram, q)
+
+
+def percentiles(counts: NDArray[np.int64], q: float) -> NDArray[np.float64]:
+    """The q-th percentile of each row of latency-bin counts, at the bin's geometric centre."""
+    totals = counts.sum(axis=1)
+    index = (np.cumsum(counts, axis=1) < (q / 100) * totals[:, None]).sum(axis=1)
+    index = np.minimum(index, len(EDGES) - 2)
+    return np.where(totals > 0, np.sqrt(EDGES[index] * EDGES[index + 1]), np.nan)
 
 
 def simulate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> Timeline:
@@ -169,24 +172,15 @@ def rescale(
 
 def summary(s: Scenario, timeline: Timeline) -> dict[str, float | int | None]:
     p95 = timeline.percentiles(95)
-    total = timeline.histogram.sum(axis=0)
-    whole = Timeline(
-        timeline.arrival_rps,
-        timeline.desired,
-        timeline.ready,
-        timeline.pending,
-        timeline.rejected,
-        timeline.gpus,
-        total[None, :],
-    )
+    total = timeline.histogram.sum(axis=0)[None, :]
     per_replica = capacity_rps(s)
     capacity = timeline.ready * per_replica
     demand = timeline.arrival_rps
     busy = demand > 0
     return {
-        "p50_ms": float(whole.percentiles(50)[0] * 1000),
-        "p95_ms": float(whole.percentiles(95)[0] * 1000),
-        "p99_ms": float(whole.percentiles(99)[0] * 1000),
+        "p50_ms": float(percentiles(total, 50)[0] * 1000),
+        "p95_ms": float(percentiles(total, 95)[0] * 1000),
+        "p99_ms": float(percentiles(total, 99)[0] * 1000),
         "slo_ms": s.slo_seconds * 1000,
         "slo_violation_seconds": int(np.nansum(p95 > s.slo_seconds)),
         "rejected_pct": 100 * timeline.dropped / max(timeline.arrived, 1),

@@ -140,6 +140,7 @@ class Hpa:
         return min(limits) if rules.select_policy == "Max" else max(limits)
 
     def _forget(self, now: float, window: float) -> None:
+        # 1800 s: the longest policy period and stabilization window the API allows.
         horizon = now - max(window, 1800.0)
         self.recommendations = [(t, r) for t, r in self.recommendations if t > horizon]
         self.scale_events = [(t, d) for t, d in self.scale_events if t > horizon]

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from simulator.engine import Timeline
+from simulator.engine import Timeline, simulate, summary
 from simulator.scenario import Scenario
 
 COLUMNS = (
@@ -110,3 +111,9 @@ def deltas_markdown(rows: list[tuple[str, str, str, str]]) -> str:
     lines = ["| metric | base | head | change |", "|---|---:|---:|---:|"]
     lines += [f"| {label} | {old} | {new} | {change} |" for label, old, new, change in rows]
     return "\n".join(lines) + "\n"
+
+
+def compare(base: Scenario, head: Scenario, rate: NDArray[np.float64], seed: int) -> str:
+    """Both scenarios under the same trace and seed; the deltas as a Markdown table."""
+    results = [summary(s, simulate(s, rate, seed)) for s in (base, head)]
+    return deltas_markdown(deltas(*results))

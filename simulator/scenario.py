@@ -129,6 +129,14 @@ def capacity_rps(s: Scenario) -> float:
     return s.batcher.instances * s.batcher.max_batch_size / s.tau(s.batcher.max_batch_size)
 
 
+def trigger_rps(s: Scenario) -> float:
+    """Load at which the replica floor's queues reach the trigger's target.
+
+    A request waits up to the batching delay, so a pod holds about rate x delay pending.
+    """
+    return s.queue_target / max(s.batcher.max_queue_delay_s, 0.001) * s.min_replicas
+
+
 def read_trace(path: Path) -> NDArray[np.float64]:
     """A `t_seconds,rps` CSV as the rate of each second, stepwise from each row to the next."""
     with path.open(newline="") as handle:

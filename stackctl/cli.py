@@ -95,8 +95,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     import tempfile  # noqa: PLC0415
 
     from simulator.engine import simulate, summary  # noqa: PLC0415
-    from simulator.report import deltas, deltas_markdown, write_outputs  # noqa: PLC0415
-    from simulator.scenario import read_trace, scenario, shaped_trace  # noqa: PLC0415
+    from simulator.report import compare, write_outputs  # noqa: PLC0415
+    from simulator.scenario import read_trace, scenario, shaped_trace, trigger_rps  # noqa: PLC0415
 
     path, stack = _stack_source(args)
     loaded = load_stack_file(path, stack)
@@ -108,10 +108,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.trace:
         rate = read_trace(Path(args.trace))
     else:
-        peak = args.peak_rps or head.max_replicas * 0.5 * (
-            head.batcher.instances * head.batcher.max_batch_size / head.tau(head.batcher.max_batch_size)
-        )
-        rate = shaped_trace(args.profile, peak, args.hours)
+        rate = shaped_trace(args.profile, args.peak_rps or 2 * trigger_rps(head), args.hours)
     timeline = simulate(head, rate, args.seed)
     result = summary(head, timeline)
     write_outputs(head, timeline, result, Path(args.out), plot=not args.no_plot)
@@ -132,8 +129,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             base_file = Path(tmp) / path.name
             base_file.write_text(shown.stdout)
             base = scenario(load_stack_file(base_file, loaded.stack), args.deployment, args.model)
-        base_result = summary(base, simulate(base, rate, args.seed))
-        table = deltas_markdown(deltas(base_result, result))
+        table = compare(base, head, rate, args.seed)
         (Path(args.out) / "compare.md").write_text(table)
         print(f"\nAgainst {args.compare}:\n{table}")
     return 0
@@ -178,7 +174,11 @@ def parser() -> argparse.ArgumentParser:
     load = sim.add_mutually_exclusive_group(required=True)
     load.add_argument("--trace", metavar="FILE", help="CSV with t_seconds,rps")
     load.add_argument("--profile", choices=PROFILE_SHAPES, help="a built-in load shape")
-    sim.add_argument("--peak-rps", type=float, help="peak of --profile (default: half the deployment's max capacity)")
+    sim.add_argument(
+        "--peak-rps",
+        type=float,
+        help="peak of --profile (default: twice the load that fires the queue trigger on the replica floor)",
+    )
     sim.add_argument("--hours", type=float, default=1.0, help="length of --profile (default 1)")
     sim.add_argument("--deployment", metavar="NAME", help="default: the first deployment")
     sim.add_argument("--model", metavar="NAME", help="default: scaling.simulation.model, else the first profiled")

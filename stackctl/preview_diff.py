@@ -322,9 +322,8 @@ def scaling_impact(base_tree: Path, head_tree: Path, stack: str) -> str:
     """`stackctl simulate`'s deltas between the two revisions' configs of the stack, as Markdown."""
     from platform_config.errors import ConfigError  # noqa: PLC0415
     from platform_config.loader import load_stack_file  # noqa: PLC0415
-    from simulator.engine import simulate, summary  # noqa: PLC0415
-    from simulator.report import deltas, deltas_markdown  # noqa: PLC0415
-    from simulator.scenario import scenario, shaped_trace  # noqa: PLC0415
+    from simulator.report import compare  # noqa: PLC0415
+    from simulator.scenario import scenario, shaped_trace, trigger_rps  # noqa: PLC0415
 
     try:
         runs = [
@@ -333,15 +332,13 @@ def scaling_impact(base_tree: Path, head_tree: Path, stack: str) -> str:
         ]
     except (ConfigError, FileNotFoundError, ValueError) as err:
         return f"\n#### Scaling impact\n\nNot simulated: {str(err).splitlines()[0]}\n"
-    head = runs[1]
-    # Enough load that the queue trigger fires: twice the target queue on the floor, per batching delay.
-    peak = 2 * head.queue_target / max(head.batcher.max_queue_delay_s, 0.001) * head.min_replicas
-    rate = shaped_trace(IMPACT_SHAPE, peak, IMPACT_HOURS)
-    results = [summary(s, simulate(s, rate, IMPACT_SEED)) for s in runs]
+    base, head = runs
+    # Twice the load that fires the queue trigger on the floor: both revisions must scale.
+    peak = 2 * trigger_rps(head)
     return (
         f"\n#### Scaling impact (`stackctl simulate`, {head.deployment}/{head.model}, "
         f"{IMPACT_SHAPE} trace peaking at {peak:.0f} req/s over {IMPACT_HOURS:g} h)\n\n"
-        + deltas_markdown(deltas(*results))
+        + compare(base, head, shaped_trace(IMPACT_SHAPE, peak, IMPACT_HOURS), IMPACT_SEED)
     )
 
 

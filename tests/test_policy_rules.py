@@ -144,6 +144,7 @@ GENERAL = ("production", "Deployment", "triton-general")
         (
             "triton-api-surface",
             GENERAL,
+            # Not a tritonserver flag (REFERENCE.md §1): the seeds' invented one, which the allow-list must refuse.
             lambda p: triton(p)["args"].append("--batching-max-batch-size=32"),
             "unknown tritonserver flag --batching-max-batch-size",
         ),
