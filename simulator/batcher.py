@@ -1,22 +1,31 @@
-"""One Triton replica's dynamic batcher and model instances, batch by batch.
+"""One Triton replica's dynamic batcher and model instances.
 
-Triton's rules (REFERENCE.md §1, `dynamic_batch_scheduler.cc`): a batch leaves the
-queue as soon as an instance is free and either `max_batch_size` requests are
-queued (or the largest preferred size that fits), or the oldest has waited
-`max_queue_delay`; with a delay of 0 it takes whatever is queued. A request
-that finds `max_queue_size` requests queued is rejected; one that waited longer
-than the default timeout is rejected when its batch would form. A batch of b
-takes tau(b), measured on the real server.
+Triton's rules (REFERENCE.md §1, the `dynamic_batching` fields of model_config.proto
+and the batcher guide):
 
-Requests are not simulated one event each: arrivals are a sorted array and each
-batch is found from it with a binary search, so the cost is per batch.
+- a request that finds `max_queue_size` requests queued is rejected;
+- when an instance is free, a batch leaves at once if the queue can fill a
+  preferred size or `max_batch_size` (the largest such size is taken);
+  otherwise it waits until the queue reaches one (sent immediately) or the
+  oldest request has waited `max_queue_delay`, then goes as it is; with no
+  delay, whatever is queued goes;
+- a request queued longer than the default timeout is rejected when the
+  scheduler next looks at the queue.
+
+A batch of b keeps an instance busy for tau(b), measured on the real server;
+each request's latency also carries the profile's request overhead (gRPC
+transport and (de)serialization), which does not hold an instance.
+
+The loop over requests and batches is compiled with numba: a day of traffic is
+tens of millions of requests, too many for an interpreted loop.
 """
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
+from functools import cached_property
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -35,114 +44,218 @@ class BatcherConfig:
     dynamic: bool = True
     """False: no dynamic batching, every request is its own batch."""
 
+    def dispatch_sizes(self) -> NDArray[np.int64]:
+        """Queue lengths at which a batch leaves without waiting for the delay, ascending."""
+        if not self.dynamic or self.max_batch_size <= 1:
+            return np.ones(1, np.int64)
+        sizes = {p for p in self.preferred_sizes if p < self.max_batch_size} | {self.max_batch_size}
+        return np.array(sorted(sizes), np.int64)
+
 
 @dataclass(frozen=True)
 class LatencyProfile:
-    """tau(b): seconds one batch of b takes on one instance, linear between measured sizes."""
+    """tau(b): seconds one batch of b keeps one instance busy, linear between measured sizes."""
 
     sizes: tuple[int, ...]
     seconds: tuple[float, ...]
+    overhead_percentiles: tuple[float, ...] = (0.0,)
+    """Latency each request adds outside the instance (transport, (de)serialization), as its
+    percentiles 0..100 (evenly spaced; one value: a constant)."""
 
     def __call__(self, batch: int) -> float:
-        if batch >= self.sizes[-1] and len(self.sizes) > 1:
+        return float(self.table(batch)[batch])
+
+    def table(self, largest: int) -> NDArray[np.float64]:
+        """tau(b) for b = 0..largest; beyond the last measured size, the last slope continues."""
+        b = np.arange(largest + 1, dtype=np.float64)
+        values = np.interp(b, self.sizes, self.seconds)
+        if len(self.sizes) > 1:
             slope = (self.seconds[-1] - self.seconds[-2]) / (self.sizes[-1] - self.sizes[-2])
-            return self.seconds[-1] + slope * (batch - self.sizes[-1])
-        return float(np.interp(batch, self.sizes, self.seconds))
+            beyond = b > self.sizes[-1]
+            values[beyond] = self.seconds[-1] + slope * (b[beyond] - self.sizes[-1])
+        return values
+
+    @cached_property
+    def _overhead_grid(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return np.linspace(0.0, 1.0, len(self.overhead_percentiles)), np.array(self.overhead_percentiles)
+
+    def overhead(self, uniform: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Request overheads for uniform draws in [0, 1): the inverse of the measured distribution."""
+        grid, values = self._overhead_grid
+        return np.interp(uniform, grid, values)
 
 
 @dataclass
 class Outcome:
-    """What one `advance` finished: latencies by arrival time, and rejections."""
+    """What `advance` finished: each served request's arrival time and latency, the batch sizes in
+    the order they ran (their requests are consecutive in `arrivals`), and rejections."""
 
     arrivals: list[NDArray[np.float64]] = field(default_factory=list)
+    batch_sizes: list[NDArray[np.int64]] = field(default_factory=list)
     latencies: list[NDArray[np.float64]] = field(default_factory=list)
     rejected_at: list[NDArray[np.float64]] = field(default_factory=list)
+
+
+@numba.njit(cache=True)
+def _admit(arrival: float, queue: NDArray[np.float64], head: int, tail: int, limit: int) -> tuple[int, bool]:
+    """Queue one arrival unless `limit` requests are already waiting; returns the new tail and whether it was queued."""
+    if limit and tail - head >= limit:
+        return tail, False
+    queue[tail] = arrival
+    return tail + 1, True
+
+
+@numba.njit(cache=True)
+def _advance(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop over plain arrays and numbers
+    incoming: NDArray[np.float64],
+    queue: NDArray[np.float64],
+    tail: int,
+    free_at: NDArray[np.float64],
+    until: float,
+    delay: float,
+    dispatch: NDArray[np.int64],
+    max_batch: int,
+    limit: int,
+    timeout: float,
+    tau: NDArray[np.float64],
+    served_at: NDArray[np.float64],
+    latency: NDArray[np.float64],
+    batch_sizes: NDArray[np.int64],
+    rejected: NDArray[np.float64],
+) -> tuple[int, int, int, int, int]:
+    """Admit `incoming` (sorted, all before `until`) and run every batch that starts before `until`.
+
+    `queue[:tail]` holds the requests admitted and not yet batched, oldest first,
+    with room after it for all of `incoming`. Returns where the queue now starts
+    and ends, and how many entries of `served_at`/`latency`, `batch_sizes` and `rejected` were written.
+    """
+    head, nxt, served, batches, dropped = 0, 0, 0, 0, 0
+    smallest = dispatch[0]
+    while True:
+        if head == tail:
+            if nxt == len(incoming):
+                break
+            tail, _ = _admit(incoming[nxt], queue, head, tail, limit)
+            nxt += 1
+            continue
+        slot = np.argmin(free_at)
+        oldest = queue[head]
+        start = max(free_at[slot], oldest)
+        # What arrives before an instance is free only queues (or meets a full queue).
+        while nxt < len(incoming) and incoming[nxt] <= start:
+            tail, kept = _admit(incoming[nxt], queue, head, tail, limit)
+            if not kept:
+                rejected[dropped] = incoming[nxt]
+                dropped += 1
+            nxt += 1
+        if tail - head < smallest and delay > 0:
+            # Wait until the queue can fill a dispatch size, or the oldest has waited the delay.
+            start = max(start, oldest + delay)
+            while nxt < len(incoming) and incoming[nxt] <= oldest + delay:
+                tail, kept = _admit(incoming[nxt], queue, head, tail, limit)
+                if not kept:
+                    rejected[dropped] = incoming[nxt]
+                    dropped += 1
+                nxt += 1
+                if tail - head == smallest:
+                    start = max(free_at[slot], incoming[nxt - 1])
+                    break
+        if start >= until:
+            break
+        if timeout > 0 and queue[head] < start - timeout:
+            while head < tail and queue[head] < start - timeout:
+                rejected[dropped] = queue[head]
+                dropped += 1
+                head += 1
+            continue
+        queued = tail - head
+        size = min(queued, max_batch)
+        if queued >= smallest:  # the largest dispatch size that fits
+            for d in dispatch[::-1]:
+                if d <= size:
+                    size = d
+                    break
+        done = start + tau[size]
+        free_at[slot] = done
+        batch_sizes[batches] = size
+        batches += 1
+        for i in range(head, head + size):
+            served_at[served] = queue[i]
+            latency[served] = done - queue[i]
+            served += 1
+        head += size
+    # No batch starts before `until`: the rest of `incoming` only queues or meets a full queue.
+    while nxt < len(incoming):
+        tail, kept = _admit(incoming[nxt], queue, head, tail, limit)
+        if not kept:
+            rejected[dropped] = incoming[nxt]
+            dropped += 1
+        nxt += 1
+    return head, tail, served, batches, dropped
 
 
 class Replica:
     """A queue of arrival times and `instances` model instances."""
 
-    def __init__(self, config: BatcherConfig, tau: LatencyProfile) -> None:
+    def __init__(self, config: BatcherConfig, tau: LatencyProfile, seed: int = 0) -> None:
         self.config = config
         self.tau = tau
         self.queue: NDArray[np.float64] = np.empty(0)
-        self.head = 0
-        self.free_at = [0.0] * config.instances
-        heapq.heapify(self.free_at)
-        self.executing_until = 0.0
+        """Requests admitted and not yet in a batch, oldest first: Triton's pending-request gauge counts them."""
+        self.free_at = np.zeros(config.instances)
+        self.incoming: list[NDArray[np.float64]] = []
+        self.rng = np.random.default_rng(seed)
+        self._dispatch = config.dispatch_sizes()
+        self._max_batch = config.max_batch_size if config.dynamic else 1
+        self._delay = config.max_queue_delay_s if config.dynamic else 0.0
+        self._tau = tau.table(self._max_batch)
 
     @property
     def queued(self) -> int:
-        return len(self.queue) - self.head
+        return len(self.queue)
 
     def offer(self, arrivals: NDArray[np.float64]) -> None:
-        """Queue sorted arrivals (later than any queued before)."""
+        """Queue sorted arrivals (later than any offered before)."""
         if len(arrivals):
-            self.queue = np.concatenate([self.queue[self.head :], arrivals])
-            self.head = 0
-
-    def _overflow(self, t: float, out: Outcome) -> None:
-        """Reject what arrived up to `t` while `max_queue_size` requests were already waiting.
-
-        Between two batches the queue only grows, so those are exactly the arrivals
-        past the first `max_queue_size` still queued.
-        """
-        limit = self.config.max_queue_size
-        if not limit:
-            return
-        first, arrived = self.head + limit, int(np.searchsorted(self.queue, t, side="right"))
-        if arrived > first:
-            out.rejected_at.append(self.queue[first:arrived])
-            self.queue = np.delete(self.queue, slice(first, arrived))
-
-    def pending_at(self, t: float) -> int:
-        """Triton's pending-request gauge at `t`: queued, not yet executing."""
-        return int(np.searchsorted(self.queue, t, side="right")) - self.head
-
-    def _size(self, available: int) -> int:
-        cap = min(available, self.config.max_batch_size)
-        fitting = [p for p in self.config.preferred_sizes if p <= cap]
-        return max(fitting) if fitting and cap < self.config.max_batch_size else cap
+            self.incoming.append(arrivals)
 
     def advance(self, until: float, out: Outcome) -> None:
-        """Form and run every batch that leaves the queue before `until`."""
+        """Admit what was offered and run every batch that starts before `until`.
+
+        Everything offered must have arrived before `until`.
+        """
+        incoming = np.concatenate(self.incoming) if len(self.incoming) > 1 else (self.incoming or [np.empty(0)])[0]
+        self.incoming = []
+        room = len(self.queue) + len(incoming)
+        queue = np.empty(room)
+        queue[: len(self.queue)] = self.queue
+        served_at, latency, rejected = np.empty(room), np.empty(room), np.empty(room)
+        batch_sizes = np.empty(room, np.int64)
         config = self.config
-        while self.head < len(self.queue):
-            queue = self.queue
-            free = self.free_at[0]
-            oldest = queue[self.head]
-            if not config.dynamic or config.max_batch_size <= 1:
-                start = max(free, oldest)
-            else:
-                full_at = (
-                    queue[self.head + config.max_batch_size - 1]
-                    if self.head + config.max_batch_size - 1 < len(queue)
-                    else np.inf
-                )
-                start = max(free, min(full_at, oldest + config.max_queue_delay_s))
-            if start >= until:
-                break
-            self._overflow(start, out)
-            queue = self.queue
-            if config.timeout_s:
-                late = int(np.searchsorted(queue, start - config.timeout_s, side="left")) - self.head
-                if late > 0:
-                    out.rejected_at.append(queue[self.head : self.head + late])
-                    self.head += late
-                    continue
-            waiting = int(np.searchsorted(queue, start, side="right")) - self.head
-            size = self._size(waiting) if config.dynamic else 1
-            done = start + self.tau(size)
-            heapq.heapreplace(self.free_at, done)
-            batch = queue[self.head : self.head + size]
-            out.arrivals.append(batch)
-            out.latencies.append(done - batch)
-            self.head += size
-        self._overflow(until, out)
-        # Keep the array short: drop what left the queue.
-        if self.head > 4096:
-            self.queue = self.queue[self.head :]
-            self.head = 0
+        head, tail, served, batches, dropped = _advance(
+            incoming,
+            queue,
+            len(self.queue),
+            self.free_at,
+            until,
+            self._delay,
+            self._dispatch,
+            self._max_batch,
+            config.max_queue_size,
+            config.timeout_s,
+            self._tau,
+            served_at,
+            latency,
+            batch_sizes,
+            rejected,
+        )
+        self.queue = queue[head:tail]
+        if served:
+            out.arrivals.append(served_at[:served])
+            out.batch_sizes.append(batch_sizes[:batches])
+            out.latencies.append(latency[:served] + self.tau.overhead(self.rng.random(served)))
+        if dropped:
+            out.rejected_at.append(rejected[:dropped])
 
     def idle_at(self, t: float) -> bool:
-        return self.queued == 0 and max(self.free_at) <= t
+        return not self.queued and not self.incoming and float(self.free_at.max()) <= t

@@ -69,6 +69,7 @@ class Timeline:
             np.add.at(self.rejected, np.minimum(rejected.astype(np.int64), n - 1), 1)
             self.dropped += len(rejected)
         out.arrivals.clear()
+        out.batch_sizes.clear()
         out.latencies.clear()
         out.rejected_at.clear()
 
@@ -98,7 +99,7 @@ def simulate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> Timeline:
         histogram=np.zeros((n, len(EDGES) - 1), np.int64),
     )
     hpa = Hpa(s.min_replicas, s.max_replicas, (Metric("AverageValue", s.queue_target),), s.behavior)
-    pods: list[Pod] = [Pod(Replica(s.batcher, s.tau), 0.0, 0.0) for _ in range(s.min_replicas)]
+    pods: list[Pod] = [Pod(Replica(s.batcher, s.tau, seed + i), 0.0, 0.0) for i in range(s.min_replicas)]
     nodes_ready: list[float] = [0.0] * s.warm_nodes
     scraped = 0
     desired = s.min_replicas
@@ -108,14 +109,14 @@ def simulate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> Timeline:
         now, end = float(second), float(second + 1)
         # Control plane: scrape, then the HPA sync reads the latest scrape through KEDA.
         if second % max(int(s.scrape_seconds), 1) == 0:
-            scraped = sum(p.replica.pending_at(now) for p in pods if p.draining_since is None and p.ready_at <= now)
+            scraped = sum(p.replica.queued for p in pods if p.draining_since is None and p.ready_at <= now)
         if second % int(SYNC_SECONDS) == 0 and second > 0:
             current = sum(1 for p in pods if p.draining_since is None)
             ready = sum(1 for p in pods if p.draining_since is None and p.ready_at <= now)
             desired = hpa.desired(now, current, ready, [float(scraped)])
             if desired != current:
                 timeline.hpa_changes.append((now, desired))
-            pods, nodes_ready = rescale(s, pods, nodes_ready, desired, now)
+            pods, nodes_ready = rescale(s, pods, nodes_ready, desired, now, seed=seed + second)
         # Data plane: this second's arrivals over the ready pods.
         count = rng.poisson(rate[second])
         arrivals = np.sort(now + rng.random(count))
@@ -134,7 +135,7 @@ def simulate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> Timeline:
         pods = [p for p in pods if not drained(s, p, end)]
         timeline.desired[second] = desired
         timeline.ready[second] = sum(1 for p in pods if p.draining_since is None and p.ready_at <= end)
-        timeline.pending[second] = sum(p.replica.pending_at(end) for p in pods)
+        timeline.pending[second] = sum(p.replica.queued for p in pods)
         timeline.gpus[second] = len(pods) * s.gpus_per_pod
     timeline.in_flight = sum(p.replica.queued for p in pods)
     return timeline
@@ -146,9 +147,12 @@ def drained(s: Scenario, pod: Pod, now: float) -> bool:
 
 
 def rescale(
-    s: Scenario, pods: list[Pod], nodes_ready: list[float], desired: int, now: float
+    s: Scenario, pods: list[Pod], nodes_ready: list[float], desired: int, now: float, *, seed: int = 0
 ) -> tuple[list[Pod], list[float]]:
-    """Add or remove pods to reach `desired`; new pods wait for a GPU node, then start."""
+    """Add or remove pods to reach `desired`; new pods wait for a GPU node, then start.
+
+    `seed` seeds the new pods' request overheads.
+    """
     active = [p for p in pods if p.draining_since is None]
     if desired < len(active):
         # The ReplicaSet removes the newest pods first.
@@ -166,7 +170,7 @@ def rescale(
             nodes_ready.append(node_at)
         else:
             break  # the pool is at its maximum: the pod stays Pending
-        pods.append(Pod(Replica(s.batcher, s.tau), node_at + s.pod_start_seconds, node_at))
+        pods.append(Pod(Replica(s.batcher, s.tau, seed + len(pods)), node_at + s.pod_start_seconds, node_at))
     return pods, nodes_ready
 
 

@@ -57,9 +57,16 @@ def rules(policy: ScalePolicy) -> Rules:
 
 
 def load_profile(path: Path) -> LatencyProfile:
-    data = json.loads(path.read_text())["tau_seconds"]
-    sizes = sorted(int(k) for k in data)
-    return LatencyProfile(tuple(sizes), tuple(float(data[str(s)]) for s in sizes))
+    """A profile written by bench/latency_profile.py.
+
+    `request_overhead_percentiles_seconds` may be left out (no overhead), e.g. for
+    a tau(b) taken from a GPU server's own statistics.
+    """
+    profile = json.loads(path.read_text())
+    tau = profile["tau_seconds"]
+    sizes = sorted(int(k) for k in tau)
+    overhead = tuple(float(v) for v in profile.get("request_overhead_percentiles_seconds", [0.0]))
+    return LatencyProfile(tuple(sizes), tuple(float(tau[str(s)]) for s in sizes), overhead)
 
 
 def seconds(duration: str) -> float:

@@ -119,7 +119,14 @@ def batches(config: BatcherConfig, arrivals: list[float], until: float = 10.0) -
     replica.offer(np.array(arrivals))
     out = Outcome()
     replica.advance(until, out)
-    return [list(np.round(b * 1000, 3)) for b in out.arrivals], out
+    return split(out), out
+
+
+def split(out: Outcome) -> list[list[float]]:
+    """Arrival times (ms) of each batch that ran."""
+    arrivals = np.concatenate(out.arrivals) if out.arrivals else np.zeros(0)
+    sizes = np.concatenate(out.batch_sizes) if out.batch_sizes else np.zeros(0, np.int64)
+    return [list(np.round(b * 1000, 3)) for b in np.split(arrivals, np.cumsum(sizes)[:-1])] if len(sizes) else []
 
 
 def test_a_batch_leaves_when_the_oldest_has_waited_the_delay() -> None:
@@ -132,8 +139,9 @@ def test_a_batch_leaves_when_the_oldest_has_waited_the_delay() -> None:
 def test_a_full_batch_leaves_at_once_and_the_rest_waits() -> None:
     found, out = batches(BatcherConfig(4, 0.005), [0.0, 0.001, 0.002, 0.003, 0.004])
     assert found == [[0.0, 1.0, 2.0, 3.0], [4.0]]
-    assert round(float(out.latencies[0][0]) * 1000, 3) == 4.0  # full at 3 ms, +1 ms
-    assert round(float(out.latencies[1][0]) * 1000, 3) == 6.0  # alone: leaves at 4 + 5 ms delay, done at 10 ms
+    latencies = np.round(out.latencies[0] * 1000, 3)
+    assert latencies[0] == 4.0  # full at 3 ms, +1 ms
+    assert latencies[4] == 6.0  # alone: leaves at 4 + 5 ms delay, done at 10 ms
 
 
 def test_a_busy_instance_holds_the_queue_and_a_full_queue_rejects() -> None:
@@ -144,7 +152,7 @@ def test_a_busy_instance_holds_the_queue_and_a_full_queue_rejects() -> None:
     out = Outcome()
     replica.advance(1.0, out)
     # Delay 0: the first request goes alone at 0; while it runs (10 ms) the queue takes 2, rejects 2.
-    assert [len(b) for b in out.arrivals] == [1, 2]
+    assert list(np.concatenate(out.batch_sizes)) == [1, 2]
     assert list(np.round(np.concatenate(out.rejected_at) * 1000)) == [3.0, 4.0]
 
 
@@ -156,8 +164,38 @@ def test_requests_past_the_timeout_are_rejected() -> None:
     out = Outcome()
     replica.advance(1.0, out)
     # The instance frees at 10 ms: the two queued have waited 9 and 8 ms > 5 ms.
-    assert [len(b) for b in out.arrivals] == [1]
+    assert list(np.concatenate(out.batch_sizes)) == [1]
     assert len(np.concatenate(out.rejected_at)) == 2
+
+
+def test_a_preferred_size_leaves_without_waiting_for_the_delay() -> None:
+    # Preferred 2: the second arrival fills it at 1 ms; the third waits alone for the delay.
+    found, out = batches(BatcherConfig(8, 0.005, preferred_sizes=(2,)), [0.0, 0.001, 0.002])
+    assert found == [[0.0, 1.0], [2.0]]
+    assert list(np.round(out.latencies[0] * 1000, 3)) == [2.0, 1.0, 6.0]
+
+
+def test_a_free_instance_takes_the_largest_preferred_size_that_fits() -> None:
+    # One slow instance: while the first batch of 2 runs (10 ms), 5 more queue; then 4 (preferred) go, then 1.
+    slow = LatencyProfile((1, 8), (0.010, 0.010))
+    replica = Replica(BatcherConfig(8, 0.0, preferred_sizes=(2, 4)), slow)
+    replica.offer(np.array([0.0, 0.0, 0.001, 0.002, 0.003, 0.004, 0.005]))
+    out = Outcome()
+    replica.advance(1.0, out)
+    assert list(np.concatenate(out.batch_sizes)) == [2, 4, 1]
+
+
+def test_the_request_overhead_follows_the_measured_distribution() -> None:
+    # Overhead percentiles 0..100 from 1 to 3 ms: uniform, so the mean is 2 ms and every value is inside.
+    profile = LatencyProfile((1, 4), (0.001, 0.001), overhead_percentiles=(0.001, 0.002, 0.003))
+    replica = Replica(BatcherConfig(1, 0.0, dynamic=False), profile, seed=7)
+    replica.offer(np.arange(2000) * 0.01)
+    out = Outcome()
+    replica.advance(100.0, out)
+    overhead = np.concatenate(out.latencies) - 0.001
+    assert overhead.min() >= 0.001
+    assert overhead.max() <= 0.003
+    assert abs(overhead.mean() - 0.002) < 0.0001
 
 
 PRODUCTION = scenario(load_stack("production"))
