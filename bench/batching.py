@@ -9,7 +9,7 @@ Runs alternate A B A B at each concurrency. Reported per run: throughput,
 p50/p95/p99 latency, the average batch size from Triton's own counters
 (nv_inference_count / nv_inference_exec_count), and the CPU seconds the
 server (with its backend stubs) and the load generator used, to show which
-saturated. Also writes the model's latency profile tau(b) measured on B.
+saturated. (The simulator's latency profiles come from bench/latency_profile.py.)
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.triton_load import INPUTS  # noqa: E402
 from components.triton_manifests import tritonserver_args  # noqa: E402
 from local_triton.server import TritonServer, free_ports  # noqa: E402
 from model_repository.publish import write_model_repository  # noqa: E402
@@ -39,7 +40,6 @@ from model_repository.render import config_text, render_repository  # noqa: E402
 from model_repository.source import DEFAULT_MODEL_REPO, read_repository  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
 
-INPUTS = {"classifier": ("input_tensor", 128), "ranker": ("features", 16), "preprocess": ("raw", 128)}
 RESULTS = ROOT / "bench" / "results"
 
 
@@ -149,27 +149,6 @@ def run_load(server: TritonServer, model: str, concurrency: int, seconds: float,
     }
 
 
-def latency_profile(server: TritonServer, model: str, sizes: list[int]) -> dict[int, float]:
-    """tau(b): median seconds to serve one request of batch size b alone (batching off, nothing queued)."""
-    from tritonclient import grpc  # noqa: PLC0415
-
-    name, width = INPUTS[model]
-    client = grpc.InferenceServerClient(server.grpc_url)
-    profile = {}
-    for size in sizes:
-        tensor = grpc.InferInput(name, [size, width], "FP32")
-        tensor.set_data_from_numpy(np.ones((size, width), np.float32))
-        client.infer(model, [tensor])  # warm
-        times = []
-        for _ in range(30):
-            start = time.perf_counter()
-            client.infer(model, [tensor])
-            times.append(time.perf_counter() - start)
-        profile[size] = statistics.median(times)
-    client.close()
-    return profile
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stack", default="production")
@@ -205,16 +184,14 @@ def main() -> None:
                     result = run_load(servers[label], args.model, concurrency, args.seconds, args.clients)
                     rows.append({"config": label, "concurrency": concurrency, "rep": rep, **result})
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-        largest = rendered.models[args.model].config.max_batch_size
-        profile = latency_profile(servers["B"], args.model, [b for b in (1, 2, 4, 8, 16, 32) if b <= largest])
     finally:
         for server in servers.values():
             server.stop()
 
-    report(args, rows, profile)
+    report(args, rows)
 
 
-def report(args: argparse.Namespace, rows: list[dict[str, Any]], profile: dict[int, float]) -> None:
+def report(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
     lines = [
         f"# Dynamic batching: {args.stack} config vs batching off, model {args.model}",
         "",
@@ -264,23 +241,9 @@ def report(args: argparse.Namespace, rows: list[dict[str, Any]], profile: dict[i
         "",
         f"At the concurrency where A's throughput peaks ({concurrency}): {gain:.2f}x throughput, "
         f"p95 {a['p95_ms']:.1f} ms vs {b['p95_ms']:.1f} ms.",
-        "",
-        "Latency profile tau(b) (batching off, one request of batch b alone, median of 30):",
-        "",
-        "| b | " + " | ".join(str(b) for b in profile) + " |",
-        "| --- |" + " ---: |" * len(profile),
-        "| ms | " + " | ".join(f"{t * 1000:.2f}" for t in profile.values()) + " |",
     ]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"batching-{args.stack}-{args.model}.md").write_text("\n".join(lines) + "\n")
-    profiles = RESULTS / "profiles"
-    profiles.mkdir(exist_ok=True)
-    target = profiles / f"{args.model}.json"
-    # One profile per model: a stack with a smaller max batch size must not shrink it.
-    if not target.exists() or max(map(int, json.loads(target.read_text())["tau_seconds"])) <= max(profile):
-        target.write_text(
-            json.dumps({"model": args.model, "tau_seconds": {str(k): v for k, v in profile.items()}}, indent=2) + "\n"
-        )
     print("\n".join(lines))
 
 

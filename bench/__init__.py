@@ -1,0 +1,1 @@
+"""Benchmarks: each script prints its figures and writes bench/results/."""

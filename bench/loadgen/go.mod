@@ -1,0 +1,3 @@
+module triton-platform/bench/loadgen
+
+go 1.26
