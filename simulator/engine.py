@@ -3,9 +3,12 @@
 Each second: Poisson arrivals at the trace's rate, spread at random over the ready
 replicas (kube-proxy picks a backend at random); each replica's batcher runs
 (simulator.batcher). The measurement pipeline follows the real one: Prometheus
-scrapes each pod's pending-request gauge every scrape interval; at each 15 s
-HPA sync KEDA answers `sum(nv_inference_pending_request_count)` from the latest
-scrape; the HPA (simulator.hpa) decides. Pods need a free GPU: without one the
+scrapes each pod's pending-request gauge (and GPU memory) every scrape interval;
+at each 15 s HPA sync KEDA's adapter (simulator.keda) answers each trigger's
+query from the latest scrape, or fails while Prometheus is out (`outages`) and
+falls back after `failureThreshold` failures; the HPA (simulator.hpa) decides.
+Both triggers read gauges, so no `rate()` window sits in the path; KEDA's own
+polling loop only moves 0 <-> 1, which `replicas.min >= 1` rules out. Pods need a free GPU: without one the
 pool adds a node (provisioning delay); then image pull and model load; only a
 ready pod gets traffic. Scale-down removes the newest pods: they leave the
 endpoints at once, drain their queue, and free their GPU.
@@ -15,6 +18,7 @@ Deterministic for a given seed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +26,7 @@ from numpy.typing import NDArray
 
 from simulator.batcher import Outcome, Replica
 from simulator.hpa import SYNC_SECONDS, Hpa, Metric
+from simulator.keda import KedaAdapter
 from simulator.scenario import Scenario, capacity_rps
 
 # Latency histogram bins: 0.1 ms to 1000 s, 2% wide.
@@ -52,6 +57,10 @@ class Timeline:
     served: int = 0
     dropped: int = 0
     in_flight: int = 0
+    metrics_failing: int = 0
+    """Seconds during which KEDA could not read the triggers."""
+    fallback: int = 0
+    """Seconds during which KEDA answered with its fallback."""
     hpa_changes: list[tuple[float, int]] = field(default_factory=list)
 
     def record(self, out: Outcome) -> None:
@@ -86,7 +95,14 @@ def percentiles(counts: NDArray[np.int64], q: float) -> NDArray[np.float64]:
     return np.where(totals > 0, np.sqrt(EDGES[index] * EDGES[index + 1]), np.nan)
 
 
-def simulate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> Timeline:
+def in_outage(outages: Sequence[tuple[float, float]], t: float) -> bool:
+    return any(start <= t < start + length for start, length in outages)
+
+
+def simulate(
+    s: Scenario, rate: NDArray[np.float64], seed: int = 0, outages: Sequence[tuple[float, float]] = ()
+) -> Timeline:
+    """Run `rate` (req/s of each second) through the scenario; `outages` are (start, seconds) of Prometheus outages."""
     rng = np.random.default_rng(seed)
     n = len(rate)
     timeline = Timeline(
@@ -98,10 +114,12 @@ def simulate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> Timeline:
         gpus=np.zeros(n, np.int64),
         histogram=np.zeros((n, len(EDGES) - 1), np.int64),
     )
-    hpa = Hpa(s.min_replicas, s.max_replicas, (Metric("AverageValue", s.queue_target),), s.behavior)
+    targets = (s.queue_target,) if s.gpu_memory_ratio is None else (s.queue_target, s.gpu_memory_target)
+    hpa = Hpa(s.min_replicas, s.max_replicas, tuple(Metric("AverageValue", t) for t in targets), s.behavior)
+    keda = KedaAdapter(targets, s.fallback)
     pods: list[Pod] = [Pod(Replica(s.batcher, s.tau, seed + i), 0.0, 0.0) for i in range(s.min_replicas)]
     nodes_ready: list[float] = [0.0] * s.warm_nodes
-    scraped = 0
+    scraped: list[float | None] = [0.0] * len(targets)
     desired = s.min_replicas
     outcome = Outcome()
 
@@ -109,11 +127,18 @@ def simulate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> Timeline:
         now, end = float(second), float(second + 1)
         # Control plane: scrape, then the HPA sync reads the latest scrape through KEDA.
         if second % max(int(s.scrape_seconds), 1) == 0:
-            scraped = sum(p.replica.queued for p in pods if p.draining_since is None and p.ready_at <= now)
+            serving = [p for p in pods if p.draining_since is None and p.ready_at <= now]
+            scraped = [float(sum(p.replica.queued for p in serving))]
+            if s.gpu_memory_ratio is not None:
+                scraped.append(len(serving) * s.gpu_memory_ratio)
+        outage = in_outage(outages, now)
+        timeline.metrics_failing += outage
+        timeline.fallback += keda.falling_back()
         if second % int(SYNC_SECONDS) == 0 and second > 0:
             current = sum(1 for p in pods if p.draining_since is None)
             ready = sum(1 for p in pods if p.draining_since is None and p.ready_at <= now)
-            desired = hpa.desired(now, current, ready, [float(scraped)])
+            answers = keda.read([None] * len(targets) if outage else scraped, current)
+            desired = hpa.desired(now, current, ready, answers)
             if desired != current:
                 timeline.hpa_changes.append((now, desired))
             pods, nodes_ready = rescale(s, pods, nodes_ready, desired, now, seed=seed + second)
@@ -197,6 +222,8 @@ def summary(s: Scenario, timeline: Timeline) -> dict[str, float | int | None]:
         "served": timeline.served,
         "rejected": timeline.dropped,
         "in_flight": timeline.in_flight,
+        "metrics_failing_seconds": timeline.metrics_failing,
+        "fallback_seconds": timeline.fallback,
         "replica_capacity_rps": per_replica,
     }
 

@@ -7,6 +7,8 @@ by max; with `behavior`, stabilization windows (up = min, down = max of the
 recommendations in the window) and Pods/Percent policies per period with
 selectPolicy Max/Min/Disabled; without `behavior`, the legacy path: a 300 s
 downscale stabilization and a scale-up limit of max(2 x current, 4) per sync.
+A metric that could not be read (None) is invalid: with all invalid, or some
+invalid while the valid ones propose fewer replicas, the sync changes nothing.
 """
 
 from __future__ import annotations
@@ -76,9 +78,12 @@ class Hpa:
     scale_events: list[tuple[float, int]] = field(default_factory=list)
     """(time, replicas added (> 0) or removed (< 0)) of past decisions."""
 
-    def desired(self, now: float, current: int, ready: int, values: list[float]) -> int:
-        """The replica count this sync sets, from the metric values read now."""
-        raw = max(proposal(m, v, current, ready) for m, v in zip(self.metrics, values, strict=True))
+    def desired(self, now: float, current: int, ready: int, values: list[float | None]) -> int:
+        """The replica count this sync sets, from the metric values read now (None: the read failed)."""
+        proposals = [proposal(m, v, current, ready) for m, v in zip(self.metrics, values, strict=True) if v is not None]
+        if not proposals or (len(proposals) < len(self.metrics) and max(proposals) < current):
+            return current  # the controller reports the invalid metric and does not rescale
+        raw = max(proposals)
         if self.behavior is None:
             result = self._legacy(now, current, raw)
         else:

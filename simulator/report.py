@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,13 @@ def deltas_markdown(rows: list[tuple[str, str, str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare(base: Scenario, head: Scenario, rate: NDArray[np.float64], seed: int) -> str:
-    """Both scenarios under the same trace and seed; the deltas as a Markdown table."""
-    results = [summary(s, simulate(s, rate, seed)) for s in (base, head)]
+def compare(
+    base: Scenario,
+    head: Scenario,
+    rate: NDArray[np.float64],
+    seed: int,
+    outages: Sequence[tuple[float, float]] = (),
+) -> str:
+    """Both scenarios under the same trace, seed and metric outages; the deltas as a Markdown table."""
+    results = [summary(s, simulate(s, rate, seed, outages)) for s in (base, head)]
     return deltas_markdown(deltas(*results))

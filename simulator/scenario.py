@@ -18,6 +18,7 @@ from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import ScalePolicy
 from simulator.batcher import BatcherConfig, LatencyProfile
 from simulator.hpa import Behavior, Policy, Rules
+from simulator.keda import Fallback
 
 PROFILES = PROJECT_ROOT / "bench" / "results" / "profiles"
 PROFILE_SHAPES = ("step", "diurnal", "spike")
@@ -46,7 +47,12 @@ class Scenario:
     """Image pull plus model load plus the readiness probe, for a pod on a node already up."""
     drain_seconds: float
     slo_seconds: float
-    fallback_replicas: int | None
+    fallback: Fallback | None
+    """KEDA's fallback for failed metric reads; None: none configured."""
+    gpu_memory_target: float
+    """AverageValue target of the GPU-memory trigger (used/total per replica)."""
+    gpu_memory_ratio: float | None
+    """GPU memory used/total of a serving pod; None: the GPU-memory trigger is left out."""
 
 
 def rules(policy: ScalePolicy) -> Rules:
@@ -107,6 +113,7 @@ def scenario(
         dynamic=batching is not None,
     )
     pool = config.gpu_pool
+    fallback = config.scaling.fallback
     floor_gpus = spec.replicas.min * spec.gpus_per_pod + pool.overprovisioning_replicas * spec.gpus_per_pod
     return Scenario(
         stack=stack.stack,
@@ -127,7 +134,9 @@ def scenario(
         pod_start_seconds=sim.pod_start_seconds,
         drain_seconds=config.serving.drain.pre_stop_seconds,
         slo_seconds=config.serving.p95_latency_slo_ms / 1000,
-        fallback_replicas=config.scaling.fallback.replicas if config.scaling.fallback else None,
+        fallback=Fallback(fallback.failure_threshold, fallback.replicas, fallback.behavior) if fallback else None,
+        gpu_memory_target=config.scaling.gpu_memory_ratio_target,
+        gpu_memory_ratio=sim.gpu_memory_ratio,
     )
 
 

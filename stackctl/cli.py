@@ -90,6 +90,18 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def _outage(text: str) -> tuple[float, float]:
+    """`START:SECONDS` of --metrics-outage."""
+    start, sep, length = text.partition(":")
+    try:
+        parsed = (float(start), float(length))
+    except ValueError:
+        parsed = (-1.0, 0.0)
+    if not sep or parsed[0] < 0 or parsed[1] <= 0:
+        raise argparse.ArgumentTypeError(f"expected START:SECONDS with START >= 0 and SECONDS > 0, got {text!r}")
+    return parsed
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     import subprocess  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
@@ -109,11 +121,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         rate = read_trace(Path(args.trace))
     else:
         rate = shaped_trace(args.profile, args.peak_rps or 2 * trigger_rps(head), args.hours)
-    timeline = simulate(head, rate, args.seed)
+    timeline = simulate(head, rate, args.seed, args.metrics_outage)
     result = summary(head, timeline)
     write_outputs(head, timeline, result, Path(args.out), plot=not args.no_plot)
     print(f"{loaded.source}: {head.deployment}/{head.model}, {len(rate)} s simulated; outputs in {args.out}")
-    for key in ("p50_ms", "p95_ms", "p99_ms", "slo_violation_seconds", "rejected_pct", "gpu_hours", "reaction_seconds"):
+    keys = ["p50_ms", "p95_ms", "p99_ms", "slo_violation_seconds", "rejected_pct", "gpu_hours", "reaction_seconds"]
+    if args.metrics_outage:
+        keys += ["metrics_failing_seconds", "fallback_seconds"]
+    for key in keys:
         print(f"  {key}: {result[key]:.1f}" if isinstance(result[key], float) else f"  {key}: {result[key]}")
     if args.compare:
         relative = path.resolve().relative_to(PROJECT_ROOT)
@@ -129,7 +144,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             base_file = Path(tmp) / path.name
             base_file.write_text(shown.stdout)
             base = scenario(load_stack_file(base_file, loaded.stack), args.deployment, args.model)
-        table = compare(base, head, rate, args.seed)
+        table = compare(base, head, rate, args.seed, args.metrics_outage)
         (Path(args.out) / "compare.md").write_text(table)
         print(f"\nAgainst {args.compare}:\n{table}")
     return 0
@@ -184,6 +199,14 @@ def parser() -> argparse.ArgumentParser:
     sim.add_argument("--model", metavar="NAME", help="default: scaling.simulation.model, else the first profiled")
     sim.add_argument("--out", default="simulation", metavar="DIR", help="output folder (default simulation/)")
     sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument(
+        "--metrics-outage",
+        type=_outage,
+        action="append",
+        default=[],
+        metavar="START:SECONDS",
+        help="Prometheus unreachable from second START for SECONDS (KEDA's fallback); repeatable",
+    )
     sim.add_argument("--compare", metavar="REF", help="also run the stack config of this git revision; print deltas")
     sim.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     sim.set_defaults(run=cmd_simulate)

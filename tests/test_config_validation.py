@@ -209,6 +209,12 @@ def test_enum_values_are_listed() -> None:
             "triton-platform:scaling.gpuMemoryRatioTarget: Input should be less than or equal to 1; got 1.5",
         ),
         (
+            SCALING,
+            ("simulation", "gpuMemoryRatio"),
+            1.2,
+            "triton-platform:scaling.simulation.gpuMemoryRatio: Input should be less than or equal to 1; got 1.2",
+        ),
+        (
             MONITORING,
             ("alerts", "failureRatio"),
             1,

@@ -19,6 +19,7 @@ from platform_config.paths import PROJECT_ROOT
 from simulator.batcher import BatcherConfig, LatencyProfile, Outcome, Replica
 from simulator.engine import simulate, summary
 from simulator.hpa import Behavior, Hpa, Metric, Policy, Rules
+from simulator.keda import Fallback, FallbackBehavior, KedaAdapter
 from simulator.report import COLUMNS
 from simulator.scenario import read_trace, scenario, shaped_trace
 
@@ -109,6 +110,45 @@ def test_legacy_path_doubles_or_adds_up_to_four_and_stabilizes_down_for_300_s() 
     counts = run(Hpa(1, 20, QUEUE), readings, start=20)
     assert counts[:20] == [20] * 20  # syncs at 15..300 s: the 200 at 15 s is inside the window
     assert counts[20] == 1  # at 315 s it has left
+
+
+def test_an_unreadable_metric_never_scales_down() -> None:
+    hpa = Hpa(1, 10, (Metric("AverageValue", 10), Metric("AverageValue", 0.8)))
+    # Both unreadable: nothing changes.
+    assert hpa.desired(15, 4, 4, [None, None]) == 4
+    # One unreadable, the other proposes 1: kept at 4 (the controller does not scale down on partial metrics).
+    assert hpa.desired(30, 4, 4, [None, 0.8]) == 4
+    # One unreadable, the other proposes 6: scale-up goes ahead.
+    assert hpa.desired(45, 4, 4, [60.0, None]) == 6
+
+
+def test_keda_falls_back_after_the_failure_threshold() -> None:
+    keda = KedaAdapter((10.0, 0.8), Fallback(failure_threshold=2, replicas=4))
+    # Two failures are errors; the third exceeds the threshold: replicas x target, so the HPA proposes 4.
+    assert keda.read([None, None], current=2) == [None, None]
+    assert keda.read([None, None], current=2) == [None, None]
+    assert keda.read([None, None], current=2) == [40.0, 3.2]
+    assert keda.falling_back()
+    # currentReplicasIfHigher: a deployment above the fallback count stays where it is.
+    assert keda.read([None, None], current=7) == pytest.approx([70.0, 5.6])
+    # One good read resets that trigger's count.
+    assert keda.read([12.0, None], current=7) == pytest.approx([12.0, 5.6])
+    queue, gpu = keda.read([None, None], current=7)
+    assert queue is None
+    assert gpu == pytest.approx(5.6)
+
+
+@pytest.mark.parametrize(
+    ("behavior", "current", "expected"),
+    [("static", 7, 4), ("currentReplicas", 7, 7), ("currentReplicasIfHigher", 2, 4), ("currentReplicasIfHigher", 7, 7)],
+)
+def test_fallback_behaviors(behavior: FallbackBehavior, current: int, expected: int) -> None:
+    assert Fallback(0, 4, behavior).replica_count(current) == expected
+
+
+def test_without_a_fallback_failures_stay_errors() -> None:
+    keda = KedaAdapter((10.0,))
+    assert [keda.read([None], current=3) for _ in range(5)] == [[None]] * 5
 
 
 TAU = LatencyProfile((1, 4), (0.001, 0.001))
@@ -209,6 +249,32 @@ def test_the_scenario_follows_the_stacks_rendered_config() -> None:
     assert s.slo_seconds == 0.2
 
 
+def test_a_prometheus_outage_holds_the_fallback_count() -> None:
+    # Production: floor 2, fallback {failureThreshold: 2, replicas: 4, currentReplicasIfHigher}; no load.
+    s = replace(PRODUCTION, pod_start_seconds=20)
+    timeline = simulate(s, np.zeros(900), seed=1, outages=[(300, 300)])
+    # Syncs at 300 and 315 fail (errors: nothing changes); at 330 the third failure exceeds the threshold.
+    assert timeline.desired[329] == 2
+    assert timeline.desired[330] == 4
+    # After the outage the readings are 0 again, but the 600 s down-stabilization keeps 4 to the end.
+    assert set(timeline.desired[330:]) == {4}
+    assert timeline.metrics_failing == 300
+    assert timeline.fallback == 270  # from the 330 s sync to the first good read at 600 s
+    # No fallback configured: the outage only freezes the count.
+    frozen = simulate(replace(s, fallback=None), np.zeros(900), seed=1, outages=[(300, 300)])
+    assert set(frozen.desired) == {2}
+
+
+def test_a_gpu_memory_footprint_above_the_target_drives_the_deployment_to_max() -> None:
+    # Each pod's models fill 90% of its GPU against a target of 0.8: every sync proposes more pods, with no load.
+    idle = np.zeros(1200)
+    full = simulate(replace(PRODUCTION, gpu_memory_ratio=0.9, pod_start_seconds=20), idle, seed=1)
+    assert full.desired[-1] == PRODUCTION.max_replicas
+    # A 30% footprint leaves the queue trigger in charge: the floor holds.
+    light = simulate(replace(PRODUCTION, gpu_memory_ratio=0.3, pod_start_seconds=20), idle, seed=1)
+    assert set(light.desired) == {PRODUCTION.min_replicas}
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     levels=st.lists(st.floats(min_value=0, max_value=30_000), min_size=2, max_size=5),
@@ -235,29 +301,21 @@ def test_invariants_on_random_traces(levels: list[float], seed: int) -> None:
             assert t1 - t0 >= min(window, 15)
 
 
+def simulate_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m stackctl simulate ARGS` from the project root, as a user runs it."""
+    command = [sys.executable, "-m", "stackctl", "simulate", *args]
+    return subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, check=False)
+
+
 def test_simulate_writes_timeline_summary_and_plot(tmp_path: Path) -> None:
     trace = tmp_path / "trace.csv"
     trace.write_text("t_seconds,rps\n0,2000\n120,12000\n300,12000\n")
     assert len(read_trace(trace)) == 301
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "stackctl",
-            "simulate",
-            "--stack",
-            "production",
-            "--trace",
-            str(trace),
-            "--out",
-            str(tmp_path / "out"),
-        ],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
+    result = simulate_cli(
+        "--stack", "production", "--trace", str(trace), "--out", str(tmp_path / "out"), "--metrics-outage", "200:60"
     )
     assert result.returncode == 0, result.stderr
+    assert "metrics_failing_seconds: 60" in result.stdout
     with (tmp_path / "out" / "timeline.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert tuple(rows[0]) == COLUMNS
@@ -271,6 +329,7 @@ def test_simulate_writes_timeline_summary_and_plot(tmp_path: Path) -> None:
         "rejected_pct",
         "gpu_hours",
         "reaction_seconds",
+        "fallback_seconds",
     } <= set(summary_json)
     assert (tmp_path / "out" / "timeline.png").read_bytes()[:4] == b"\x89PNG"
     # The step from 2000 to 12000 req/s scales the deployment up.
@@ -289,3 +348,14 @@ def test_an_unknown_shape_and_a_missing_profile_are_named(tmp_path: Path) -> Non
         shaped_trace("sawtooth", 10)
     with pytest.raises(ValueError, match="model 'nope' is not served by deployment 'general'"):
         scenario(load_stack("production"), "general", "nope")
+
+
+@pytest.mark.parametrize("bad", ["600", "600:0", "-5:60", "a:b"])
+def test_a_bad_metrics_outage_is_refused_with_the_expected_form(bad: str) -> None:
+    result = simulate_cli("--stack", "dev", "--profile", "step", f"--metrics-outage={bad}")
+    assert result.returncode == 2
+    assert (
+        f"argument --metrics-outage: expected START:SECONDS with START >= 0 and SECONDS > 0, got {bad!r}"
+        in result.stderr
+    )
+    assert "Traceback" not in result.stderr
