@@ -1,11 +1,13 @@
 """Dynamic batching on a real tritonserver: the stack's batching config against batching off.
 
     .venv/bin/python bench/batching.py [--stack production] [--model classifier]
-        [--concurrency 1 8 32 64] [--reps 3] [--seconds 5] [--clients 2]
+        [--concurrency 1 8 32 64] [--reps 3] [--seconds 5]
 
 Two servers load the same model: A with the stack's rendered config, B with
 its dynamic_batching removed (same max_batch_size, single-item requests).
-Runs alternate A B A B at each concurrency. Reported per run: throughput,
+Runs alternate A B A B at each concurrency; the load is a closed loop from
+bench/loadgen (compiled, HTTP with binary tensors), so the generator leaves the
+server the CPU. Reported per run: throughput,
 p50/p95/p99 latency, the average batch size from Triton's own counters
 (nv_inference_count / nv_inference_exec_count), and the CPU seconds the
 server (with its backend stubs) and the load generator used, to show which
@@ -15,10 +17,9 @@ saturated. (The simulator's latency profiles come from bench/latency_profile.py.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import multiprocessing
 import os
+import resource
 import statistics
 import sys
 import time
@@ -27,12 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.triton_load import INPUTS  # noqa: E402
+from bench.triton_load import INPUTS, load, loadgen  # noqa: E402
 from components.triton_manifests import tritonserver_args  # noqa: E402
 from local_triton.server import TritonServer, free_ports  # noqa: E402
 from model_repository.publish import write_model_repository  # noqa: E402
@@ -41,45 +40,6 @@ from model_repository.source import DEFAULT_MODEL_REPO, read_repository  # noqa:
 from platform_config.loader import load_stack  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
-
-
-def _client(url: str, model: str, concurrency: int, seconds: float, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
-    """One load process: `concurrency` requests in flight for `seconds`; reports latencies and its CPU time."""
-    from tritonclient.grpc import aio  # noqa: PLC0415
-
-    name, width = INPUTS[model]
-
-    from tritonclient.utils import InferenceServerException  # noqa: PLC0415
-
-    rejected = 0
-
-    async def run() -> list[float]:
-        nonlocal rejected
-        client = aio.InferenceServerClient(url)
-        data = np.ones((1, width), np.float32)
-        latencies: list[float] = []
-        stop = time.monotonic() + seconds
-
-        async def worker() -> None:
-            nonlocal rejected
-            while time.monotonic() < stop:
-                tensor = aio.InferInput(name, [1, width], "FP32")
-                tensor.set_data_from_numpy(data)
-                start = time.perf_counter()
-                try:
-                    await client.infer(model, [tensor])
-                except InferenceServerException:
-                    rejected += 1  # the stack's queue policy at work (bounded queue, timeout)
-                    continue
-                latencies.append(time.perf_counter() - start)
-
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        await client.close()
-        return latencies
-
-    cpu0 = time.process_time()
-    latencies = asyncio.run(run())
-    queue.put((latencies, time.process_time() - cpu0, rejected))
 
 
 def _process_tree_cpu(pid: int) -> float:
@@ -114,28 +74,23 @@ def _counter(server: TritonServer, name: str, model: str) -> float:
     )
 
 
-def run_load(server: TritonServer, model: str, concurrency: int, seconds: float, clients: int) -> dict[str, float]:
+def run_load(server: TritonServer, model: str, concurrency: int, seconds: float) -> dict[str, float]:
+    """A closed loop of `concurrency` clients (bench/loadgen) for `seconds`; what the server and the clients did."""
     assert server.process is not None
     count0, exec0 = _counter(server, "nv_inference_count", model), _counter(server, "nv_inference_exec_count", model)
     server_cpu0 = _process_tree_cpu(server.process.pid)
-    queue: multiprocessing.Queue = multiprocessing.Queue()  # type: ignore[type-arg]
-    split = [concurrency // clients + (1 if i < concurrency % clients else 0) for i in range(clients)]
-    procs = [
-        multiprocessing.Process(target=_client, args=(server.grpc_url, model, c, seconds, queue)) for c in split if c
-    ]
+    children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    for proc in procs:
-        proc.start()
-    results = [queue.get() for _ in procs]
-    for proc in procs:
-        proc.join()
+    result = load(server, model, clients=concurrency, seconds=seconds)
     wall = time.perf_counter() - start
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    client_cpu = children.ru_utime + children.ru_stime - children0.ru_utime - children0.ru_stime
     server_cpu = _process_tree_cpu(server.process.pid) - server_cpu0
     time.sleep(2.5)  # Triton refreshes /metrics every 2 s
     count = _counter(server, "nv_inference_count", model) - count0
     executions = _counter(server, "nv_inference_exec_count", model) - exec0
-    latencies = sorted(lat for lats, _, _ in results for lat in lats)
-    rejected = sum(r for _, _, r in results)
+    latencies = sorted(result["latencies"])
+    rejected = result["rejected"]
     q = statistics.quantiles(latencies, n=100)
     return {
         "throughput": len(latencies) / seconds,
@@ -144,7 +99,7 @@ def run_load(server: TritonServer, model: str, concurrency: int, seconds: float,
         "p99_ms": q[98] * 1000,
         "batch": count / executions if executions else 0.0,
         "server_cpu": server_cpu / wall,
-        "client_cpu": sum(cpu for _, cpu, _ in results) / wall,
+        "client_cpu": client_cpu / wall,
         "rejected_pct": 100 * rejected / max(1, rejected + len(latencies)),
     }
 
@@ -156,8 +111,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--clients", type=int, default=2, help="load-generator processes")
     args = parser.parse_args()
+    loadgen()  # built before any run, so its compile time is not counted as client CPU
 
     stack = load_stack(args.stack)
     rendered = render_repository(args.stack, stack.config, read_repository(DEFAULT_MODEL_REPO))
@@ -181,7 +136,7 @@ def main() -> None:
         for concurrency in args.concurrency:
             for rep in range(args.reps):
                 for label in ("A", "B"):  # interleaved: A B A B ...
-                    result = run_load(servers[label], args.model, concurrency, args.seconds, args.clients)
+                    result = run_load(servers[label], args.model, concurrency, args.seconds)
                     rows.append({"config": label, "concurrency": concurrency, "rep": rep, **result})
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     finally:
@@ -196,10 +151,10 @@ def report(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
         f"# Dynamic batching: {args.stack} config vs batching off, model {args.model}",
         "",
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {os.cpu_count()} cores; tritonserver 2.51.0 (nvidia-pytriton wheel, CPU,",
-        "Python-based onnxruntime backend); gRPC load from Python asyncio processes.",
+        "Python-based onnxruntime backend); closed-loop HTTP load from bench/loadgen (Go).",
         "",
         f"Command: `.venv/bin/python bench/batching.py --stack {args.stack} --model {args.model} "
-        f"--concurrency {' '.join(map(str, args.concurrency))} --reps {args.reps} --seconds {args.seconds:g} --clients {args.clients}`",
+        f"--concurrency {' '.join(map(str, args.concurrency))} --reps {args.reps} --seconds {args.seconds:g}`",
         "",
         "Medians over the repetitions. A = the stack's batching config, B = batching off. CPU is cores busy (s/s).",
         "",
