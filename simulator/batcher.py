@@ -1,14 +1,15 @@
 """One Triton replica's dynamic batcher and model instances.
 
-Triton's rules (REFERENCE.md §1, the `dynamic_batching` fields of model_config.proto
-and the batcher guide):
+Triton's rules (REFERENCE.md §1; `DynamicBatchScheduler::GetDynamicBatch` in
+triton-inference-server/core, the `dynamic_batching` fields of model_config.proto):
 
 - a request that finds `max_queue_size` requests queued is rejected;
-- when an instance is free, a batch leaves at once if the queue can fill a
-  preferred size or `max_batch_size` (the largest such size is taken);
-  otherwise it waits until the queue reaches one (sent immediately) or the
-  oldest request has waited `max_queue_delay`, then goes as it is; with no
-  delay, whatever is queued goes;
+- the dispatch sizes are the preferred sizes, or `max_batch_size` when none
+  is set. While the oldest request has waited less than `max_queue_delay`, a
+  free instance takes the largest dispatch size the queue can fill, and
+  otherwise the batch waits until the queue reaches one (sent immediately) or
+  the delay runs out. Once the delay has run out (always, with a delay of 0),
+  whatever is queued goes, up to `max_batch_size`, preferred sizes or not;
 - a request queued longer than the default timeout is rejected when the
   scheduler next looks at the queue.
 
@@ -48,7 +49,7 @@ class BatcherConfig:
         """Queue lengths at which a batch leaves without waiting for the delay, ascending."""
         if not self.dynamic or self.max_batch_size <= 1:
             return np.ones(1, np.int64)
-        sizes = {p for p in self.preferred_sizes if p < self.max_batch_size} | {self.max_batch_size}
+        sizes = {p for p in self.preferred_sizes if p <= self.max_batch_size} or {self.max_batch_size}
         return np.array(sorted(sizes), np.int64)
 
 
@@ -170,7 +171,7 @@ def _advance(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop over plain 
             continue
         queued = tail - head
         size = min(queued, max_batch)
-        if queued >= smallest:  # the largest dispatch size that fits
+        if start - queue[head] < delay:  # before the delay runs out: the largest dispatch size that fits
             for d in dispatch[::-1]:
                 if d <= size:
                     size = d

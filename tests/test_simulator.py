@@ -216,13 +216,25 @@ def test_a_preferred_size_leaves_without_waiting_for_the_delay() -> None:
 
 
 def test_a_free_instance_takes_the_largest_preferred_size_that_fits() -> None:
-    # One slow instance: while the first batch of 2 runs (10 ms), 5 more queue; then 4 (preferred) go, then 1.
+    # One slow instance (10 ms), a 50 ms delay: 2 (preferred) leave at once; 7 queue meanwhile.
+    # At 10 ms: 4 of them (the largest preferred that fits); at 20 ms: 2; the last waits for the delay.
     slow = LatencyProfile((1, 8), (0.010, 0.010))
-    replica = Replica(BatcherConfig(8, 0.0, preferred_sizes=(2, 4)), slow)
-    replica.offer(np.array([0.0, 0.0, 0.001, 0.002, 0.003, 0.004, 0.005]))
+    replica = Replica(BatcherConfig(8, 0.050, preferred_sizes=(2, 4)), slow)
+    replica.offer(np.array([0.0, 0.0, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.007]))
     out = Outcome()
     replica.advance(1.0, out)
-    assert list(np.concatenate(out.batch_sizes)) == [2, 4, 1]
+    assert list(np.concatenate(out.batch_sizes)) == [2, 4, 2, 1]
+    assert round(float(out.latencies[0][-1]) * 1000, 3) == 60.0  # left at 7 + 50 ms, done 10 ms later
+
+
+def test_once_the_delay_has_run_out_the_queue_goes_as_it_is() -> None:
+    # The same queue with a 5 ms delay: at 10 ms the oldest has waited 9 ms, so all 6 go, preferred or not.
+    slow = LatencyProfile((1, 8), (0.010, 0.010))
+    replica = Replica(BatcherConfig(8, 0.005, preferred_sizes=(2, 4)), slow)
+    replica.offer(np.array([0.0, 0.0, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006]))
+    out = Outcome()
+    replica.advance(1.0, out)
+    assert list(np.concatenate(out.batch_sizes)) == [2, 6]
 
 
 def test_the_request_overhead_follows_the_measured_distribution() -> None:
