@@ -2,11 +2,13 @@
 
     .venv/bin/python bench/batcher_stall.py [--stack dev] [--model classifier] [--clients 8] [--seconds 4]
 
-bench/batching.py showed dev's p95 at about 505 ms. This serves the stack's
-rendered config and variants of it (one setting changed each) to a closed loop
-of `--clients` (bench/loadgen) and counts requests slower than 400 ms: the
-batcher thread sleeps 500 ms when it finds its queue empty, and a request that
-does not wake it waits that long. Writes bench/results/batcher_stall.md.
+bench/batching.py showed dev's p95 at about 505 ms when dev's models had one
+instance and a queue policy. This serves the stack's rendered config with that
+queue policy (max_queue_size 32, 1 s timeout; kept if the stack sets one) and
+variants of it, one setting changed each, to a closed loop of `--clients`
+(bench/loadgen), and counts requests slower than 400 ms: the batcher thread
+sleeps 500 ms when it finds its queue empty, and a request that does not wake
+it waits that long. Writes bench/results/batcher_stall.md.
 """
 
 from __future__ import annotations
@@ -36,8 +38,14 @@ STALL_SECONDS = 0.4
 
 
 def variants(config: model_config_pb2.ModelConfig) -> dict[str, model_config_pb2.ModelConfig]:
-    """The stack's config and one-change variants of it."""
-    out = {"the stack's config": config}
+    """The stack's config with a queue policy, and one-change variants of it."""
+    base = model_config_pb2.ModelConfig()
+    base.CopyFrom(config)
+    if not base.dynamic_batching.HasField("default_queue_policy"):
+        base.dynamic_batching.default_queue_policy.max_queue_size = 32
+        base.dynamic_batching.default_queue_policy.default_timeout_microseconds = 1_000_000
+    config = base
+    out = {"one instance, queue policy": config}
 
     def changed(label: str, change: object) -> None:
         variant = model_config_pb2.ModelConfig()

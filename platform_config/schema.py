@@ -327,7 +327,7 @@ class DynamicBatching(Strict):
     """Batch sizes the batcher aims for. NVIDIA advises against them for most models; set them only for engines tuned to specific sizes."""
 
     default_queue_policy: QueuePolicy | None = None
-    """Queue bound and timeout, so overload is rejected quickly instead of queueing without limit."""
+    """Queue bound and timeout, so overload is rejected quickly instead of queueing without limit. With a single model instance, Triton 24.10's batcher then stalls requests for 500 ms at a time (`bench/batcher_stall.py`): give such a model 2 or more instances."""
 
 
 class InstanceGroup(Strict):
