@@ -135,8 +135,9 @@ def test_triton_loaded_the_stacks_config(served: Served) -> None:
             assert (
                 int(batching["max_queue_delay_microseconds"]) == rendered.dynamic_batching.max_queue_delay_microseconds
             )
-            queue = batching["default_queue_policy"]
-            assert int(queue["max_queue_size"]) == rendered.dynamic_batching.default_queue_policy.max_queue_size
+            # Triton leaves out a policy the config does not set (dev): then no bound either side.
+            queue = batching.get("default_queue_policy", {})
+            assert int(queue.get("max_queue_size", 0)) == rendered.dynamic_batching.default_queue_policy.max_queue_size
         if rendered.instance_group:
             assert [g["count"] for g in loaded["instance_group"]] == [g.count for g in rendered.instance_group]
         assert len(loaded.get("model_warmup", [])) == len(rendered.model_warmup)
