@@ -25,6 +25,7 @@ from platform_config.schema import PlatformConfig
 from stackctl.cli import main
 from stackctl.synth import SynthResult
 from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack
+from tests.invented_names import INVENTED_METRIC
 
 INSTALL_HINT = "run `make tools` (apt-get install prometheus prometheus-alertmanager)"
 
@@ -174,8 +175,7 @@ def test_every_promql_names_a_real_metric(triton_metric_names: set[str]) -> None
 
 
 def test_the_metric_check_catches_invented_names(triton_metric_names: set[str]) -> None:
-    # The seed articles' queue metric, which no Triton release exports (the real one is the pending-request gauge).
-    invented = "nv_inference_queue_size"
+    invented = INVENTED_METRIC
     names = metric_names(f"sum(rate({invented}[1m])) / on() nv_inference_pending_request_count")
     assert names == {invented, "nv_inference_pending_request_count"}
     assert names - triton_metric_names == {invented}

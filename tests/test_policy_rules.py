@@ -21,6 +21,7 @@ from policy.rules import (
 )
 from stackctl.synth import SynthResult
 from tests.conftest import STACKS, synth_stack
+from tests.invented_names import INVENTED_FLAG
 
 RULE = {rule.name: rule for rule in RULES}
 
@@ -144,9 +145,8 @@ GENERAL = ("production", "Deployment", "triton-general")
         (
             "triton-api-surface",
             GENERAL,
-            # Not a tritonserver flag (REFERENCE.md §1): the seeds' invented one, which the allow-list must refuse.
-            lambda p: triton(p)["args"].append("--batching-max-batch-size=32"),
-            "unknown tritonserver flag --batching-max-batch-size",
+            lambda p: triton(p)["args"].append(f"{INVENTED_FLAG}=32"),
+            f"unknown tritonserver flag {INVENTED_FLAG}",
         ),
         (
             "triton-api-surface",

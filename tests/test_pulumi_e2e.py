@@ -25,6 +25,7 @@ from policy.rules import POLICY_NAMES
 from stackctl.synth import synthesize
 from tests.conftest import STACKS
 from tests.crd_schemas import validate as validate_custom
+from tests.invented_names import INVENTED_FLAG
 from tests.pulumi_cli import Project, make_project, rendered_objects
 
 KUBERNETES_VERSION = "1.33.0"
@@ -136,8 +137,7 @@ FIXTURE_VIOLATIONS = {
     "read-only-root-filesystem": "container triton must set securityContext.readOnlyRootFilesystem: true",
     "resources-and-pinned-images": "image 'nvcr.io/nvidia/tritonserver:latest' must be pinned",
     "triton-health": "the tritonserver container has no nvidia.com/gpu limit",
-    # The fixture passes the seeds' invented flag (not in any Triton release) on purpose.
-    "triton-api-surface": "unknown tritonserver flag --batching-max-batch-size",
+    "triton-api-surface": f"unknown tritonserver flag {INVENTED_FLAG}",
     "no-load-balancer": "Service type LoadBalancer exposes the server outside the cluster",
     "keda-scaling-safety": "production ScaledObjects need a fallback",
     "no-plaintext-secrets": "env SLACK_WEBHOOK holds a secret-looking value",
@@ -152,7 +152,11 @@ def test_the_policy_pack_blocks_a_bad_program(project: Project, scratch: Path) -
     fixture = scratch / "bad-program"
     shutil.copytree(Path(__file__).parent / "fixtures" / "policy_violations", fixture)
     (fixture / ".venv").symlink_to(project.root / ".venv")
-    env = {**project.env, "POLICY_FIXTURE_RENDER_DIR": str(scratch / "bad-rendered")}
+    env = {
+        **project.env,
+        "POLICY_FIXTURE_RENDER_DIR": str(scratch / "bad-rendered"),
+        "POLICY_FIXTURE_INVENTED_FLAG": INVENTED_FLAG,
+    }
     bad = Project(fixture, env)
     bad.ok("stack", "init", "production")
     preview = bad.pulumi("preview", "--policy-pack", str(project.root / "policy"), stack="production")

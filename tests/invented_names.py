@@ -1,0 +1,12 @@
+"""Names that published Triton charts and posts use but no Triton release has (REFERENCE.md §1).
+
+Defined once, here, for the checks that must refuse them: the flag allow-list of
+the policy pack and the metric-name check of every PromQL. Nothing the program
+emits uses them.
+"""
+
+INVENTED_FLAG = "--batching-max-batch-size"
+"""A tritonserver flag that does not exist (batching is per model, in config.pbtxt)."""
+
+INVENTED_METRIC = "nv_inference_queue_size"
+"""A queue metric Triton never exported; the real gauge is nv_inference_pending_request_count."""
