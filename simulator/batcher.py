@@ -98,16 +98,28 @@ class Outcome:
 
 
 @numba.njit(cache=True)
-def _admit(arrival: float, queue: NDArray[np.float64], head: int, tail: int, limit: int) -> tuple[int, bool]:
-    """Queue one arrival unless `limit` requests are already waiting; returns the new tail and whether it was queued."""
+def _admit(  # noqa: PLR0917 - compiled: plain positional arrays and numbers
+    arrival: float,
+    queue: NDArray[np.float64],
+    head: int,
+    tail: int,
+    limit: int,
+    rejected: NDArray[np.float64],
+    dropped: int,
+) -> tuple[int, int]:
+    """Queue one arrival, or reject it if `limit` requests are already waiting.
+
+    Returns the new tail and count of `rejected`.
+    """
     if limit and tail - head >= limit:
-        return tail, False
+        rejected[dropped] = arrival
+        return tail, dropped + 1
     queue[tail] = arrival
-    return tail + 1, True
+    return tail + 1, dropped
 
 
 @numba.njit(cache=True)
-def _advance(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop over plain arrays and numbers
+def _advance(  # noqa: PLR0912, PLR0917 - one compiled loop over plain arrays and numbers
     incoming: NDArray[np.float64],
     queue: NDArray[np.float64],
     tail: int,
@@ -136,7 +148,7 @@ def _advance(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop over plain 
         if head == tail:
             if nxt == len(incoming):
                 break
-            tail, _ = _admit(incoming[nxt], queue, head, tail, limit)
+            tail, dropped = _admit(incoming[nxt], queue, head, tail, limit, rejected, dropped)
             nxt += 1
             continue
         slot = np.argmin(free_at)
@@ -144,19 +156,13 @@ def _advance(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop over plain 
         start = max(free_at[slot], oldest)
         # What arrives before an instance is free only queues (or meets a full queue).
         while nxt < len(incoming) and incoming[nxt] <= start:
-            tail, kept = _admit(incoming[nxt], queue, head, tail, limit)
-            if not kept:
-                rejected[dropped] = incoming[nxt]
-                dropped += 1
+            tail, dropped = _admit(incoming[nxt], queue, head, tail, limit, rejected, dropped)
             nxt += 1
         if tail - head < smallest and delay > 0:
             # Wait until the queue can fill a dispatch size, or the oldest has waited the delay.
             start = max(start, oldest + delay)
             while nxt < len(incoming) and incoming[nxt] <= oldest + delay:
-                tail, kept = _admit(incoming[nxt], queue, head, tail, limit)
-                if not kept:
-                    rejected[dropped] = incoming[nxt]
-                    dropped += 1
+                tail, dropped = _admit(incoming[nxt], queue, head, tail, limit, rejected, dropped)
                 nxt += 1
                 if tail - head == smallest:
                     start = max(free_at[slot], incoming[nxt - 1])
@@ -187,10 +193,7 @@ def _advance(  # noqa: PLR0912, PLR0915, PLR0917 - one compiled loop over plain 
         head += size
     # No batch starts before `until`: the rest of `incoming` only queues or meets a full queue.
     while nxt < len(incoming):
-        tail, kept = _admit(incoming[nxt], queue, head, tail, limit)
-        if not kept:
-            rejected[dropped] = incoming[nxt]
-            dropped += 1
+        tail, dropped = _admit(incoming[nxt], queue, head, tail, limit, rejected, dropped)
         nxt += 1
     return head, tail, served, batches, dropped
 
