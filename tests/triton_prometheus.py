@@ -1,0 +1,137 @@
+"""A real tritonserver serving one deployment of a stack, scraped by a real Prometheus, on loopback.
+
+Scraping uses static target labels equal to what the ServiceMonitor's relabelings produce
+(namespace, pod, service, deployment), so the platform's rules and KEDA's queries select it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tritonclient.grpc as triton_grpc
+import yaml
+
+from components.monitoring_rules import rule_groups
+from components.triton_manifests import deployment_object_name, tritonserver_args
+from local_triton.server import TritonServer, free_ports
+from model_repository.publish import write_model_repository
+from model_repository.render import render_repository
+from model_repository.source import DEFAULT_MODEL_REPO, read_repository
+from platform_config.schema import PlatformConfig
+from tests.test_monitoring import INSTALL_HINT
+
+
+@dataclass
+class Served:
+    config: PlatformConfig
+    prometheus_url: str
+    triton: TritonServer
+    prometheus: subprocess.Popen[bytes]
+
+
+def wait_http(url: str, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.25)
+    raise TimeoutError(url)
+
+
+def query(base: str, expr: str) -> list[dict[str, Any]]:
+    url = f"{base}/api/v1/query?{urllib.parse.urlencode({'query': expr})}"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        body = json.load(response)
+    assert body["status"] == "success", body
+    result: list[dict[str, Any]] = body["data"]["result"]
+    return result
+
+
+@contextmanager
+def serve_with_prometheus(
+    stack: str, config: PlatformConfig, deployment: str, work: Path, *, rule_interval: str = "2s"
+) -> Iterator[Served]:
+    """Triton with the stack's rendered configs for `deployment`, and Prometheus with the stack's rules.
+
+    Only the rule groups' evaluation interval is shortened, so tests take seconds, not minutes.
+    """
+    prometheus = shutil.which("prometheus")
+    assert prometheus, f"prometheus is not on PATH: {INSTALL_HINT}"
+    models = config.serving.deployments[deployment].models
+    repo = work / "repo"
+    write_model_repository(render_repository(stack, config, read_repository(DEFAULT_MODEL_REPO)), repo, models)
+    ports = free_ports()
+    args = tritonserver_args(stack, config.serving, models, model_repository=str(repo), ports=ports, admin_key="k")
+    target = deployment_object_name(deployment)
+    groups = rule_groups(config)
+    for group in groups:
+        group["interval"] = rule_interval
+    (work / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
+    with TritonServer(args, ports) as triton:
+        labels = {
+            "namespace": config.kubernetes.namespace,
+            "pod": f"{target}-5d8f7c9b6-abcde",
+            "service": target,
+            "deployment": target,
+        }
+        scrape = {
+            "global": {"scrape_interval": "1s", "evaluation_interval": rule_interval},
+            "rule_files": [str(work / "rules.yaml")],
+            "scrape_configs": [
+                {"job_name": target, "static_configs": [{"targets": [f"127.0.0.1:{ports[2]}"], "labels": labels}]}
+            ],
+        }
+        (work / "prometheus.yml").write_text(yaml.safe_dump(scrape))
+        web = free_ports()[0]
+        process = subprocess.Popen(
+            [
+                prometheus,
+                f"--config.file={work / 'prometheus.yml'}",
+                f"--storage.tsdb.path={work / 'data'}",
+                f"--web.listen-address=127.0.0.1:{web}",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=(work / "prometheus.log").open("wb"),
+        )
+        try:
+            base = f"http://127.0.0.1:{web}"
+            wait_http(f"{base}/-/ready", 30)
+            yield Served(config, base, triton, process)
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=30)
+
+
+def load(triton: TritonServer, seconds: float, *, model: str = "pipeline", concurrency: int = 16) -> None:
+    """Closed-loop requests, `concurrency` in flight, to `model` (the ensemble drives every model)."""
+    client = triton_grpc.InferenceServerClient(triton.grpc_url)
+    stop = time.monotonic() + seconds
+    done = threading.Semaphore(0)
+    name = "raw" if model == "pipeline" else "input_tensor"
+
+    def answered(result: object, error: object) -> None:  # tritonclient passes both by keyword
+        done.release()
+
+    while time.monotonic() < stop:
+        for _ in range(concurrency):
+            tensor = triton_grpc.InferInput(name, [1, 128], "FP32")
+            tensor.set_data_from_numpy(np.full((1, 128), 128, np.float32))
+            client.async_infer(model, [tensor], answered)
+        for _ in range(concurrency):
+            done.acquire(timeout=30)
+    client.close()
