@@ -7,7 +7,7 @@ STACK ?= dev
 ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 
-.PHONY: test lint docs up synth venv policy-venv tools pulumi-toolchain
+.PHONY: test lint docs up synth venv policy-venv tools pulumi-toolchain local-cluster
 
 $(STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -36,14 +36,20 @@ $(ACTIONLINT):
 	GOBIN=$(CURDIR)/.tools/actionlint GOFLAGS= go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 	mkdir -p $(@D) && mv .tools/actionlint/actionlint $@
 
-# promtool, amtool and prometheus, which the monitoring tests run for real; and the
-# Pulumi CLI, language host and providers the end-to-end tests run (built once, cached).
+# promtool, amtool and prometheus, which the monitoring tests run for real; the Pulumi
+# CLI, language host and providers the end-to-end tests run; and the local control plane
+# (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run (each built once, cached).
 tools: $(STAMP) $(POLICY_STAMP)
 	scripts/install-tools
 	scripts/pulumi-toolchain
+	scripts/local-cluster build
 
 pulumi-toolchain: $(STAMP)
 	scripts/pulumi-toolchain
+
+# A real control plane on loopback to try a stack on: `eval "$$(scripts/local-cluster env)"` afterwards.
+local-cluster:
+	scripts/local-cluster start
 
 # The whole suite: format, lint, types, then every test.
 test: lint tools

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components.helm_release import install_release
+from components.helm_chart import HelmChartArgs, InstalledChart
 from components.kubernetes_objects import create_object
 from components.namespace import platform_labels
 from components.policy_exceptions import exception_annotations
@@ -23,6 +22,8 @@ from platform_config.schema import DeploymentConfig, PlatformConfig, ScalePolicy
 TYPE_TOKEN = "triton-platform:scaling:KedaScaling"
 AUTH_NAME = "triton-prometheus"
 QUEUE_TRIGGER, GPU_TRIGGER = "queue-depth", "gpu-memory"
+# KEDA's own metrics and a ServiceMonitor for them, for the KedaScalerErrors alert (chart values.yaml `prometheus`).
+KEDA_VALUES = {"prometheus": {"operator": {"enabled": True, "serviceMonitor": {"enabled": True}}}}
 
 
 def prometheus_address(config: PlatformConfig) -> str:
@@ -90,8 +91,9 @@ def scaled_object_manifest(config: PlatformConfig, name: str, deployment: Deploy
         "minReplicaCount": deployment.replicas.min,
         "maxReplicaCount": deployment.replicas.max,
         "advanced": {
-            # Deleting the ScaledObject (scaling disabled) leaves the replicas where they are.
-            "restoreToOriginalReplicaCount": False,
+            # restoreToOriginalReplicaCount is left at KEDA's default, false: deleting the ScaledObject
+            # (scaling disabled) leaves the replicas where they are. Written out, it would read as drift:
+            # the operator rewrites the object without it (`omitempty` in keda.sh/v1alpha1 AdvancedConfig).
             "horizontalPodAutoscalerConfig": {
                 "behavior": {"scaleUp": _behavior(scaling.scale_up), "scaleDown": _behavior(scaling.scale_down)}
             },
@@ -153,8 +155,8 @@ class KedaScalingArgs:
     deployments: dict[str, pulumi.CustomResource]
     """The Triton Deployments to scale, by deployment name."""
 
-    renders: bool = False
-    """True when the stack writes manifests instead of deploying: the KEDA chart install is then left to deploy time."""
+    kube_version: str | None = None
+    """Kubernetes version KEDA's chart is templated for when rendering; None when deploying (the API server's)."""
 
 
 class KedaScaling(pulumi.ComponentResource):
@@ -166,14 +168,14 @@ class KedaScaling(pulumi.ComponentResource):
         config = args.config
         before: list[pulumi.Resource] = list(args.deployments.values())
         if config.scaling.keda.mode == "install":
-            before.append(self._install(name, config, child, args.renders))
+            before.append(self._install(name, config, child, args.kube_version))
         ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=before))
         for role, manifest in scaling_manifests(config).items():
             create_object(f"{name}-{role}", manifest, ordered)
         self.register_outputs({})
 
     def _install(
-        self, name: str, config: PlatformConfig, child: pulumi.ResourceOptions, renders: bool
+        self, name: str, config: PlatformConfig, child: pulumi.ResourceOptions, kube_version: str | None
     ) -> pulumi.Resource:
         keda = config.scaling.keda
         namespace = create_object(
@@ -197,19 +199,15 @@ class KedaScaling(pulumi.ComponentResource):
             },
             child,
         )
-        release = install_release(
+        return InstalledChart(
             f"{name}-keda",
-            k8s.helm.v3.ReleaseArgs(
-                name="keda",
-                chart="keda",
-                version=keda.chart.version,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=keda.chart.repository),
+            HelmChartArgs(
+                chart_name="keda",
+                chart=keda.chart,
+                release="keda",
                 namespace=keda.namespace,
-                create_namespace=False,
-                # KEDA's own metrics and a ServiceMonitor for them, for the KedaScalerErrors alert.
-                values={"prometheus": {"operator": {"enabled": True, "serviceMonitor": {"enabled": True}}}},
+                values=KEDA_VALUES,
+                kube_version=kube_version,
             ),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace])),
-            renders,
         )
-        return release or namespace

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
+from pulumi.runtime.mocks import MockMonitor
+from pulumi.runtime.settings import get_monitor
 
 from platform_config.schema import KubernetesConfig
 
@@ -44,6 +50,62 @@ def provider_args(config: KubernetesConfig, stack: str) -> dict[str, str]:
     if config.kubeconfig:
         args["kubeconfig"] = config.kubeconfig
     return args
+
+
+def kubeconfig_paths(config: KubernetesConfig) -> list[Path]:
+    """The files the provider reads, in client-go's order: `kubeconfig`, else $KUBECONFIG, else ~/.kube/config."""
+    if config.kubeconfig:
+        return [Path(config.kubeconfig).expanduser()]
+    listed = [Path(p).expanduser() for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    return listed or [Path.home() / ".kube" / "config"]
+
+
+def _named(entries: Any) -> dict[str, dict[str, Any]]:
+    return {e["name"]: e for e in entries or [] if isinstance(e, dict) and "name" in e}
+
+
+def unreachable_reason(config: KubernetesConfig, timeout: float = 5.0) -> str | None:
+    """Why the deploy target cannot be reached, naming the context; None when its API server answers a connection.
+
+    Only a TCP connection is tried: credentials are the provider's business. Without this the
+    provider reports "cluster is unreachable" per object, without saying which context was meant,
+    and previews go on as if the cluster were empty.
+    """
+    context = config.context or ""
+    paths = kubeconfig_paths(config)
+    contexts: dict[str, dict[str, Any]] = {}
+    clusters: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        if path.is_file():
+            document = yaml.safe_load(path.read_text()) or {}
+            # client-go merges the files; the first one to name an entry wins.
+            contexts = {**_named(document.get("contexts")), **contexts}
+            clusters = {**_named(document.get("clusters")), **clusters}
+    where = ", ".join(str(p) for p in paths)
+    if context not in contexts:
+        known = ", ".join(sorted(contexts)) or "none"
+        return f"kubeconfig context {context!r} is not defined in {where} (contexts there: {known})"
+    cluster = clusters.get((contexts[context].get("context") or {}).get("cluster", ""), {}).get("cluster") or {}
+    server = str(cluster.get("server") or "")
+    if cluster.get("proxy-url") or os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy"):
+        return None  # reached through a proxy: only the provider can tell
+    url = urlsplit(server)
+    if not url.hostname:
+        return f"kubeconfig context {context!r} names no API server address (cluster server {server!r} in {where})"
+    try:
+        with socket.create_connection((url.hostname, url.port or 443), timeout=timeout):
+            return None
+    except OSError as err:
+        return f"the API server of kubeconfig context {context!r}, {server}, cannot be reached: {err.strerror or err}"
+
+
+def check_reachable(config: KubernetesConfig, stack: str) -> None:
+    """Stop a deploy-mode run at once, with one message, when its context's API server cannot be reached."""
+    if config.mode != "deploy" or render_dir(config, stack) is not None or isinstance(get_monitor(), MockMonitor):
+        return  # rendering, or under Pulumi's mocks: no cluster is used
+    reason = unreachable_reason(config)
+    if reason is not None:
+        raise pulumi.RunError(f"stack {stack}: {reason}")
 
 
 def create_provider(stack: str, config: KubernetesConfig) -> k8s.Provider:

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import pulumi
-import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from components.alert_routing import NULL_RECEIVER, alertmanager_config_manifest, receiver_secrets
 from components.dashboards import DASHBOARD_LABEL, FOLDER_ANNOTATION, dashboard_manifest
-from components.helm_release import install_release
+from components.helm_chart import HelmChartArgs, InstalledChart
 from components.kubernetes_objects import create_object
 from components.monitoring_rules import rule_groups
 from components.namespace import platform_labels
@@ -83,6 +82,10 @@ def chart_values(config: PlatformConfig) -> dict[str, Any]:
     """kube-prometheus-stack values: select the platform's objects, keep Grafana's password in a Secret."""
     select = {"matchLabels": dict(config.monitoring.selector_labels)}
     return {
+        # The operator's admission webhook gets its certificate from Helm hook Jobs, which are not part of
+        # the chart's objects here (components/helm_chart.py); without them the webhook and the operator's
+        # TLS listener would wait for a Secret nothing creates. Rules are checked by promtool before deploy.
+        "prometheusOperator": {"admissionWebhooks": {"enabled": False}, "tls": {"enabled": False}},
         # A dedicated Prometheus: scrape every ServiceMonitor, KEDA's chart's included (it carries no release label).
         "prometheus": {
             "prometheusSpec": {
@@ -141,8 +144,8 @@ class MonitoringArgs:
     config: PlatformConfig
     """The stack's validated configuration."""
 
-    renders: bool = False
-    """True when the stack writes manifests instead of deploying: the chart install is then left to deploy time."""
+    kube_version: str | None = None
+    """Kubernetes version the chart is templated for when the stack renders; None when deploying (the API server's)."""
 
 
 class Monitoring(pulumi.ComponentResource):
@@ -158,7 +161,7 @@ class Monitoring(pulumi.ComponentResource):
         after: list[pulumi.Resource] = []
         self.grafana_admin_password = None
         if config.monitoring.mode == "install":
-            after.extend(self._install(name, config, child, args.renders))
+            after.extend(self._install(name, config, child, args.kube_version))
         for secret in receiver_secrets(config):
             create_object(
                 f"{name}-{secret.secret_name}",
@@ -181,7 +184,7 @@ class Monitoring(pulumi.ComponentResource):
         self.register_outputs({"grafanaAdminPassword": self.grafana_admin_password})
 
     def _install(
-        self, name: str, config: PlatformConfig, child: pulumi.ResourceOptions, renders: bool
+        self, name: str, config: PlatformConfig, child: pulumi.ResourceOptions, kube_version: str | None
     ) -> list[pulumi.Resource]:
         namespace = config.monitoring.prometheus.namespace
         labels = platform_labels(config.environment)
@@ -223,19 +226,16 @@ class Monitoring(pulumi.ComponentResource):
             },
             child,
         )
-        chart = config.monitoring.chart
-        release = install_release(
+        installed = InstalledChart(
             f"{name}-{RELEASE_NAME}",
-            k8s.helm.v3.ReleaseArgs(
-                name=RELEASE_NAME,
-                chart=RELEASE_NAME,
-                version=chart.version,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.repository),
+            HelmChartArgs(
+                chart_name=RELEASE_NAME,
+                chart=config.monitoring.chart,
+                release=RELEASE_NAME,
                 namespace=namespace,
-                create_namespace=False,
                 values=chart_values(config),
+                kube_version=kube_version,
             ),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[secret])),
-            renders,
         )
-        return [release] if release else [secret]
+        return [installed]

@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.keda_scaling import KedaScaling, KedaScalingArgs
 from components.kubernetes_objects import create_object
-from components.kubernetes_provider import create_provider, provider_options, render_dir
+from components.kubernetes_provider import check_reachable, create_provider, provider_options, render_dir
 from components.monitoring import Monitoring, MonitoringArgs
 from components.namespace import namespace_manifests
 from components.triton_serving import TritonServing, TritonServingArgs
@@ -31,8 +31,8 @@ class TritonPlatformArgs:
     config: PlatformConfig
     """The stack's validated configuration."""
 
-    renders: bool = False
-    """True when the stack writes manifests instead of deploying (Helm releases are then left to deploy time)."""
+    kube_version: str | None = None
+    """Kubernetes version charts are templated for when rendering; None when deploying (the API server's)."""
 
 
 class TritonPlatform(pulumi.ComponentResource):
@@ -74,12 +74,15 @@ class TritonPlatform(pulumi.ComponentResource):
             TritonServingArgs(args.stack, config, rendered, self.gpu_pool.contract),
             in_namespace,
         )
-        self.monitoring = Monitoring(f"{name}-monitoring", MonitoringArgs(config, args.renders), in_namespace)
+        self.monitoring = Monitoring(f"{name}-monitoring", MonitoringArgs(config, args.kube_version), in_namespace)
         if config.scaling.enabled:
+            # KEDA's chart brings a ServiceMonitor: when the platform installs the Prometheus Operator too,
+            # its CRDs must exist first, in the same `pulumi up`.
+            after_monitoring = [self.monitoring] if config.monitoring.mode == "install" else []
             KedaScaling(
                 f"{name}-scaling",
-                KedaScalingArgs(config, self.serving.deployments, args.renders),
-                in_namespace,
+                KedaScalingArgs(config, self.serving.deployments, args.kube_version),
+                pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=after_monitoring)),
             )
         self.namespace = namespace.metadata.name
         self.register_outputs({"namespace": self.namespace, "services": self.serving.services})
@@ -88,9 +91,13 @@ class TritonPlatform(pulumi.ComponentResource):
 def build_platform(stack: StackConfig) -> TritonPlatform:
     """Everything the stack deploys. `__main__.py` and `stackctl synth` both call this, nothing else."""
     config = stack.config
+    check_reachable(config.kubernetes, stack.stack)
     provider = create_provider(stack.stack, config.kubernetes)
     renders = render_dir(config.kubernetes, stack.stack) is not None
-    platform = TritonPlatform(stack.stack, TritonPlatformArgs(stack.stack, config, renders), provider_options(provider))
+    kube_version = config.kubernetes.kube_version if renders else None
+    platform = TritonPlatform(
+        stack.stack, TritonPlatformArgs(stack.stack, config, kube_version), provider_options(provider)
+    )
     pulumi.export("environment", config.environment)
     pulumi.export("kubernetesMode", config.kubernetes.mode)
     pulumi.export("renderDir", render_dir(config.kubernetes, stack.stack))

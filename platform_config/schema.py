@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from platform_config.paths import PROJECT_ROOT
 from policy.rules import POLICY_NAMES
 
 PROJECT = "triton-platform"
@@ -85,6 +87,9 @@ class KubernetesConfig(Strict):
     render_dir: str | None = None
     """Output folder for `render` mode, relative to the project root. Unset: `rendered/<stack>`."""
 
+    kube_version: Annotated[str, Field(pattern=r"^v1\.[0-9]+\.[0-9]+$")] = "v1.34.0"
+    """The Kubernetes version Helm charts are templated for in `render` mode (charts check it against their `kubeVersion`). In `deploy` mode the API server's own version is used and this key is refused."""
+
     @model_validator(mode="after")
     def _mode_fields(self) -> KubernetesConfig:
         if self.mode == "deploy" and not self.context:
@@ -95,6 +100,11 @@ class KubernetesConfig(Strict):
             )
         if self.mode == "deploy" and self.render_dir is not None:
             raise KeyProblemError("renderDir", "applies only to mode 'render'; remove it or set mode: render")
+        if self.mode == "deploy" and "kube_version" in self.model_fields_set:
+            raise KeyProblemError(
+                "kubeVersion",
+                "applies only to mode 'render'; deploying, charts are templated for the API server's version",
+            )
         for key, value in (("context", self.context), ("kubeconfig", self.kubeconfig)):
             if self.mode == "render" and value:
                 raise KeyProblemError(
@@ -629,13 +639,33 @@ class ServingConfig(Strict):
 
 
 class HelmChart(Strict):
-    """A pinned Helm chart."""
+    """A pinned Helm chart, from its repository or from a local folder."""
 
     repository: Annotated[str, Field(pattern=r"^(https|oci)://")] = "https://prometheus-community.github.io/helm-charts"
     """Chart repository URL."""
 
     version: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "79.7.1"
-    """Exact chart version."""
+    """Exact chart version. With `path`, the folder's `Chart.yaml` must declare this version."""
+
+    path: str | None = None
+    """A chart folder (unpacked, dependencies in its `charts/`), relative to the project root or absolute, used instead of `repository`: for air-gapped clusters and mirrors. Unset: the chart is fetched from `repository`."""
+
+    @model_validator(mode="after")
+    def _local_chart(self) -> HelmChart:
+        if self.path is None:
+            return self
+        if "repository" in self.model_fields_set:
+            raise KeyProblemError("path", "give either `repository` or `path`, not both")
+        folder = PROJECT_ROOT / self.path
+        manifest = folder / "Chart.yaml"
+        if not manifest.is_file():
+            raise KeyProblemError("path", f"{self.path!r} is not a chart folder: no Chart.yaml in {folder}")
+        declared = (yaml.safe_load(manifest.read_text()) or {}).get("version")
+        if str(declared) != self.version:
+            raise KeyProblemError(
+                "path", f"{self.path!r} holds chart version {declared}, but `version` pins {self.version}"
+            )
+        return self
 
 
 class ScalePolicy(Strict):
@@ -676,7 +706,7 @@ class KedaInstall(Strict):
     namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)] = "keda"
     """KEDA's namespace."""
 
-    chart: HelmChart = HelmChart(repository="https://kedacore.github.io/charts", version="2.21.0")
+    chart: HelmChart = HelmChart(repository="https://kedacore.github.io/charts", version="2.20.2")
     """The KEDA chart, for mode `install`."""
 
 

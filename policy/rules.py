@@ -361,6 +361,25 @@ def namespace_network_policy(resources: list[Resource]) -> list[tuple[Resource, 
     ]
 
 
+def sets_replicas(deployment: Resource) -> bool:
+    """Whether the program sets `spec.replicas`.
+
+    Before an update the policy sees the program's inputs; after it, the live object, whose
+    `replicas` the API server defaults and the HPA writes. There, managedFields say who set it:
+    only a Pulumi field manager owning `f:spec.f:replicas` is the program.
+    """
+    if (deployment.props.get("spec") or {}).get("replicas") is None:
+        return False
+    managed = deployment.metadata.get("managedFields")
+    if not managed:
+        return True
+    return any(
+        "pulumi" in str(entry.get("manager", ""))
+        and "f:replicas" in ((entry.get("fieldsV1") or {}).get("f:spec") or {})
+        for entry in managed
+    )
+
+
 def scaled_without_replicas(resources: list[Resource]) -> list[tuple[Resource, str]]:
     """A Deployment KEDA scales sets no `replicas`: each apply would fight the HPA."""
     targets = {
@@ -371,9 +390,7 @@ def scaled_without_replicas(resources: list[Resource]) -> list[tuple[Resource, s
     return [
         (r, "scaled by KEDA, so it must not set spec.replicas")
         for r in resources
-        if r.kind == "Deployment"
-        and (r.namespace, r.name) in targets
-        and (r.props.get("spec") or {}).get("replicas") is not None
+        if r.kind == "Deployment" and (r.namespace, r.name) in targets and sets_replicas(r)
     ]
 
 

@@ -514,3 +514,42 @@ def test_policy_exceptions_name_a_known_policy_and_a_reason() -> None:
     good = {**exception, "policy": "no-load-balancer", "reason": "internal NLB for the on-prem gateway"}
     config = validate("production", setting("triton-platform:policyExceptions", value=[good]))
     assert config.policy_exceptions[0].policy == "no-load-balancer"
+
+
+def test_kube_version_applies_only_to_render_mode() -> None:
+    [error] = errors_of("staging", setting(K8S, "kubeVersion", value="v1.34.0"))
+    assert error == (
+        "triton-platform:kubernetes.kubeVersion: applies only to mode 'render'; "
+        "deploying, charts are templated for the API server's version"
+    )
+    assert validate("dev", setting(K8S, "kubeVersion", value="v1.31.2")).kubernetes.kube_version == "v1.31.2"
+    [error] = errors_of("dev", setting(K8S, "kubeVersion", value="1.31"))
+    assert error.startswith("triton-platform:kubernetes.kubeVersion: ")
+    assert "got '1.31'" in error
+
+
+def _chart_folder(root: Path, version: str) -> Path:
+    folder = root / "keda"
+    folder.mkdir()
+    (folder / "Chart.yaml").write_text(f"apiVersion: v2\nname: keda\nversion: {version}\n")
+    return folder
+
+
+def test_a_chart_folder_replaces_the_repository_and_must_hold_the_pinned_version(tmp_path: Path) -> None:
+    keda = ("keda", "chart")
+    folder = _chart_folder(tmp_path, "2.20.2")
+    config = validate("production", setting(SCALING, *keda, value={"path": str(folder), "version": "2.20.2"}))
+    assert config.scaling.keda.chart.path == str(folder)
+
+    [error] = errors_of("production", setting(SCALING, *keda, value={"path": str(folder), "version": "2.19.0"}))
+    assert error == (
+        f"triton-platform:scaling.keda.chart.path: {str(folder)!r} holds chart version 2.20.2, "
+        "but `version` pins 2.19.0"
+    )
+    [error] = errors_of("production", setting(SCALING, *keda, value={"path": str(tmp_path), "version": "2.20.2"}))
+    assert error == (
+        f"triton-platform:scaling.keda.chart.path: {str(tmp_path)!r} is not a chart folder: no Chart.yaml in {tmp_path}"
+    )
+    both = {"path": str(folder), "version": "2.20.2", "repository": "https://kedacore.github.io/charts"}
+    [error] = errors_of("production", setting(SCALING, *keda, value=both))
+    assert error == "triton-platform:scaling.keda.chart.path: give either `repository` or `path`, not both"

@@ -29,7 +29,8 @@ def test_scaled_object_fields(stack: str, deployment: str) -> None:
     assert spec["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": f"triton-{deployment}"}
     assert (spec["minReplicaCount"], spec["maxReplicaCount"]) == (dep.replicas.min, dep.replicas.max)
     assert spec["pollingInterval"] == scaling.polling_interval_seconds
-    assert spec["advanced"]["restoreToOriginalReplicaCount"] is False
+    # KEDA's default (false: replicas stay where they are when the ScaledObject goes), left unset on purpose.
+    assert "restoreToOriginalReplicaCount" not in spec["advanced"]
     behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
     up, down = behavior["scaleUp"], behavior["scaleDown"]
     assert up["stabilizationWindowSeconds"] == scaling.scale_up.stabilization_seconds

@@ -250,6 +250,32 @@ def test_a_scaled_deployment_with_replicas_is_reported() -> None:
     ) == [("Deployment", "triton-ranker", "scaled by KEDA, so it must not set spec.replicas")]
 
 
+def _live(replicas_owner: str) -> Callable[[dict[str, Any]], None]:
+    """The Deployment as the API server returns it: replicas set, and owned by `replicas_owner`."""
+
+    def edit(props: dict[str, Any]) -> None:
+        props["spec"]["replicas"] = 1
+        props["metadata"]["managedFields"] = [
+            {"manager": "pulumi-kubernetes-7a1b2c3d", "operation": "Apply", "fieldsV1": {"f:spec": {"f:template": {}}}},
+            {"manager": replicas_owner, "operation": "Update", "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+        ]
+
+    return edit
+
+
+def test_after_an_update_only_replicas_the_program_owns_are_reported() -> None:
+    """After `pulumi up` the policy sees the live object: defaulted or HPA-written replicas are not the program's."""
+    resources = built(synth_stack("production"))
+    deployment = find("production", "Deployment", "triton-ranker")
+    rule = RULE["keda-no-static-replicas"]
+    by_hpa = changed(deployment, _live("kube-controller-manager"))
+    assert stack_violations(rule, replace(resources, "Deployment", "triton-ranker", by_hpa)) == []
+    by_program = changed(deployment, _live("pulumi-kubernetes-7a1b2c3d"))
+    assert stack_violations(rule, replace(resources, "Deployment", "triton-ranker", by_program)) == [
+        ("Deployment", "triton-ranker", "scaled by KEDA, so it must not set spec.replicas")
+    ]
+
+
 def test_declared_exceptions_silence_a_rule_and_carry_their_reason() -> None:
     plugin = find("production", "DaemonSet", "nvidia-device-plugin")
     found, reason = violations(RULE["no-host-access"], plugin)

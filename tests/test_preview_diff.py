@@ -11,6 +11,7 @@ import pytest
 from platform_config.paths import PROJECT_ROOT
 from stackctl import preview_diff
 from stackctl.preview_diff import Change, changes, markdown, tuning_changes
+from tests.local_cluster import edit_stack, use_offline_charts
 from tests.pulumi_cli import PULUMI_HOME, TOOLS_BIN, pulumi_binary
 
 
@@ -36,10 +37,12 @@ def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     preview_diff.export_tree(PROJECT_ROOT, None, repo)
     for venv in (".venv", "policy/.venv"):
         (repo / venv).unlink()
+    production = repo / "stacks" / "Pulumi.production.yaml"
+    # Production's charts from the offline chart folders: no chart repository can be reached here.
+    edit_stack(production, use_offline_charts)
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
-    production = repo / "stacks" / "Pulumi.production.yaml"
     edit(production, "maxQueueDelayMicroseconds: 5000", "maxQueueDelayMicroseconds: 8000")
     edit(production, "queueDepthTarget: 10", "queueDepthTarget: 20")
     edit(production, "storageClassName: shared-rwx", "storageClassName: shared-rwx-v2")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pulumi
 import pytest
 
@@ -11,7 +9,7 @@ from components.kubernetes_provider import provider_args
 from platform_config.loader import pulumi_config_from_stack_file, stack_file
 from platform_config.schema import KubernetesConfig
 from stackctl.mock_runtime import EchoMocks, RecordingMonitor, run_program
-from stackctl.synth import SynthResult, synthesize
+from stackctl.synth import SynthResult
 from tests.conftest import synth_stack
 
 PLATFORM = "triton-platform:index:TritonPlatform"
@@ -21,19 +19,26 @@ SERVING = "triton-platform:serving:TritonServing"
 MONITORING = "triton-platform:monitoring:Monitoring"
 SCALING = "triton-platform:scaling:KedaScaling"
 GPU_POOL = "triton-platform:gpu:GpuNodePool"
+CHART = "triton-platform:helm:InstalledChart"
+CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
 
 
 def test_component_tree(synth: SynthResult) -> None:
     stack = synth.stack.stack
     parents = {r.name: r.parent.rsplit("::", 1)[-1] for r in synth.resources}
     components = {(r.type, r.name) for r in synth.resources if not r.custom}
+    charts = {
+        (kind, f"{stack}-{owner}{suffix}")
+        for owner in ("monitoring-kube-prometheus-stack", "scaling-keda")
+        for kind, suffix in ((CHART, ""), (CONFIG_GROUP, "-objects"))
+    }
     assert components == {
         (PLATFORM, stack),
         (SERVING, f"{stack}-serving"),
         (MONITORING, f"{stack}-monitoring"),
         (SCALING, f"{stack}-scaling"),
         (GPU_POOL, f"{stack}-gpu-pool"),
-    }
+    } | (charts if stack == "production" else set())
     gpu_children = {r.name for r in synth.resources if parents[r.name] == f"{stack}-gpu-pool"}
     assert {f"{stack}-gpu-pool-device-plugin", f"{stack}-gpu-pool-system-namespace"} <= gpu_children
     assert parents[f"{stack}-scaling"] == stack
@@ -56,11 +61,14 @@ def test_component_tree(synth: SynthResult) -> None:
         assert {f"{stack}-serving-{name}-deployment", f"{stack}-serving-{name}-service"} <= serving_children
     assert {f"{stack}-serving-service-account", f"{stack}-serving-priority-class"} <= serving_children
     custom = [r for r in synth.resources if r.custom]
-    assert {r.name for r in custom} == {
-        f"{stack}-kubernetes",
-        f"{stack}-namespace",
-        f"{stack}-default-deny",
-    } | serving_children | monitoring_children | scaling_children | gpu_children
+    chart_names = {name for _, name in charts}
+    assert {r.name for r in custom} == (
+        {f"{stack}-kubernetes", f"{stack}-namespace", f"{stack}-default-deny"}
+        | serving_children
+        | monitoring_children
+        | scaling_children
+        | gpu_children
+    ) - chart_names
 
 
 def test_every_kubernetes_object_uses_the_stack_provider(synth: SynthResult) -> None:
@@ -135,14 +143,21 @@ def test_a_config_error_stops_the_program_with_the_full_report() -> None:
     ]
 
 
-def test_rendering_leaves_helm_releases_to_deploy_time(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Production installs KEDA and kube-prometheus-stack with Helm; a render of it writes neither chart."""
-    release = "kubernetes:helm.sh/v3:Release"
-    assert len(synth_stack("production").of_type(release)) == 2
-    monkeypatch.setenv("TRITON_PLATFORM_RENDER_DIR", str(tmp_path))
-    rendered = synthesize(stack_file("production"), "production")
-    assert rendered.of_type(release) == []
-    # KEDA's objects still come after its namespace, as they would after the chart.
-    keda_namespace = rendered.find(NAMESPACE, "production-scaling-namespace")
-    scaled = rendered.find("kubernetes:keda.sh/v1alpha1:ScaledObject", "production-scaling-general-scaled-object")
-    assert keda_namespace.urn in scaled.dependencies
+def test_production_installs_both_charts_before_what_needs_their_crds() -> None:
+    """KEDA's chart after the Prometheus Operator's (it brings a ServiceMonitor); ScaledObjects after KEDA's chart."""
+    synth = synth_stack("production")
+    charts = {r.name: r for r in synth.of_type(CHART)}
+    assert sorted(charts) == ["production-monitoring-kube-prometheus-stack", "production-scaling-keda"]
+    groups = {r.parent: r for r in synth.of_type(CONFIG_GROUP)}
+    assert {charts[n].urn for n in charts} == set(groups)
+    objects = {name: groups[chart.urn].urn for name, chart in charts.items()}
+    # The SDK expands a component in depends_on into the resources under it.
+    scaling = synth.find(SCALING, "production-scaling")
+    assert objects["production-monitoring-kube-prometheus-stack"] in scaling.dependencies
+    scaled = synth.find("kubernetes:keda.sh/v1alpha1:ScaledObject", "production-scaling-general-scaled-object")
+    assert objects["production-scaling-keda"] in scaled.dependencies
+
+
+def test_stacks_without_install_mode_template_no_chart() -> None:
+    for stack in ("dev", "staging"):
+        assert synth_stack(stack).of_type(CHART) == []

@@ -1,0 +1,123 @@
+"""Helm charts the platform installs (KEDA, kube-prometheus-stack), each object an ordinary Pulumi resource.
+
+Why not `helm.v3.Release`: a Release is one opaque resource. `pulumi preview` and the
+policy pack never see the objects inside it, a chart bump shows as one changed
+`version` string, and Helm never upgrades the CRDs in a chart's `crds/` folder
+(https://helm.sh/docs/chart_best_practices/custom_resource_definitions/).
+
+Why not `helm.v4.Chart`: it renders with the cluster's discovered version only, so in
+render mode Helm assumes Kubernetes v1.20.0 (helm.sh/helm/v3 pkg/chartutil/capabilities.go)
+and both charts refuse to render (`kubeVersion: >=1.23` / `>=1.25`); it also drops
+hooks (pulumi-kubernetes provider/pkg/provider/helm/v4/chart.go sets DisableHooks).
+
+So the chart is templated by the provider's `kubernetes:helm:template` function (Helm's
+own engine; the cluster's version and API groups when deploying, `kubeVersion` from
+the stack when rendering), and its objects are registered by `kubernetes:yaml/v2:ConfigGroup`,
+which applies CRDs and namespaces before the objects that need them. Every object is then
+previewed, diffed, policy-checked and rendered like the platform's own, and CRDs are
+applied server-side on every chart bump. Hooks come out as plain objects; the platform
+turns off the hooks of the charts it installs (see their values).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from platform_config.paths import PROJECT_ROOT
+from platform_config.schema import HelmChart
+
+CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+
+
+def template_options(
+    *, chart_name: str, chart: HelmChart, release: str, namespace: str, values: dict[str, Any], kube_version: str | None
+) -> dict[str, Any]:
+    """The options of `kubernetes:helm:template` (provider/pkg/provider/invoke_helm_template.go, HelmChartOpts)."""
+    options: dict[str, Any] = {
+        "release_name": release,
+        "namespace": namespace,
+        "values": values,
+        "include_test_hook_resources": False,
+    }
+    if chart.path is not None:
+        # A local chart folder: the function loads <path>/<chart>, so split the folder's parent off.
+        folder = (PROJECT_ROOT / chart.path).resolve()
+        options.update(path=str(folder.parent), chart=folder.name)
+    else:
+        options.update(chart=chart_name, fetch_opts={"repo": chart.repository, "version": chart.version})
+    if kube_version is not None:
+        # Deploying, the provider asks the API server; rendering, Helm would assume v1.20.0.
+        options["kube_version"] = kube_version
+    return options
+
+
+def _protect_crds(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+    """CRDs hold every custom resource of their kind, cluster-wide: never deleted with the stack."""
+    if args.type_ != CRD_TYPE:
+        return None
+    return pulumi.ResourceTransformResult(
+        props=args.props,
+        opts=pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True)),
+    )
+
+
+@dataclass(frozen=True)
+class HelmChartArgs:
+    chart_name: str
+    """The chart's name in its repository (`keda`, `kube-prometheus-stack`)."""
+
+    chart: HelmChart
+    """Where the chart comes from and its pinned version."""
+
+    release: str
+    """Helm release name: the prefix of the chart's object names."""
+
+    namespace: pulumi.Input[str]
+    """Namespace the chart's namespaced objects go to."""
+
+    values: dict[str, Any]
+    """Chart values."""
+
+    kube_version: str | None
+    """Kubernetes version to render for; None when deploying (the provider asks the API server)."""
+
+
+class InstalledChart(pulumi.ComponentResource):
+    """A pinned chart's objects, CRDs first and protected."""
+
+    resources: pulumi.Output[list[Any]]
+    """The chart's objects as Pulumi resources."""
+
+    def __init__(self, name: str, args: HelmChartArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        super().__init__("triton-platform:helm:InstalledChart", name, None, opts)
+        options = pulumi.Output.from_input(args.namespace).apply(
+            lambda namespace: json.dumps(
+                template_options(
+                    chart_name=args.chart_name,
+                    chart=args.chart,
+                    release=args.release,
+                    namespace=namespace,
+                    values=args.values,
+                    kube_version=args.kube_version,
+                )
+            )
+        )
+        template = pulumi.runtime.invoke_output(
+            "kubernetes:helm:template",
+            {"jsonOpts": options},
+            pulumi.InvokeOutputOptions(parent=self),
+        )
+        objects = template.apply(lambda result: list((result or {}).get("result") or []))
+        group = k8s.yaml.v2.ConfigGroup(
+            f"{name}-objects",
+            objs=objects,
+            resource_prefix=args.release,
+            opts=pulumi.ResourceOptions(parent=self, transforms=[_protect_crds]),
+        )
+        self.resources = group.resources
+        self.register_outputs({})

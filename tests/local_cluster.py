@@ -1,0 +1,115 @@
+"""A real control plane for the tests (scripts/local-cluster), and stack copies that deploy to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from platform_config.paths import PROJECT_ROOT
+
+SCRIPT = PROJECT_ROOT / "scripts" / "local-cluster"
+CONTEXT = "triton-local"
+# Chart sources for installs without a chart repository, beside the checkout (an air-gapped user's mirror).
+SHARED_CHARTS = PROJECT_ROOT.parent / "shared" / "charts"
+
+
+@dataclass
+class LocalCluster:
+    """One running cluster, in its own folder; stopped by PID by `stop`."""
+
+    folder: Path
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.folder / "kubeconfig"
+
+    @property
+    def api_port(self) -> int:
+        return int((self.folder / "ports" / "apiserver").read_text())
+
+    def script(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "LOCAL_CLUSTER_DIR": str(self.folder)}
+        result = subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, text=True, check=False)
+        if check:
+            assert result.returncode == 0, f"local-cluster {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+        return result
+
+    def kubectl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        binary = PROJECT_ROOT / ".tools" / "cluster" / "bin" / "kubectl"
+        result = subprocess.run(
+            [str(binary), "--kubeconfig", str(self.kubeconfig), *args], capture_output=True, text=True, check=False
+        )
+        if check:
+            assert result.returncode == 0, f"kubectl {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+        return result
+
+    def get(self, *args: str) -> Any:
+        """`kubectl get ... -o json`, decoded; None when the object does not exist."""
+        result = self.kubectl("get", *args, "-o", "json", check=False)
+        if result.returncode != 0:
+            assert "NotFound" in result.stderr, result.stderr
+            return None
+        return json.loads(result.stdout)
+
+    def stop(self) -> None:
+        self.script("stop")
+
+
+def start_cluster(folder: Path, *, operators: bool = True) -> LocalCluster:
+    cluster = LocalCluster(folder)
+    cluster.script("start", *([] if operators else ["--no-operators"]))
+    return cluster
+
+
+def wait_until(what: str, check: Callable[[], bool], timeout: float = 120, interval: float = 1) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out after {timeout:.0f}s waiting for {what}"
+        time.sleep(interval)
+
+
+def use_offline_charts(config: dict[str, Any]) -> None:
+    """Install-mode charts from the offline chart folders, as an air-gapped user sets `chart.path`.
+
+    The stack's own version pin stays: validation checks it against the folder's Chart.yaml.
+    """
+    for section, chart in (
+        ("triton-platform:monitoring", "kube-prometheus-stack"),
+        ("triton-platform:scaling", "keda"),
+    ):
+        settings = config.get(section) or {}
+        owner = settings.get("keda", {}) if chart == "keda" else settings
+        if owner.get("mode") == "install":
+            pinned = owner.setdefault("chart", {})
+            pinned.pop("repository", None)
+            pinned["path"] = str(SHARED_CHARTS / chart)
+
+
+def edit_stack(stack_file: Path, edit: Callable[[dict[str, Any]], None]) -> None:
+    """Change a stack file's `config` in place (a test's copy of it)."""
+    document = yaml.safe_load(stack_file.read_text())
+    edit(document["config"])
+    stack_file.write_text(yaml.safe_dump(document, sort_keys=False))
+
+
+def point_stack_at(stack_file: Path, cluster: LocalCluster) -> None:
+    """Deploy mode to the local cluster's context, charts from the offline folders; nothing else changes.
+
+    Production keeps its install modes, its model claim and its protection.
+    """
+
+    def edit(config: dict[str, Any]) -> None:
+        kubernetes = config["triton-platform:kubernetes"]
+        kubernetes.pop("renderDir", None)
+        kubernetes.update(mode="deploy", context=CONTEXT, kubeconfig=str(cluster.kubeconfig))
+        use_offline_charts(config)
+
+    edit_stack(stack_file, edit)

@@ -1,0 +1,138 @@
+"""`pulumi up` in deploy mode onto a real control plane (scripts/local-cluster), for every stack.
+
+Each stack file is copied with its context pointed at the local cluster (and install-mode charts
+read from the offline chart folders); nothing else changes. For each stack, in order: preview with
+the policy pack, up (the real API server admits every object, PSS `restricted` enforced; Deployments
+roll out to Ready pods, which kwok fakes), no changes on a second preview and on refresh, a batching
+change rolls the Deployment to a new ReplicaSet, and destroy keeps what the README says it keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.namespace import namespace_manifests
+from components.triton_manifests import APP_NAME
+from tests.conftest import STACKS, stack_values
+from tests.local_cluster import LocalCluster, edit_stack, point_stack_at, start_cluster, wait_until
+from tests.pulumi_cli import Project, make_project
+
+# What production keeps after `pulumi destroy` (README, "Environments"): its namespace and the model
+# claim in it (retained), and the CRDs of the charts it installed (protected, retained).
+PRODUCTION_KEEPS = [
+    ("namespace", "triton-production", ""),
+    ("persistentvolumeclaim", "triton-model-repository", "triton-production"),
+    ("customresourcedefinition", "scaledobjects.keda.sh", ""),
+    ("customresourcedefinition", "prometheusrules.monitoring.coreos.com", ""),
+]
+
+
+def deployments(cluster: LocalCluster, namespace: str) -> dict[str, dict[str, Any]]:
+    listed = cluster.get("deployments", "-n", namespace, "-l", f"app.kubernetes.io/name={APP_NAME}")
+    return {d["metadata"]["name"]: d for d in (listed or {}).get("items", [])}
+
+
+def template_hashes(cluster: LocalCluster, namespace: str, deployment: str) -> set[str]:
+    """pod-template-hash of the ReplicaSets that currently run pods of `deployment`."""
+    listed = cluster.get("replicasets", "-n", namespace)
+    return {
+        rs["metadata"]["labels"]["pod-template-hash"]
+        for rs in listed["items"]
+        if any(o["name"] == deployment for o in rs["metadata"].get("ownerReferences", []))
+        and (rs["spec"].get("replicas") or 0) > 0
+    }
+
+
+def rolled_out(cluster: LocalCluster, namespace: str) -> bool:
+    found = deployments(cluster, namespace)
+    return bool(found) and all(
+        d["status"].get("observedGeneration") == d["metadata"]["generation"]
+        and d["status"].get("updatedReplicas") == d["status"].get("replicas") == d["status"].get("readyReplicas")
+        for d in found.values()
+    )
+
+
+@pytest.fixture(params=STACKS)
+def deployed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Project, LocalCluster]]:
+    stack: str = request.param
+    values = stack_values(stack)
+    # A cluster that already runs KEDA and the Prometheus Operator's CRDs, unless the stack installs them.
+    installs = values["triton-platform:monitoring"].get("mode") == "install"
+    cluster = start_cluster(tmp_path / "cluster", operators=not installs)
+    try:
+        project = make_project(tmp_path / "pulumi", render_override=False)
+        point_stack_at(project.root / "stacks" / f"Pulumi.{stack}.yaml", cluster)
+        yield stack, project, cluster
+    finally:
+        cluster.stop()
+
+
+def test_stack_deploys_updates_and_destroys_on_a_real_control_plane(
+    deployed: tuple[str, Project, LocalCluster],
+) -> None:
+    stack, project, cluster = deployed
+    namespace = stack_values(stack)["triton-platform:kubernetes"]["namespace"]
+    policy = str(project.root / "policy")
+    project.ok("stack", "init", stack)
+
+    preview = project.ok("preview", "--policy-pack", policy, stack=stack)
+    assert "[mandatory]" not in preview
+
+    project.ok("up", "--yes", "--skip-preview", "--policy-pack", policy, stack=stack)
+    # The API server enforces PSS restricted on the namespace: a privileged pod is refused there.
+    labels = cluster.get("namespace", namespace)["metadata"]["labels"]
+    expected = namespace_manifests(namespace, stack)["namespace"]["metadata"]["labels"]
+    assert (
+        labels["pod-security.kubernetes.io/enforce"] == expected["pod-security.kubernetes.io/enforce"] == "restricted"
+    )
+    refused = cluster.kubectl(
+        "run", "privileged", "-n", namespace, "--image=busybox:1.36", "--privileged", "--restart=Never", check=False
+    )
+    assert refused.returncode != 0
+    assert "violates PodSecurity" in refused.stderr, refused.stderr
+    # Pulumi's await logic waited for each rollout; kwok made the pods Ready.
+    assert rolled_out(cluster, namespace)
+    before = {name: template_hashes(cluster, namespace, name) for name in deployments(cluster, namespace)}
+    assert all(len(h) == 1 for h in before.values()), before
+
+    # Nothing the API server defaults reads as a change, in the program's inputs or in the live objects.
+    project.ok("preview", "--expect-no-changes", stack=stack)
+    project.ok("refresh", "--yes", "--expect-no-changes", stack=stack)
+
+    # A batching change: a new config ConfigMap, and the Deployment rolls to a new ReplicaSet.
+    def slower_batching(config: dict[str, Any]) -> None:
+        config["triton-platform:serving"]["modelDefaults"]["dynamicBatching"]["maxQueueDelayMicroseconds"] += 100
+
+    edit_stack(project.root / "stacks" / f"Pulumi.{stack}.yaml", slower_batching)
+    update = project.ok("up", "--yes", "--skip-preview", "--policy-pack", policy, stack=stack)
+    serving = stack_values(stack)["triton-platform:serving"]
+    for name in serving["deployments"]:
+        assert f"Deployment {stack}-serving-{name}-deployment updated" in update, update
+        if serving["modelRepository"]["source"] not in ("s3", "gcs"):
+            # Rendered configs travel in a content-named ConfigMap (object stores: in the bucket).
+            assert f"ConfigMap {stack}-serving-{name}-config replaced" in update, update
+    wait_until("the rollout of the batching change", lambda: rolled_out(cluster, namespace))
+    after = {name: template_hashes(cluster, namespace, name) for name in deployments(cluster, namespace)}
+    for name, hashes in before.items():
+        assert after[name], f"{name} has no ReplicaSet with pods"
+        assert after[name].isdisjoint(hashes), f"{name} did not roll: {hashes} -> {after[name]}"
+
+    destroy = project.pulumi("destroy", "--yes", "--skip-preview", stack=stack)
+    if stack == "production":
+        assert destroy.returncode != 0
+        assert "protected" in destroy.stdout + destroy.stderr
+        project.ok("state", "unprotect", "--all", "--yes", stack=stack)
+        destroy = project.pulumi("destroy", "--yes", "--skip-preview", stack=stack)
+        assert destroy.returncode == 0, destroy.stdout + destroy.stderr
+        for kind, name, ns in PRODUCTION_KEEPS:
+            kept = cluster.get(kind, name, *(["-n", ns] if ns else []))
+            assert kept is not None, f"{kind}/{name} was deleted"
+            assert not kept["metadata"].get("deletionTimestamp"), f"{kind}/{name} is being deleted"
+        assert deployments(cluster, namespace) == {}
+    else:
+        assert destroy.returncode == 0, destroy.stdout + destroy.stderr
+        wait_until(f"namespace {namespace} to go", lambda: cluster.get("namespace", namespace) is None)

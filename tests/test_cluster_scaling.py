@@ -1,0 +1,157 @@
+"""The scaling loop closed for real: Triton's queue, Prometheus, KEDA's operator and metrics adapter, and
+kube-controller-manager's HPA scaling the stack's own Deployment through the stack's own ScaledObject.
+
+A real tritonserver (CPU) serves staging's `general` deployment outside the cluster and a real Prometheus
+scrapes it with the labels the ServiceMonitor gives; the stack is deployed to the local control plane with
+its Prometheus address pointed there. Only the scale-down window and policy period are shortened, in the
+test's copy of the stack, so the test takes minutes. The time from the load step to the HPA's first new
+desired count is measured and set beside `stackctl simulate`'s for the same settings (printed, and written
+to the test's folder as reaction.json; the README quotes a run).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.triton_manifests import deployment_object_name
+from platform_config.loader import load_stack
+from tests.local_cluster import LocalCluster, edit_stack, point_stack_at, start_cluster, wait_until
+from tests.pulumi_cli import Project, make_project
+from tests.triton_prometheus import Served, load, query, serve_with_prometheus
+
+STACK, DEPLOYMENT = "staging", "general"
+CONFIG = load_stack(STACK).config
+NAMESPACE = CONFIG.kubernetes.namespace
+TARGET = deployment_object_name(DEPLOYMENT)
+REPLICAS = CONFIG.serving.deployments[DEPLOYMENT].replicas
+FALLBACK = CONFIG.scaling.fallback
+SCALE_DOWN_WINDOW, POLICY_PERIOD = 20, 15
+CONCURRENCY = 96  # far more requests in flight than the batcher takes at once: the queue builds up
+
+
+@dataclass
+class Loop:
+    cluster: LocalCluster
+    served: Served
+    project: Project
+    work: Path
+
+
+@pytest.fixture(scope="module")
+def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loop]:
+    work = tmp_path_factory.mktemp("scaling-loop")
+    cluster = start_cluster(work / "cluster")
+    try:
+        with serve_with_prometheus(STACK, CONFIG, DEPLOYMENT, work / "serving") as served:
+            project = make_project(work / "pulumi", render_override=False)
+            stack_file = project.root / "stacks" / f"Pulumi.{STACK}.yaml"
+            point_stack_at(stack_file, cluster)
+
+            def shorter_windows(config: dict[str, Any]) -> None:
+                scaling = config["triton-platform:scaling"]
+                scaling["prometheusAddress"] = served.prometheus_url
+                scaling["scaleDown"].update(stabilizationSeconds=SCALE_DOWN_WINDOW, periodSeconds=POLICY_PERIOD)
+                scaling["scaleUp"].update(periodSeconds=POLICY_PERIOD)
+
+            edit_stack(stack_file, shorter_windows)
+            project.ok("stack", "init", STACK)
+            project.ok("up", "--yes", "--skip-preview", stack=STACK)
+            yield Loop(cluster, served, project, work)
+    finally:
+        cluster.stop()
+
+
+def replicas(cluster: LocalCluster) -> int:
+    return int(cluster.get("deployment", TARGET, "-n", NAMESPACE)["spec"].get("replicas") or 0)
+
+
+def desired(cluster: LocalCluster) -> int:
+    hpa = cluster.get("hpa", f"keda-hpa-{TARGET}", "-n", NAMESPACE)
+    return int(((hpa or {}).get("status") or {}).get("desiredReplicas") or 0)
+
+
+def condition(cluster: LocalCluster, kind: str) -> str:
+    scaled = cluster.get("scaledobject", TARGET, "-n", NAMESPACE)
+    found = [c for c in scaled["status"].get("conditions", []) if c["type"] == kind]
+    return str(found[0]["status"]) if found else "Unknown"
+
+
+def simulated_reaction(loop: Loop, rps: float) -> float | None:
+    """`stackctl simulate` of the same stack copy under the same step: seconds until desired replicas rise."""
+    trace = loop.work / "step.csv"
+    step_at = 120
+    trace.write_text(f"t_seconds,rps\n0,0\n{step_at},{rps:.1f}\n{step_at + 600},{rps:.1f}\n")
+    out = loop.work / "simulation"
+    run = loop.project.stackctl(
+        "simulate",
+        "--config",
+        str(loop.project.root / "stacks" / f"Pulumi.{STACK}.yaml"),
+        "--trace",
+        str(trace),
+        "--deployment",
+        DEPLOYMENT,
+        "--out",
+        str(out),
+        "--no-plot",
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    with (out / "timeline.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    before = int(rows[step_at - 1]["desired_replicas"])
+    rises = [int(r["t_seconds"]) for r in rows[step_at:] if int(r["desired_replicas"]) > before]
+    return float(rises[0] - step_at) if rises else None
+
+
+def test_load_scales_out_and_back_in_and_fallback_holds_without_metrics(loop: Loop) -> None:
+    cluster = loop.cluster
+    wait_until("KEDA's HPA", lambda: desired(cluster) == REPLICAS.min, timeout=180)
+    assert replicas(cluster) == REPLICAS.min
+
+    # A load step: the real queue grows, Prometheus scrapes it, KEDA reports it, the HPA scales out.
+    stop = threading.Event()
+
+    def keep_loading() -> None:
+        while not stop.is_set():
+            load(loop.served.triton, 5, model="classifier", concurrency=CONCURRENCY)
+
+    loader = threading.Thread(target=keep_loading, daemon=True)
+    started = time.monotonic()
+    loader.start()
+    try:
+        wait_until("a scale-out decision", lambda: desired(cluster) > REPLICAS.min, timeout=240)
+        reaction = time.monotonic() - started
+        wait_until("the deployment to scale out", lambda: replicas(cluster) >= min(3, REPLICAS.max), timeout=240)
+        [rate] = query(loop.served.prometheus_url, 'sum(rate(nv_inference_request_success{model="classifier"}[30s]))')
+        rps = float(rate["value"][1])
+    finally:
+        stop.set()
+        loader.join(timeout=60)
+    assert replicas(cluster) <= REPLICAS.max
+
+    # Load gone: after the (shortened) down window the count falls back to the floor.
+    wait_until("the scale-in", lambda: replicas(cluster) == REPLICAS.min, timeout=300, interval=2)
+
+    simulated = simulated_reaction(loop, rps)
+    measured = {"measured_reaction_seconds": round(reaction, 1), "simulated_reaction_seconds": simulated, "rps": rps}
+    (loop.work / "reaction.json").write_text(json.dumps(measured, indent=2))
+    print(f"scaling loop: {measured}")
+
+    # Prometheus gone: KEDA's fallback holds what the stack promises, never the floor of 1.
+    assert FALLBACK is not None
+    loop.served.prometheus.terminate()
+    loop.served.prometheus.wait(timeout=30)
+    wait_until("KEDA's fallback", lambda: condition(cluster, "Fallback") == "True", timeout=240, interval=2)
+    wait_until("the fallback replicas", lambda: replicas(cluster) >= FALLBACK.replicas, timeout=120)
+    held_until = time.monotonic() + 45
+    while time.monotonic() < held_until:
+        assert replicas(cluster) >= FALLBACK.replicas, "replicas fell below the fallback while metrics were down"
+        time.sleep(3)
