@@ -7,6 +7,7 @@ contract (where GPU pods may run, what they tolerate) that TritonServing uses.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -511,6 +512,9 @@ class GpuNodePoolArgs:
     config: PlatformConfig
     """The stack's validated configuration."""
 
+    metrics_crds: Sequence[pulumi.Resource] = ()
+    """What the pool's ServiceMonitor waits for: the Prometheus Operator's chart (its CRDs) when installed."""
+
 
 class GpuNodePool(pulumi.ComponentResource):
     """Device plugin, node autoscaling, priorities and spare capacity of the GPU pool."""
@@ -528,8 +532,9 @@ class GpuNodePool(pulumi.ComponentResource):
         if "system-namespace" in manifests:
             after.append(create_object(f"{name}-system-namespace", manifests.pop("system-namespace"), child))
         in_system = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after))
+        after_crds = pulumi.ResourceOptions.merge(in_system, pulumi.ResourceOptions(depends_on=list(args.metrics_crds)))
         for role, manifest in manifests.items():
-            create_object(f"{name}-{role}", manifest, in_system)
+            create_object(f"{name}-{role}", manifest, after_crds if manifest["kind"] == "ServiceMonitor" else in_system)
         taints: list[Any] = [{"key": t.key, "value": t.value, "effect": t.effect} for t in config.gpu_pool.taints]
         for node in config.gpu_pool.static_nodes:
             # A patch: the nodes stay the cluster's; Pulumi only owns these labels and taints.

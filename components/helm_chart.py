@@ -23,15 +23,51 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
 from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import HelmChart
 
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+
+
+def merged(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """`overrides` over `base`, as Helm merges values files: maps key by key, anything else replaced."""
+    out = dict(base)
+    for key, value in overrides.items():
+        out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def _enabled(values: dict[str, Any], condition: str) -> bool:
+    """A dependency's `condition` (a dotted values path); Helm leaves the dependency on when it is unset."""
+    node: Any = values
+    for part in condition.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return True
+        node = node[part]
+    return node is not False
+
+
+def missing_dependencies(folder: Path, values: dict[str, Any]) -> list[str]:
+    """Dependencies of a chart folder that the values turn on but its `charts/` lacks (`helm dependency build`)."""
+    manifest = yaml.safe_load((folder / "Chart.yaml").read_text()) or {}
+    defaults = yaml.safe_load((folder / "values.yaml").read_text()) if (folder / "values.yaml").is_file() else {}
+    effective = merged(defaults or {}, values)
+    missing = []
+    for dependency in manifest.get("dependencies") or []:
+        name = dependency["name"]
+        condition = dependency.get("condition")
+        if condition and not _enabled(effective, condition):
+            continue
+        if not (folder / "charts" / name).is_dir() and not list((folder / "charts").glob(f"{name}-*.tgz")):
+            missing.append(f"{name} {dependency.get('version', '')}".strip())
+    return missing
 
 
 def template_options(
@@ -41,7 +77,7 @@ def template_options(
     options: dict[str, Any] = {
         "release_name": release,
         "namespace": namespace,
-        "values": values,
+        "values": merged(values, chart.values),
         "include_test_hook_resources": False,
     }
     if chart.path is not None:
@@ -81,7 +117,7 @@ class HelmChartArgs:
     """Namespace the chart's namespaced objects go to."""
 
     values: dict[str, Any]
-    """Chart values."""
+    """The platform's chart values; the stack's `chart.values` are merged over them."""
 
     kube_version: str | None
     """Kubernetes version to render for; None when deploying (the provider asks the API server)."""
@@ -90,11 +126,21 @@ class HelmChartArgs:
 class InstalledChart(pulumi.ComponentResource):
     """A pinned chart's objects, CRDs first and protected."""
 
-    resources: pulumi.Output[list[Any]]
+    resources: pulumi.Output[Any]
     """The chart's objects as Pulumi resources."""
 
     def __init__(self, name: str, args: HelmChartArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("triton-platform:helm:InstalledChart", name, None, opts)
+        if args.chart.path is not None:
+            folder = (PROJECT_ROOT / args.chart.path).resolve()
+            missing = missing_dependencies(folder, merged(args.values, args.chart.values))
+            if missing:
+                # Helm's own message for this is a nil-pointer error deep inside a template.
+                raise pulumi.RunError(
+                    f"chart folder {folder} lacks the dependencies {', '.join(missing)} in its charts/ folder, "
+                    "which the chart's values turn on: lay them in (`helm dependency build`), or turn them off "
+                    "in the stack's `chart.values`"
+                )
         options = pulumi.Output.from_input(args.namespace).apply(
             lambda namespace: json.dumps(
                 template_options(

@@ -85,7 +85,15 @@ def chart_values(config: PlatformConfig) -> dict[str, Any]:
         # The operator's admission webhook gets its certificate from Helm hook Jobs, which are not part of
         # the chart's objects here (components/helm_chart.py); without them the webhook and the operator's
         # TLS listener would wait for a Secret nothing creates. Rules are checked by promtool before deploy.
-        "prometheusOperator": {"admissionWebhooks": {"enabled": False}, "tls": {"enabled": False}},
+        "prometheusOperator": {
+            "admissionWebhooks": {"enabled": False},
+            "tls": {"enabled": False},
+            # The chart sets none; the policy pack requires requests and limits on every container.
+            "resources": {
+                "requests": {"cpu": "100m", "memory": "128Mi"},
+                "limits": {"cpu": "500m", "memory": "512Mi"},
+            },
+        },
         # A dedicated Prometheus: scrape every ServiceMonitor, KEDA's chart's included (it carries no release label).
         "prometheus": {
             "prometheusSpec": {
@@ -154,6 +162,9 @@ class Monitoring(pulumi.ComponentResource):
     grafana_admin_password: pulumi.Output[str] | None
     """Grafana's generated admin password (a secret), in install mode."""
 
+    operator: list[pulumi.Resource]
+    """What the Prometheus Operator's custom resources wait for: its chart in install mode, else nothing."""
+
     def __init__(self, name: str, args: MonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -162,6 +173,7 @@ class Monitoring(pulumi.ComponentResource):
         self.grafana_admin_password = None
         if config.monitoring.mode == "install":
             after.extend(self._install(name, config, child, args.kube_version))
+        self.operator = list(after)
         for secret in receiver_secrets(config):
             create_object(
                 f"{name}-{secret.secret_name}",
@@ -200,8 +212,9 @@ class Monitoring(pulumi.ComponentResource):
                     "labels": {**labels, **pss},
                     "annotations": exception_annotations(
                         {
-                            "namespace-network-policy": "kube-prometheus-stack's operator webhook is called by the "
-                            "API server, whose address no NetworkPolicy can name; the chart governs its own traffic"
+                            "namespace-network-policy": "kube-prometheus-stack's Prometheus scrapes targets in every "
+                            "namespace and its operator calls the API server, whose address no NetworkPolicy can "
+                            "name; the chart creates no NetworkPolicy of its own"
                         }
                     ),
                 },

@@ -67,22 +67,23 @@ class TritonPlatform(pulumi.ComponentResource):
         )
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
         create_object(f"{name}-default-deny", objects["default-deny"], in_namespace)
-        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", GpuNodePoolArgs(config), in_namespace)
+        # First: in install mode it brings the Prometheus Operator's CRDs, which the GPU pool's and
+        # KEDA's ServiceMonitors need in the same `pulumi up`.
+        self.monitoring = Monitoring(f"{name}-monitoring", MonitoringArgs(config, args.kube_version), in_namespace)
+        operator = self.monitoring.operator
+        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", GpuNodePoolArgs(config, operator), in_namespace)
         rendered = render_repository(args.stack, config, read_repository(DEFAULT_MODEL_REPO))
         self.serving = TritonServing(
             f"{name}-serving",
             TritonServingArgs(args.stack, config, rendered, self.gpu_pool.contract),
             in_namespace,
         )
-        self.monitoring = Monitoring(f"{name}-monitoring", MonitoringArgs(config, args.kube_version), in_namespace)
         if config.scaling.enabled:
-            # KEDA's chart brings a ServiceMonitor: when the platform installs the Prometheus Operator too,
-            # its CRDs must exist first, in the same `pulumi up`.
-            after_monitoring = [self.monitoring] if config.monitoring.mode == "install" else []
             KedaScaling(
                 f"{name}-scaling",
                 KedaScalingArgs(config, self.serving.deployments, args.kube_version),
-                pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=after_monitoring)),
+                # KEDA's chart brings a ServiceMonitor too.
+                pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=operator)),
             )
         self.namespace = namespace.metadata.name
         self.register_outputs({"namespace": self.namespace, "services": self.serving.services})

@@ -9,7 +9,7 @@ the README (``python -m platform_config.reference``).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -638,14 +638,21 @@ class ServingConfig(Strict):
         return image
 
 
+ChartVersion = Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")]
+ChartRepository = Annotated[str, Field(pattern=r"^(https|oci)://")]
+
+
 class HelmChart(Strict):
     """A pinned Helm chart, from its repository or from a local folder."""
 
-    repository: Annotated[str, Field(pattern=r"^(https|oci)://")] = "https://prometheus-community.github.io/helm-charts"
+    repository: ChartRepository
     """Chart repository URL."""
 
-    version: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "79.7.1"
+    version: ChartVersion
     """Exact chart version. With `path`, the folder's `Chart.yaml` must declare this version."""
+
+    values: dict[str, Any] = {}
+    """Chart values merged over the platform's own (maps merge key by key; anything else replaces). For what the platform does not set: resources, retention, storage, or turning off a subchart an offline mirror lacks. The result is previewed and policy-checked like every object."""
 
     path: str | None = None
     """A chart folder (unpacked, dependencies in its `charts/`), relative to the project root or absolute, used instead of `repository`: for air-gapped clusters and mirrors. Unset: the chart is fetched from `repository`."""
@@ -666,6 +673,26 @@ class HelmChart(Strict):
                 "path", f"{self.path!r} holds chart version {declared}, but `version` pins {self.version}"
             )
         return self
+
+
+class PrometheusStackChart(HelmChart):
+    """The kube-prometheus-stack chart (prometheus-community/helm-charts)."""
+
+    repository: ChartRepository = "https://prometheus-community.github.io/helm-charts"
+    """Chart repository URL."""
+
+    version: ChartVersion = "79.7.1"
+    """Exact chart version. With `path`, the folder's `Chart.yaml` must declare this version."""
+
+
+class KedaChart(HelmChart):
+    """The KEDA chart (kedacore/charts)."""
+
+    repository: ChartRepository = "https://kedacore.github.io/charts"
+    """Chart repository URL."""
+
+    version: ChartVersion = "2.20.2"
+    """Exact chart version; 2.20.2 is the operator the local cluster's tests run. With `path`, the folder's `Chart.yaml` must declare this version."""
 
 
 class ScalePolicy(Strict):
@@ -706,7 +733,7 @@ class KedaInstall(Strict):
     namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)] = "keda"
     """KEDA's namespace."""
 
-    chart: HelmChart = HelmChart(repository="https://kedacore.github.io/charts", version="2.20.2")
+    chart: KedaChart = KedaChart()
     """The KEDA chart, for mode `install`."""
 
 
@@ -923,7 +950,7 @@ class MonitoringConfig(Strict):
     mode: Literal["install", "existing"] = "existing"
     """`install`: the kube-prometheus-stack chart, pinned, in `prometheus.namespace`. `existing`: an operator already runs; only the platform's ServiceMonitor, rules, routing and dashboards are created."""
 
-    chart: HelmChart = HelmChart()
+    chart: PrometheusStackChart = PrometheusStackChart()
     """The chart, for mode `install`."""
 
     prometheus: PrometheusPeer = PrometheusPeer()

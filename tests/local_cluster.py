@@ -79,7 +79,10 @@ def wait_until(what: str, check: Callable[[], bool], timeout: float = 120, inter
 def use_offline_charts(config: dict[str, Any]) -> None:
     """Install-mode charts from the offline chart folders, as an air-gapped user sets `chart.path`.
 
-    The stack's own version pin stays: validation checks it against the folder's Chart.yaml.
+    The stack's own version pin stays: validation checks it against the folder's Chart.yaml. A
+    dependency the folder lacks is turned off through `chart.values`, as such a user would have to:
+    the offline kube-prometheus-stack folder holds only its `crds` subchart, although its README
+    lists kube-state-metrics, node-exporter, windows-exporter and grafana too.
     """
     for section, chart in (
         ("triton-platform:monitoring", "kube-prometheus-stack"),
@@ -90,7 +93,24 @@ def use_offline_charts(config: dict[str, Any]) -> None:
         if owner.get("mode") == "install":
             pinned = owner.setdefault("chart", {})
             pinned.pop("repository", None)
-            pinned["path"] = str(SHARED_CHARTS / chart)
+            folder = SHARED_CHARTS / chart
+            pinned["path"] = str(folder)
+            for condition in lacking_conditions(folder):
+                node = pinned.setdefault("values", {})
+                *parents, leaf = condition.split(".")
+                for part in parents:
+                    node = node.setdefault(part, {})
+                node[leaf] = False
+
+
+def lacking_conditions(folder: Path) -> list[str]:
+    """The `condition` of each dependency a chart folder declares but does not hold."""
+    manifest = yaml.safe_load((folder / "Chart.yaml").read_text()) or {}
+    return [
+        d["condition"]
+        for d in manifest.get("dependencies") or []
+        if d.get("condition") and not (folder / "charts" / d["name"]).is_dir()
+    ]
 
 
 def edit_stack(stack_file: Path, edit: Callable[[dict[str, Any]], None]) -> None:

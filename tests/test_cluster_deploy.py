@@ -105,7 +105,14 @@ def test_stack_deploys_updates_and_destroys_on_a_real_control_plane(
 
     # A batching change: a new config ConfigMap, and the Deployment rolls to a new ReplicaSet.
     def slower_batching(config: dict[str, Any]) -> None:
-        config["triton-platform:serving"]["modelDefaults"]["dynamicBatching"]["maxQueueDelayMicroseconds"] += 100
+        # Every model's delay, the defaults' and each model's own: every deployment's config changes.
+        for settings in [
+            config["triton-platform:serving"]["modelDefaults"],
+            *config["triton-platform:models"].values(),
+        ]:
+            batching = settings.get("dynamicBatching") or {}
+            if "maxQueueDelayMicroseconds" in batching:
+                batching["maxQueueDelayMicroseconds"] += 100
 
     edit_stack(project.root / "stacks" / f"Pulumi.{stack}.yaml", slower_batching)
     update = project.ok("up", "--yes", "--skip-preview", "--policy-pack", policy, stack=stack)

@@ -553,3 +553,20 @@ def test_a_chart_folder_replaces_the_repository_and_must_hold_the_pinned_version
     both = {"path": str(folder), "version": "2.20.2", "repository": "https://kedacore.github.io/charts"}
     [error] = errors_of("production", setting(SCALING, *keda, value=both))
     assert error == "triton-platform:scaling.keda.chart.path: give either `repository` or `path`, not both"
+
+
+def test_a_partial_chart_mapping_keeps_its_own_charts_defaults(tmp_path: Path) -> None:
+    """`keda.chart: {path: ...}` means KEDA's pinned version, never kube-prometheus-stack's."""
+    folder = _chart_folder(tmp_path, "2.20.2")
+    config = validate("production", setting(SCALING, "keda", "chart", value={"path": str(folder)}))
+    assert config.scaling.keda.chart.version == "2.20.2"
+    config = validate("production", setting(SCALING, "keda", "chart", value={"version": "2.19.0"}))
+    assert config.scaling.keda.chart.repository == "https://kedacore.github.io/charts"
+    assert config.monitoring.chart.repository == "https://prometheus-community.github.io/helm-charts"
+
+
+def test_a_chart_repository_is_a_url() -> None:
+    [error] = errors_of("production", setting(SCALING, "keda", "chart", value={"repository": None}))
+    assert error == "triton-platform:scaling.keda.chart.repository: Input should be a valid string; got None"
+    [error] = errors_of("production", setting(SCALING, "keda", "chart", value={"repository": "kedacore.github.io"}))
+    assert error.startswith("triton-platform:scaling.keda.chart.repository: ")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.helm_chart import template_options
-from platform_config.schema import HelmChart
+from components.helm_chart import merged, missing_dependencies, template_options
+from platform_config.schema import KedaChart
 
 
 def test_a_repository_chart_is_fetched_at_its_pinned_version() -> None:
-    chart = HelmChart(repository="https://kedacore.github.io/charts", version="2.20.2")
+    chart = KedaChart()
     options = template_options(
         chart_name="keda", chart=chart, release="keda", namespace="keda", values={"a": 1}, kube_version=None
     )
@@ -27,7 +27,7 @@ def test_a_chart_folder_is_loaded_from_its_parent_and_rendering_pins_the_kuberne
     folder = tmp_path / "charts" / "keda"
     folder.mkdir(parents=True)
     (folder / "Chart.yaml").write_text("apiVersion: v2\nname: keda\nversion: 2.20.2\n")
-    chart = HelmChart(path=str(folder), version="2.20.2")
+    chart = KedaChart(path=str(folder))
     options = template_options(
         chart_name="keda", chart=chart, release="keda", namespace="keda", values={}, kube_version="v1.34.0"
     )
@@ -36,3 +36,27 @@ def test_a_chart_folder_is_loaded_from_its_parent_and_rendering_pins_the_kuberne
     assert options["chart"] == "keda"
     assert "fetch_opts" not in options
     assert options["kube_version"] == "v1.34.0"
+
+
+def test_values_merge_maps_key_by_key_and_replace_the_rest() -> None:
+    base = {"prometheus": {"retention": "15d", "selector": {"a": "1"}}, "list": [1, 2]}
+    over = {"prometheus": {"retention": "30d"}, "list": [3]}
+    assert merged(base, over) == {"prometheus": {"retention": "30d", "selector": {"a": "1"}}, "list": [3]}
+
+
+def test_a_chart_folder_missing_dependencies_the_values_turn_on_is_named(tmp_path: Path) -> None:
+    folder = tmp_path / "kps"
+    (folder / "charts" / "crds").mkdir(parents=True)
+    (folder / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: kps\nversion: 1.0.0\ndependencies:\n"
+        "  - {name: crds, version: 0.0.0, condition: crds.enabled}\n"
+        "  - {name: grafana, version: 10.2.0, condition: grafana.enabled}\n"
+        "  - {name: node-exporter, version: 4.0.0, condition: nodeExporter.enabled}\n"
+    )
+    (folder / "values.yaml").write_text("grafana: {enabled: true}\nnodeExporter: {enabled: false}\n")
+    assert missing_dependencies(folder, {}) == ["grafana 10.2.0"]
+    assert missing_dependencies(folder, {"grafana": {"enabled": False}}) == []
+    assert missing_dependencies(folder, {"nodeExporter": {"enabled": True}}) == [
+        "grafana 10.2.0",
+        "node-exporter 4.0.0",
+    ]

@@ -52,11 +52,11 @@ def test_every_recording_rule_returns_a_number(stack: Served) -> None:
             assert result == [], f"{record} has data without a GPU?"
             continue
         for sample in result:
-            value = float(sample["value"][1])  # type: ignore[index]
+            value = float(sample["value"][1])
             assert value == value, f"{record} is NaN"  # noqa: PLR0124 - NaN check
             labels = sample["metric"]
-            assert labels["namespace"] == stack.config.kubernetes.namespace  # type: ignore[index]
-            assert labels["deployment"] == deployment_object_name(DEPLOYMENT)  # type: ignore[index]
+            assert labels["namespace"] == stack.config.kubernetes.namespace
+            assert labels["deployment"] == deployment_object_name(DEPLOYMENT)
 
 
 def test_every_keda_query_returns_exactly_one_series_and_sees_the_queue(stack: Served) -> None:
@@ -70,7 +70,7 @@ def test_every_keda_query_returns_exactly_one_series_and_sees_the_queue(stack: S
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and seen_queue <= 0:
             [sample] = query(stack.prometheus_url, queries[QUEUE_TRIGGER])
-            seen_queue = max(seen_queue, float(sample["value"][1]))  # type: ignore[index]
+            seen_queue = max(seen_queue, float(sample["value"][1]))
             time.sleep(0.5)
     finally:
         loader.join()
@@ -83,7 +83,7 @@ def test_batching_shows_in_the_recorded_batch_size(stack: Served) -> None:
     load(stack.triton, 6)
     result = query(stack.prometheus_url, 'namespace_deployment_model:nv_inference_batch_size:avg1m{model="classifier"}')
     assert result, "no batch size recorded for classifier"
-    assert float(result[0]["value"][1]) > 1.0  # type: ignore[index]
+    assert float(result[0]["value"][1]) > 1.0
 
 
 def test_the_alerts_evaluate_without_errors(stack: Served) -> None:
