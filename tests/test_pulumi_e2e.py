@@ -26,7 +26,7 @@ from stackctl.synth import synthesize
 from tests.conftest import STACKS
 from tests.crd_schemas import validate as validate_custom
 from tests.invented_names import INVENTED_FLAG
-from tests.local_cluster import edit_stack, use_offline_charts
+from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
 from tests.pulumi_cli import Project, make_project, rendered_objects
 
 KUBERNETES_VERSION = "1.33.0"
@@ -77,6 +77,28 @@ def from_chart(obj: dict[str, Any]) -> bool:
     )
 
 
+def assert_chart_bump_is_a_diff(project: Project, scratch: Path) -> None:
+    """A new KEDA chart version shows as changes to the objects it changes, not as one opaque string."""
+    bumped = scratch / "charts" / "keda"
+    shutil.copytree(SHARED_CHARTS / "keda", bumped)
+    manifest = bumped / "Chart.yaml"
+    manifest.write_text(manifest.read_text().replace("version: 2.20.2", "version: 2.20.3", 1))
+    stack_file = project.root / "stacks" / "Pulumi.production.yaml"
+    original = stack_file.read_text()
+
+    def bump(config: dict[str, Any]) -> None:
+        config["triton-platform:scaling"]["keda"]["chart"].update(path=str(bumped), version="2.20.3")
+
+    edit_stack(stack_file, bump)
+    try:
+        preview = project.ok("preview", "--diff", stack="production")
+    finally:
+        stack_file.write_text(original)
+    assert '"keda-2.20.2" => "keda-2.20.3"' in preview, preview[-3000:]
+    assert "kubernetes:apps/v1:Deployment: (update)" in preview
+    assert "CustomResourceDefinition: (update)" in preview
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_stack_lifecycle_with_the_real_cli(project: Project, scratch: Path, stack: str) -> None:
     project.ok("stack", "init", stack)
@@ -92,6 +114,8 @@ def test_stack_lifecycle_with_the_real_cli(project: Project, scratch: Path, stac
 
     # A second run changes nothing: the program is deterministic, and so is every object.
     project.ok("preview", "--expect-no-changes", stack=stack)
+    if stack == "production":
+        assert_chart_bump_is_a_diff(project, scratch)
 
     # What the CLI wrote is what `stackctl synth` (mocks) says the program creates, plus, in install
     # mode, the charts' objects, which only a real provider templates.
