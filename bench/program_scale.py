@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 sys.path.insert(0, str(ROOT))
 from stackctl.preview_diff import cli_env, export_tree  # noqa: E402
+from tests.local_cluster import use_offline_charts  # noqa: E402
 
 PULUMI = ROOT / ".tools" / "bin" / "pulumi"
 
@@ -56,6 +57,8 @@ def stack_copy(stack: str, names: list[str], target: Path) -> Path:
     config.pop("triton-platform:models", None)
     pool = config["triton-platform:gpuPool"]
     pool["maxNodes"] = max(pool["maxNodes"], deployment["replicas"]["max"])
+    # Install-mode charts from the offline chart folders beside the checkout: no chart repository here.
+    use_offline_charts(config)
     path = target / f"Pulumi.{stack}.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     return path

@@ -6,6 +6,7 @@ Scraping uses static target labels equal to what the ServiceMonitor's relabeling
 
 from __future__ import annotations
 
+import http.server
 import json
 import shutil
 import subprocess
@@ -62,12 +63,46 @@ def query(base: str, expr: str) -> list[dict[str, Any]]:
 
 
 @contextmanager
+def static_metrics(text: str) -> Iterator[int]:
+    """An HTTP server on loopback answering every GET with `text` in Prometheus' format; yields its port."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = text.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+
+
+@contextmanager
 def serve_with_prometheus(
-    stack: str, config: PlatformConfig, deployment: str, work: Path, *, rule_interval: str = "2s"
+    stack: str,
+    config: PlatformConfig,
+    deployment: str,
+    work: Path,
+    *,
+    rule_interval: str = "2s",
+    gpu_memory: tuple[float, float] | None = None,
 ) -> Iterator[Served]:
     """Triton with the stack's rendered configs for `deployment`, and Prometheus with the stack's rules.
 
     Only the rule groups' evaluation interval is shortened, so tests take seconds, not minutes.
+    `gpu_memory` (used, total bytes) adds the two GPU-memory gauges Triton exports on a GPU node
+    (core src/metrics.cc) and a CPU-only server lacks, from a static target with the pod's labels.
     """
     prometheus = shutil.which("prometheus")
     assert prometheus, f"prometheus is not on PATH: {INSTALL_HINT}"
@@ -81,19 +116,25 @@ def serve_with_prometheus(
     for group in groups:
         group["interval"] = rule_interval
     (work / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
-    with TritonServer(args, ports) as triton:
+    gpu = ""
+    if gpu_memory is not None:
+        used, total = gpu_memory
+        gpu = "".join(
+            f'{name}{{gpu_uuid="GPU-local"}} {value:.0f}\n'
+            for name, value in (("nv_gpu_memory_used_bytes", used), ("nv_gpu_memory_total_bytes", total))
+        )
+    with TritonServer(args, ports) as triton, static_metrics(gpu) as gpu_port:
         labels = {
             "namespace": config.kubernetes.namespace,
             "pod": f"{target}-5d8f7c9b6-abcde",
             "service": target,
             "deployment": target,
         }
+        targets = [f"127.0.0.1:{ports[2]}"] + ([f"127.0.0.1:{gpu_port}"] if gpu else [])
         scrape = {
             "global": {"scrape_interval": "1s", "evaluation_interval": rule_interval},
             "rule_files": [str(work / "rules.yaml")],
-            "scrape_configs": [
-                {"job_name": target, "static_configs": [{"targets": [f"127.0.0.1:{ports[2]}"], "labels": labels}]}
-            ],
+            "scrape_configs": [{"job_name": target, "static_configs": [{"targets": targets, "labels": labels}]}],
         }
         (work / "prometheus.yml").write_text(yaml.safe_dump(scrape))
         web = free_ports()[0]
