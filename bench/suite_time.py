@@ -28,6 +28,10 @@ REAL_TOOL_TESTS = [
     "tests/test_prometheus_real.py",
     "tests/test_monitoring.py",
     "tests/test_custom_resources.py",
+    # A real control plane (scripts/local-cluster) with the Pulumi CLI, KEDA, tritonserver and Prometheus.
+    "tests/test_cluster_deploy.py",
+    "tests/test_cluster_faults.py",
+    "tests/test_cluster_scaling.py",
 ]
 PYTEST = [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 STAGES = {

@@ -47,6 +47,16 @@ class Project:
         assert result.returncode == 0, f"pulumi {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
         return result.stdout + result.stderr
 
+    def destroy(self, stack: str, *, protected: bool) -> None:
+        """`pulumi destroy`; a stack with protected resources must refuse until they are unprotected explicitly."""
+        destroy = self.pulumi("destroy", "--yes", "--skip-preview", stack=stack)
+        if protected:
+            assert destroy.returncode != 0, "destroy went through protected resources"
+            assert "protected" in destroy.stdout + destroy.stderr
+            self.ok("state", "unprotect", "--all", "--yes", stack=stack)
+            destroy = self.pulumi("destroy", "--yes", "--skip-preview", stack=stack)
+        assert destroy.returncode == 0, destroy.stdout + destroy.stderr
+
     def stackctl(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [str(self.root / ".venv" / "bin" / "python"), "-m", "stackctl", *args],

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from components.keda_scaling import GPU_TRIGGER, QUEUE_TRIGGER, prometheus_address, trigger_queries
+from platform_config.paths import PROJECT_ROOT
 from stackctl.synth import SynthResult
 from tests.conftest import STACKS, errors_of, setting, synth_mutated, synth_stack, validate
 
@@ -111,16 +112,18 @@ def test_disabled_scaling_creates_no_scaled_object_and_sets_replicas() -> None:
 
 def test_keda_is_installed_before_the_scaled_objects_in_production() -> None:
     result = synth_stack("production")
-    release = result.find("kubernetes:helm.sh/v3:Release", "production-scaling-keda")
+    # The chart's objects: a ConfigGroup under the InstalledChart (their CRDs come first inside it).
+    chart = result.find("kubernetes:yaml/v2:ConfigGroup", "production-scaling-keda-objects")
     for name in ("general", "ranker"):
         scaled = result.find("kubernetes:keda.sh/v1alpha1:ScaledObject", f"production-scaling-{name}-scaled-object")
         deployment = result.find("kubernetes:apps/v1:Deployment", f"production-serving-{name}-deployment")
-        assert {release.urn, deployment.urn} <= set(scaled.dependencies)
-    assert (release.inputs["chart"], release.inputs["version"]) == ("keda", "2.21.0")
-    assert release.inputs["repositoryOpts"]["repo"] == "https://kedacore.github.io/charts"
-    assert not any(
-        r.type == "kubernetes:helm.sh/v3:Release" and r.name.endswith("-keda") for r in synth_stack("dev").resources
-    )
+        assert {chart.urn, deployment.urn} <= set(scaled.dependencies)
+    pinned = result.stack.config.scaling.keda.chart
+    # The chart release whose operator the local cluster runs (scripts/local-cluster KEDA_VERSION).
+    assert (pinned.repository, pinned.version, pinned.path) == ("https://kedacore.github.io/charts", "2.20.2", None)
+    script = (PROJECT_ROOT / "scripts" / "local-cluster").read_text()
+    assert f"KEDA_VERSION=v{pinned.version}" in script
+    assert not any(r.type == "kubernetes:yaml/v2:ConfigGroup" for r in synth_stack("dev").resources)
 
 
 # --- validation ---------------------------------------------------------------

@@ -147,14 +147,8 @@ def test_stack_lifecycle_with_the_real_cli(project: Project, scratch: Path, stac
     for name, obj in real.items():
         assert obj == synth[name], f"{name} differs between render mode and stackctl synth"
 
-    destroy = project.pulumi("destroy", "--yes", "--skip-preview", stack=stack)
-    if stack == "production":
-        # Model storage and its namespace are protected: destroy refuses until they are unprotected.
-        assert destroy.returncode != 0
-        assert "protected" in destroy.stdout + destroy.stderr
-        project.ok("state", "unprotect", "--all", "--yes", stack=stack)
-        destroy = project.pulumi("destroy", "--yes", "--skip-preview", stack=stack)
-    assert destroy.returncode == 0, destroy.stdout + destroy.stderr
+    # Production's model storage, its namespace and its charts' CRDs are protected.
+    project.destroy(stack, protected=stack == "production")
 
 
 def test_a_config_error_stops_preview_with_the_validate_report(project: Project, scratch: Path) -> None:
