@@ -1,7 +1,7 @@
 """Prometheus recording and alert rules for the platform, from stack config.
 
-Only metrics that exist: Triton's (REFERENCE.md §1, checked against a real
-tritonserver's /metrics), kube-state-metrics' and KEDA's (checked against the
+Only metrics that exist: Triton's (triton-inference-server/core src/metrics.cc, checked
+against a real tritonserver's /metrics), kube-state-metrics' and KEDA's (checked against the
 KEDA 2.21 source). Series carry `namespace`, `pod`, `service` and `deployment`
 labels because the ServiceMonitor's relabelings put them there.
 """
@@ -80,7 +80,8 @@ def recording_rules(config: PlatformConfig) -> list[dict[str, str]]:
     rules = [
         (f"{REQUESTS_RATE}{window}", rate("nv_inference_request_success", BY_MODEL)),
         (f"{DEPLOYMENT_REQUESTS_RATE}{window}", rate("nv_inference_request_success", BY_DEPLOYMENT)),
-        # Average batch = inferences / executions (REFERENCE.md §1, derived signals).
+        # Average batch = inferences / executions: nv_inference_count counts inferences,
+        # nv_inference_exec_count batches (server docs/user_guide/metrics.md).
         (
             f"{BATCH_SIZE}{window}",
             f"{rate('nv_inference_count', BY_MODEL)} / {rate('nv_inference_exec_count', BY_MODEL)}",

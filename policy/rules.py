@@ -25,7 +25,7 @@ EXCEPTIONS_ANNOTATION = "policy.triton-platform.io/exceptions"
 TRITON_NAME = "triton-inference-server"
 WORKLOAD_KINDS = {"Deployment", "DaemonSet", "StatefulSet", "Job", "ReplicaSet"}
 
-# tritonserver flags the platform may set: REFERENCE.md §1 and the server's command_line_parser.cc.
+# tritonserver flags the platform may set: the server's src/command_line_parser.cc.
 TRITON_FLAGS = frozenset(
     {
         "--model-repository",

@@ -1,6 +1,6 @@
 """One Triton replica's dynamic batcher and model instances.
 
-Triton's rules (REFERENCE.md §1; `DynamicBatchScheduler::GetDynamicBatch` in
+Triton's rules (server docs/user_guide/batcher.md; `DynamicBatchScheduler::GetDynamicBatch` in
 triton-inference-server/core, the `dynamic_batching` fields of model_config.proto):
 
 - a request that finds `max_queue_size` requests queued is rejected;

@@ -1,6 +1,6 @@
 """The HorizontalPodAutoscaler's replica decision, as kube-controller-manager computes it.
 
-Follows pkg/controller/podautoscaler (REFERENCE.md §3): the 0.1 tolerance; External
+Follows pkg/controller/podautoscaler (kubernetes/kubernetes): the 0.1 tolerance; External
 metrics with AverageValue (ceil(value / target), tolerance against the status
 replicas) and Value (ceil(ratio x ready pods)) targets; several metrics combined
 by max; with `behavior`, stabilization windows (up = min, down = max of the

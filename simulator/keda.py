@@ -1,6 +1,6 @@
 """KEDA's metrics adapter between Prometheus and the HPA: failure counting and fallback.
 
-Follows kedacore/keda pkg/fallback (REFERENCE.md §2): the HPA asks for each
+Follows kedacore/keda pkg/fallback (kedacore/keda): the HPA asks for each
 trigger's metric at every sync; a failed read (Prometheus down, a query error, a
 missing series with `ignoreNullValues: false`) increments that trigger's failure
 count and a good read resets it. Once the count exceeds `failureThreshold`, an

@@ -155,8 +155,21 @@ def trigger_rps(s: Scenario) -> float:
 
 def read_trace(path: Path) -> NDArray[np.float64]:
     """A `t_seconds,rps` CSV as the rate of each second, stepwise from each row to the next."""
+    rows: list[tuple[float, float]] = []
     with path.open(newline="") as handle:
-        rows = [(float(r["t_seconds"]), float(r["rps"])) for r in csv.DictReader(handle)]
+        for line, row in enumerate(csv.DictReader(handle), start=2):
+            try:
+                t, rps = float(row["t_seconds"]), float(row["rps"])
+            except (KeyError, TypeError, ValueError):
+                shown = ",".join(str(v) for v in row.values())[:60]
+                raise ValueError(
+                    f"{path}:{line}: {shown!r} is not a row of t_seconds,rps (two numbers, the header naming them)"
+                ) from None
+            if not (math.isfinite(t) and math.isfinite(rps)) or t < 0 or rps < 0:
+                raise ValueError(f"{path}:{line}: t_seconds and rps must be finite and non-negative; got {t}, {rps}")
+            if rows and t <= rows[-1][0]:
+                raise ValueError(f"{path}:{line}: t_seconds must increase; {t} follows {rows[-1][0]}")
+            rows.append((t, rps))
     if not rows:
         raise ValueError(f"{path}: no rows; expected a header t_seconds,rps and one row per change")
     end = math.ceil(rows[-1][0]) + 1

@@ -215,8 +215,19 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    out = getattr(args, "out", None)
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        print(
+            f"stackctl {args.command}: --out {out} is a file; give a folder (new, or one this command wrote)",
+            file=sys.stderr,
+        )
+        return 1
     try:
         return int(args.run(args))
     except ConfigError as err:
         print(err.report(), file=sys.stderr)
+        return 1
+    except (ValueError, OSError) as err:
+        # Bad input files (traces, profiles) and unwritable outputs: the message names the file.
+        print(f"stackctl {args.command}: {err}", file=sys.stderr)
         return 1

@@ -1,6 +1,6 @@
 """CRD schemas of the pinned operators, from their Go modules via the Go module proxy.
 
-The CRD YAMLs ship inside the modules (REFERENCE.md §2): KEDA's in
+The CRD YAMLs ship inside the modules : KEDA's in
 config/crd/bases, the Prometheus Operator's in example/prometheus-operator-crd.
 They are downloaded once into .tools/go (ignored) and cached there.
 """

@@ -1,4 +1,4 @@
-"""Names that published Triton charts and posts use but no Triton release has (REFERENCE.md §1).
+"""Names that published Triton charts and posts use but no Triton release has (triton-inference-server/core src/metrics.cc and server src/command_line_parser.cc define the real ones).
 
 Defined once, here, for the checks that must refuse them: the flag allow-list of
 the policy pack and the metric-name check of every PromQL. Nothing the program

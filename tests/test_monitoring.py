@@ -101,7 +101,7 @@ def test_routes_send_each_severity_to_its_receiver() -> None:
 # --- every PromQL names real metrics -------------------------------------------
 
 TRITON_GPU_METRICS = {
-    # Exported on GPU nodes only (core src/metrics.cc; REFERENCE.md §1), so absent from a CPU server.
+    # Exported on GPU nodes only (core src/metrics.cc), so absent from a CPU server.
     "nv_gpu_utilization",
     "nv_gpu_memory_total_bytes",
     "nv_gpu_memory_used_bytes",

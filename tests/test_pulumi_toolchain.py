@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -87,3 +88,14 @@ def test_what_is_missing_is_named(tmp_path: Path, kubernetes: str, expected: str
     run = run_copy(tmp_path, requirements, tools_dir(tmp_path, "sed", "cat", "dirname"))
     assert run.returncode == 1
     assert run.stderr.startswith(expected), run.stderr
+
+
+def test_a_users_own_plugin_home_is_never_written(tmp_path: Path) -> None:
+    """An exported PULUMI_HOME is the user's plugin cache: the toolchain registers its plugins only in its own."""
+    users = tmp_path / "user-pulumi-home"
+    users.mkdir()
+    env = {**os.environ, "PULUMI_HOME": str(users)}
+    run = subprocess.run([str(SCRIPT)], capture_output=True, text=True, check=False, cwd=PROJECT_ROOT, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert list(users.iterdir()) == []
+    assert (PROJECT_ROOT / ".tools" / "pulumi-home" / "plugins" / "resource-random-v4.21.4").is_dir()

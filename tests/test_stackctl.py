@@ -124,3 +124,39 @@ def test_secure_values_validate_offline_and_are_marked_secret(tmp_path: Path) ->
     assert secret_keys == ["triton-platform:kubernetes"]
     assert json.loads(flat["triton-platform:kubernetes"])["context"] == SECRET_PLACEHOLDER
     assert main(["validate", "--config", str(path)]) == 0
+
+
+def test_an_out_that_is_a_file_is_refused_without_a_traceback(tmp_path: Path) -> None:
+    target = tmp_path / "file"
+    target.write_text("mine")
+    for command in (["rules", "--stack", "dev"], ["synth", "--stack", "dev"]):
+        run = subprocess.run(
+            [sys.executable, "-m", "stackctl", *command, "--out", str(target)],
+            cwd=PROJECT_ROOT, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert run.returncode == 1
+        assert run.stderr.strip() == (
+            f"stackctl {command[0]}: --out {target} is a file; give a folder (new, or one this command wrote)"
+        )
+        assert target.read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    ("trace", "expected"),
+    [
+        ("t_seconds,rps\n0,x\n", "{path}:2: '0,x' is not a row of t_seconds,rps (two numbers, the header naming them)"),
+        ("t_seconds,rps\n0,-5\n", "{path}:2: t_seconds and rps must be finite and non-negative; got 0.0, -5.0"),
+        ("t_seconds,rps\n10,5\n5,5\n", "{path}:3: t_seconds must increase; 5.0 follows 10.0"),
+    ],
+)
+def test_a_bad_trace_names_its_file_and_line(tmp_path: Path, trace: str, expected: str) -> None:
+    path = tmp_path / "trace.csv"
+    path.write_text(trace)
+    run = subprocess.run(
+        [sys.executable, "-m", "stackctl", "simulate", "--stack", "dev", "--trace", str(path), "--no-plot",
+         "--out", str(tmp_path / "sim")],
+        cwd=PROJECT_ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 1
+    assert run.stderr.strip() == "stackctl simulate: " + expected.format(path=path)
+    assert "Traceback" not in run.stderr
