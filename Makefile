@@ -3,18 +3,28 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements-stamp
+RUNTIME_STAMP := $(VENV)/.runtime-requirements-stamp
 STACK ?= dev
 ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 
-.PHONY: test lint docs up synth venv policy-venv tools pulumi-toolchain local-cluster
+.PHONY: test lint docs up synth venv runtime-venv policy-venv tools pulumi-toolchain local-cluster
 
-$(STAMP): requirements.txt
+# Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs).
+$(RUNTIME_STAMP): requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --disable-pip-version-check --quiet -r requirements.txt
 	touch $@
 
+# Development: requirements-dev.txt, the runtime plus tests, lint, benchmarks and the offline toolchain.
+$(STAMP): $(RUNTIME_STAMP) requirements-dev.txt
+	$(BIN)/pip install --disable-pip-version-check --quiet -r requirements-dev.txt
+	touch $@
+
 venv: $(STAMP)
+
+# What `pulumi up` alone needs (the deploy workflow's virtualenv).
+runtime-venv: $(RUNTIME_STAMP)
 
 # The policy pack's own virtualenv (pulumi-policy pins a protobuf the main one cannot share).
 POLICY_STAMP := policy/.venv/.requirements-stamp
@@ -59,8 +69,12 @@ test: lint tools
 docs: $(STAMP)
 	$(BIN)/python -m platform_config.reference --write
 
-# Render or deploy one stack with the real Pulumi CLI (dev renders to rendered/dev/).
-up: pulumi-toolchain
+# Render or deploy one stack with the real Pulumi CLI (dev renders to rendered/dev/): the
+# stock `pulumi` on PATH, which needs only the runtime virtualenv; without one (or with
+# TRITON_PULUMI_TOOLCHAIN=offline) the offline toolchain, which runs in the development one.
+TRITON_PULUMI_TOOLCHAIN ?= auto
+STOCK_PULUMI := $(if $(filter-out offline,$(TRITON_PULUMI_TOOLCHAIN)),$(shell command -v pulumi 2>/dev/null))
+up: $(if $(STOCK_PULUMI),$(RUNTIME_STAMP),$(STAMP))
 	scripts/up $(STACK)
 
 # Offline: every object the program would create for STACK, under Pulumi's mocks.

@@ -19,9 +19,9 @@ from platform_config.schema import ScalePolicy
 from simulator.batcher import BatcherConfig, LatencyProfile
 from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
+from simulator.shapes import PROFILE_SHAPES
 
 PROFILES = PROJECT_ROOT / "bench" / "results" / "profiles"
-PROFILE_SHAPES = ("step", "diurnal", "spike")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,15 @@ from platform_config.loader import StackConfig, parse_config, pulumi_config_from
 from platform_config.schema import PlatformConfig
 from stackctl.mock_runtime import run_program
 from stackctl.synth import SynthResult, synthesize
+from tests.pulumi_cli import PULUMI_HOME, TOOLS_BIN
+
+
+def pytest_report_header() -> str:
+    # This machine reaches no Pulumi download: every test that runs the CLI runs the offline toolchain.
+    return (
+        f"pulumi: the offline toolchain ({TOOLS_BIN / 'pulumi'}, plugins in {PULUMI_HOME}, "
+        "TRITON_PULUMI_TOOLCHAIN=offline); users get the stock CLI and upstream plugins (tests/test_toolchain_selection.py)"
+    )
 
 STACKS = ("dev", "staging", "production")
 _SYNTH_CACHE: dict[str, SynthResult] = {}
