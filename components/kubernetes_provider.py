@@ -99,10 +99,13 @@ def unreachable_reason(config: KubernetesConfig, timeout: float = 5.0) -> str | 
         return f"the API server of kubeconfig context {context!r}, {server}, cannot be reached: {err.strerror or err}"
 
 
+def deploys(config: KubernetesConfig, stack: str) -> bool:
+    """True when this run applies objects to a cluster: not rendering, not under Pulumi's mocks."""
+    return config.mode == "deploy" and render_dir(config, stack) is None and not isinstance(get_monitor(), MockMonitor)
+
+
 def check_reachable(config: KubernetesConfig, stack: str) -> None:
-    """Stop a deploy-mode run at once, with one message, when its context's API server cannot be reached."""
-    if config.mode != "deploy" or render_dir(config, stack) is not None or isinstance(get_monitor(), MockMonitor):
-        return  # rendering, or under Pulumi's mocks: no cluster is used
+    """Stop a deploying run at once, with one message, when its context's API server cannot be reached."""
     reason = unreachable_reason(config)
     if reason is not None:
         raise pulumi.RunError(f"stack {stack}: {reason}")

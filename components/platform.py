@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -11,14 +12,15 @@ import pulumi_kubernetes as k8s
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.keda_scaling import KedaScaling, KedaScalingArgs
 from components.kubernetes_objects import create_object
-from components.kubernetes_provider import check_reachable, create_provider, provider_options, render_dir
+from components.kubernetes_provider import check_reachable, create_provider, deploys, provider_options, render_dir
 from components.monitoring import Monitoring, MonitoringArgs
 from components.namespace import namespace_manifests
 from components.triton_serving import TritonServing, TritonServingArgs
 from model_repository.render import render_repository
 from model_repository.source import DEFAULT_MODEL_REPO, read_repository
-from platform_config.loader import StackConfig
+from platform_config.loader import StackConfig, stack_file
 from platform_config.schema import PlatformConfig
+from platform_config.secrets_provider import default_passphrase_problem
 
 TYPE_TOKEN = "triton-platform:index:TritonPlatform"
 
@@ -92,7 +94,11 @@ class TritonPlatform(pulumi.ComponentResource):
 def build_platform(stack: StackConfig) -> TritonPlatform:
     """Everything the stack deploys. `__main__.py` and `stackctl synth` both call this, nothing else."""
     config = stack.config
-    check_reachable(config.kubernetes, stack.stack)
+    if deploys(config.kubernetes, stack.stack):
+        problem = default_passphrase_problem(stack.stack, stack_file(stack.stack), os.environ)
+        if problem:
+            raise pulumi.RunError(problem)
+        check_reachable(config.kubernetes, stack.stack)
     provider = create_provider(stack.stack, config.kubernetes)
     renders = render_dir(config.kubernetes, stack.stack) is not None
     kube_version = config.kubernetes.kube_version if renders else None

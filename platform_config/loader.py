@@ -57,6 +57,10 @@ class StackConfig:
     stack: str
     source: str
     config: PlatformConfig
+    environments: tuple[str, ...] = ()
+    """The Pulumi ESC environments the stack file imports (its `environment:` key)."""
+    deferred: tuple[str, ...] = ()
+    """Config keys absent from the file that its ESC environments may supply: only the CLI opens those."""
 
 
 def stack_file(stack: str) -> Path:
@@ -100,16 +104,12 @@ def _plain(value: Any, where: str, secret_keys: set[str], key: str, depth: int =
     )
 
 
-def pulumi_config_from_stack_file(path: Path) -> tuple[dict[str, str], list[str]]:
-    """A stack file's `config:` flattened the way the Pulumi CLI hands it to a program.
-
-    Strings stay as they are; every other value, structured ones included, is
-    JSON-encoded. Returns the config and the keys that hold secrets.
-    """
+def _stack_document(path: Path) -> dict[str, Any]:
+    """A stack file's YAML, or a ConfigError naming why it cannot be read."""
     source = display_path(path)
 
-    def fail(message: str, key: str = "(file)") -> ConfigError:
-        return ConfigError(source, [ConfigIssue(key, message)])
+    def fail(message: str) -> ConfigError:
+        return ConfigError(source, [ConfigIssue("(file)", message)])
 
     try:
         document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
@@ -122,13 +122,55 @@ def pulumi_config_from_stack_file(path: Path) -> tuple[dict[str, str], list[str]
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or str(err)
         raise fail(f"not valid YAML{where}: {problem}") from None
-    if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
-        raise fail("the stack file needs a top-level `config:` mapping of keys to values", "config")
+    return document if isinstance(document, dict) else {}
+
+
+def esc_environments(document: Mapping[str, Any], source: str) -> tuple[str, ...]:
+    """The ESC environments a stack file imports: `environment:` as a list of names, or a definition with `imports:`.
+
+    https://www.pulumi.com/docs/iac/concepts/projects/stack-settings-file/ ("Environment
+    definition or list of environments for Pulumi ESC integration").
+    """
+    value = document.get("environment")
+    if value is None:
+        return ()
+    names = value.get("imports", []) if isinstance(value, dict) else value
+    if isinstance(value, dict) and not names:
+        return ("(inline definition)",)  # its own values may hold pulumiConfig
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
+        raise ConfigError(
+            source,
+            [
+                ConfigIssue(
+                    "environment",
+                    f"expected a list of ESC environment names such as [myorg/triton-production]; got {value!r}",
+                )
+            ],
+        )
+    return tuple(names)
+
+
+def pulumi_config_from_stack_file(path: Path) -> tuple[dict[str, str], list[str]]:
+    """A stack file's `config:` flattened the way the Pulumi CLI hands it to a program.
+
+    Strings stay as they are; every other value, structured ones included, is
+    JSON-encoded. Returns the config and the keys that hold secrets. A file that
+    imports ESC environments may leave `config:` out.
+    """
+    source = display_path(path)
+    document = _stack_document(path)
+    config = document.get("config", {} if esc_environments(document, source) else None)
+    if not isinstance(config, dict):
+        raise ConfigError(
+            source, [ConfigIssue("config", "the stack file needs a top-level `config:` mapping of keys to values")]
+        )
     secret_keys: set[str] = set()
     flat: dict[str, str] = {}
-    for key, raw in document["config"].items():
+    for key, raw in config.items():
         if not isinstance(key, str):
-            raise fail(f"config key {key!r} is not a string; keys look like {PROJECT}:<name>", "config")
+            raise ConfigError(
+                source, [ConfigIssue("config", f"config key {key!r} is not a string; keys look like {PROJECT}:<name>")]
+            )
         value = _plain(raw, source, secret_keys, key)
         flat[key] = value if isinstance(value, str) else json.dumps(value)
     return flat, sorted(secret_keys)
@@ -253,7 +295,7 @@ def _valid_entries(field_name: str, entries: dict[str, Any]) -> dict[str, Any]:
     return valid
 
 
-def _namespace_issues(flat: Mapping[str, str]) -> list[ConfigIssue]:
+def _namespace_issues(flat: Mapping[str, str], deferred: Collection[str]) -> list[ConfigIssue]:
     issues = []
     known = sorted(SECTION_KEYS)
     for key in flat:
@@ -268,6 +310,8 @@ def _namespace_issues(flat: Mapping[str, str]) -> list[ConfigIssue]:
             issues.append(ConfigIssue(key, f"unknown key; {_suggest(key, known)}allowed keys: {', '.join(known)}"))
         elif namespace != PROJECT and difflib.SequenceMatcher(None, namespace, PROJECT).ratio() > 0.8:
             issues.append(ConfigIssue(key, f"unknown config namespace {namespace!r}; did you mean {PROJECT!r}?"))
+    if DISABLE_DEFAULT_PROVIDERS in deferred and DISABLE_DEFAULT_PROVIDERS not in flat:
+        return issues
     providers = _decode(flat.get(DISABLE_DEFAULT_PROVIDERS, "[]"))
     if not isinstance(providers, list) or not ({"kubernetes", "*"} & set(map(str, providers))):
         issues.append(
@@ -314,18 +358,24 @@ def parse_config(
     repo: ModelRepository | None = None,
     secret_keys: Collection[str] = (),
     from_stack_file: bool = False,
+    *,
+    deferred: Collection[str] = (),
 ) -> PlatformConfig:
     """Validate flat Pulumi config into a PlatformConfig, or raise ConfigError with every problem.
 
     `secret_keys` are the config keys Pulumi holds as secrets; `from_stack_file` says secret leaves
-    were replaced by placeholders (the file was read without the passphrase).
+    were replaced by placeholders (the file was read without the passphrase). Sections named in
+    `deferred` and absent are left out unchecked: ESC supplies them at `pulumi up` time, and the
+    result then lacks them.
     """
     repo = read_repository(DEFAULT_MODEL_REPO) if repo is None else repo
-    issues = _namespace_issues(flat)
+    issues = _namespace_issues(flat, deferred)
     sections: dict[str, Any] = {}
     for key, field_name in SECTION_KEYS.items():
         field = PlatformConfig.model_fields[field_name]
         if key not in flat:
+            if key in deferred:
+                continue
             if field.is_required():
                 keys = _allowed_keys(field.annotation, ())
                 expected = (
@@ -355,13 +405,37 @@ def parse_config(
     return PlatformConfig.model_construct(**sections)
 
 
-def load_stack_file(path: Path, stack: str | None = None, repo: ModelRepository | None = None) -> StackConfig:
-    """Read and validate a stack YAML file; the stack name defaults to the one in its file name."""
+def load_stack_file(
+    path: Path, stack: str | None = None, repo: ModelRepository | None = None, defer_to_esc: bool = False
+) -> StackConfig:
+    """Read and validate a stack YAML file; the stack name defaults to the one in its file name.
+
+    When the file imports ESC environments, the sections it leaves out may come from them, and
+    only the Pulumi CLI opens environments. `defer_to_esc` validates what the file holds and
+    lists the rest in `deferred`; otherwise each such section is an error naming the way out.
+    """
     flat, secret_keys = pulumi_config_from_stack_file(path)
     name = stack or path.name.removeprefix("Pulumi.").removesuffix(".yaml")
     source = display_path(path)
-    config = parse_config(flat, source, repo, secret_keys, from_stack_file=True)
-    return StackConfig(stack=name, source=source, config=config)
+    environments = esc_environments(_stack_document(path), source)
+    expected = (DISABLE_DEFAULT_PROVIDERS, *SECTION_KEYS)
+    absent = tuple(key for key in expected if key not in flat) if environments else ()
+    if absent and not defer_to_esc:
+        where = ", ".join(environments)
+        raise ConfigError(
+            source,
+            [
+                ConfigIssue(
+                    key,
+                    f"not in the stack file, so it may come from ESC environment(s) {where}, which only the Pulumi "
+                    f"CLI opens; this command reads the file alone: set the key in the file, or check the stack "
+                    f"with `pulumi preview --stack {name}`",
+                )
+                for key in absent
+            ],
+        )
+    config = parse_config(flat, source, repo, secret_keys, from_stack_file=True, deferred=absent)
+    return StackConfig(stack=name, source=source, config=config, environments=environments, deferred=absent)
 
 
 def load_stack(stack: str, repo: ModelRepository | None = None) -> StackConfig:

@@ -68,11 +68,22 @@ class Project:
         )
 
 
-def make_project(scratch: Path, render_override: bool = True) -> Project:
+DEPLOY_PASSPHRASE = "tests-only-deploy-passphrase"
+"""What deploying test stacks encrypt their secrets with: deploy-mode stacks refuse the local-only default."""
+
+
+def make_project(scratch: Path, render_override: bool = True, deploys: bool = False) -> Project:
+    """A copy of the tree run with the offline toolchain (this machine reaches no Pulumi downloads).
+
+    `deploys`: the copy's stacks deploy to a cluster (no render override, a passphrase of their own).
+    """
     env = cli_env(scratch)
     env["PATH"] = f"{TOOLS_BIN}{os.pathsep}{env.get('PATH', '')}"
-    env.setdefault("PULUMI_HOME", str(PULUMI_HOME))
-    if not render_override:
+    env["PULUMI_HOME"] = str(PULUMI_HOME)
+    env["TRITON_PULUMI_TOOLCHAIN"] = "offline"
+    if deploys:
+        env["PULUMI_CONFIG_PASSPHRASE"] = DEPLOY_PASSPHRASE
+    if not render_override or deploys:
         env.pop("TRITON_PLATFORM_RENDER_DIR")
     return Project(export_tree(PROJECT_ROOT, None, scratch / "project"), env)
 

@@ -64,7 +64,7 @@ def deployed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[s
     installs = values["triton-platform:monitoring"].get("mode") == "install"
     cluster = start_cluster(tmp_path / "cluster", operators=not installs)
     try:
-        project = make_project(tmp_path / "pulumi", render_override=False)
+        project = make_project(tmp_path / "pulumi", deploys=True)
         point_stack_at(project.root / "stacks" / f"Pulumi.{stack}.yaml", cluster)
         yield stack, project, cluster
     finally:

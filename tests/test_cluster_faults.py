@@ -29,7 +29,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
 
 
 def fresh_project(tmp_path: Path, cluster: LocalCluster) -> Project:
-    project = make_project(tmp_path / "pulumi", render_override=False)
+    project = make_project(tmp_path / "pulumi", deploys=True)
     point_stack_at(project.root / "stacks" / f"Pulumi.{STACK}.yaml", cluster)
     project.ok("stack", "init", STACK)
     return project
@@ -44,7 +44,7 @@ def test_a_second_up_with_nothing_changed_changes_nothing(cluster: LocalCluster,
 
 
 def test_up_against_an_unreachable_context_names_it(cluster: LocalCluster, tmp_path: Path) -> None:
-    project = make_project(tmp_path / "pulumi", render_override=False)
+    project = make_project(tmp_path / "pulumi", deploys=True)
     # The same context name, but its API server address has nothing listening.
     dead = tmp_path / "dead-kubeconfig"
     dead.write_text(cluster.kubeconfig.read_text().replace(f"127.0.0.1:{cluster.api_port}", "127.0.0.1:9"))

@@ -56,7 +56,7 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loop]:
         # far below its target, so the queue trigger alone moves the count, as on a GPU node at light use.
         gpu = (2e9, 24e9)
         with serve_with_prometheus(STACK, CONFIG, DEPLOYMENT, work / "serving", gpu_memory=gpu) as served:
-            project = make_project(work / "pulumi", render_override=False)
+            project = make_project(work / "pulumi", deploys=True)
             stack_file = project.root / "stacks" / f"Pulumi.{STACK}.yaml"
             point_stack_at(stack_file, cluster)
 
