@@ -1,11 +1,12 @@
 """`scripts/preview-diff`: what a change does to each stack, as one Markdown comment body per stack.
 
-For every stack the base revision is deployed (render mode) into a scratch backend,
-then the head revision is previewed against that state with the real CLI. So a pull
-request's preview needs no cluster credentials and no shared state, and shows exactly
-the objects the change creates, updates, replaces and deletes. Replacing or deleting
-stateful or protected resources is flagged loudly; the batching and scaling settings
-that changed are shown side by side, as each revision's own code renders them.
+Two modes. `live` previews the head revision against each stack's real state (its backend and
+cluster credentials, refreshed first), so drift shows and the comment says what `pulumi up`
+would do. `offline` (forks, no credentials) deploys the base revision in render mode into a
+scratch backend and previews the head against that, so it needs no credentials or shared
+state. Either way, with the policy pack: every changed property's old and new value (secrets
+masked), every warning and policy result, chart pins and values, batching and scaling settings
+side by side, and the full `pulumi preview --diff` text, collapsed (stackctl/preview_comment.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,75 +30,37 @@ from tritonclient.grpc import model_config_pb2
 
 from components.kubernetes_provider import RENDER_OVERRIDE_ENV
 from platform_config.paths import PROJECT_ROOT
+from platform_config.secrets_provider import LOCAL_PASSPHRASE
+from stackctl.preview_comment import StackReport, comment
+from stackctl.preview_events import MASK, Diagnostic, PreviewEvents, read_event_log
 
-OPS = ("create", "update", "replace", "delete")
-# Steps the engine reports for a replacement, folded into "replace".
-REPLACE_OPS = {"replace", "create-replacement", "delete-replaced"}
-# Kinds whose loss loses data: model storage, and the namespace that holds it.
-STATEFUL_TYPES = {
-    "kubernetes:core/v1:PersistentVolumeClaim": "model storage",
-    "kubernetes:core/v1:PersistentVolume": "model storage",
-    "kubernetes:core/v1:Namespace": "deleting a namespace deletes every claim in it",
-    "random:index/randomPassword:RandomPassword": "a new value rotates a credential",
-}
-# Settings that move latency, throughput and cost: shown side by side when they change.
+# Settings that move latency, throughput and cost: shown side by side when they change
+# (KEDA's own installation is not one: its chart has the table below).
 TUNING_KEYS = re.compile(
-    r"(^triton-platform:scaling\.)|(\.replicas\.)|(\.gpusPerPod$)|(maxBatchSize$)|(dynamicBatching\.)|"
+    r"(^triton-platform:scaling\.(?!keda\.))|(\.replicas\.)|(\.gpusPerPod$)|(maxBatchSize$)|(dynamicBatching\.)|"
     r"(instanceGroup\.)|(\.batching\.)|(sequenceBatching\.)"
 )
-# scripts/pulumi-env's default; dev's committed encryptionsalt belongs to it.
-LOCAL_PASSPHRASE = "local-only-not-secret"
+# The installed charts' pins and values (`keda.chart`, `monitoring.chart`: components/helm_chart.py).
+CHART_KEYS = re.compile(r"(^|\.)chart\.")
+MODES = ("live", "offline", "auto")
+MODE_TEXT = {
+    "live": "**Mode: live.** Previewed against the stack's real state in its backend, refreshed from the "
+    "cluster first (`--refresh`) unless noted below: drift is included, and this is what `pulumi up` would change.",
+    "offline": "**Mode: offline.** The base revision was deployed in render mode into scratch state and the head "
+    "revision previewed against it, with no backend or cluster credentials: this is what the change does, "
+    "not what `pulumi up` would do to a stack that has drifted.",
+}
 
 
-@dataclass(frozen=True)
-class Change:
-    op: str
-    type: str
-    name: str
-    reasons: tuple[str, ...]
-    danger: str | None
-    """Why this change can lose data or access; None when it cannot."""
+# Refreshing a render-mode stack fails: the provider's Read needs a cluster ("unreachable cluster").
+RENDER_NOT_REFRESHED = (
+    "Not refreshed: this stack renders manifests (`kubernetes.mode: render`), so there is no cluster to read "
+    "drift from; its state is still the backend's."
+)
 
 
-def urn_parts(urn: str) -> tuple[str, str]:
-    """(type, name) of a URN; the type is the last of a parent chain."""
-    _, _, types, name = urn.split("::", 3)
-    return types.split("$")[-1], name
-
-
-def danger(op: str, step: Mapping[str, Any]) -> str | None:
-    if op not in ("replace", "delete"):
-        return None
-    type_, _ = urn_parts(step["urn"])
-    state = {**(step.get("oldState") or {}), **(step.get("newState") or {})}
-    reasons = []
-    if state.get("protect"):
-        reasons.append("protected")
-    if state.get("retainOnDelete"):
-        reasons.append("retained on delete")
-    if type_ in STATEFUL_TYPES:
-        reasons.append(STATEFUL_TYPES[type_])
-    return "; ".join(reasons) or None
-
-
-def changes(steps: Iterable[Mapping[str, Any]]) -> list[Change]:
-    """The preview's steps that change something, replacements counted once."""
-    out: dict[str, Change] = {}
-    for step in steps:
-        op = "replace" if step["op"] in REPLACE_OPS else step["op"]
-        if op not in OPS:
-            continue
-        type_, name = urn_parts(step["urn"])
-        if type_.startswith("pulumi:providers:") and op == "update":
-            continue
-        detailed = sorted((step.get("detailedDiff") or {}).keys())
-        reasons = tuple(step.get("replaceReasons") or step.get("diffReasons") or detailed)
-        previous = out.get(step["urn"])
-        if previous and previous.op == "replace":
-            reasons = tuple(dict.fromkeys(previous.reasons + reasons))
-            op = "replace"
-        out[step["urn"]] = Change(op, type_, name, reasons, danger(op, step))
-    return sorted(out.values(), key=lambda c: (OPS.index(c.op), c.type, c.name))
+class PreviewDiffError(Exception):
+    """A mistake in how preview-diff was called: reported as `preview-diff: ...`, exit 1."""
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, str]:
@@ -115,7 +78,9 @@ def stack_settings(tree: Path, stack: str) -> dict[str, str]:
     path = tree / "stacks" / f"Pulumi.{stack}.yaml"
     if not path.exists():
         return {}
-    return flatten((yaml.safe_load(path.read_text()) or {}).get("config") or {})
+    flat = flatten((yaml.safe_load(path.read_text()) or {}).get("config") or {})
+    # A `secure:` value is ciphertext: shown as what it is, never as its text.
+    return {key.removesuffix(".secure"): MASK if key.endswith(".secure") else value for key, value in flat.items()}
 
 
 def model_settings(repository: Path, stack: str) -> dict[str, str]:
@@ -128,44 +93,12 @@ def model_settings(repository: Path, stack: str) -> dict[str, str]:
     return out
 
 
-def tuning_changes(base: Mapping[str, str], head: Mapping[str, str]) -> list[tuple[str, str, str]]:
-    """(key, base, head) for every batching or scaling setting that differs."""
-    keys = sorted(k for k in set(base) | set(head) if TUNING_KEYS.search(k) and base.get(k) != head.get(k))
-    return [(k, base.get(k, "—"), head.get(k, "—")) for k in keys]
-
-
-def markdown(
-    stack: str,
-    found: Sequence[Change],
-    tuning: Sequence[tuple[str, str, str]],
-    notes: Sequence[str],
-    errors: Sequence[str] = (),
-) -> str:
-    counts = {op: sum(c.op == op for c in found) for op in OPS}
-    lines = [f"### `pulumi preview` — stack **{stack}**", ""]
-    if errors:
-        lines += ["> [!WARNING]", "> **`pulumi preview` fails: this change cannot be deployed as it is.**"]
-        lines += [f"> {line}" for error in errors for line in error.splitlines()]
-        lines.append("")
-    dangerous = [c for c in found if c.danger]
-    if dangerous:
-        lines += ["> [!CAUTION]", "> **Stateful or protected resources are replaced or deleted:**"]
-        lines += [f"> - **{c.op}** `{c.type}` `{c.name}`: {c.danger}" for c in dangerous]
-        lines.append("")
-    lines.append(" · ".join(f"{counts[op]} to {op}" for op in OPS) if found else "No changes.")
-    lines.append("")
-    if found:
-        lines += ["| op | type | name | changed |", "|---|---|---|---|"]
-        for c in found:
-            flag = " ⚠️" if c.danger else ""
-            lines.append(f"| {c.op}{flag} | `{c.type}` | `{c.name}` | {', '.join(f'`{r}`' for r in c.reasons)} |")
-        lines.append("")
-    if tuning:
-        lines += ["#### Batching and scaling settings", "", "| setting | base | head |", "|---|---|---|"]
-        lines += [f"| `{key}` | `{old}` | `{new}` |" for key, old, new in tuning]
-        lines.append("")
-    lines += [f"_{note}_" for note in notes]
-    return "\n".join(lines).rstrip() + "\n"
+def setting_changes(
+    base: Mapping[str, str], head: Mapping[str, str], keys: re.Pattern[str]
+) -> list[tuple[str, str, str]]:
+    """(key, base, head) for every setting matching `keys` that differs."""
+    changed = sorted(k for k in set(base) | set(head) if keys.search(k) and base.get(k) != head.get(k))
+    return [(k, base.get(k, "—"), head.get(k, "—")) for k in changed]
 
 
 @dataclass(frozen=True)
@@ -245,40 +178,60 @@ def copy_salt(from_tree: Path, to_tree: Path, stack: str) -> None:
         target.write_text(f"{salt}\n{target.read_text()}")
 
 
-@dataclass(frozen=True)
-class StackPreview:
-    changes: list[Change]
-    errors: list[str]
-    """Why `pulumi preview` failed (empty when it passed); the steps it planned are still reported."""
-    notes: list[str]
+def mode_env(mode: str, scratch: Path) -> dict[str, str]:
+    """Live: the caller's backend, secrets provider and kubeconfig, as given. Offline: scratch state."""
+    env = dict(os.environ) if mode == "live" else cli_env(scratch)
+    # Plugin acquisition as the caller's CLI has it (scripts/pulumi-env): the stock CLI fetches
+    # the providers, the offline toolchain must not.
+    if "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION" not in os.environ:
+        env.pop("PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION", None)
+    return {**env, "PULUMI_SKIP_UPDATE_CHECK": "true"}
 
 
-def preview_stack(base: Workspace | None, head: Workspace, stack: str) -> StackPreview:
-    notes: list[str] = []
-    if base and (base.tree / "stacks" / f"Pulumi.{stack}.yaml").exists():
+def preview(head: Workspace, stack: str, scratch: Path, *, refresh: bool) -> tuple[PreviewEvents, str]:
+    """`pulumi preview --diff` of the stack with the policy pack: what it reported, and its text."""
+    log = scratch / f"events-{stack}.jsonl"
+    policy = (
+        ["--policy-pack", str(head.tree / "policy")] if (head.tree / "policy" / "PulumiPolicy.yaml").exists() else []
+    )
+    args = ["preview", "--diff", "--color", "never", *policy, *(["--refresh"] if refresh else []), "--stack", stack]
+    # PULUMI_DEBUG_COMMANDS registers `--event-log` (see stackctl/preview_events.py for why).
+    events_env = Workspace(head.tree, {**head.env, "PULUMI_DEBUG_COMMANDS": "true"})
+    result = events_env.pulumi(*args, "--event-log", str(log), check=False)
+    events = read_event_log(log)
+    if result.returncode != 0 and not events.errors:
+        message = f"pulumi preview exited with {result.returncode}: {result.stderr.strip()}"
+        events.diagnostics.append(Diagnostic("error", "", message))
+    return events, result.stdout + (f"\n{result.stderr}" if result.stderr.strip() else "")
+
+
+def prepare_offline(base: Workspace, head: Workspace, stack: str) -> list[str]:
+    """Deploy the base revision's stack into scratch state (render mode) and select it for the head."""
+    if (base.tree / "stacks" / f"Pulumi.{stack}.yaml").exists():
         base.pulumi("stack", "init", stack)
         base.pulumi("up", "--yes", "--skip-preview", "--stack", stack)
         copy_salt(base.tree, head.tree, stack)
         head.pulumi("stack", "select", stack)
-    else:
-        head.pulumi("stack", "init", stack)
-        notes.append("New stack: the base revision has no such stack, so everything is created.")
-    policy = (
-        ["--policy-pack", str(head.tree / "policy")] if (head.tree / "policy" / "PulumiPolicy.yaml").exists() else []
-    )
-    result = head.pulumi("preview", "--json", *policy, "--stack", stack, check=False)
-    try:
-        report = json.loads(result.stdout)
-    except json.JSONDecodeError:
-        raise RuntimeError(f"pulumi preview failed for stack {stack}:\n{result.stdout}{result.stderr}") from None
-    errors = [
-        d["message"].strip()
-        for d in report.get("diagnostics") or []
-        if d.get("severity") == "error" and d.get("message")
-    ]
-    if result.returncode != 0 and not errors:
-        errors.append(f"pulumi preview exited with {result.returncode}: {result.stderr.strip()}")
-    return StackPreview(changes(report.get("steps") or []), errors, notes)
+        return []
+    head.pulumi("stack", "init", stack)
+    return ["New stack: the base revision has no such stack, so everything is created."]
+
+
+def prepare_live(head: Workspace, stack: str) -> list[str]:
+    selected = head.pulumi("stack", "select", stack, check=False)
+    if selected.returncode != 0:
+        raise PreviewDiffError(
+            f"stack {stack!r} is not in the backend PULUMI_BACKEND_URL names (live mode previews existing stacks "
+            f"only; create it with `make up STACK={stack}` or use --mode offline): {selected.stderr.strip()}"
+        )
+    if renders(head.tree, stack):
+        return [RENDER_NOT_REFRESHED]
+    return []
+
+
+def renders(tree: Path, stack: str) -> bool:
+    """Whether the stack writes manifests rather than deploying: its provider cannot read a cluster back."""
+    return stack_settings(tree, stack).get("triton-platform:kubernetes.mode") == json.dumps("render")
 
 
 def model_repo_settings(workspace: Workspace, stack: str, scratch: Path) -> dict[str, str]:
@@ -289,28 +242,87 @@ def model_repo_settings(workspace: Workspace, stack: str, scratch: Path) -> dict
     return model_settings(out, stack)
 
 
-def run(repo: Path, base_ref: str, head_ref: str | None, stacks: Sequence[str], out: Path) -> dict[Path, bool]:
-    """Write `<stack>.md` per stack; each path maps to whether that stack's preview passed."""
+@dataclass(frozen=True)
+class Revision:
+    ref: str | None
+    """What the caller named; None for the working tree."""
+    sha: str
+    """The commit: for the working tree, HEAD's."""
+    dirty: bool
+
+    def describe(self) -> str:
+        if self.ref is None:
+            state = " + uncommitted changes" if self.dirty else " (no uncommitted changes)"
+            return f"the working tree: `HEAD` at `{self.sha}`{state}"
+        return f"`{self.ref}` at `{self.sha}`"
+
+
+def git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+
+
+def revision(repo: Path, option: str, ref: str | None) -> Revision:
+    found = git(repo, "rev-parse", "--verify", "--end-of-options", f"{ref or 'HEAD'}^{{commit}}")
+    if found.returncode != 0:
+        raise PreviewDiffError(
+            f"{option} {ref or 'HEAD'!r} is not a commit of the git repository {repo}: "
+            f"{found.stderr.strip() or 'git rev-parse found nothing'}"
+        )
+    dirty = ref is None and bool(git(repo, "status", "--porcelain").stdout.strip())
+    return Revision(ref, found.stdout.strip(), dirty)
+
+
+def resolve_mode(mode: str, env: Mapping[str, str]) -> str:
+    """`auto`: live when a backend is given (same-repository pull requests in CI), else offline."""
+    if mode == "auto":
+        return "live" if env.get("PULUMI_BACKEND_URL") else "offline"
+    if mode == "live" and not env.get("PULUMI_BACKEND_URL"):
+        raise PreviewDiffError(
+            "--mode live needs PULUMI_BACKEND_URL (the backend holding the stacks' state, e.g. "
+            "s3://bucket/triton-platform) and its secrets provider; without credentials use --mode offline"
+        )
+    return mode
+
+
+def run(
+    repo: Path, base_ref: str, head_ref: str | None, stacks: Sequence[str], out: Path, *, mode: str = "offline"
+) -> dict[Path, bool]:
+    """Write `<stack>.md` (and the full text as `<stack>.diff.txt`) per stack; each path maps to whether it passed."""
+    base_rev, head_rev = revision(repo, "--base", base_ref), revision(repo, "--head", head_ref)
+    revisions = f"Base: {base_rev.describe()}. Head: {head_rev.describe()}."
     written: dict[Path, bool] = {}
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="preview-diff-") as tmp:
         scratch = Path(tmp)
-        env = cli_env(scratch)
-        base = Workspace(export_tree(repo, base_ref, scratch / "base"), env)
-        head = Workspace(export_tree(repo, head_ref, scratch / "head"), env)
+        env = mode_env(mode, scratch)
+        base = Workspace(export_tree(repo, base_rev.sha, scratch / "base"), env)
+        head = Workspace(export_tree(repo, head_ref and head_rev.sha, scratch / "head"), env)
         for stack in stacks:
-            preview = preview_stack(base, head, stack)
-            tuning = tuning_changes(
-                {**stack_settings(base.tree, stack), **model_repo_settings(base, stack, scratch / "base-out")},
-                {**stack_settings(head.tree, stack), **model_repo_settings(head, stack, scratch / "head-out")},
+            notes = prepare_live(head, stack) if mode == "live" else prepare_offline(base, head, stack)
+            events, text = preview(head, stack, scratch, refresh=mode == "live" and not renders(head.tree, stack))
+            base_settings, head_settings = stack_settings(base.tree, stack), stack_settings(head.tree, stack)
+            tuning = setting_changes(
+                {**base_settings, **model_repo_settings(base, stack, scratch / "base-out")},
+                {**head_settings, **model_repo_settings(head, stack, scratch / "head-out")},
+                TUNING_KEYS,
             )
-            notes = [*preview.notes, f"Base `{base_ref}`, head `{head_ref or 'working tree'}`; rendered offline."]
-            text = markdown(stack, preview.changes, tuning, notes, preview.errors)
-            if tuning:
-                text += scaling_impact(base.tree, head.tree, stack)
+            report = StackReport(
+                stack=stack,
+                mode=MODE_TEXT[mode],
+                revisions=revisions,
+                events=events,
+                settings=[
+                    ("Chart versions and values", setting_changes(base_settings, head_settings, CHART_KEYS)),
+                    ("Batching and scaling settings", tuning),
+                ],
+                notes=notes,
+                full_diff=text,
+                appendix=scaling_impact(base.tree, head.tree, stack) if tuning else "",
+            )
+            (out / f"{stack}.diff.txt").write_text(text, encoding="utf-8")
             target = out / f"{stack}.md"
-            target.write_text(text, encoding="utf-8")
-            written[target] = not preview.errors
+            target.write_text(comment(report), encoding="utf-8")
+            written[target] = not events.errors
     return written
 
 
@@ -352,12 +364,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--head", help="git revision to preview (default: the working tree)")
     parser.add_argument("--repo", type=Path, default=PROJECT_ROOT, help="the repository (default: this project)")
     parser.add_argument("--out", type=Path, default=Path("preview-diff"), help="folder for <stack>.md")
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="auto",
+        help="live: against the stacks' real state (needs PULUMI_BACKEND_URL and credentials); offline: base "
+        "deployed into scratch state; auto (default): live when PULUMI_BACKEND_URL is set",
+    )
     parser.add_argument("stacks", nargs="*", help="stacks to preview (default: every stacks/Pulumi.<stack>.yaml)")
     args = parser.parse_args(argv)
     stacks = args.stacks or stacks_of(args.repo)
     try:
-        written = run(args.repo.resolve(), args.base, args.head, stacks, args.out)
-    except (RuntimeError, subprocess.CalledProcessError) as err:
+        mode = resolve_mode(args.mode, os.environ)
+        written = run(args.repo.resolve(), args.base, args.head, stacks, args.out, mode=mode)
+    except (PreviewDiffError, RuntimeError, subprocess.CalledProcessError) as err:
         print(f"preview-diff: {err}", file=sys.stderr)
         return 1
     for path in written:

@@ -26,6 +26,7 @@ def pytest_report_header() -> str:
         "TRITON_PULUMI_TOOLCHAIN=offline); users get the stock CLI and upstream plugins (tests/test_toolchain_selection.py)"
     )
 
+
 STACKS = ("dev", "staging", "production")
 _SYNTH_CACHE: dict[str, SynthResult] = {}
 
