@@ -46,13 +46,15 @@ $(ACTIONLINT):
 	GOBIN=$(CURDIR)/.tools/actionlint GOFLAGS= go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 	mkdir -p $(@D) && mv .tools/actionlint/actionlint $@
 
-# promtool, amtool and prometheus, which the monitoring tests run for real; the Pulumi
-# CLI, language host and providers the end-to-end tests run; and the local control plane
-# (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run (each built once, cached).
+# promtool, amtool, prometheus and rclone, which the monitoring and publishing tests run
+# for real; the Pulumi CLI, language host and providers the end-to-end tests run; the
+# local control plane (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run; and the
+# GCS emulator the publishing tests run (each built once, cached).
 tools: $(STAMP) $(POLICY_STAMP)
 	scripts/install-tools
 	scripts/pulumi-toolchain
 	scripts/local-cluster build
+	scripts/fake-gcs-server
 
 pulumi-toolchain: $(STAMP)
 	scripts/pulumi-toolchain

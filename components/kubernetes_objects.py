@@ -17,6 +17,7 @@ KINDS: dict[tuple[str, str], Any] = {
     ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
     ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
     ("apps/v1", "DaemonSet"): k8s.apps.v1.DaemonSet,
+    ("batch/v1", "Job"): k8s.batch.v1.Job,
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
     ("rbac.authorization.k8s.io/v1", "Role"): k8s.rbac.v1.Role,

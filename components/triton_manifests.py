@@ -12,16 +12,18 @@ import hashlib
 import math
 import shlex
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from components.gpu_pool_contract import PoolContract
 from components.namespace import platform_labels
-from model_repository.publish import version_files
+from model_repository.publish import MANIFEST, files_digest, repository_digest, version_files
 from model_repository.render import RenderedRepository
-from platform_config.schema import DeploymentConfig, PlatformConfig, ServingConfig
+from model_repository.store import StoreUri, rclone_settings
+from platform_config.schema import DeploymentConfig, PlatformConfig, PvcSource, ServingConfig
 
 HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
-MODELS_DIR, STORE_DIR, RENDERED_DIR = "/models", "/store", "/rendered"
+MODELS_DIR, STORE_DIR, RENDERED_DIR, CLAIM_DIR = "/models", "/store", "/rendered", "/claim"
 TRITON_UID = 1000  # the `triton-server` user of the NGC tritonserver images
 SERVICE_ACCOUNT = "triton-server"
 ADMIN_KEY_SECRET = "triton-admin-key"
@@ -55,16 +57,14 @@ def tritonserver_args(
     serving: ServingConfig,
     models: list[str],
     *,
-    model_repository: str | None = None,
+    model_repository: str = MODELS_DIR,
     ports: tuple[int, int, int] = (HTTP_PORT, GRPC_PORT, METRICS_PORT),
     admin_key: str = f"$({ADMIN_KEY_ENV})",
 ) -> list[str]:
     """tritonserver's flags for one deployment; tests run the real server with the same list."""
-    source = serving.model_repository
-    repository = model_repository or (source.uri if source.uri else MODELS_DIR)
     http, grpc, metrics = ports
     args = [
-        f"--model-repository={repository}",
+        f"--model-repository={model_repository}",
         # configs/<stack>.pbtxt is the stack's rendered config; the base config.pbtxt is not shipped.
         f"--model-config-name={stack}",
         "--disable-auto-complete-config",
@@ -116,6 +116,35 @@ done
 """
 
 
+def loader_script() -> str:
+    """The loader Job's script: copy a published repository into the claim, then rename it into place.
+
+    Runs with SOURCE (rclone path of `<origin>/<digest>`), DIGEST, CLAIM_DIR and
+    STACK in its environment, so tests run the very same script against a local
+    folder and a local S3. The rename is atomic (same folder), so a crash leaves
+    only `<digest>.partial`, which the next try resumes; an existing
+    `repositories/<digest>` is complete and left alone.
+    """
+    return f"""set -eu
+target="$CLAIM_DIR/repositories/$DIGEST"
+if [ -d "$target" ]; then echo "repositories/$DIGEST is already loaded"; exit 0; fi
+# rclone's S3 backend ignores the AWS SDK's region variables (the credentials Secret's, workload identity's).
+export RCLONE_S3_REGION="${{RCLONE_S3_REGION:-${{AWS_REGION:-${{AWS_DEFAULT_REGION:-}}}}}}"
+if ! rclone lsf "$SOURCE" --files-only | grep -qx {shlex.quote(MANIFEST)}; then
+  echo "$SOURCE is not a complete published repository (no {MANIFEST}): run stackctl publish-models --stack $STACK" >&2
+  exit 1
+fi
+mkdir -p "$CLAIM_DIR/repositories"
+rclone copy "$SOURCE" "$target.partial" --checksum
+if ! grep -qF "\\"digest\\": \\"$DIGEST\\"" "$target.partial/{MANIFEST}"; then
+  echo "$SOURCE/{MANIFEST} does not record digest $DIGEST" >&2
+  exit 1
+fi
+mv "$target.partial" "$target"
+echo "loaded repositories/$DIGEST from $SOURCE"
+"""
+
+
 def deployment_object_name(deployment: str) -> str:
     """Name of a Triton deployment's Deployment, Service, PDB and NetworkPolicy (and, later, its ScaledObject).
 
@@ -159,6 +188,15 @@ class ServingContext:
     admin_key: Any = None
     """The restricted-API key (a string or a pulumi Output)."""
 
+    @cached_property
+    def digest(self) -> str:
+        """Content digest of the stack's repository: where a published one lives (`<uri>/<digest>`)."""
+        return repository_digest(self.rendered)
+
+    @property
+    def store(self) -> StoreUri | None:
+        return self.serving.model_repository.store()
+
     @property
     def namespace(self) -> str:
         return self.config.kubernetes.namespace
@@ -182,17 +220,10 @@ def _bundle_files(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str
     return version_files(ctx.rendered, deployment.models) if ctx.serving.model_repository.source == "bundled" else {}
 
 
-def _files_digest(files: dict[str, bytes]) -> str:
-    sha = hashlib.sha256()
-    for path, data in sorted(files.items()):
-        sha.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
-    return sha.hexdigest()
-
-
 def pod_digest(ctx: ServingContext, deployment: DeploymentConfig) -> str:
     """Changes whenever what the pods load changes: rendered configs, bundled files, the store's revision."""
     rendered = ctx.rendered.digest(deployment.models)
-    files = _files_digest(_bundle_files(ctx, deployment))
+    files = files_digest(_bundle_files(ctx, deployment))
     revision = ctx.serving.model_repository.revision or ""
     return hashlib.sha256(f"{rendered}:{files}:{revision}".encode()).hexdigest()
 
@@ -203,7 +234,7 @@ def config_map_name(ctx: ServingContext, deployment: DeploymentConfig, name: str
 
 
 def bundle_map_name(ctx: ServingContext, deployment: DeploymentConfig, name: str) -> str:
-    return f"triton-{name}-models-{_files_digest(_bundle_files(ctx, deployment))[:10]}"
+    return f"triton-{name}-models-{files_digest(_bundle_files(ctx, deployment))[:10]}"
 
 
 def _config_map(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> dict[str, Any]:
@@ -236,6 +267,16 @@ def _security_context() -> dict[str, Any]:
     }
 
 
+def _pod_security_context() -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": TRITON_UID,
+        "runAsGroup": TRITON_UID,
+        "fsGroup": TRITON_UID,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
 def _store_volume(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> dict[str, Any]:
     source = ctx.serving.model_repository
     if source.source == "pvc":
@@ -246,6 +287,40 @@ def _store_volume(ctx: ServingContext, name: str, deployment: DeploymentConfig) 
     return {"name": "model-store", "configMap": {"name": bundle_map_name(ctx, deployment, name), "items": items}}
 
 
+def _store_mount(ctx: ServingContext) -> dict[str, Any]:
+    """The store, read-only; a loaded claim only through its `repositories/<digest>` folder."""
+    mount = {"name": "model-store", "mountPath": STORE_DIR, "readOnly": True}
+    pvc = ctx.serving.model_repository.pvc
+    if pvc is not None and pvc.origin is not None:
+        mount["subPath"] = f"repositories/{ctx.digest}"
+    return mount
+
+
+@dataclass(frozen=True)
+class StoreAccess:
+    """What a container reading the object store needs: credentials by reference only."""
+
+    env: list[dict[str, Any]]
+    env_from: list[dict[str, Any]]
+    volumes: list[dict[str, Any]]
+    mounts: list[dict[str, Any]]
+
+
+def store_access(ctx: ServingContext) -> StoreAccess:
+    """S3: the Secret's keys as the environment; GCS: its credentials.json as a file. Unset: workload identity."""
+    secret, store = ctx.serving.model_repository.credentials_secret, ctx.store
+    if store is None or secret is None:
+        return StoreAccess([], [], [], [])
+    if store.backend == "s3":
+        return StoreAccess([], [{"secretRef": {"name": secret}}], [], [])
+    return StoreAccess(
+        [{"name": "GOOGLE_APPLICATION_CREDENTIALS", "value": f"{GCS_CREDENTIALS_DIR}/credentials.json"}],
+        [],
+        [{"name": "model-store-credentials", "secret": {"secretName": secret}}],
+        [{"name": "model-store-credentials", "mountPath": GCS_CREDENTIALS_DIR, "readOnly": True}],
+    )
+
+
 def _volumes(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> list[dict[str, Any]]:
     serving = ctx.serving
     volumes: list[dict[str, Any]] = [
@@ -253,30 +328,14 @@ def _volumes(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> li
         # The Python backend passes tensors through shared memory.
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": serving.shm_size_limit}},
     ]
-    source = serving.model_repository
     if not dynamic_model_control(serving):
-        volumes += [
+        return [
+            *volumes,
             {"name": "models", "emptyDir": {"sizeLimit": "64Mi"}},
             _store_volume(ctx, name, deployment),
             {"name": "rendered-config", "configMap": {"name": config_map_name(ctx, deployment, name)}},
         ]
-    elif source.source == "gcs" and source.credentials_secret:
-        volumes.append({"name": "model-store-credentials", "secret": {"secretName": source.credentials_secret}})
-    return volumes
-
-
-def _env(ctx: ServingContext) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(env, envFrom) of the Triton container: secrets only by reference."""
-    source = ctx.serving.model_repository
-    env: list[dict[str, Any]] = [
-        {"name": ADMIN_KEY_ENV, "valueFrom": {"secretKeyRef": {"name": ADMIN_KEY_SECRET, "key": "key"}}}
-    ]
-    env_from: list[dict[str, Any]] = []
-    if source.source == "s3" and source.credentials_secret:
-        env_from.append({"secretRef": {"name": source.credentials_secret}})
-    if source.source == "gcs" and source.credentials_secret:
-        env.append({"name": "GOOGLE_APPLICATION_CREDENTIALS", "value": f"{GCS_CREDENTIALS_DIR}/credentials.json"})
-    return env, env_from
+    return volumes + store_access(ctx).volumes
 
 
 def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str, Any]:
@@ -284,20 +343,23 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
     resources = deployment.resources
     http = {"path": "/v2/health/ready", "port": "http"}
     mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}, {"name": "dshm", "mountPath": "/dev/shm"}]
-    if not dynamic_model_control(serving):
-        mounts += [
-            {"name": "models", "mountPath": MODELS_DIR, "readOnly": True},
-            {"name": "model-store", "mountPath": STORE_DIR, "readOnly": True},
-        ]
-    elif serving.model_repository.source == "gcs" and serving.model_repository.credentials_secret:
-        mounts.append({"name": "model-store-credentials", "mountPath": GCS_CREDENTIALS_DIR, "readOnly": True})
-    env, env_from = _env(ctx)
+    env: list[dict[str, Any]] = [
+        {"name": ADMIN_KEY_ENV, "valueFrom": {"secretKeyRef": {"name": ADMIN_KEY_SECRET, "key": "key"}}}
+    ]
+    if dynamic_model_control(serving):
+        assert ctx.store is not None
+        # Triton reads the published version itself; a new digest is a new path, so the pods roll.
+        repository, access = ctx.store.triton_path(ctx.digest), store_access(ctx)
+        mounts, env = mounts + access.mounts, env + access.env
+    else:
+        repository, access = MODELS_DIR, StoreAccess([], [], [], [])
+        mounts += [{"name": "models", "mountPath": MODELS_DIR, "readOnly": True}, _store_mount(ctx)]
     container: dict[str, Any] = {
         "name": "triton",
         "image": serving.image,
         "imagePullPolicy": "IfNotPresent",
         "command": ["tritonserver"],
-        "args": tritonserver_args(ctx.stack, serving, deployment.models),
+        "args": tritonserver_args(ctx.stack, serving, deployment.models, model_repository=repository),
         "ports": [
             {"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"},
             {"name": "grpc", "containerPort": GRPC_PORT, "protocol": "TCP"},
@@ -329,8 +391,8 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
         "volumeMounts": mounts,
     }
     container["env"] = env
-    if env_from:
-        container["envFrom"] = env_from
+    if access.env_from:
+        container["envFrom"] = access.env_from
     if serving.drain.pre_stop_seconds:
         # Endpoints are removed while Triton still serves; then SIGTERM starts its own drain.
         container["lifecycle"] = {"preStop": {"exec": {"command": ["sleep", str(serving.drain.pre_stop_seconds)]}}}
@@ -353,9 +415,84 @@ def _assemble_container(ctx: ServingContext, deployment: DeploymentConfig) -> di
         "securityContext": _security_context(),
         "volumeMounts": [
             {"name": "models", "mountPath": MODELS_DIR},
-            {"name": "model-store", "mountPath": STORE_DIR, "readOnly": True},
+            _store_mount(ctx),
             {"name": "rendered-config", "mountPath": RENDERED_DIR, "readOnly": True},
         ],
+    }
+
+
+LOADER_NAME = "triton-model-loader"
+LOADER_DEADLINE_SECONDS = 3600
+"""The loader's whole budget, every retry included; Pulumi waits as long (triton_serving.LOADER_TIMEOUT)."""
+
+
+def loader_job_name(ctx: ServingContext) -> str:
+    # One Job per published version: a new digest is a new Job, and the Deployments wait for it.
+    return f"model-loader-{ctx.digest[:16]}"
+
+
+def loader_job_manifest(ctx: ServingContext, pvc: PvcSource) -> dict[str, Any]:
+    """Fills `repositories/<digest>` of the claim from pvc.origin, once per digest, for every deployment.
+
+    One Job for the stack, not one per deployment: the repository is the stack's,
+    and a single writer never races another for the same `.partial` folder.
+    """
+    store = pvc.store()
+    assert store is not None
+    access = store_access(ctx)
+    labels = {"app.kubernetes.io/name": LOADER_NAME, "app.kubernetes.io/component": "model-loader"}
+    metadata = ctx.metadata(loader_job_name(ctx))
+    metadata["labels"] |= labels
+    settings = {**rclone_settings(store), "SOURCE": store.rclone_path(ctx.digest), "DIGEST": ctx.digest}
+    container: dict[str, Any] = {
+        "name": "load",
+        "image": pvc.loader_image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["/bin/sh", "-c", loader_script()],
+        "env": [
+            *(
+                {"name": k, "value": v}
+                for k, v in sorted({**settings, "CLAIM_DIR": CLAIM_DIR, "STACK": ctx.stack}.items())
+            ),
+            *access.env,
+        ],
+        "resources": {
+            # rclone streams to the claim; its own disk use is logs only.
+            "requests": {"cpu": "100m", "memory": "128Mi", "ephemeral-storage": "64Mi"},
+            "limits": {"cpu": "1", "memory": "512Mi", "ephemeral-storage": "256Mi"},
+        },
+        "securityContext": _security_context(),
+        "volumeMounts": [{"name": "claim", "mountPath": CLAIM_DIR}, *access.mounts],
+    }
+    if access.env_from:
+        container["envFrom"] = access.env_from
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": metadata,
+        "spec": {
+            "backoffLimit": 3,
+            "activeDeadlineSeconds": LOADER_DEADLINE_SECONDS,
+            # A day to read its logs; a later `pulumi refresh` then drops it and `up` reruns it (a no-op).
+            "ttlSecondsAfterFinished": 86_400,
+            "template": {
+                "metadata": {"labels": {**metadata["labels"]}},
+                "spec": {
+                    "restartPolicy": "Never",
+                    # Triton's ServiceAccount: the same workload identity reads the same store.
+                    "serviceAccountName": SERVICE_ACCOUNT,
+                    "automountServiceAccountToken": False,
+                    "enableServiceLinks": False,
+                    # Triton's UID: the files it writes are Triton's to read.
+                    "securityContext": _pod_security_context(),
+                    "containers": [container],
+                    "volumes": [
+                        {"name": "claim", "persistentVolumeClaim": {"claimName": pvc.claim_name}},
+                        *access.volumes,
+                    ],
+                },
+            },
+        },
     }
 
 
@@ -371,13 +508,7 @@ def deployment_manifest(ctx: ServingContext, name: str, deployment: DeploymentCo
         "terminationGracePeriodSeconds": serving.drain.pre_stop_seconds
         + serving.drain.exit_timeout_seconds
         + GRACE_MARGIN_SECONDS,
-        "securityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": TRITON_UID,
-            "runAsGroup": TRITON_UID,
-            "fsGroup": TRITON_UID,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": _pod_security_context(),
         "nodeSelector": dict(ctx.pool.node_selector),
         "tolerations": list(ctx.pool.tolerations),
         "containers": [_triton_container(ctx, deployment)],
@@ -564,6 +695,8 @@ def shared_manifests(ctx: ServingContext) -> Manifests:
             spec["storageClassName"] = pvc.storage_class_name
         claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": ctx.metadata(pvc.claim_name)}
         out["model-repository"] = {**claim, "spec": spec}
+    if pvc is not None and pvc.origin is not None:
+        out["model-loader"] = loader_job_manifest(ctx, pvc)
     out["admin-key"] = {
         "apiVersion": "v1",
         "kind": "Secret",

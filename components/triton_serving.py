@@ -10,13 +10,20 @@ import pulumi_random as random
 
 from components.gpu_pool_contract import PoolContract
 from components.kubernetes_objects import create_object
-from components.triton_manifests import ServingContext, deployment_manifests, shared_manifests
+from components.triton_manifests import (
+    LOADER_DEADLINE_SECONDS,
+    ServingContext,
+    deployment_manifests,
+    shared_manifests,
+)
 from model_repository.render import RenderedRepository
 from platform_config.schema import PlatformConfig
 
 TYPE_TOKEN = "triton-platform:serving:TritonServing"
 DEPLOY_TIMEOUT = "30m"
 """Long enough for a new GPU node, the image pull and the startup probe's model-load budget."""
+LOADER_TIMEOUT = f"{LOADER_DEADLINE_SECONDS // 60}m"
+"""The loader Job's activeDeadlineSeconds: Pulumi waits exactly as long as the Job may run."""
 
 
 @dataclass(frozen=True)
@@ -50,9 +57,9 @@ class TritonServing(pulumi.ComponentResource):
         password = random.RandomPassword(f"{name}-admin-key", length=40, special=False, opts=child)
         ctx = ServingContext(args.stack, config, args.rendered, args.pool, password.result)
 
-        shared = [
-            create_object(f"{name}-{role}", m, self._options(m, child)) for role, m in shared_manifests(ctx).items()
-        ]
+        shared: list[pulumi.CustomResource] = []
+        for role, manifest in shared_manifests(ctx).items():
+            shared.append(create_object(f"{name}-{role}", manifest, self._options(manifest, child, shared)))
         self.deployments = {}
         services: dict[str, str] = {}
         for dep_name, deployment in sorted(config.serving.deployments.items()):
@@ -75,7 +82,17 @@ class TritonServing(pulumi.ComponentResource):
         self.services = pulumi.Output.from_input(services)
         self.register_outputs({"services": self.services})
 
-    def _options(self, manifest: dict[str, Any], child: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
+    def _options(
+        self, manifest: dict[str, Any], child: pulumi.ResourceOptions, before: list[pulumi.CustomResource]
+    ) -> pulumi.ResourceOptions:
+        if manifest["kind"] == "Job":
+            # pulumi-kubernetes 4.25 awaits a Job until its Complete condition and fails on Failed
+            # (provider/pkg/await/job.go, registered for batch/v1/Job in awaiters.go); its default
+            # wait is 10 minutes, too short for a large repository. After the claim it fills.
+            timeouts = pulumi.CustomTimeouts(create=LOADER_TIMEOUT, update=LOADER_TIMEOUT)
+            return pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(depends_on=list(before), custom_timeouts=timeouts)
+            )
         if manifest["kind"] != "PersistentVolumeClaim":
             return child
         # Model data outlives the stack: never deleted by Pulumi, and in production not even replaceable.

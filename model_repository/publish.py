@@ -5,17 +5,23 @@ at `<model>/configs/<stack>.pbtxt`, which Triton reads with
 `--model-config-name=<stack>`. The base config.pbtxt is left out on purpose:
 Triton falls back to it silently when the named config is missing, so without
 it a missing rendered config fails loudly instead (checked against Triton 2.51).
+
+Every written repository carries a manifest with its content digest: what
+`stackctl publish-models` uploads under `<uri>/<digest>/`, and what the program
+computes from the same local files to point Triton (or the PVC loader) at.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from pathlib import Path
 
 from model_repository.render import RenderedRepository
 
-MARKER = ".stackctl-model-repo"
-"""Marks a folder written by `stackctl model-repo`, so a rerun may replace it."""
+MANIFEST = ".stackctl-manifest.json"
+"""The digest and file list of a written repository; it also marks a folder a rerun may replace."""
 
 
 def config_path(model: str, stack: str) -> str:
@@ -35,21 +41,45 @@ def version_files(rendered: RenderedRepository, models: list[str]) -> dict[str, 
     return files
 
 
+def repository_files(rendered: RenderedRepository, models: list[str] | None = None) -> dict[str, bytes]:
+    """What Triton loads for `models` (default: every served model): version files and rendered configs."""
+    names = sorted(models if models is not None else rendered.models)
+    files = version_files(rendered, names)
+    for name in names:
+        files[config_path(name, rendered.stack)] = rendered.models[name].text.encode()
+    return files
+
+
+def files_digest(files: dict[str, bytes]) -> str:
+    """sha256 over every path and its content's sha256: changes exactly when a file, or the file set, does."""
+    sha = hashlib.sha256()
+    for path, data in sorted(files.items()):
+        sha.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
+    return sha.hexdigest()
+
+
+def repository_digest(rendered: RenderedRepository) -> str:
+    """Digest of the stack's whole repository, as `stackctl publish-models` publishes it."""
+    return files_digest(repository_files(rendered))
+
+
+def manifest_text(stack: str, files: dict[str, bytes]) -> str:
+    listing = {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}
+    return json.dumps({"digest": files_digest(files), "stack": stack, "files": listing}, indent=2) + "\n"
+
+
 def write_model_repository(rendered: RenderedRepository, out: Path, models: list[str] | None = None) -> list[str]:
     """Write what Triton loads for `models` (default: every served model); returns the models written."""
     names = sorted(models if models is not None else rendered.models)
-    if out.exists() and any(out.iterdir()) and not (out / MARKER).exists():
+    if out.exists() and any(out.iterdir()) and not (out / MANIFEST).exists():
         raise FileExistsError(f"{out} is not empty and was not written by stackctl model-repo; choose another --out")
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    (out / MARKER).write_text(f"stack {rendered.stack}\n", encoding="utf-8")
-    for relative, content in version_files(rendered, names).items():
+    files = repository_files(rendered, names)
+    for relative, content in files.items():
         target = out / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
-    for name in names:
-        target = out / config_path(name, rendered.stack)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(rendered.models[name].text, encoding="utf-8")
+    (out / MANIFEST).write_text(manifest_text(rendered.stack, files), encoding="utf-8")
     return names

@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from model_repository.store import SCHEMES, StoreUri, parse_store_uri
 from platform_config.paths import PROJECT_ROOT
 from policy.rules import POLICY_NAMES
 
@@ -472,13 +473,13 @@ class DeploymentConfig(Strict):
 
 
 class PvcSource(Strict):
-    """A PersistentVolumeClaim holding the model repository (version folders of each model)."""
+    """A PersistentVolumeClaim holding the model repository."""
 
     claim_name: ObjectName
     """Name of the claim."""
 
     create: bool = False
-    """Create the claim (kept on `pulumi destroy`, protected in production) instead of using an existing one."""
+    """Create the claim (kept on `pulumi destroy`, protected in production) instead of using an existing one. A created claim starts empty, so it needs `origin`."""
 
     size: Quantity = "50Gi"
     """Requested size when `create` is true."""
@@ -487,36 +488,64 @@ class PvcSource(Strict):
     """StorageClass when `create` is true; unset uses the cluster default."""
 
     access_mode: Literal["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce"] = "ReadOnlyMany"
-    """How pods mount it (always read-only). A claim this stack creates starts empty, so it must be ReadWriteMany for the files to be copied in; ReadWriteOnce cannot serve replicas on several nodes."""
+    """How pods mount it (Triton always read-only). With `origin`, the loader Job writes into it, so it must be ReadWriteMany (or ReadWriteOnce for a single replica); ReadWriteOnce cannot serve replicas on several nodes."""
+
+    origin: str | None = None
+    """`s3://bucket/prefix` or `gs://bucket/prefix` that `stackctl publish-models` publishes this stack's repository to (an S3 endpoint as `s3://https://host:port/bucket/prefix`). Set: before the Deployments roll, a Job copies `<origin>/<digest>/` into the claim's `repositories/<digest>/` and the pods mount that folder, so every model change rolls the pods. Credentials as for `s3`/`gcs` (`credentialsSecret`, else workload identity). Unset: the claim holds the version folders at its root, copied in by hand (see `revision`)."""
+
+    loader_image: Annotated[str, Field(min_length=1)] = "docker.io/rclone/rclone:1.60.1"
+    """Image of the loader Job (rclone, the version the tests run), pinned."""
+
+    @field_validator("origin")
+    @classmethod
+    def _origin_uri(cls, origin: str) -> str:
+        source = "gcs" if origin.startswith("gs://") else "s3"
+        if not origin.startswith(("s3://", "gs://")):
+            raise ValueError(f"must be s3://<bucket>/<prefix> or gs://<bucket>/<prefix>; got {origin!r}")
+        parse_store_uri(origin, source)
+        return origin
 
     @model_validator(mode="after")
     def _fillable(self) -> PvcSource:
-        if self.create and self.access_mode == "ReadOnlyMany":
+        if self.create and self.origin is None:
+            raise KeyProblemError(
+                "origin",
+                "required key is missing: a claim the stack creates starts empty, and Triton would find no model; "
+                "set pvc.origin to the s3:// or gs:// URI `stackctl publish-models` publishes to (a Job then "
+                "fills the claim), or use an existing, filled claim (create: false)",
+            )
+        if self.origin is not None and self.access_mode == "ReadOnlyMany":
             raise KeyProblemError(
                 "accessMode",
-                "a claim created by the stack starts empty, and ReadOnlyMany can never be filled; "
-                "use ReadWriteMany (copy the model folders in, Triton still mounts it read-only) or an existing claim",
+                "the loader Job writes the repository from pvc.origin into the claim, and ReadOnlyMany cannot be "
+                "written; use ReadWriteMany (Triton still mounts it read-only)",
             )
         return self
+
+    def store(self) -> StoreUri | None:
+        """Where the loader copies from, parsed."""
+        if self.origin is None:
+            return None
+        return parse_store_uri(self.origin, "gcs" if self.origin.startswith("gs://") else "s3")
 
 
 class ModelRepositoryConfig(Strict):
     """Where Triton's pods get the model files."""
 
     source: Literal["bundled", "pvc", "s3", "gcs"]
-    """`bundled`: the model files of `model_repo/` ship in a ConfigMap (small dev models only, up to 900 KiB). `pvc`: a PersistentVolumeClaim. `s3`/`gcs`: object storage that holds `stackctl model-repo` output."""
+    """`bundled`: the model files of `model_repo/` ship in a ConfigMap (small dev models only, up to 900 KiB). `pvc`: a PersistentVolumeClaim. `s3`/`gcs`: object storage; Triton reads `<uri>/<digest>`, what `stackctl publish-models` uploads."""
 
     pvc: PvcSource | None = None
     """The claim, for source `pvc`."""
 
     uri: str | None = None
-    """`s3://bucket/prefix` or `gs://bucket/prefix`, for source `s3` or `gcs`."""
+    """`s3://bucket/prefix` or `gs://bucket/prefix`, for source `s3` or `gcs`; a private S3 endpoint as `s3://https://host:port/bucket/prefix`. Each published version lives under `<uri>/<digest>/`."""
 
     revision: Annotated[str, Field(min_length=1, max_length=63)] | None = None
-    """Label of the model files' current contents in the PVC or bucket. Pulumi cannot see those files: change this after publishing new ones and the pods roll to load them."""
+    """Only for a claim filled by hand (source `pvc` without `pvc.origin`): label of its current contents. Pulumi cannot see those files: change this after copying new ones in and the pods roll to load them. Published repositories (s3, gcs, `pvc.origin`) are addressed by their content digest instead."""
 
     credentials_secret: ObjectName | None = None
-    """Secret with the object-store credentials: for `s3` its keys become the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION); for `gcs` its `credentials.json` key is the service-account key. Unset: the pod's workload identity (see `serviceAccountAnnotations`)."""
+    """Secret with the object-store credentials (for `s3`, `gcs` and the loader of `pvc.origin`): for S3 its keys become the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION); for GCS its `credentials.json` key is the service-account key. Unset: the pod's workload identity (see `serviceAccountAnnotations`)."""
 
     @model_validator(mode="after")
     def _source_fields(self) -> ModelRepositoryConfig:
@@ -524,15 +553,40 @@ class ModelRepositoryConfig(Strict):
             raise KeyProblemError("pvc", "required key is missing: source 'pvc' needs the claim (pvc.claimName)")
         if self.source != "pvc" and self.pvc is not None:
             raise KeyProblemError("pvc", f"applies only to source 'pvc', not {self.source!r}")
-        scheme = {"s3": "s3://", "gcs": "gs://"}.get(self.source)
-        if scheme and not (self.uri or "").startswith(scheme):
+        scheme = SCHEMES.get(self.source)
+        if scheme and self.uri is None:
+            raise KeyProblemError("uri", f"source {self.source!r} needs uri {scheme}<bucket>/<prefix>; got None")
+        if scheme and self.uri is not None:
+            try:
+                parse_store_uri(self.uri, self.source)
+            except ValueError as err:
+                raise KeyProblemError("uri", str(err)) from None
+        elif self.uri is not None:
+            raise KeyProblemError("uri", f"applies only to sources 's3' and 'gcs', not {self.source!r}")
+        if self.credentials_secret is not None and self.store() is None:
             raise KeyProblemError(
-                "uri", f"source {self.source!r} needs uri {scheme}<bucket>/<prefix>; got {self.uri!r}"
+                "credentialsSecret",
+                f"applies only to sources 's3' and 'gcs' and to a pvc with origin, not {self.source!r}"
+                + (" without pvc.origin" if self.source == "pvc" else ""),
             )
-        if not scheme and (self.uri is not None or self.credentials_secret is not None):
-            key = "uri" if self.uri is not None else "credentialsSecret"
-            raise KeyProblemError(key, f"applies only to sources 's3' and 'gcs', not {self.source!r}")
+        if self.revision is not None and self.store() is not None:
+            where = "pvc.origin" if self.source == "pvc" else f"source {self.source!r}"
+            raise KeyProblemError(
+                "revision",
+                f"does not apply with {where}: the pods read the published repository under its content digest, "
+                "so a model change rolls them by itself; remove revision and run `stackctl publish-models`",
+            )
+        if self.revision is not None and self.source == "bundled":
+            raise KeyProblemError(
+                "revision", "does not apply to source 'bundled': the bundled files roll the pods by content; remove it"
+            )
         return self
+
+    def store(self) -> StoreUri | None:
+        """The object store the stack's repository is published to: the uri, or the claim's origin."""
+        if self.source in SCHEMES and self.uri is not None:
+            return parse_store_uri(self.uri, self.source)
+        return self.pvc.store() if self.pvc is not None else None
 
 
 class Drain(Strict):

@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from model_repository.publish import write_model_repository
+from model_repository.remote import PublishError, publish_repository
 from model_repository.render import render_repository
 from model_repository.source import DEFAULT_MODEL_REPO, read_repository
 from platform_config.errors import ConfigError, ConfigIssue
 from platform_config.loader import STACKS_DIR, load_stack_file, stack_file
 from platform_config.paths import PROJECT_ROOT, display_path
-from simulator.scenario import PROFILE_SHAPES
+from simulator.shapes import PROFILE_SHAPES
 from stackctl.monitoring_files import write_monitoring_files
 from stackctl.synth import synthesize, write_synth
 
@@ -33,13 +34,22 @@ def _stack_source(args: argparse.Namespace) -> tuple[Path, str | None]:
 def cmd_validate(args: argparse.Namespace) -> int:
     path, stack = _stack_source(args)
     repo = read_repository(Path(args.model_repo)) if args.model_repo else None
-    loaded = load_stack_file(path, stack, repo)
-    deployments = loaded.config.serving.deployments
-    models = sorted({m for d in deployments.values() for m in d.models})
-    print(
-        f"{loaded.source}: OK: stack {loaded.stack} ({loaded.config.environment}, "
-        f"{loaded.config.kubernetes.mode}), {len(deployments)} deployment(s), {len(models)} model(s)"
-    )
+    loaded = load_stack_file(path, stack, repo, defer_to_esc=True)
+    config = loaded.config
+    mode = config.kubernetes.mode if "kubernetes" in config.__dict__ else "mode from ESC"
+    environment = config.__dict__.get("environment", "environment from ESC")
+    summary = f"stack {loaded.stack} ({environment}, {mode})"
+    if "serving" in config.__dict__:
+        deployments = config.serving.deployments
+        models = sorted({m for d in deployments.values() for m in d.models})
+        summary += f", {len(deployments)} deployment(s), {len(models)} model(s)"
+    print(f"{loaded.source}: OK: {summary}")
+    if loaded.deferred:
+        print(
+            f"{loaded.source}: deferred to the Pulumi CLI: {', '.join(loaded.deferred)} "
+            f"(not in the file; ESC environment(s) {', '.join(loaded.environments)} may supply them, and "
+            f"`pulumi preview --stack {loaded.stack}` validates them with the rest)"
+        )
     return 0
 
 
@@ -75,6 +85,36 @@ def cmd_model_repo(args: argparse.Namespace) -> int:
         return 1
     listing = ", ".join(written)
     print(f"{loaded.source}: wrote {len(written)} models ({listing}) with configs/{loaded.stack}.pbtxt to {args.out}")
+    return 0
+
+
+def cmd_publish_models(args: argparse.Namespace) -> int:
+    path, stack = _stack_source(args)
+    repo = read_repository(Path(args.model_repo)) if args.model_repo else read_repository(DEFAULT_MODEL_REPO)
+    loaded = load_stack_file(path, stack, repo)
+    source = loaded.config.serving.model_repository
+    store = source.store()
+    if store is None:
+        # Not an error: the deploy workflow runs this for every stack, dev's bundled one included.
+        print(
+            f"{loaded.source}: nothing to publish: modelRepository source {source.source!r}"
+            f"{' without pvc.origin' if source.source == 'pvc' else ''} is not read from object storage "
+            "(publishing is for sources s3 and gcs, and for a pvc with origin)"
+        )
+        return 0
+    rendered = render_repository(loaded.stack, loaded.config, repo)
+    try:
+        published = publish_repository(rendered, store, dry_run=args.dry_run)
+    except PublishError as err:
+        print(f"stackctl publish-models: {err}", file=sys.stderr)
+        return 1
+    where = store.triton_path(published.digest)
+    if published.status == "already published":
+        print(f"{loaded.source}: {where} is already published (digest {published.digest}); nothing uploaded")
+    elif published.status == "dry run":
+        print(f"{loaded.source}: dry run: would publish {len(rendered.models)} models to {where}")
+    else:
+        print(f"{loaded.source}: published {len(rendered.models)} models to {where}")
     return 0
 
 
@@ -178,6 +218,15 @@ def parser() -> argparse.ArgumentParser:
     model_repo.add_argument("--model-repo", metavar="DIR", help="source model repository (default: model_repo/)")
     model_repo.add_argument("--deployment", metavar="NAME", help="only the models of this deployment")
     model_repo.set_defaults(run=cmd_model_repo)
+
+    publish = commands.add_parser(
+        "publish-models",
+        help="upload a stack's model repository to <uri>/<digest>/ (s3, gcs, pvc.origin) with rclone",
+    )
+    _add_stack_arguments(publish)
+    publish.add_argument("--model-repo", metavar="DIR", help="source model repository (default: model_repo/)")
+    publish.add_argument("--dry-run", action="store_true", help="show what would be uploaded; upload nothing")
+    publish.set_defaults(run=cmd_publish_models)
 
     rules = commands.add_parser("rules", help="write the Prometheus rules, dashboards and Alertmanager config")
     _add_stack_arguments(rules)

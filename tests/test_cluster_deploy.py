@@ -96,6 +96,16 @@ def test_stack_deploys_updates_and_destroys_on_a_real_control_plane(
     assert "violates PodSecurity" in refused.stderr, refused.stderr
     # Pulumi's await logic waited for each rollout; kwok made the pods Ready.
     assert rolled_out(cluster, namespace)
+    # A claim with an origin was filled by the loader Job before the Deployments came (kwok completed its pod).
+    if (stack_values(stack)["triton-platform:serving"]["modelRepository"].get("pvc") or {}).get("origin"):
+        loaders = [
+            j
+            for j in cluster.get("jobs", "-n", namespace)["items"]
+            if j["metadata"]["name"].startswith("model-loader-")
+        ]
+        assert len(loaders) == 1, loaders
+        conditions = {c["type"]: c["status"] for c in loaders[0]["status"].get("conditions", [])}
+        assert conditions.get("Complete") == "True", conditions
     before = {name: template_hashes(cluster, namespace, name) for name in deployments(cluster, namespace)}
     assert all(len(h) == 1 for h in before.values()), before
 

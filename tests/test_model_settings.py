@@ -190,7 +190,47 @@ def test_a_model_without_versions_is_rejected(tmp_path: Path) -> None:
         ),
         (
             {"source": "bundled", "credentialsSecret": "x"},
-            "triton-platform:serving.modelRepository.credentialsSecret: applies only to sources 's3' and 'gcs', not 'bundled'",
+            "triton-platform:serving.modelRepository.credentialsSecret: applies only to sources 's3' and 'gcs' and to a pvc with origin, not 'bundled'",
+        ),
+        (
+            {"source": "pvc", "pvc": {"claimName": "x"}, "credentialsSecret": "creds"},
+            "triton-platform:serving.modelRepository.credentialsSecret: applies only to sources 's3' and 'gcs' and to a pvc with origin, not 'pvc' without pvc.origin",
+        ),
+        (
+            {"source": "s3", "uri": "s3://minio.internal:9000/models/x"},
+            "triton-platform:serving.modelRepository.uri: 's3://minio.internal:9000/models/x': write a private S3 endpoint with its scheme, s3://https://minio.internal:9000/<bucket>/<prefix> (or s3://http://... for plain HTTP); a bare host:port would mean plain HTTP",
+        ),
+        (
+            {"source": "s3", "uri": "s3://https://minio.internal:9000/Models"},
+            "triton-platform:serving.modelRepository.uri: bucket 'Models' in 's3://https://minio.internal:9000/Models' is not a bucket name (3-63 lowercase letters, digits, '.', '-', '_')",
+        ),
+        (
+            {"source": "gcs", "uri": "gs://bucket/a//b"},
+            "triton-platform:serving.modelRepository.uri: prefix 'a//b' in 'gs://bucket/a//b' has an empty, '.' or '..' segment",
+        ),
+        (
+            {"source": "s3", "uri": "s3://bucket/x", "revision": "r1"},
+            "triton-platform:serving.modelRepository.revision: does not apply with source 's3': the pods read the published repository under its content digest, so a model change rolls them by itself; remove revision and run `stackctl publish-models`",
+        ),
+        (
+            {
+                "source": "pvc",
+                "pvc": {"claimName": "x", "origin": "gs://b-1/p", "accessMode": "ReadWriteMany"},
+                "revision": "r1",
+            },
+            "triton-platform:serving.modelRepository.revision: does not apply with pvc.origin: the pods read the published repository under its content digest, so a model change rolls them by itself; remove revision and run `stackctl publish-models`",
+        ),
+        (
+            {"source": "bundled", "revision": "r1"},
+            "triton-platform:serving.modelRepository.revision: does not apply to source 'bundled': the bundled files roll the pods by content; remove it",
+        ),
+        (
+            {"source": "pvc", "pvc": {"claimName": "x", "origin": "https://bucket/p", "accessMode": "ReadWriteMany"}},
+            "triton-platform:serving.modelRepository.pvc.origin: must be s3://<bucket>/<prefix> or gs://<bucket>/<prefix>; got 'https://bucket/p'",
+        ),
+        (
+            {"source": "pvc", "pvc": {"claimName": "x", "origin": "s3://bucket/p"}},
+            "triton-platform:serving.modelRepository.pvc.accessMode: the loader Job writes the repository from pvc.origin into the claim, and ReadOnlyMany cannot be written; use ReadWriteMany (Triton still mounts it read-only)",
         ),
         (
             {"source": "bundled", "pvc": {"claimName": "x"}},
@@ -206,7 +246,14 @@ def test_every_source_with_its_fields_passes() -> None:
     for repository in (
         {"source": "pvc", "pvc": {"claimName": "models"}},
         {"source": "s3", "uri": "s3://bucket/prefix", "credentialsSecret": "creds"},
+        {"source": "s3", "uri": "s3://https://minio.internal:9000/bucket/prefix"},
         {"source": "gcs", "uri": "gs://bucket/prefix"},
+        {"source": "pvc", "pvc": {"claimName": "models"}, "revision": "2026-12-01.1"},
+        {
+            "source": "pvc",
+            "pvc": {"claimName": "models", "create": True, "accessMode": "ReadWriteMany", "origin": "gs://bucket/p"},
+            "credentialsSecret": "creds",
+        },
         {"source": "bundled"},
     ):
         assert validate("dev", setting(SERVING, "modelRepository", value=repository))
@@ -370,14 +417,15 @@ def test_a_queue_delay_from_the_base_config_is_checked_against_the_slo(tmp_path:
     ]
 
 
-def test_a_created_claim_must_be_fillable() -> None:
-    claim = {"source": "pvc", "pvc": {"claimName": "models", "create": True}}
+def test_a_created_claim_needs_an_origin_to_be_filled_from() -> None:
+    claim = {"source": "pvc", "pvc": {"claimName": "models", "create": True, "accessMode": "ReadWriteMany"}}
     [error] = errors_of("staging", setting(SERVING, "modelRepository", value=claim))
-    assert error.startswith(
-        "triton-platform:serving.modelRepository.pvc.accessMode: a claim created by the stack starts empty, and "
-        "ReadOnlyMany can never be filled"
+    assert error == (
+        "triton-platform:serving.modelRepository.pvc.origin: required key is missing: a claim the stack creates "
+        "starts empty, and Triton would find no model; set pvc.origin to the s3:// or gs:// URI `stackctl "
+        "publish-models` publishes to (a Job then fills the claim), or use an existing, filled claim (create: false)"
     )
-    claim["pvc"]["accessMode"] = "ReadWriteMany"  # type: ignore[index]
+    claim["pvc"]["origin"] = "s3://bucket/models"  # type: ignore[index]
     assert validate("staging", setting(SERVING, "modelRepository", value=claim))
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from components.kubernetes_provider import RENDER_OVERRIDE_ENV
 from platform_config.paths import PROJECT_ROOT
+from platform_config.secrets_provider import LOCAL_PASSPHRASE
 from stackctl import preview_diff
 from stackctl.preview_comment import MAX_COMMENT, StackReport, comment
 from stackctl.preview_diff import CHART_KEYS, TUNING_KEYS, setting_changes
@@ -360,8 +361,5 @@ def test_settings_tables_pick_their_keys_and_show_added_ones() -> None:
 
 
 def test_scratch_runs_use_the_local_passphrase_dev_is_salted_for() -> None:
-    assert (
-        f'PULUMI_CONFIG_PASSPHRASE="{preview_diff.LOCAL_PASSPHRASE}"'
-        in (PROJECT_ROOT / "scripts/pulumi-env").read_text()
-    )
+    assert f'PULUMI_CONFIG_PASSPHRASE="{LOCAL_PASSPHRASE}"' in (PROJECT_ROOT / "scripts/pulumi-env").read_text()
     assert "encryptionsalt: v1:" in (PROJECT_ROOT / "stacks/Pulumi.dev.yaml").read_text()

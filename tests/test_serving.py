@@ -22,6 +22,7 @@ from model_repository.source import DEFAULT_MODEL_REPO, read_repository
 from stackctl.mock_runtime import REDACTED, Registered
 from stackctl.synth import SynthResult, manifest
 from tests.conftest import STACKS, removing, setting, synth_mutated, synth_stack
+from tests.model_store import expected_digest, write_published
 
 SERVING = "triton-platform:serving"
 SCALING = "triton-platform:scaling"
@@ -71,7 +72,9 @@ def test_args_are_the_real_flags_and_the_rendered_config(stack: str, deployment:
     config = result.stack.config
     args = triton(result, deployment)["args"]
     assert triton(result, deployment)["command"] == ["tritonserver"]
-    assert args == tritonserver_args(stack, config.serving, config.serving.deployments[deployment].models)
+    repository = args[0].removeprefix("--model-repository=")
+    models = config.serving.deployments[deployment].models
+    assert args == tritonserver_args(stack, config.serving, models, model_repository=repository)
     assert f"--model-config-name={stack}" in args
     assert "--metrics-config=summary_latencies=true" in args
     assert f"--exit-timeout-secs={config.serving.drain.exit_timeout_seconds}" in args
@@ -82,7 +85,9 @@ def test_args_are_the_real_flags_and_the_rendered_config(stack: str, deployment:
             f"--load-model={m}" for m in sorted(config.serving.deployments[deployment].models)
         ]
         apis += ",model-config"
-        assert args[0] == f"--model-repository={config.serving.model_repository.uri}"
+        # The published version: `stackctl model-repo` output's digest, computed here on its own.
+        published = write_published(stack)
+        assert args[0] == f"--model-repository={config.serving.model_repository.uri}/{expected_digest(published)}"
     else:
         assert "--model-control-mode=none" in args
         assert args[0] == "--model-repository=/models"
@@ -293,9 +298,12 @@ def test_object_storage_reads_credentials_from_a_secret_only() -> None:
 
 
 def test_a_config_change_rolls_the_pods_and_nothing_else() -> None:
-    before = synth_stack("production")
+    """With a claim filled by hand; a published repository is the stack's, so its change rolls every deployment."""
+    by_hand = setting(SERVING, "modelRepository", value={"source": "pvc", "pvc": {"claimName": "models"}})
+    before = synth_mutated("production", by_hand)
     after = synth_mutated(
         "production",
+        by_hand,
         setting("triton-platform:models", "ranker", "dynamicBatching", "maxQueueDelayMicroseconds", value=1000),
     )
     ranker_before, ranker_after = (
@@ -336,7 +344,10 @@ def test_claims_outside_production_are_kept_but_not_protected() -> None:
         setting(
             SERVING,
             "modelRepository",
-            value={"source": "pvc", "pvc": {"claimName": "models", "create": True, "accessMode": "ReadWriteMany"}},
+            value={
+                "source": "pvc",
+                "pvc": {"claimName": "models", "create": True, "accessMode": "ReadWriteMany", "origin": "s3://b-1/p"},
+            },
         ),
     )
     claim = result.find("kubernetes:core/v1:PersistentVolumeClaim", "staging-serving-model-repository")
@@ -354,9 +365,84 @@ def test_the_production_namespace_holding_the_claim_is_protected() -> None:
 
 
 def test_a_new_store_revision_rolls_the_pods() -> None:
-    before = objects(synth_stack("production"), "Deployment")["triton-ranker"]
+    """A claim filled by hand (no origin): only `revision` tells Pulumi its files changed."""
+    by_hand = setting(SERVING, "modelRepository", value={"source": "pvc", "pvc": {"claimName": "models"}})
+    before = objects(synth_mutated("production", by_hand), "Deployment")["triton-ranker"]
     after = objects(
-        synth_mutated("production", setting(SERVING, "modelRepository", "revision", value="2026-12-01.1")), "Deployment"
+        synth_mutated("production", by_hand, setting(SERVING, "modelRepository", "revision", value="2026-12-01.1")),
+        "Deployment",
     )["triton-ranker"]
     hashes = [d["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH_ANNOTATION] for d in (before, after)]
     assert hashes[0] != hashes[1]
+
+
+# --- the PVC loader Job -----------------------------------------------------------------
+
+
+def test_a_claim_with_an_origin_is_filled_by_one_secure_job_before_the_pods_start() -> None:
+    result = synth_stack("production")
+    digest = expected_digest(write_published("production"))
+    [job] = objects(result, "Job").values()
+    assert job["metadata"]["name"] == f"model-loader-{digest[:16]}"
+    spec = job["spec"]
+    assert (spec["backoffLimit"], spec["activeDeadlineSeconds"], spec["ttlSecondsAfterFinished"]) == (3, 3600, 86400)
+    pod_spec = spec["template"]["spec"]
+    assert pod_spec["restartPolicy"] == "Never"
+    assert pod_spec["automountServiceAccountToken"] is False
+    assert pod_spec["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "runAsGroup": 1000,
+        "fsGroup": 1000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    [container] = pod_spec["containers"]
+    assert container["image"] == "docker.io/rclone/rclone:1.60.1"
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert container["resources"]["limits"] == {"cpu": "1", "memory": "512Mi", "ephemeral-storage": "256Mi"}
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env["SOURCE"] == f":s3:triton-platform-production-models/repository/{digest}"
+    assert env["DIGEST"] == digest
+    assert container["envFrom"] == [{"secretRef": {"name": "production-model-store"}}]
+    assert pod_spec["volumes"] == [{"name": "claim", "persistentVolumeClaim": {"claimName": "triton-model-repository"}}]
+
+    loader = result.find("kubernetes:batch/v1:Job", "production-serving-model-loader")
+    claim = result.find("kubernetes:core/v1:PersistentVolumeClaim", "production-serving-model-repository")
+    assert claim.urn in loader.dependencies
+    for name in ("general", "ranker"):
+        deployment = result.find(DEPLOYMENT, f"production-serving-{name}-deployment")
+        assert loader.urn in deployment.dependencies
+        template = pod(result, name)
+        mounts = [*template["initContainers"][0]["volumeMounts"], *template["containers"][0]["volumeMounts"]]
+        store = [m for m in mounts if m["name"] == "model-store"]
+        assert (
+            store
+            == [{"name": "model-store", "mountPath": "/store", "readOnly": True, "subPath": f"repositories/{digest}"}]
+            * 2
+        )
+
+
+def test_a_model_change_is_a_new_loader_job_and_a_rollout() -> None:
+    changed = synth_mutated(
+        "production",
+        setting("triton-platform:models", "ranker", "dynamicBatching", "maxQueueDelayMicroseconds", value=1000),
+    )
+    before, after = (list(objects(r, "Job")) for r in (synth_stack("production"), changed))
+    assert before != after
+    mounts = [pod(r, "general")["containers"][0]["volumeMounts"] for r in (synth_stack("production"), changed)]
+    assert mounts[0] != mounts[1], "every deployment mounts the new version"
+
+
+def test_claims_without_origin_have_no_loader() -> None:
+    result = synth_mutated(
+        "production", setting(SERVING, "modelRepository", value={"source": "pvc", "pvc": {"claimName": "models"}})
+    )
+    assert objects(result, "Job") == {}
+    assert {"name": "model-store", "mountPath": "/store", "readOnly": True} in pod(result, "general")["containers"][0][
+        "volumeMounts"
+    ]

@@ -160,3 +160,12 @@ def test_a_bad_trace_names_its_file_and_line(tmp_path: Path, trace: str, expecte
     assert run.returncode == 1
     assert run.stderr.strip() == "stackctl simulate: " + expected.format(path=path)
     assert "Traceback" not in run.stderr
+
+
+def test_publish_models_of_a_bundled_stack_is_a_no_op(capsys: pytest.CaptureFixture[str]) -> None:
+    """The deploy workflow publishes every stack: dev's bundled files have nowhere to go, and that is fine."""
+    assert main(["publish-models", "--stack", "dev"]) == 0
+    assert capsys.readouterr().out == (
+        "stacks/Pulumi.dev.yaml: nothing to publish: modelRepository source 'bundled' is not read from object "
+        "storage (publishing is for sources s3 and gcs, and for a pvc with origin)\n"
+    )
