@@ -123,12 +123,8 @@ def edit_stack(stack_file: Path, edit: Callable[[dict[str, Any]], None]) -> None
 def point_stack_at(stack_file: Path, cluster: LocalCluster) -> None:
     """Deploy mode to the local cluster's context, charts from the offline folders; nothing else changes.
 
-    Production keeps its install modes, its model claim and its protection. A salt committed for the
-    local-only passphrase goes: a deploying stack gets its own from `stack init` (DEPLOY_PASSPHRASE).
+    Production keeps its install modes, its model claim and its protection.
     """
-    document = yaml.safe_load(stack_file.read_text())
-    if document.pop("encryptionsalt", None) is not None:
-        stack_file.write_text(yaml.safe_dump(document, sort_keys=False))
 
     def edit(config: dict[str, Any]) -> None:
         kubernetes = config["triton-platform:kubernetes"]

@@ -75,7 +75,8 @@ DEPLOY_PASSPHRASE = "tests-only-deploy-passphrase"
 def make_project(scratch: Path, render_override: bool = True, deploys: bool = False) -> Project:
     """A copy of the tree run with the offline toolchain (this machine reaches no Pulumi downloads).
 
-    `deploys`: the copy's stacks deploy to a cluster (no render override, a passphrase of their own).
+    `deploys`: the copy's stacks deploy to a cluster, with a passphrase of their own: the salts committed
+    for the local-only one go, and `stack init` draws new ones.
     """
     env = cli_env(scratch)
     env["PATH"] = f"{TOOLS_BIN}{os.pathsep}{env.get('PATH', '')}"
@@ -85,7 +86,12 @@ def make_project(scratch: Path, render_override: bool = True, deploys: bool = Fa
         env["PULUMI_CONFIG_PASSPHRASE"] = DEPLOY_PASSPHRASE
     if not render_override or deploys:
         env.pop("TRITON_PLATFORM_RENDER_DIR")
-    return Project(export_tree(PROJECT_ROOT, None, scratch / "project"), env)
+    root = export_tree(PROJECT_ROOT, None, scratch / "project")
+    if deploys:
+        for stack_file in (root / "stacks").glob("Pulumi.*.yaml"):
+            lines = stack_file.read_text().splitlines(keepends=True)
+            stack_file.write_text("".join(line for line in lines if not line.startswith("encryptionsalt:")))
+    return Project(root, env)
 
 
 def rendered_objects(folder: Path) -> list[dict[str, Any]]:
