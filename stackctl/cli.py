@@ -14,6 +14,7 @@ from model_repository.source import DEFAULT_MODEL_REPO, read_repository
 from platform_config.errors import ConfigError, ConfigIssue
 from platform_config.loader import STACKS_DIR, load_stack_file, stack_file
 from platform_config.paths import PROJECT_ROOT, display_path
+from platform_config.schema import section_key
 from simulator.shapes import PROFILE_SHAPES
 from stackctl.monitoring_files import write_monitoring_files
 from stackctl.synth import synthesize, write_synth
@@ -36,10 +37,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     repo = read_repository(Path(args.model_repo)) if args.model_repo else None
     loaded = load_stack_file(path, stack, repo, defer_to_esc=True)
     config = loaded.config
-    mode = config.kubernetes.mode if "kubernetes" in config.__dict__ else "mode from ESC"
-    environment = config.__dict__.get("environment", "environment from ESC")
+    # A section the file leaves to ESC is absent from the config: name it instead of its value.
+    mode = "mode from ESC" if section_key("kubernetes") in loaded.deferred else config.kubernetes.mode
+    environment = "environment from ESC" if section_key("environment") in loaded.deferred else config.environment
     summary = f"stack {loaded.stack} ({environment}, {mode})"
-    if "serving" in config.__dict__:
+    if section_key("serving") not in loaded.deferred:
         deployments = config.serving.deployments
         models = sorted({m for d in deployments.values() for m in d.models})
         summary += f", {len(deployments)} deployment(s), {len(models)} model(s)"
