@@ -17,9 +17,9 @@ import yaml
 
 from components.gpu_pool_contract import PoolContract, pool_contract
 from components.kubernetes_objects import create_object
-from components.namespace import platform_labels
+from components.namespace import DNS_EGRESS, deny_all, platform_labels
 from components.policy_exceptions import exception_annotations
-from platform_config.schema import GpuPoolConfig, PlatformConfig
+from platform_config.schema import GpuPoolConfig, PlatformConfig, pinned
 
 TYPE_TOKEN = "triton-platform:gpu:GpuNodePool"
 SYSTEM_NAMESPACE = "gpu-system"
@@ -29,6 +29,8 @@ PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 POD_RESOURCES_DIR = "/var/lib/kubelet/pod-resources"
 DCGM_PORT = 9400
+AGENT_LOG_STORAGE = {"requests": {"ephemeral-storage": "64Mi"}, "limits": {"ephemeral-storage": "256Mi"}}
+"""Node agents and placeholders write nothing but their logs, which count against ephemeral storage."""
 RESTRICTED = {
     "allowPrivilegeEscalation": False,
     "readOnlyRootFilesystem": True,
@@ -73,15 +75,16 @@ def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> d
         "nodeSelector": dict(contract.node_selector),
         "tolerations": [*contract.tolerations, {"key": "CriticalAddonsOnly", "operator": "Exists"}],
         "automountServiceAccountToken": False,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [
             {
                 "name": "nvidia-device-plugin",
-                "image": pool.device_plugin.image,
+                "image": pinned(pool.device_plugin.image, config.image_digests),
                 "args": ["--config-file=/config/config.yaml"],
                 "securityContext": {"allowPrivilegeEscalation": False, "capabilities": capabilities},
                 "resources": {
-                    "requests": {"cpu": "10m", "memory": "32Mi"},
-                    "limits": {"cpu": "100m", "memory": "128Mi"},
+                    "requests": {"cpu": "10m", "memory": "32Mi", **AGENT_LOG_STORAGE["requests"]},
+                    "limits": {"cpu": "100m", "memory": "128Mi", **AGENT_LOG_STORAGE["limits"]},
                 },
                 "volumeMounts": [
                     {"name": "device-plugins", "mountPath": DEVICE_PLUGIN_DIR},
@@ -113,6 +116,8 @@ def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> d
             "metadata": _meta(config, "nvidia-device-plugin"),
             "data": {"config.yaml": plugin_config},
         },
+        # The node agents talk to the kubelet over host sockets only: no network egress at all.
+        "system-deny-egress": deny_all(SYSTEM_NAMESPACE, "Egress", platform_labels(config.environment)),
         # Prometheus may scrape the node agents; nothing else may reach this namespace.
         "system-network-policy": {
             "apiVersion": "networking.k8s.io/v1",
@@ -321,6 +326,17 @@ def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, 
             },
             "subjects": subject,
         },
+        # The API server (443 on managed clusters, 6443 on kubeadm ones) and the cloud's API, by address only.
+        "autoscaler-network-policy": {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": _meta(config, name),
+            "spec": {
+                "podSelector": {"matchLabels": labels},
+                "policyTypes": ["Ingress", "Egress"],
+                "egress": [DNS_EGRESS, {"ports": [{"protocol": "TCP", "port": p} for p in (443, 6443)]}],
+            },
+        },
         "autoscaler": {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
@@ -341,13 +357,13 @@ def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, 
                         "containers": [
                             {
                                 "name": name,
-                                "image": ca.image,
+                                "image": pinned(ca.image, config.image_digests),
                                 "command": ["./cluster-autoscaler"],
                                 "args": args,
                                 "securityContext": RESTRICTED,
                                 "resources": {
-                                    "requests": {"cpu": "100m", "memory": "300Mi"},
-                                    "limits": {"cpu": "500m", "memory": "600Mi"},
+                                    "requests": {"cpu": "100m", "memory": "300Mi", **AGENT_LOG_STORAGE["requests"]},
+                                    "limits": {"cpu": "500m", "memory": "600Mi", **AGENT_LOG_STORAGE["limits"]},
                                 },
                             }
                         ],
@@ -386,19 +402,26 @@ def overprovisioning_manifest(config: PlatformConfig, contract: PoolContract) ->
                     "terminationGracePeriodSeconds": 0,
                     "nodeSelector": dict(contract.node_selector),
                     "tolerations": list(contract.tolerations),
+                    # The pause image's own nobody user and group.
                     "securityContext": {
                         "runAsNonRoot": True,
                         "runAsUser": 65535,
+                        "runAsGroup": 65535,
                         "seccompProfile": {"type": "RuntimeDefault"},
                     },
                     "containers": [
                         {
                             "name": "placeholder",
-                            "image": PAUSE_IMAGE,
+                            "image": pinned(PAUSE_IMAGE, config.image_digests),
                             "securityContext": RESTRICTED,
                             "resources": {
-                                "requests": {"cpu": "10m", "memory": "16Mi"},
-                                "limits": {"cpu": "10m", "memory": "16Mi", contract.gpu_resource: "1"},
+                                "requests": {"cpu": "10m", "memory": "16Mi", **AGENT_LOG_STORAGE["requests"]},
+                                "limits": {
+                                    "cpu": "10m",
+                                    "memory": "16Mi",
+                                    **AGENT_LOG_STORAGE["limits"],
+                                    contract.gpu_resource: "1",
+                                },
                             },
                         }
                     ],
@@ -434,23 +457,39 @@ def dcgm_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, 
                         "nodeSelector": dict(contract.node_selector),
                         "tolerations": list(contract.tolerations),
                         "automountServiceAccountToken": False,
+                        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                         "volumes": [
                             {"name": "pod-resources", "hostPath": {"path": POD_RESOURCES_DIR, "type": "Directory"}}
                         ],
                         "containers": [
                             {
                                 "name": "dcgm-exporter",
-                                "image": config.gpu_pool.dcgm_exporter_image,
+                                "image": pinned(config.gpu_pool.dcgm_exporter_image, config.image_digests),
                                 "ports": [{"name": "metrics", "containerPort": DCGM_PORT}],
-                                # DCGM reads the GPUs' profiling counters, which needs SYS_ADMIN.
-                                "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}},
+                                # DCGM reads the GPUs' profiling counters, which needs SYS_ADMIN and nothing else.
+                                "securityContext": {
+                                    "allowPrivilegeEscalation": False,
+                                    "capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]},
+                                },
                                 # The kubelet's pod-resources API maps each GPU to the pod using it.
                                 "volumeMounts": [
                                     {"name": "pod-resources", "mountPath": POD_RESOURCES_DIR, "readOnly": True}
                                 ],
+                                # NVIDIA's chart probes /health on the metrics port after 45 s of DCGM start-up:
+                                # github.com/NVIDIA/dcgm-exporter deployment/templates/daemonset.yaml
+                                "livenessProbe": {
+                                    "httpGet": {"path": "/health", "port": "metrics"},
+                                    "initialDelaySeconds": 45,
+                                    "periodSeconds": 5,
+                                },
+                                "readinessProbe": {
+                                    "httpGet": {"path": "/health", "port": "metrics"},
+                                    "initialDelaySeconds": 45,
+                                },
+                                # The host engine's state and logs go to its writable root filesystem.
                                 "resources": {
-                                    "requests": {"cpu": "100m", "memory": "128Mi"},
-                                    "limits": {"cpu": "500m", "memory": "512Mi"},
+                                    "requests": {"cpu": "100m", "memory": "128Mi", "ephemeral-storage": "128Mi"},
+                                    "limits": {"cpu": "500m", "memory": "512Mi", "ephemeral-storage": "512Mi"},
                                 },
                             }
                         ],

@@ -6,6 +6,9 @@ from typing import Any
 
 from platform_config.schema import PROJECT
 
+DNS_EGRESS = {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
+"""An egress rule for name lookups, to any address: cluster DNS may be a Service or a node-local cache."""
+
 
 def platform_labels(environment: str) -> dict[str, str]:
     """Labels every object of the platform carries (never used in selectors)."""
@@ -17,17 +20,23 @@ def platform_labels(environment: str) -> dict[str, str]:
 
 
 def namespace_manifests(name: str, environment: str) -> dict[str, dict[str, Any]]:
-    """The namespace, and a NetworkPolicy that denies all ingress not admitted by another policy."""
+    """The namespace, and NetworkPolicies that deny all ingress and egress not admitted by another policy."""
     # The admission controller, not only our defaults, rejects pods that weaken the
     # restricted profile, whoever creates them.
     pss = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")}
     labels = platform_labels(environment)
     return {
         "namespace": {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {**labels, **pss}}},
-        "default-deny": {
-            "apiVersion": "networking.k8s.io/v1",
-            "kind": "NetworkPolicy",
-            "metadata": {"name": "default-deny-ingress", "namespace": name, "labels": labels},
-            "spec": {"podSelector": {}, "policyTypes": ["Ingress"]},
-        },
+        "default-deny": deny_all(name, "Ingress", labels),
+        "default-deny-egress": deny_all(name, "Egress", labels),
+    }
+
+
+def deny_all(namespace: str, direction: str, labels: dict[str, str]) -> dict[str, Any]:
+    """A NetworkPolicy that denies all `direction` traffic of the namespace's pods not admitted by another policy."""
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": f"default-deny-{direction.lower()}", "namespace": namespace, "labels": labels},
+        "spec": {"podSelector": {}, "policyTypes": [direction]},
     }

@@ -69,6 +69,7 @@ class TritonPlatform(pulumi.ComponentResource):
         )
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
         create_object(f"{name}-default-deny", objects["default-deny"], in_namespace)
+        create_object(f"{name}-default-deny-egress", objects["default-deny-egress"], in_namespace)
         # First: in install mode it brings the Prometheus Operator's CRDs, which the GPU pool's and
         # KEDA's ServiceMonitors need in the same `pulumi up`.
         self.monitoring = Monitoring(f"{name}-monitoring", MonitoringArgs(config, args.kube_version), in_namespace)

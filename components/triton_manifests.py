@@ -16,11 +16,11 @@ from functools import cached_property
 from typing import Any
 
 from components.gpu_pool_contract import PoolContract
-from components.namespace import platform_labels
+from components.namespace import DNS_EGRESS, platform_labels
 from model_repository.publish import MANIFEST, files_digest, repository_digest, version_files
 from model_repository.render import RenderedRepository
 from model_repository.store import StoreUri, rclone_settings
-from platform_config.schema import DeploymentConfig, PlatformConfig, PvcSource, ServingConfig
+from platform_config.schema import DeploymentConfig, PlatformConfig, PvcSource, ServingConfig, pinned, quantity_value
 
 HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
 MODELS_DIR, STORE_DIR, RENDERED_DIR, CLAIM_DIR = "/models", "/store", "/rendered", "/claim"
@@ -331,11 +331,26 @@ def _volumes(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> li
     if not dynamic_model_control(serving):
         return [
             *volumes,
-            {"name": "models", "emptyDir": {"sizeLimit": "64Mi"}},
+            {"name": "models", "emptyDir": {"sizeLimit": MODELS_DIR_SIZE}},
             _store_volume(ctx, name, deployment),
             {"name": "rendered-config", "configMap": {"name": config_map_name(ctx, deployment, name)}},
         ]
     return volumes + store_access(ctx).volumes
+
+
+MODELS_DIR_SIZE = "64Mi"
+"""The assembled repository: symlinks and rendered configs only."""
+LOG_ALLOWANCE = "512Mi"
+"""Container logs count against ephemeral storage; the kubelet rotates them (10Mi x 5 files by default)."""
+
+
+def triton_ephemeral_storage(serving: ServingConfig) -> str:
+    """Every byte a Triton pod may write to node disk: /tmp (object-store downloads), the assembled repository, logs.
+
+    Requested as much as allowed, so a pod within its bound is never the first evicted under disk pressure.
+    """
+    mebibytes = sum(quantity_value(q) for q in (serving.tmp_size_limit, MODELS_DIR_SIZE, LOG_ALLOWANCE)) / 2**20
+    return f"{math.ceil(mebibytes)}Mi"
 
 
 def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str, Any]:
@@ -356,7 +371,7 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
         mounts += [{"name": "models", "mountPath": MODELS_DIR, "readOnly": True}, _store_mount(ctx)]
     container: dict[str, Any] = {
         "name": "triton",
-        "image": serving.image,
+        "image": pinned(serving.image, ctx.config.image_digests),
         "imagePullPolicy": "IfNotPresent",
         "command": ["tritonserver"],
         "args": tritonserver_args(ctx.stack, serving, deployment.models, model_repository=repository),
@@ -366,10 +381,15 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
             {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
         ],
         "resources": {
-            "requests": {"cpu": resources.requests.cpu, "memory": resources.requests.memory},
+            "requests": {
+                "cpu": resources.requests.cpu,
+                "memory": resources.requests.memory,
+                "ephemeral-storage": triton_ephemeral_storage(serving),
+            },
             "limits": {
                 "cpu": resources.limits.cpu,
                 "memory": resources.limits.memory,
+                "ephemeral-storage": triton_ephemeral_storage(serving),
                 ctx.pool.gpu_resource: str(deployment.gpus_per_pod),
             },
         },
@@ -402,7 +422,7 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
 def _assemble_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str, Any]:
     return {
         "name": "assemble-model-repository",
-        "image": ctx.serving.image,
+        "image": pinned(ctx.serving.image, ctx.config.image_digests),
         "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/sh", "-c", assemble_script(deployment.models)],
         "env": [
@@ -411,7 +431,11 @@ def _assemble_container(ctx: ServingContext, deployment: DeploymentConfig) -> di
             {"name": "STORE_DIR", "value": STORE_DIR},
             {"name": "RENDERED_DIR", "value": RENDERED_DIR},
         ],
-        "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}, "limits": {"cpu": "200m", "memory": "64Mi"}},
+        # It writes only into the `models` emptyDir (counted there); the rest is its log.
+        "resources": {
+            "requests": {"cpu": "50m", "memory": "32Mi", "ephemeral-storage": "16Mi"},
+            "limits": {"cpu": "200m", "memory": "64Mi", "ephemeral-storage": "64Mi"},
+        },
         "securityContext": _security_context(),
         "volumeMounts": [
             {"name": "models", "mountPath": MODELS_DIR},
@@ -446,7 +470,7 @@ def loader_job_manifest(ctx: ServingContext, pvc: PvcSource) -> dict[str, Any]:
     settings = {**rclone_settings(store), "SOURCE": store.rclone_path(ctx.digest), "DIGEST": ctx.digest}
     container: dict[str, Any] = {
         "name": "load",
-        "image": pvc.loader_image,
+        "image": pinned(pvc.loader_image, ctx.config.image_digests),
         "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/sh", "-c", loader_script()],
         "env": [
@@ -600,8 +624,36 @@ def _peer(namespace: str, pod_labels: dict[str, str]) -> dict[str, Any]:
     return peer
 
 
+def store_egress(ctx: ServingContext) -> list[dict[str, Any]]:
+    """DNS, and the object store's addresses and ports (`modelRepository.storeEgress`)."""
+    return [
+        DNS_EGRESS,
+        *(
+            {"to": [{"ipBlock": {"cidr": rule.cidr}}], "ports": [{"protocol": "TCP", "port": p} for p in rule.ports]}
+            for rule in ctx.serving.model_repository.egress()
+        ),
+    ]
+
+
+def loader_network_policy(ctx: ServingContext) -> dict[str, Any]:
+    """The loader Job reaches DNS and the object store; nothing reaches it."""
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": ctx.metadata(LOADER_NAME),
+        "spec": {
+            "podSelector": {"matchLabels": {"app.kubernetes.io/name": LOADER_NAME}},
+            "policyTypes": ["Ingress", "Egress"],
+            "egress": store_egress(ctx),
+        },
+    }
+
+
 def network_policy_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
-    """Metrics only from Prometheus; inference only from the configured clients and the ingress controller."""
+    """Metrics only from Prometheus; inference only from the configured clients and the ingress controller.
+
+    Egress: DNS, and the object store when Triton reads it itself (s3, gcs); the namespace denies the rest.
+    """
     prometheus = ctx.config.monitoring.prometheus
     rules: list[dict[str, Any]] = [
         {
@@ -619,7 +671,12 @@ def network_policy_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
         "apiVersion": "networking.k8s.io/v1",
         "kind": "NetworkPolicy",
         "metadata": ctx.metadata(deployment_object_name(name), name),
-        "spec": {"podSelector": {"matchLabels": selector_labels(name)}, "policyTypes": ["Ingress"], "ingress": rules},
+        "spec": {
+            "podSelector": {"matchLabels": selector_labels(name)},
+            "policyTypes": ["Ingress", "Egress"],
+            "ingress": rules,
+            "egress": store_egress(ctx) if dynamic_model_control(ctx.serving) else [DNS_EGRESS],
+        },
     }
 
 
@@ -697,6 +754,7 @@ def shared_manifests(ctx: ServingContext) -> Manifests:
         out["model-repository"] = {**claim, "spec": spec}
     if pvc is not None and pvc.origin is not None:
         out["model-loader"] = loader_job_manifest(ctx, pvc)
+        out["model-loader-network-policy"] = loader_network_policy(ctx)
     out["admin-key"] = {
         "apiVersion": "v1",
         "kind": "Secret",

@@ -32,6 +32,15 @@ class StoreUri:
     endpoint: str | None = None
     """`https://host:port` of a private S3, else None."""
 
+    @property
+    def port(self) -> int:
+        """The TCP port the store is reached on: the private endpoint's, else HTTPS."""
+        if self.endpoint is None:
+            return 443
+        web, _, host = self.endpoint.partition("://")
+        _, _, port = host.partition(":")
+        return int(port) if port else (443 if web == "https" else 80)
+
     def triton_path(self, digest: str) -> str:
         """`--model-repository` for the published version `digest`."""
         scheme = "gs://" if self.backend == "gcs" else "s3://"

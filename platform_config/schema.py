@@ -9,10 +9,12 @@ the README (``python -m platform_config.reference``).
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from model_repository.store import SCHEMES, StoreUri, parse_store_uri
@@ -529,6 +531,25 @@ class PvcSource(Strict):
         return parse_store_uri(self.origin, "gcs" if self.origin.startswith("gs://") else "s3")
 
 
+class StoreEgress(Strict):
+    """Addresses pods reading the object store may connect to: a NetworkPolicy names addresses, never host names."""
+
+    cidr: str
+    """An IPv4 or IPv6 network, e.g. `10.0.0.0/16` for a VPC endpoint or proxy, or `0.0.0.0/0` for any address."""
+
+    ports: Annotated[list[Annotated[int, Field(ge=1, le=65535)]], Field(min_length=1)]
+    """TCP ports on those addresses."""
+
+    @field_validator("cidr")
+    @classmethod
+    def _network(cls, cidr: str) -> str:
+        try:
+            ipaddress.ip_network(cidr, strict=True)
+        except ValueError as err:
+            raise ValueError(f"{cidr!r} is not a network in CIDR form (e.g. 10.0.0.0/16): {err}") from None
+        return cidr
+
+
 class ModelRepositoryConfig(Strict):
     """Where Triton's pods get the model files."""
 
@@ -546,6 +567,9 @@ class ModelRepositoryConfig(Strict):
 
     credentials_secret: ObjectName | None = None
     """Secret with the object-store credentials (for `s3`, `gcs` and the loader of `pvc.origin`): for S3 its keys become the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION); for GCS its `credentials.json` key is the service-account key. Unset: the pod's workload identity (see `serviceAccountAnnotations`)."""
+
+    store_egress: list[StoreEgress] | None = None
+    """Where Triton and the loader Job may connect to read the object store (s3, gcs, `pvc.origin`); every other destination but DNS is denied. Unset: any address, on the store's port only (443, or the private endpoint's), plus GKE's metadata server (169.254.169.254, port 80) for `gcs` without `credentialsSecret`. Narrow it to your VPC endpoint's or egress proxy's network, and add the workload-identity endpoint your cloud's credentials come from (a node-local metadata address) when no `credentialsSecret` is set."""
 
     @model_validator(mode="after")
     def _source_fields(self) -> ModelRepositoryConfig:
@@ -569,6 +593,10 @@ class ModelRepositoryConfig(Strict):
                 f"applies only to sources 's3' and 'gcs' and to a pvc with origin, not {self.source!r}"
                 + (" without pvc.origin" if self.source == "pvc" else ""),
             )
+        if self.store_egress is not None and self.store() is None:
+            raise KeyProblemError(
+                "storeEgress", f"applies only to sources 's3' and 'gcs' and to a pvc with origin, not {self.source!r}"
+            )
         if self.revision is not None and self.store() is not None:
             where = "pvc.origin" if self.source == "pvc" else f"source {self.source!r}"
             raise KeyProblemError(
@@ -587,6 +615,20 @@ class ModelRepositoryConfig(Strict):
         if self.source in SCHEMES and self.uri is not None:
             return parse_store_uri(self.uri, self.source)
         return self.pvc.store() if self.pvc is not None else None
+
+    def egress(self) -> list[StoreEgress]:
+        """`storeEgress`, or its default: any address on the store's port. Empty without an object store."""
+        store = self.store()
+        if store is None:
+            return []
+        if self.store_egress is not None:
+            return self.store_egress
+        rules = [StoreEgress(cidr=cidr, ports=[store.port]) for cidr in ("0.0.0.0/0", "::/0")]
+        if store.backend == "gcs" and self.credentials_secret is None:
+            # GKE workload identity: tokens come from the metadata server, metadata.google.internal on port 80
+            # (cloud.google.com/compute/docs/metadata/querying-metadata).
+            rules.append(StoreEgress(cidr="169.254.169.254/32", ports=[80]))
+        return rules
 
 
 class Drain(Strict):
@@ -1053,6 +1095,23 @@ class PolicyException(Strict):
     """Why this object may break the rule (at least 20 characters); every preview prints it."""
 
 
+IMAGE_TAG = r"^[a-z0-9][a-z0-9._-]*(:[0-9]{1,5})?(/[a-z0-9][a-z0-9._-]*)*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
+"""An image reference with a tag and no digest (distribution/reference's grammar, lowercase path components)."""
+ImageDigest = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+
+
+def _tagged_image(image: str) -> str:
+    if not re.match(IMAGE_TAG, image):
+        raise ValueError(
+            "each key is an image as the stack names it, with its tag and without a digest, "
+            "e.g. nvcr.io/nvidia/tritonserver:24.10-py3"
+        )
+    return image
+
+
+ImageTag = Annotated[str, AfterValidator(_tagged_image)]
+
+
 class PlatformConfig(Strict):
     """A whole stack's configuration: one attribute per `triton-platform:<key>`."""
 
@@ -1077,8 +1136,16 @@ class PlatformConfig(Strict):
     monitoring: MonitoringConfig = MonitoringConfig()
     """Monitoring and alert thresholds."""
 
+    image_digests: dict[ImageTag, ImageDigest] = {}
+    """What each image tag of the stack resolves to, e.g. `nvcr.io/nvidia/tritonserver:24.10-py3: sha256:<64 hex>` (`crane digest <image>` or `docker buildx imagetools inspect <image>` prints it; take the multi-arch index digest). Every image listed runs as `<image>@<digest>`, so a re-pushed tag cannot change what runs. Production needs one for every image it runs (`stackctl validate` names each missing one); dev and staging may run tags."""
+
     policy_exceptions: list[PolicyException] = []
     """Objects exempt from a policy-pack rule, each with its reason. Explicit and visible: every preview with `--policy-pack policy` lists them as advisory notes."""
+
+
+def pinned(image: str, digests: dict[str, str]) -> str:
+    """`image` as it should run: `<image>@<digest>` when `imageDigests` lists its tag."""
+    return f"{image}@{digests[image]}" if image in digests else image
 
 
 def section_key(field_name: str) -> str:

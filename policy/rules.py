@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ENVIRONMENT_LABEL = "triton-platform/environment"
+PROJECT = "triton-platform"
+ENVIRONMENT_LABEL = f"{PROJECT}/environment"
 # Objects that must break a rule carry the reason in this annotation: {"<policy>": "<why>"}.
 EXCEPTIONS_ANNOTATION = "policy.triton-platform.io/exceptions"
 TRITON_NAME = "triton-inference-server"
@@ -213,6 +214,43 @@ def resources_and_images(resource: Resource) -> list[str]:
     return out
 
 
+def platform_owned(resource: Resource) -> bool:
+    """Built by this program, not by a chart it installs: charts' containers are their maintainers' values."""
+    return resource.labels.get("app.kubernetes.io/part-of") == PROJECT
+
+
+def ephemeral_storage(resource: Resource) -> list[str]:
+    """Every container requests and limits ephemeral-storage, and every emptyDir has a sizeLimit."""
+    spec = pod_spec(resource)
+    if spec is None or not platform_owned(resource):
+        return []
+    out = [
+        f"{where} has no ephemeral-storage {bound}"
+        for where, container in containers(spec)
+        for bound in ("requests", "limits")
+        if "ephemeral-storage" not in (((container.get("resources") or {}).get(bound)) or {})
+    ]
+    out += [
+        f"emptyDir volume {volume.get('name')} has no sizeLimit"
+        for volume in spec.get("volumes") or []
+        if "emptyDir" in volume and not (volume.get("emptyDir") or {}).get("sizeLimit")
+    ]
+    return out
+
+
+def image_digests(resource: Resource) -> list[str]:
+    """Production runs every image by digest: a tag can be re-pushed, a digest cannot."""
+    spec = pod_spec(resource)
+    if spec is None or not resource.production or not platform_owned(resource):
+        return []
+    return [
+        f"{where} runs {image} by tag; production pins every image by digest: run `crane digest {image}` and add "
+        f"`{image}: sha256:<digest>` under triton-platform:imageDigests"
+        for where, container in containers(spec)
+        if "@sha256:" not in (image := str(container.get("image") or ""))
+    ]
+
+
 def triton_health(resource: Resource) -> list[str]:
     """Triton gets a GPU limit and startup, readiness and liveness probes."""
     spec = pod_spec(resource)
@@ -361,6 +399,23 @@ def namespace_network_policy(resources: list[Resource]) -> list[tuple[Resource, 
     ]
 
 
+def namespace_egress_policy(resources: list[Resource]) -> list[tuple[Resource, str]]:
+    """Every namespace where the program runs pods denies egress unless a policy admits it."""
+    denied = {
+        r.namespace
+        for r in resources
+        if r.kind == "NetworkPolicy"
+        and not ((r.props.get("spec") or {}).get("podSelector") or {})
+        and "Egress" in ((r.props.get("spec") or {}).get("policyTypes") or [])
+    }
+    running = {r.namespace for r in resources if pod_spec(r) is not None and platform_owned(r)}
+    return [
+        (ns, "runs pods but has no NetworkPolicy denying egress (podSelector {}, policyTypes [Egress])")
+        for ns in resources
+        if ns.kind == "Namespace" and ns.name in running - denied
+    ]
+
+
 def sets_replicas(deployment: Resource) -> bool:
     """Whether the program sets `spec.replicas`.
 
@@ -429,6 +484,18 @@ RULES = (
         check=resources_and_images,
     ),
     Rule(
+        "ephemeral-storage",
+        "Every container of the platform requests and limits ephemeral-storage; every emptyDir has a sizeLimit.",
+        "kube-score container-ephemeral-storage-request-and-limit, kubelet disk-pressure eviction",
+        check=ephemeral_storage,
+    ),
+    Rule(
+        "production-image-digests",
+        "Production runs every image of the platform by digest (`triton-platform:imageDigests`).",
+        "checkov CKV_K8S_43",
+        check=image_digests,
+    ),
+    Rule(
         "triton-health",
         "Triton has an nvidia.com/gpu limit and startup, readiness and liveness probes.",
         "Triton deploy guide, Polaris",
@@ -476,6 +543,13 @@ RULES = (
         "Every namespace the stack creates has a NetworkPolicy.",
         "kube-linter, Polaris",
         stack_check=namespace_network_policy,
+    ),
+    Rule(
+        "namespace-egress-policy",
+        "Every namespace where the program runs pods denies egress by default; each workload's own policy admits "
+        "what it needs.",
+        "kube-score pod-networkpolicy; Kubernetes docs, Network Policies: default deny all egress traffic",
+        stack_check=namespace_egress_policy,
     ),
     Rule(
         "keda-no-static-replicas",

@@ -16,6 +16,7 @@ from platform_config.loader import STACKS_DIR, load_stack_file, stack_file
 from platform_config.paths import PROJECT_ROOT, display_path
 from platform_config.schema import section_key
 from simulator.shapes import PROFILE_SHAPES
+from stackctl.image_pins import unpinned_images
 from stackctl.monitoring_files import write_monitoring_files
 from stackctl.synth import synthesize, write_synth
 
@@ -45,6 +46,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         deployments = config.serving.deployments
         models = sorted({m for d in deployments.values() for m in d.models})
         summary += f", {len(deployments)} deployment(s), {len(models)} model(s)"
+    if not loaded.deferred and config.environment == "production":
+        issues = unpinned_images(synthesize(path, stack))
+        if issues:
+            raise ConfigError(loaded.source, issues)
     print(f"{loaded.source}: OK: {summary}")
     if loaded.deferred:
         print(

@@ -570,3 +570,39 @@ def test_a_chart_repository_is_a_url() -> None:
     assert error == "triton-platform:scaling.keda.chart.repository: Input should be a valid string; got None"
     [error] = errors_of("production", setting(SCALING, "keda", "chart", value={"repository": "kedacore.github.io"}))
     assert error.startswith("triton-platform:scaling.keda.chart.repository: ")
+
+
+def test_image_digests_map_a_tagged_image_to_a_sha256_digest() -> None:
+    digest = "sha256:" + "ab" * 32
+    errors = errors_of(
+        "dev", setting(DIGESTS, value={"nvcr.io/nvidia/tritonserver": digest, "registry.k8s.io/pause:3.10": "sha256:a"})
+    )
+    assert errors == [
+        'triton-platform:imageDigests["nvcr.io/nvidia/tritonserver"] (key): each key is an image as the stack names '
+        "it, with its tag and without a digest, e.g. nvcr.io/nvidia/tritonserver:24.10-py3",
+        'triton-platform:imageDigests["registry.k8s.io/pause:3.10"]: must be a string matching '
+        "^sha256:[0-9a-f]{64}$; got 'sha256:a'",
+    ]
+    config = validate("dev", setting(DIGESTS, value={"registry.k8s.io/pause:3.10": digest}))
+    assert config.image_digests == {"registry.k8s.io/pause:3.10": digest}
+
+
+DIGESTS = "triton-platform:imageDigests"
+
+
+def test_store_egress_needs_networks_ports_and_an_object_store() -> None:
+    repository = ("triton-platform:serving", "modelRepository", "storeEgress")
+    errors = errors_of(
+        "staging", setting(*repository, value=[{"cidr": "10.0.0.1/16", "ports": [443]}, {"cidr": "::/0", "ports": []}])
+    )
+    assert errors == [
+        "triton-platform:serving.modelRepository.storeEgress[0].cidr: '10.0.0.1/16' is not a network in "
+        "CIDR form (e.g. 10.0.0.0/16): 10.0.0.1/16 has host bits set",
+        "triton-platform:serving.modelRepository.storeEgress[1].ports: List should have at least 1 item after "
+        "validation, not 0; got []",
+    ]
+    [error] = errors_of("dev", setting(*repository, value=[{"cidr": "10.0.0.0/16", "ports": [443]}]))
+    assert error == (
+        "triton-platform:serving.modelRepository.storeEgress: applies only to sources 's3' and 'gcs' and to a pvc "
+        "with origin, not 'bundled'"
+    )

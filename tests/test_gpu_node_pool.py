@@ -37,10 +37,18 @@ def test_device_plugin_runs_on_the_pool_with_its_sharing_config(stack: str) -> N
     pool = result.stack.config.gpu_pool
     plugin = objects(result, "DaemonSet")["nvidia-device-plugin"]["spec"]["template"]["spec"]
     assert plugin["nodeSelector"] == pool.node_labels
-    assert plugin["containers"][0]["image"] == pool.device_plugin.image
-    assert ":" in plugin["containers"][0]["image"]
-    assert not plugin["containers"][0]["image"].endswith(":latest")
-    assert plugin["containers"][0]["resources"]["limits"] == {"cpu": "100m", "memory": "128Mi"}
+    # Production runs it by the digest its stack lists for the tag; the other tiers by the tag.
+    assert (
+        plugin["containers"][0]["image"].removesuffix(
+            "@sha256:7089559ce6153018806857f5049085bae15b3bf6f1c8bd19d8b12f707d087dea" if stack == "production" else ""
+        )
+        == "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
+    )
+    assert plugin["containers"][0]["resources"]["limits"] == {
+        "cpu": "100m",
+        "memory": "128Mi",
+        "ephemeral-storage": "256Mi",
+    }
     config = yaml.safe_load(objects(result, "ConfigMap")["nvidia-device-plugin"]["data"]["config.yaml"])
     if pool.device_plugin.sharing == "time-slicing":
         assert config["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
@@ -222,3 +230,28 @@ def test_a_static_pool_has_a_fixed_size() -> None:
     assert (
         error == "triton-platform:gpuPool.minNodes: 1, but a static pool has a fixed size; set minNodes = maxNodes (2)"
     )
+
+
+def test_dcgm_exporter_is_probed_and_keeps_only_sys_admin() -> None:
+    dcgm = objects(synth_stack("production"), "DaemonSet")["dcgm-exporter"]["spec"]["template"]["spec"]
+    [container] = dcgm["containers"]
+    health = {"httpGet": {"path": "/health", "port": "metrics"}, "initialDelaySeconds": 45}
+    assert container["livenessProbe"] == {**health, "periodSeconds": 5}
+    assert container["readinessProbe"] == health
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"], "add": ["SYS_ADMIN"]},
+    }
+    assert dcgm["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+
+
+def test_node_agents_have_no_egress_and_the_autoscaler_reaches_only_apis() -> None:
+    staging = objects(synth_stack("staging"), "NetworkPolicy")
+    assert staging["default-deny-egress"]["metadata"]["namespace"] == "gpu-system"
+    assert staging["default-deny-egress"]["spec"] == {"podSelector": {}, "policyTypes": ["Egress"]}
+    autoscaler = staging["cluster-autoscaler"]["spec"]
+    assert autoscaler["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in autoscaler
+    assert autoscaler["egress"] == [
+        {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
+        {"ports": [{"protocol": "TCP", "port": 443}, {"protocol": "TCP", "port": 6443}]},
+    ]

@@ -27,7 +27,16 @@ RULE = {rule.name: rule for rule in RULES}
 
 
 def built(synth: SynthResult) -> list[Resource]:
-    return [Resource(r.type, r.inputs, r.protect) for r in synth.resources if r.type.startswith("kubernetes:")]
+    """The objects as the pack sees them, with the exceptions the stack's config grants."""
+    granted: dict[tuple[str, str], dict[str, str]] = {}
+    for exception in synth.stack.config.policy_exceptions:
+        granted.setdefault((exception.kind, exception.name), {})[exception.policy] = exception.reason
+    out = []
+    for r in synth.resources:
+        if r.type.startswith("kubernetes:"):
+            found = Resource(r.type, r.inputs, r.protect)
+            out.append(Resource(r.type, r.inputs, r.protect, granted.get((found.kind, found.name), {})))
+    return out
 
 
 def find(stack: str, kind: str, name: str) -> Resource:
@@ -62,11 +71,32 @@ def test_the_program_passes_every_rule(stack: str) -> None:
 
 
 GENERAL = ("production", "Deployment", "triton-general")
+OVERPROVISIONING = ("production", "Deployment", "gpu-overprovisioning")
 
 
 @pytest.mark.parametrize(
     ("rule", "target", "edit", "message"),
     [
+        (
+            "ephemeral-storage",
+            GENERAL,
+            lambda p: triton(p)["resources"]["limits"].pop("ephemeral-storage"),
+            "container triton has no ephemeral-storage limits",
+        ),
+        (
+            "ephemeral-storage",
+            GENERAL,
+            lambda p: p["spec"]["template"]["spec"]["volumes"][0]["emptyDir"].pop("sizeLimit"),
+            "emptyDir volume tmp has no sizeLimit",
+        ),
+        (
+            "production-image-digests",
+            OVERPROVISIONING,
+            lambda p: p["spec"]["template"]["spec"]["containers"][0].update(image="registry.k8s.io/pause:3.10"),
+            "container placeholder runs registry.k8s.io/pause:3.10 by tag; production pins every image by digest: "
+            "run `crane digest registry.k8s.io/pause:3.10` and add `registry.k8s.io/pause:3.10: sha256:<digest>` "
+            "under triton-platform:imageDigests",
+        ),
         (
             "pod-security-restricted",
             GENERAL,
@@ -231,6 +261,39 @@ def test_a_triton_deployment_without_pdb_or_spread_is_reported() -> None:
     bare = replace(resources, "Deployment", "triton-general", changed(deployment, unspread))
     assert stack_violations(rule, bare) == [
         ("Deployment", "triton-general", "no pod anti-affinity or topology spread constraint")
+    ]
+
+
+def test_a_namespace_without_default_deny_egress_is_reported() -> None:
+    resources = built(synth_stack("production"))
+    rule = RULE["namespace-egress-policy"]
+    bare = replace(resources, "NetworkPolicy", "default-deny-egress", None)
+    assert sorted(stack_violations(rule, bare)) == [
+        (
+            "Namespace",
+            namespace,
+            "runs pods but has no NetworkPolicy denying egress (podSelector {}, policyTypes [Egress])",
+        )
+        for namespace in ("gpu-system", "triton-production")
+    ]
+
+
+def test_image_digests_and_ephemeral_storage_leave_chart_objects_to_their_charts() -> None:
+    deployment = find("production", "Deployment", "triton-general")
+
+    def as_chart(p: dict[str, Any]) -> None:
+        p["metadata"]["labels"]["app.kubernetes.io/part-of"] = "kube-prometheus-stack"
+        triton(p)["resources"]["limits"].pop("ephemeral-storage")
+
+    chart_object = changed(deployment, as_chart)
+    assert check("ephemeral-storage", chart_object) == []
+    assert check("production-image-digests", chart_object) == []
+    ungranted = Resource(deployment.type, deployment.props, deployment.protect)
+    assert check("production-image-digests", ungranted) == [
+        f"{where} runs nvcr.io/nvidia/tritonserver:24.10-py3 by tag; production pins every image by digest: run "
+        "`crane digest nvcr.io/nvidia/tritonserver:24.10-py3` and add `nvcr.io/nvidia/tritonserver:24.10-py3: "
+        "sha256:<digest>` under triton-platform:imageDigests"
+        for where in ("initContainer assemble-model-repository", "container triton")
     ]
 
 

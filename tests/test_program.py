@@ -54,7 +54,8 @@ def test_component_tree(synth: SynthResult) -> None:
         f"{stack}-monitoring-alert-routing",
     } <= monitoring_children
     assert parents[f"{stack}-kubernetes"] == parents[stack] == f"triton-platform-{stack}"
-    assert parents[f"{stack}-namespace"] == parents[f"{stack}-default-deny"] == parents[f"{stack}-serving"] == stack
+    for child in ("namespace", "default-deny", "default-deny-egress", "serving"):
+        assert parents[f"{stack}-{child}"] == stack
     serving_children = {r.name for r in synth.resources if parents[r.name] == f"{stack}-serving"}
     deployments = synth.stack.config.serving.deployments
     for name in deployments:
@@ -63,7 +64,7 @@ def test_component_tree(synth: SynthResult) -> None:
     custom = [r for r in synth.resources if r.custom]
     chart_names = {name for _, name in charts}
     assert {r.name for r in custom} == (
-        {f"{stack}-kubernetes", f"{stack}-namespace", f"{stack}-default-deny"}
+        {f"{stack}-kubernetes", f"{stack}-namespace", f"{stack}-default-deny", f"{stack}-default-deny-egress"}
         | serving_children
         | monitoring_children
         | scaling_children

@@ -397,7 +397,9 @@ def test_a_claim_with_an_origin_is_filled_by_one_secure_job_before_the_pods_star
         "seccompProfile": {"type": "RuntimeDefault"},
     }
     [container] = pod_spec["containers"]
-    assert container["image"] == "docker.io/rclone/rclone:1.60.1"
+    assert container["image"] == (
+        "docker.io/rclone/rclone:1.60.1@sha256:895e89550af5f00e2b3d0b2849a8caa0e17a99b8e57d6e1dac7ecb07289e71a3"
+    )
     assert container["securityContext"] == {
         "allowPrivilegeEscalation": False,
         "readOnlyRootFilesystem": True,
@@ -446,3 +448,95 @@ def test_claims_without_origin_have_no_loader() -> None:
     assert {"name": "model-store", "mountPath": "/store", "readOnly": True} in pod(result, "general")["containers"][0][
         "volumeMounts"
     ]
+
+
+def network_policy(result: SynthResult, name: str) -> dict[str, Any]:
+    spec: dict[str, Any] = objects(result, "NetworkPolicy")[name]["spec"]
+    return spec
+
+
+DNS = {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
+
+
+def test_triton_reaches_dns_and_its_object_store_and_nothing_else() -> None:
+    staging = synth_stack("staging")  # s3: Triton reads the bucket itself
+    policy = network_policy(staging, "triton-general")
+    assert policy["policyTypes"] == ["Ingress", "Egress"]
+    assert policy["egress"] == [
+        DNS,
+        {"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"protocol": "TCP", "port": 443}]},
+        {"to": [{"ipBlock": {"cidr": "::/0"}}], "ports": [{"protocol": "TCP", "port": 443}]},
+    ]
+    production = synth_stack("production")  # a claim: only the loader Job reads the store
+    assert network_policy(production, "triton-general")["egress"] == [DNS]
+    loader = network_policy(production, "triton-model-loader")
+    assert loader["podSelector"] == {"matchLabels": {"app.kubernetes.io/name": "triton-model-loader"}}
+    assert loader["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in loader
+    assert loader["egress"][1]["ports"] == [{"protocol": "TCP", "port": 443}]
+    for result, namespace in ((staging, "triton-staging"), (production, "triton-production")):
+        [deny] = [
+            m
+            for m in result.manifests()
+            if m["kind"] == "NetworkPolicy"
+            and m["metadata"]["name"] == "default-deny-egress"
+            and m["metadata"]["namespace"] == namespace
+        ]
+        assert deny["spec"] == {"podSelector": {}, "policyTypes": ["Egress"]}
+
+
+def test_store_egress_narrows_the_store_rule_and_a_private_endpoint_sets_its_port() -> None:
+    repository = ("triton-platform:serving", "modelRepository")
+    narrowed = synth_mutated(
+        "staging",
+        setting(*repository, "uri", value="s3://https://minio.storage.svc:9000/models/repository"),
+        setting(*repository, "storeEgress", value=[{"cidr": "10.20.0.0/16", "ports": [9000]}]),
+    )
+    assert network_policy(narrowed, "triton-general")["egress"] == [
+        DNS,
+        {"to": [{"ipBlock": {"cidr": "10.20.0.0/16"}}], "ports": [{"protocol": "TCP", "port": 9000}]},
+    ]
+    endpoint = synth_mutated("staging", setting(*repository, "uri", value="s3://http://minio.storage.svc/models/r"))
+    assert network_policy(endpoint, "triton-general")["egress"][1]["ports"] == [{"protocol": "TCP", "port": 80}]
+
+
+def test_every_byte_triton_writes_to_node_disk_is_requested_and_bounded() -> None:
+    container = triton(synth_stack("production"), "general")
+    # /tmp 10Gi (10240Mi) + the assembled repository 64Mi + logs 512Mi.
+    assert container["resources"]["requests"]["ephemeral-storage"] == "10816Mi"
+    assert container["resources"]["limits"]["ephemeral-storage"] == "10816Mi"
+    smaller = synth_mutated("dev", setting("triton-platform:serving", "tmpSizeLimit", value="1Gi"))
+    assert triton(smaller, "general")["resources"]["limits"]["ephemeral-storage"] == "1600Mi"
+    assert all("sizeLimit" in v["emptyDir"] for v in pod(smaller, "general")["volumes"] if "emptyDir" in v)
+
+
+def test_production_runs_its_images_by_digest() -> None:
+    images = {
+        c["image"]
+        for m in synth_stack("production").manifests()
+        if m["kind"] in ("Deployment", "DaemonSet", "Job")
+        for c in [
+            *m["spec"]["template"]["spec"].get("initContainers", []),
+            *m["spec"]["template"]["spec"]["containers"],
+        ]
+    }
+    assert images == {
+        "nvcr.io/nvidia/k8s-device-plugin:v0.17.0@sha256:7089559ce6153018806857f5049085bae15b3bf6f1c8bd19d8b12f707d087dea",
+        "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
+        "@sha256:3d4e0dfa5fc4d7d12689d29fc6b56cd6c610750e8d187a393882e341fbba6c12",
+        "registry.k8s.io/pause:3.10@sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a",
+        "docker.io/rclone/rclone:1.60.1@sha256:895e89550af5f00e2b3d0b2849a8caa0e17a99b8e57d6e1dac7ecb07289e71a3",
+        # The one exception, granted with its reason in the stack file (no public digest for this tag).
+        "nvcr.io/nvidia/tritonserver:24.10-py3",
+    }
+
+
+def test_gcs_with_workload_identity_may_reach_the_metadata_server_only_on_port_80() -> None:
+    repository = ("triton-platform:serving", "modelRepository")
+    gcs = [setting(*repository, "source", value="gcs"), setting(*repository, "uri", value="gs://models/repository")]
+    identity = synth_mutated("staging", *gcs, removing(*repository, "credentialsSecret"))
+    assert network_policy(identity, "triton-general")["egress"][-1] == {
+        "to": [{"ipBlock": {"cidr": "169.254.169.254/32"}}],
+        "ports": [{"protocol": "TCP", "port": 80}],
+    }
+    keyed = synth_mutated("staging", *gcs)
+    assert len(network_policy(keyed, "triton-general")["egress"]) == 3  # DNS and the two any-address rules

@@ -169,3 +169,21 @@ def test_publish_models_of_a_bundled_stack_is_a_no_op(capsys: pytest.CaptureFixt
         "stacks/Pulumi.dev.yaml: nothing to publish: modelRepository source 'bundled' is not read from object "
         "storage (publishing is for sources s3 and gcs, and for a pvc with origin)\n"
     )
+
+
+def test_validate_names_every_production_image_without_a_digest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (PROJECT_ROOT / "stacks/Pulumi.production.yaml").read_text()
+    pause = "    registry.k8s.io/pause:3.10: sha256:ee6521f290b2168b6e0935a181d4cff9be1ac3f505666ef0e3c98fae8199917a\n"
+    assert pause in text
+    bad = tmp_path / "Pulumi.production.yaml"
+    bad.write_text(text.replace(pause, ""))
+    assert main(["validate", "--config", str(bad)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{bad}: 1 config error",
+        f"{bad}: triton-platform:imageDigests: Deployment gpu-overprovisioning: container placeholder runs "
+        "registry.k8s.io/pause:3.10 by tag; production pins every image by digest: run "
+        "`crane digest registry.k8s.io/pause:3.10` and add `registry.k8s.io/pause:3.10: sha256:<digest>` under "
+        "triton-platform:imageDigests",
+    ]
