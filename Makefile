@@ -7,8 +7,10 @@ RUNTIME_STAMP := $(VENV)/.runtime-requirements-stamp
 STACK ?= dev
 ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
+KUBE_SCORE_VERSION := v1.20.0
+KUBE_SCORE := .tools/bin/kube-score-$(KUBE_SCORE_VERSION)
 
-.PHONY: test lint docs up synth venv runtime-venv policy-venv tools pulumi-toolchain local-cluster
+.PHONY: test lint docs up synth scan venv runtime-venv policy-venv tools pulumi-toolchain local-cluster
 
 # Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs).
 $(RUNTIME_STAMP): requirements.txt
@@ -35,6 +37,13 @@ $(POLICY_STAMP): policy/requirements.txt
 
 policy-venv: $(POLICY_STAMP)
 
+# The manifest scanner's checkov, in its own virtualenv (checkov pins libraries the main one pins differently).
+SCAN_STAMP := manifest_scan/.venv/.requirements-stamp
+$(SCAN_STAMP): manifest_scan/requirements.txt
+	$(PYTHON) -m venv manifest_scan/.venv
+	manifest_scan/.venv/bin/pip install --disable-pip-version-check --quiet -r manifest_scan/requirements.txt
+	touch $@
+
 lint: $(STAMP) $(ACTIONLINT)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
@@ -46,11 +55,17 @@ $(ACTIONLINT):
 	GOBIN=$(CURDIR)/.tools/actionlint GOFLAGS= go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 	mkdir -p $(@D) && mv .tools/actionlint/actionlint $@
 
+# The manifest scanner's kube-score, built from the Go module proxy.
+$(KUBE_SCORE):
+	GOBIN=$(CURDIR)/.tools/kube-score GOFLAGS= go install github.com/zegl/kube-score/cmd/kube-score@$(KUBE_SCORE_VERSION)
+	mkdir -p $(@D) && mv .tools/kube-score/kube-score $@
+
 # promtool, amtool, prometheus and rclone, which the monitoring and publishing tests run
 # for real; the Pulumi CLI, language host and providers the end-to-end tests run; the
 # local control plane (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run; and the
-# GCS emulator the publishing tests run (each built once, cached).
-tools: $(STAMP) $(POLICY_STAMP)
+# GCS emulator the publishing tests run; checkov and kube-score, which the manifest scan
+# runs (each built once, cached).
+tools: $(STAMP) $(POLICY_STAMP) $(SCAN_STAMP) $(KUBE_SCORE)
 	scripts/install-tools
 	scripts/pulumi-toolchain
 	scripts/local-cluster build
@@ -82,3 +97,7 @@ up: $(if $(STOCK_PULUMI),$(RUNTIME_STAMP),$(STAMP))
 # Offline: every object the program would create for STACK, under Pulumi's mocks.
 synth: $(STAMP)
 	$(BIN)/python -m stackctl synth --stack $(STACK) --out synth/$(STACK)
+
+# checkov and kube-score over every stack's manifests; fails on a finding not in manifest_scan/exceptions.yaml.
+scan: $(STAMP) $(SCAN_STAMP) $(KUBE_SCORE)
+	$(BIN)/python -m manifest_scan

@@ -352,6 +352,7 @@ def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, 
                         "securityContext": {
                             "runAsNonRoot": True,
                             "runAsUser": 65534,
+                            "runAsGroup": 65534,
                             "seccompProfile": {"type": "RuntimeDefault"},
                         },
                         "containers": [
@@ -361,6 +362,12 @@ def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, 
                                 "command": ["./cluster-autoscaler"],
                                 "args": args,
                                 "securityContext": RESTRICTED,
+                                # Its metrics and health port (`--address`, :8085 by default); the liveness probe is
+                                # the upstream chart's: kubernetes/autoscaler charts/cluster-autoscaler deployment.yaml.
+                                "ports": [{"name": "metrics", "containerPort": 8085}],
+                                "livenessProbe": {"httpGet": {"path": "/health-check", "port": "metrics"}},
+                                # Ready once it serves metrics; live while its loop reports healthy.
+                                "readinessProbe": {"tcpSocket": {"port": "metrics"}},
                                 "resources": {
                                     "requests": {"cpu": "100m", "memory": "300Mi", **AGENT_LOG_STORAGE["requests"]},
                                     "limits": {"cpu": "500m", "memory": "600Mi", **AGENT_LOG_STORAGE["limits"]},

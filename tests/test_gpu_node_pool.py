@@ -246,11 +246,20 @@ def test_dcgm_exporter_is_probed_and_keeps_only_sys_admin() -> None:
 
 
 def test_node_agents_have_no_egress_and_the_autoscaler_reaches_only_apis() -> None:
-    staging = objects(synth_stack("staging"), "NetworkPolicy")
-    assert staging["default-deny-egress"]["metadata"]["namespace"] == "gpu-system"
-    assert staging["default-deny-egress"]["spec"] == {"podSelector": {}, "policyTypes": ["Egress"]}
-    autoscaler = staging["cluster-autoscaler"]["spec"]
-    assert autoscaler["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in autoscaler
+    policies = [m for m in synth_stack("staging").manifests() if m["kind"] == "NetworkPolicy"]
+    in_system = {m["metadata"]["name"]: m["spec"] for m in policies if m["metadata"]["namespace"] == "gpu-system"}
+    assert in_system["default-deny-egress"] == {"podSelector": {}, "policyTypes": ["Egress"]}
+    autoscaler = in_system["cluster-autoscaler"]
+    assert autoscaler["policyTypes"] == ["Ingress", "Egress"]
+    assert "ingress" not in autoscaler
+    [container] = next(
+        m
+        for m in synth_stack("staging").manifests()
+        if m["kind"] == "Deployment" and m["metadata"]["name"] == "cluster-autoscaler"
+    )["spec"]["template"]["spec"]["containers"]
+    # Live while its loop reports healthy (the upstream chart's probe); ready once it serves on its port.
+    assert container["livenessProbe"] == {"httpGet": {"path": "/health-check", "port": "metrics"}}
+    assert container["readinessProbe"] == {"tcpSocket": {"port": "metrics"}}
     assert autoscaler["egress"] == [
         {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
         {"ports": [{"protocol": "TCP", "port": 443}, {"protocol": "TCP", "port": 6443}]},

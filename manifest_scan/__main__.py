@@ -1,0 +1,5 @@
+import sys
+
+from manifest_scan.cli import main
+
+sys.exit(main())
