@@ -471,7 +471,8 @@ def test_triton_reaches_dns_and_its_object_store_and_nothing_else() -> None:
     assert network_policy(production, "triton-general")["egress"] == [DNS]
     loader = network_policy(production, "triton-model-loader")
     assert loader["podSelector"] == {"matchLabels": {"app.kubernetes.io/name": "triton-model-loader"}}
-    assert loader["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in loader
+    assert loader["policyTypes"] == ["Ingress", "Egress"]
+    assert "ingress" not in loader
     assert loader["egress"][1]["ports"] == [{"protocol": "TCP", "port": 443}]
     for result, namespace in ((staging, "triton-staging"), (production, "triton-production")):
         [deny] = [
