@@ -192,6 +192,9 @@ FIXTURE_VIOLATIONS = {
     "triton-availability": "no PodDisruptionBudget selects its pods",
     "namespace-network-policy": "no NetworkPolicy in this namespace",
     "keda-no-static-replicas": "scaled by KEDA, so it must not set spec.replicas",
+    "ephemeral-storage": "container triton has no ephemeral-storage requests",
+    "production-image-digests": "container triton runs nvcr.io/nvidia/tritonserver:latest by tag",
+    "namespace-egress-policy": "runs pods but has no NetworkPolicy denying egress",
 }
 
 
