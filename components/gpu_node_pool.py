@@ -25,7 +25,6 @@ TYPE_TOKEN = "triton-platform:gpu:GpuNodePool"
 SYSTEM_NAMESPACE = "gpu-system"
 BATCH_PRIORITY, OVERPROVISIONING_PRIORITY = 1_000, -10
 """Batch work ranks below inference (100,000); placeholders below everything, so any pod evicts them."""
-PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 POD_RESOURCES_DIR = "/var/lib/kubelet/pod-resources"
 DCGM_PORT = 9400
@@ -409,7 +408,7 @@ def overprovisioning_manifest(config: PlatformConfig, contract: PoolContract) ->
                     "terminationGracePeriodSeconds": 0,
                     "nodeSelector": dict(contract.node_selector),
                     "tolerations": list(contract.tolerations),
-                    # The pause image's own nobody user and group.
+                    # The pause image's own nobody user and group (gpuPool.overprovisioningImage must run as them).
                     "securityContext": {
                         "runAsNonRoot": True,
                         "runAsUser": 65535,
@@ -419,7 +418,7 @@ def overprovisioning_manifest(config: PlatformConfig, contract: PoolContract) ->
                     "containers": [
                         {
                             "name": "placeholder",
-                            "image": pinned(PAUSE_IMAGE, config.image_digests),
+                            "image": pinned(config.gpu_pool.overprovisioning_image, config.image_digests),
                             "securityContext": RESTRICTED,
                             "resources": {
                                 "requests": {"cpu": "10m", "memory": "16Mi", **AGENT_LOG_STORAGE["requests"]},

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 from model_repository.render import RenderedRepository
+from stackctl.out_folder import COMMAND_MANIFESTS, claim
 
-MANIFEST = ".stackctl-manifest.json"
+MANIFEST = COMMAND_MANIFESTS["model-repo"]
 """The digest and file list of a written repository; it also marks a folder a rerun may replace."""
 
 
@@ -69,17 +69,11 @@ def manifest_text(stack: str, files: dict[str, bytes]) -> str:
 
 
 def write_model_repository(rendered: RenderedRepository, out: Path, models: list[str] | None = None) -> list[str]:
-    """Write what Triton loads for `models` (default: every served model); returns the models written."""
+    """Write what Triton loads for `models` (default: every served model); returns the models written.
+
+    Only into a new or empty folder, or one model-repo wrote: its manifest marks it and lists what a rerun
+    removes (stackctl/out_folder.py)."""
     names = sorted(models if models is not None else rendered.models)
-    if out.exists() and any(out.iterdir()) and not (out / MANIFEST).exists():
-        raise FileExistsError(f"{out} is not empty and was not written by stackctl model-repo; choose another --out")
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
     files = repository_files(rendered, names)
-    for relative, content in files.items():
-        target = out / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-    (out / MANIFEST).write_text(manifest_text(rendered.stack, files), encoding="utf-8")
+    claim(out, "model-repo").replace(files, manifest=manifest_text(rendered.stack, files))
     return names

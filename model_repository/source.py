@@ -7,6 +7,7 @@ Triton accepts parses here, fields this project does not model included.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,8 @@ class RepoModel:
     path: Path
     versions: tuple[int, ...]
     config: ModelConfig
+    empty_versions: frozenset[int] = frozenset()
+    """Version folders holding no file (dotfiles such as .gitkeep aside): nothing for a backend to load."""
 
     @property
     def is_ensemble(self) -> bool:
@@ -36,7 +39,7 @@ class RepoModel:
 
 @dataclass(frozen=True)
 class RepoProblem:
-    """A model folder Triton could not load as it is."""
+    """Something in a model folder that Triton could not load as it is."""
 
     file: str
     message: str
@@ -46,8 +49,10 @@ class RepoProblem:
 class ModelRepository:
     path: Path
     models: dict[str, RepoModel] = field(default_factory=dict)
-    problems: dict[str, RepoProblem] = field(default_factory=dict)
-    """By model name: folders whose base config does not parse."""
+    """Folders Triton can load, each with its canonical version folders."""
+    problems: dict[str, list[RepoProblem]] = field(default_factory=dict)
+    """By model name, what is wrong with its folder. A model whose config is missing, does not parse or names a
+    missing ensemble step is absent from `models`; one with a misnamed version folder is in both."""
 
     @property
     def names(self) -> set[str]:
@@ -59,30 +64,106 @@ class ModelRepository:
             return f"none: the model repository {display_path(self.path)} does not exist"
         return ", ".join(sorted(self.names)) or f"none: {display_path(self.path)} holds no folder with a config.pbtxt"
 
+    def add_problem(self, name: str, file: Path, message: str) -> None:
+        self.problems.setdefault(name, []).append(RepoProblem(display_path(file), message))
+
 
 def parse_model_config(text: str) -> ModelConfig:
     """config.pbtxt text to a ModelConfig; raises text_format.ParseError naming line and column."""
     return text_format.Parse(text, ModelConfig())
 
 
+# Triton's VersionsToLoad (https://github.com/triton-inference-server/core/blob/main/src/model_lifecycle.cc) skips
+# these folders, ignores names with a leading zero and reads the rest with std::stoll, so "1.0" loads as version 1
+# and "-1" as version -1. Anything that looks like a number must therefore be a canonical one.
+TRITON_FOLDERS = frozenset({"warmup", "initial_state", "configs"})
+_NUMBER_LIKE = re.compile(r"\s*([-+]?[0-9]+)")
+_VERSION = re.compile(r"[1-9][0-9]*")
+
+
+def _version_folder_problem(model: str, name: str) -> str | None:
+    """Why a folder that looks like a version is not one Triton reads as the user means, or None."""
+    number = _NUMBER_LIKE.match(name)
+    if _VERSION.fullmatch(name) or number is None:
+        return None
+    if len(name) > 1 and name.startswith("0"):
+        why = "Triton ignores a version folder whose name starts with 0"
+    elif int(number[1]) < 1:
+        why = "versions start at 1"
+    else:
+        why = f"Triton would read it as version {int(number[1])}"
+    return (
+        f"version folder {name!r} of model {model!r}: {why}; "
+        "version folders are named 1, 2, 3, ... (no leading zeros, signs or dots)"
+    )
+
+
+def _has_files(folder: Path) -> bool:
+    return any(f.is_file() and not f.name.startswith(".") for f in folder.rglob("*"))
+
+
+def _read_model(repo: ModelRepository, folder: Path) -> None:
+    config_file = folder / BASE_CONFIG
+    if not config_file.is_file():
+        repo.add_problem(
+            folder.name,
+            folder,
+            f"model folder {folder.name!r} has no {BASE_CONFIG}; every model needs one (each stack's config is "
+            "rendered from it)",
+        )
+        return
+    try:
+        config = parse_model_config(config_file.read_text(encoding="utf-8"))
+    except (text_format.ParseError, UnicodeDecodeError) as err:
+        repo.add_problem(folder.name, config_file, f"Triton cannot parse it: {err}")
+        return
+    if config.name and config.name != folder.name:
+        repo.add_problem(
+            folder.name,
+            config_file,
+            f"name {config.name!r} differs from its folder {folder.name!r}; Triton requires them to match",
+        )
+        return
+    versions, empty = [], set()
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and p.name not in TRITON_FOLDERS):
+        problem = _version_folder_problem(folder.name, sub.name)
+        if problem:
+            repo.add_problem(folder.name, sub, problem)
+        elif _VERSION.fullmatch(sub.name):
+            versions.append(int(sub.name))
+            if not _has_files(sub):
+                empty.add(int(sub.name))
+    repo.models[folder.name] = RepoModel(folder.name, folder, tuple(sorted(versions)), config, frozenset(empty))
+
+
+def _missing_steps(repo: ModelRepository) -> None:
+    """Ensembles whose steps name a model the repository lacks: Triton cannot load them."""
+    for name, model in sorted(repo.models.items()):
+        if not model.is_ensemble:
+            continue
+        others = ", ".join(sorted(repo.names - {name})) or "none"
+        missing = [
+            (number, step.model_name)
+            for number, step in enumerate(model.config.ensemble_scheduling.step, start=1)
+            if step.model_name not in repo.names
+        ]
+        for number, step_model in missing:
+            repo.add_problem(
+                name,
+                model.path / BASE_CONFIG,
+                f"ensemble {name!r} step {number} uses model {step_model!r}, which is not in the repository "
+                f"(models: {others})",
+            )
+        if missing:
+            del repo.models[name]
+
+
 def read_repository(path: Path) -> ModelRepository:
-    """Every model folder of a Triton model repository (folders holding a config.pbtxt)."""
+    """Every model folder of a Triton model repository, with what is wrong with each."""
     repo = ModelRepository(path)
     if not path.is_dir():
         return repo
-    for folder in sorted(p for p in path.iterdir() if (p / BASE_CONFIG).is_file()):
-        config_file = folder / BASE_CONFIG
-        try:
-            config = parse_model_config(config_file.read_text(encoding="utf-8"))
-        except (text_format.ParseError, UnicodeDecodeError) as err:
-            repo.problems[folder.name] = RepoProblem(display_path(config_file), f"Triton cannot parse it: {err}")
-            continue
-        if config.name and config.name != folder.name:
-            repo.problems[folder.name] = RepoProblem(
-                display_path(config_file),
-                f"name {config.name!r} differs from its folder {folder.name!r}; Triton requires them to match",
-            )
-            continue
-        versions = tuple(sorted(int(p.name) for p in folder.iterdir() if p.is_dir() and p.name.isdigit()))
-        repo.models[folder.name] = RepoModel(folder.name, folder, versions, config)
+    for folder in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        _read_model(repo, folder)
+    _missing_steps(repo)
     return repo

@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from model_repository.render import ENSEMBLE_FIELDS, effective_settings, served_models
+from model_repository.render import ENSEMBLE_FIELDS, effective_settings, render_config, served_models
 from model_repository.source import BASE_CONFIG, ModelRepository, RepoModel
-from platform_config.errors import ConfigIssue
+from platform_config.errors import ConfigIssue, excerpt
 from platform_config.paths import display_path
 from platform_config.schema import (
     GpuPoolConfig,
@@ -53,9 +53,8 @@ def _deployment_models_exist(sections: Sections, repo: ModelRepository) -> Itera
                     f"{SERVING}.deployments.{dep_name}.models[{i}]",
                     f"model {model!r} is not in the model repository; known models: {repo.describe()}",
                 )
-            elif model in repo.problems:
-                problem = repo.problems[model]
-                yield ConfigIssue(problem.file, problem.message)
+            else:
+                yield from (ConfigIssue(p.file, p.message) for p in repo.problems.get(model, []))
 
 
 def _model_settings_exist(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -212,6 +211,15 @@ def _batcher_limits(
                 f"queue delay {delay} us of {{models}} is above the p95 latency SLO ({SERVING}.p95LatencySloMs "
                 f"= {slo_us} us); set dynamicBatching.maxQueueDelayMicroseconds for this stack",
             )
+    policy = batching.default_queue_policy if batching is not None else None
+    if policy is None or policy.default_timeout_microseconds is None:
+        timeout = base.dynamic_batching.default_queue_policy.default_timeout_microseconds
+        if timeout > slo_us:
+            yield (
+                f"default_queue_policy.default_timeout_microseconds in {base_path}",
+                f"queue timeout {timeout} us of {{models}} is above the p95 latency SLO ({SERVING}.p95LatencySloMs "
+                f"= {slo_us} us); set dynamicBatching.defaultQueuePolicy.defaultTimeoutMicroseconds for this stack",
+            )
 
 
 def _versions(model: RepoModel, settings: ModelSettings, own: ModelSettings | None) -> Iterator[tuple[str, str]]:
@@ -243,13 +251,24 @@ def _delay_within_slo(sections: Sections, _repo: ModelRepository) -> Iterator[Co
     slo_us = serving.p95_latency_slo_ms * 1000
     layers = [(DEFAULTS, serving.model_defaults)] + [(f"{MODELS}.{n}", s) for n, s in sorted(models.items())]
     for path, settings in layers:
-        delay = settings.dynamic_batching.max_queue_delay_microseconds if settings.dynamic_batching else None
+        batching = settings.dynamic_batching
+        delay = batching.max_queue_delay_microseconds if batching else None
         if delay is not None and delay > slo_us:
             yield ConfigIssue(
                 f"{path}.dynamicBatching.maxQueueDelayMicroseconds",
                 f"queue delay {delay} us is above the p95 latency SLO of "
                 f"{serving.p95_latency_slo_ms} ms ({SERVING}.p95LatencySloMs = {slo_us} us); "
                 f"the batcher alone would break the SLO, so the delay must be <= {slo_us}",
+            )
+        policy = batching.default_queue_policy if batching else None
+        timeout = policy.default_timeout_microseconds if policy else None
+        # 0 is Triton's "no timeout", a choice of its own rather than a long one.
+        if timeout and timeout > slo_us:
+            yield ConfigIssue(
+                f"{path}.dynamicBatching.defaultQueuePolicy.defaultTimeoutMicroseconds",
+                f"queue timeout {timeout} us is above the p95 latency SLO of "
+                f"{serving.p95_latency_slo_ms} ms ({SERVING}.p95LatencySloMs = {slo_us} us); a request queued "
+                f"that long has already missed the SLO, so the timeout must be <= {slo_us}",
             )
 
 
@@ -280,6 +299,55 @@ def _ensembles_complete(sections: Sections, repo: ModelRepository) -> Iterator[C
                         f"ensemble {name!r} has maxBatchSize {max_batch(name)} but the model it chains, {step!r}, "
                         f"has {max_batch(step)}; Triton requires the ensemble's to be <= each step's",
                     )
+
+
+def served_versions(model: RepoModel, settings: ModelSettings) -> tuple[int, ...]:
+    """The version folders Triton loads under the model's effective version policy (unset: the latest one)."""
+    policy = render_config(model, settings).version_policy
+    if policy.HasField("specific"):
+        return tuple(v for v in model.versions if v in policy.specific.versions)
+    if policy.HasField("all"):
+        return model.versions
+    count = policy.latest.num_versions if policy.HasField("latest") else 1
+    return model.versions[len(model.versions) - count :] if count else ()
+
+
+def _served_versions_have_files(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """An empty version folder fails to load; an ensemble's is empty by design (it runs other models)."""
+    serving: ServingConfig = sections["serving"]
+    models: dict[str, ModelSettings] = sections["models"]
+    for name in served_models(serving):
+        model = repo.models.get(name)
+        if model is None or model.is_ensemble:
+            continue
+        settings = effective_settings(model, serving.model_defaults, models.get(name))
+        for version in served_versions(model, settings):
+            if version in model.empty_versions:
+                yield ConfigIssue(
+                    display_path(model.path / str(version)),
+                    f"version {version} of model {name!r} is served but its folder is empty, so Triton cannot "
+                    "load it; put the model's files in it, or serve other versions (versionPolicy)",
+                )
+
+
+INGRESS_HOST_SUFFIXES = ("", "-grpc")
+"""Each deployment's ingress hosts are `<deployment><suffix>.<baseDomain>` (components/triton_manifests.py)."""
+
+
+def _ingress_hosts(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    serving: ServingConfig = sections["serving"]
+    ingress = serving.ingress
+    if not ingress.enabled or ingress.base_domain is None:
+        return
+    for name in sorted(serving.deployments):
+        for suffix in INGRESS_HOST_SUFFIXES:
+            host = f"{name}{suffix}.{ingress.base_domain}"
+            if len(host) > 253:
+                yield ConfigIssue(
+                    f"{SERVING}.ingress.baseDomain",
+                    f"host {excerpt(host)} of deployment {name!r} has {len(host)} characters; a DNS name has at "
+                    "most 253, so shorten baseDomain or the deployment's name",
+                )
 
 
 def _gpu_capacity(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -412,6 +480,8 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving", "models"), _model_fit),
     (("serving", "models"), _delay_within_slo),
     (("serving", "models"), _ensembles_complete),
+    (("serving", "models"), _served_versions_have_files),
+    (("serving",), _ingress_hosts),
     (("serving", "gpu_pool"), _gpu_capacity),
     (("environment", "serving"), _model_delivery),
     (("monitoring",), _routes_exist),

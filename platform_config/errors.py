@@ -4,6 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from platform_config.url_credentials import redact
+
+EXCERPT_CHARS = 80
+"""How much of a value an error shows: enough to recognise it, and a 1 MB value stays one line."""
+MESSAGE_CHARS = 2000
+"""A backstop for messages built elsewhere that echo a value without `excerpt`."""
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """`repr(value)` for an error message: URL credentials masked, cut to `limit` characters plus '…'."""
+    text = redact(repr(value))
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+def bounded(text: str) -> str:
+    """A whole message, URL credentials masked and cut at MESSAGE_CHARS."""
+    text = redact(text)
+    return text if len(text) <= MESSAGE_CHARS else f"{text[:MESSAGE_CHARS]}… ({len(text):,} characters in all)"
+
 
 @dataclass(frozen=True, order=True)
 class ConfigIssue:
@@ -14,6 +33,11 @@ class ConfigIssue:
 
     message: str
     """What is wrong: the bad value and what is allowed."""
+
+    def __post_init__(self) -> None:
+        # Whoever built the message, a credential in a URL is never repeated and no value floods the output.
+        object.__setattr__(self, "path", bounded(self.path))
+        object.__setattr__(self, "message", bounded(self.message))
 
 
 class ConfigError(Exception):

@@ -25,8 +25,9 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
 from model_repository.source import DEFAULT_MODEL_REPO, ModelRepository, read_repository
+from platform_config import url_credentials, yaml12
 from platform_config.checks import cross_section_issues
-from platform_config.errors import ConfigError, ConfigIssue
+from platform_config.errors import EXCERPT_CHARS, ConfigError, ConfigIssue, excerpt
 from platform_config.paths import PROJECT_ROOT, display_path
 from platform_config.reference import type_text
 from platform_config.schema import (
@@ -37,12 +38,19 @@ from platform_config.schema import (
     KubernetesConfig,
     PlatformConfig,
     section_key,
+    stack_name_problem,
 )
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 DISABLE_DEFAULT_PROVIDERS = "pulumi:disable-default-providers"
 SECRET_PLACEHOLDER = "[secret]"
-"""Stands in for a `secure:` value when no passphrase is at hand (validate, synth)."""
+"""Stands in for a `secure:` value when no passphrase is at hand (validate, synth).
+
+It is also what `pulumi config` prints in place of a secret, so the same text written as a
+plain value is a copy of that output, never a secret: it is refused, not passed over.
+"""
+MAX_DEPTH = 50
+"""Nesting a stack file's config may reach; the schema's deepest is far less."""
 
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {
     name: TypeAdapter(cast(Any, field.annotation)) for name, field in PlatformConfig.model_fields.items()
@@ -67,40 +75,75 @@ def stack_file(stack: str) -> Path:
     return STACKS_DIR / f"Pulumi.{stack}.yaml"
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects a mapping key given twice instead of keeping the last one."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, typing.Hashable) and key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} appears twice in one mapping", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+def _set_secret(path: str) -> str:
+    """The command that stores `path` as a Pulumi secret (`--path` reaches inside structured keys)."""
+    _namespace, _colon, name = path.partition(":")
+    if re.search(r"[.\[]", name):
+        return f"pulumi config set --secret --path '{path}' <value>"
+    return f"pulumi config set --secret {path} <value>"
 
 
-def _plain(value: Any, where: str, secret_keys: set[str], key: str, depth: int = 0) -> Any:
-    """A YAML value as JSON-able data; `secure:` leaves, which need the passphrase, become a placeholder."""
-    if depth > 50:
-        raise ConfigError(where, [ConfigIssue(key, "nested too deeply (a recursive YAML alias?)")])
+def _plain(value: Any, key: str, loc: tuple[int | str, ...], secret_keys: set[str], issues: list[ConfigIssue]) -> Any:
+    """A YAML value as JSON-able data; `secure:` leaves, which need the passphrase, become a placeholder.
+
+    Problems are added to `issues` with the full key path and the walk goes on, so one run names them all.
+    """
+    if len(loc) > MAX_DEPTH:
+        issues.append(ConfigIssue(_key_path(key, loc), f"nested more than {MAX_DEPTH} levels deep"))
+        return None
     if isinstance(value, dict):
-        if set(value) == {"secure"}:
+        if len(value) == 1 and "secure" in value:
+            # The CLI takes `secure:` as a secret only when it holds a string (its config.Value); anything
+            # else would silently become a plain mapping {secure: ...}, so it is refused here.
+            cipher = value["secure"]
+            if not isinstance(cipher, str) or not cipher.strip():
+                path = _key_path(key, loc)
+                issues.append(
+                    ConfigIssue(
+                        path,
+                        "`secure:` must hold the non-empty ciphertext string that `pulumi config set --secret` "
+                        f"writes; got {excerpt(cipher)}; set the secret again: {_set_secret(path)}",
+                    )
+                )
             secret_keys.add(key)
             return SECRET_PLACEHOLDER
-        for k in value:
-            if not isinstance(k, str):
-                raise ConfigError(where, [ConfigIssue(key, f"key {k!r} is not a string; quote it")])
-        return {k: _plain(v, where, secret_keys, key, depth + 1) for k, v in value.items()}
+        plain: dict[str, Any] = {}
+        for k, v in value.items():
+            if isinstance(k, str):
+                plain[k] = _plain(v, key, (*loc, k), secret_keys, issues)
+            else:
+                issues.append(ConfigIssue(_key_path(key, loc), f"key {excerpt(k)} is not a string; quote it"))
+        return plain
     if isinstance(value, list):
-        return [_plain(v, where, secret_keys, key, depth + 1) for v in value]
+        return [_plain(v, key, (*loc, i), secret_keys, issues) for i, v in enumerate(value)]
+    if isinstance(value, yaml12.YamlTimestamp):
+        issues.append(
+            ConfigIssue(
+                _key_path(key, loc),
+                f"unquoted date or time {excerpt(str(value))}; quote it: the Pulumi CLI reads it as a string, "
+                "other YAML readers as a date",
+            )
+        )
+        return str(value)
+    if value == SECRET_PLACEHOLDER:
+        path = _key_path(key, loc)
+        issues.append(ConfigIssue(path, _placeholder_message(path)))
+        return value
     if value is None or isinstance(value, str | int | float | bool):
         return value
-    raise ConfigError(
-        where,
-        [ConfigIssue(key, f"YAML value {str(value)!r} of type {type(value).__name__} is not allowed; quote it")],
+    issues.append(
+        ConfigIssue(
+            _key_path(key, loc),
+            f"YAML value {excerpt(str(value))} of type {type(value).__name__} is not allowed; quote it",
+        )
+    )
+    return None
+
+
+def _placeholder_message(path: str) -> str:
+    return (
+        f"the text {SECRET_PLACEHOLDER!r} is what Pulumi prints in place of a secret, not a value; "
+        f"set the real value as a secret: {_set_secret(path)}"
     )
 
 
@@ -112,7 +155,12 @@ def _stack_document(path: Path) -> dict[str, Any]:
         return ConfigError(source, [ConfigIssue("(file)", message)])
 
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+        document = yaml12.load(path.read_text(encoding="utf-8"))
+    except yaml12.StackFileLimitError as err:
+        raise fail(str(err)) from None
+    except RecursionError:
+        # PyYAML composes recursively; yaml.v3 stops at 10,000 levels ("exceeded max depth").
+        raise fail(f"nested too deeply to read; config is never more than {MAX_DEPTH} levels deep") from None
     except OSError as err:
         raise fail(f"cannot read the stack file: {err.strerror}") from None
     except UnicodeDecodeError:
@@ -143,7 +191,7 @@ def esc_environments(document: Mapping[str, Any], source: str) -> tuple[str, ...
             [
                 ConfigIssue(
                     "environment",
-                    f"expected a list of ESC environment names such as [myorg/triton-production]; got {value!r}",
+                    f"expected a list of ESC environment names such as [myorg/triton-production]; got {excerpt(value)}",
                 )
             ],
         )
@@ -166,13 +214,17 @@ def pulumi_config_from_stack_file(path: Path) -> tuple[dict[str, str], list[str]
         )
     secret_keys: set[str] = set()
     flat: dict[str, str] = {}
+    issues: list[ConfigIssue] = []
     for key, raw in config.items():
         if not isinstance(key, str):
-            raise ConfigError(
-                source, [ConfigIssue("config", f"config key {key!r} is not a string; keys look like {PROJECT}:<name>")]
+            issues.append(
+                ConfigIssue("config", f"config key {excerpt(key)} is not a string; keys look like {PROJECT}:<name>")
             )
-        value = _plain(raw, source, secret_keys, key)
+            continue
+        value = _plain(raw, key, (), secret_keys, issues)
         flat[key] = value if isinstance(value, str) else json.dumps(value)
+    if issues:
+        raise ConfigError(source, issues)
     return flat, sorted(secret_keys)
 
 
@@ -224,25 +276,38 @@ def _allowed_keys(annotation: Any, loc: tuple[int | str, ...]) -> list[str]:
 
 
 def _key_path(key: str, loc: tuple[int | str, ...]) -> str:
-    path = key
+    path = _cut(key)
     for part in loc:
         if isinstance(part, int):
             path += f"[{part}]"
         elif part == "[key]":
             path += " (key)"
-        elif _SIMPLE_KEY.match(part):
+        elif _SIMPLE_KEY.match(part) and len(part) <= EXCERPT_CHARS:
             path += f".{part}"
-        else:
+        elif len(part) <= EXCERPT_CHARS:
             path += f"[{json.dumps(part)}]"
+        else:
+            path += f'[{json.dumps(part[:EXCERPT_CHARS])[:-1]}…"]'
     return path
+
+
+def _cut(text: str) -> str:
+    """A key as a path shows it: no longer than an excerpt of a value."""
+    return text if len(text) <= EXCERPT_CHARS else f"{text[:EXCERPT_CHARS]}…"
 
 
 def _message(e: Any, annotation: Any, loc: tuple[int | str, ...]) -> tuple[tuple[int | str, ...], str]:
     """Pydantic's error in our words: what is wrong, the bad value, what is allowed."""
-    kind, got = e["type"], f"; got {e.get('input')!r}"
+    kind, given = e["type"], e.get("input")
+    got = f"; got {excerpt(given)}"
     if kind == "extra_forbidden":
         allowed = _allowed_keys(annotation, loc[:-1])
-        return loc, f"unknown key {loc[-1]!r}; {_suggest(str(loc[-1]), allowed)}allowed keys: {', '.join(allowed)}"
+        return (
+            loc,
+            f"unknown key {excerpt(loc[-1])}; {_suggest(str(loc[-1]), allowed)}allowed keys: {', '.join(allowed)}",
+        )
+    if isinstance(given, str) and (hint := _yaml11_hint(kind, given)):
+        return loc, hint
     if kind == "missing":
         node = _node_at(annotation, loc[:-1])
         field = node.model_fields.get(_field_name(node, str(loc[-1]))) if node else None
@@ -265,8 +330,29 @@ def _message(e: Any, annotation: Any, loc: tuple[int | str, ...]) -> tuple[tuple
         pattern = e.get("ctx", {}).get("pattern", "")
         return loc, f"must be {PATTERN_NAMES.get(pattern, f'a string matching {pattern}')}{got}"
     if loc and loc[-1] == "[key]":
-        return loc, f"bad key {e['input']!r}: {e['msg']}"
+        return loc, f"bad key {excerpt(given)}: {e['msg']}"
     return loc, f"{e['msg']}{got}"
+
+
+_BASE60 = re.compile(r"^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?$")
+
+
+def _yaml11_hint(kind: str, given: str) -> str | None:
+    """For a string where a bool or number belongs: say so when YAML 1.1 would have read it as one.
+
+    The Pulumi CLI reads stack files as YAML 1.2 (gopkg.in/yaml.v3, see platform_config/yaml12.py):
+    `yes`/`on`/`off` are strings there, and base-60 numbers are gone.
+    """
+    if kind == "bool_type" and given.lower() in yaml12.YAML11_BOOLEANS:
+        return f"the Pulumi CLI reads {given} as the string {given!r}, not a boolean (YAML 1.2); write true or false"
+    if kind in ("int_type", "float_type") and _BASE60.match(given):
+        sign = -1 if given.startswith("-") else 1
+        value: float = 0
+        for part in given.lstrip("+-").replace("_", "").split(":"):
+            value = value * 60 + float(part)
+        number = sign * (int(value) if value.is_integer() else value)
+        return f"the Pulumi CLI reads {given} as the string {given!r}: YAML 1.2 has no base-60 numbers; write {number}"
+    return None
 
 
 def _field_name(model: Any, alias: str) -> str:
@@ -301,9 +387,10 @@ def _namespace_issues(flat: Mapping[str, str], deferred: Collection[str]) -> lis
     for key in flat:
         namespace, colon, _name = key.partition(":")
         if not colon:
+            shown = _cut(key)
             issues.append(
                 ConfigIssue(
-                    key, f"config keys need a namespace; {_suggest(f'{PROJECT}:{key}', known)}use {PROJECT}:{key}"
+                    shown, f"config keys need a namespace; {_suggest(f'{PROJECT}:{key}', known)}use {PROJECT}:{shown}"
                 )
             )
         elif namespace == PROJECT and key not in SECTION_KEYS:
@@ -317,14 +404,52 @@ def _namespace_issues(flat: Mapping[str, str], deferred: Collection[str]) -> lis
         issues.append(
             ConfigIssue(
                 DISABLE_DEFAULT_PROVIDERS,
-                f"must list 'kubernetes' so nothing deploys through the ambient kubeconfig context; got {providers!r}",
+                "must list 'kubernetes' so nothing deploys through the ambient kubeconfig context; "
+                f"got {excerpt(providers)}",
             )
         )
     return issues
 
 
+def _secret_values_in_plain_text(
+    flat: Mapping[str, str], secret_keys: Collection[str], from_stack_file: bool
+) -> list[ConfigIssue]:
+    """Plain values that give a secret away (credentials in a URL) or stand in for one (Pulumi's mask).
+
+    From the engine, a key holding any secret is secret as a whole and is passed over; read from the
+    file, secret leaves are already placeholders and literal placeholders were refused by `_plain`.
+    """
+    issues = []
+    for key, raw in flat.items():
+        if key in secret_keys and not from_stack_file:
+            continue
+        # Iterative: the engine's JSON may nest deeper than Python's recursion allows.
+        pending: list[tuple[tuple[int | str, ...], Any]] = [((), _decode(raw))]
+        while pending:
+            loc, value = pending.pop()
+            if isinstance(value, dict):
+                pending += [((*loc, k), v) for k, v in value.items()]
+            elif isinstance(value, list):
+                pending += [((*loc, i), v) for i, v in enumerate(value)]
+            elif isinstance(value, str):
+                if value == SECRET_PLACEHOLDER and not from_stack_file:
+                    issues.append(ConfigIssue(_key_path(key, loc), _placeholder_message(_key_path(key, loc))))
+                for url in url_credentials.find(value) if "://" in value else ():
+                    path = _key_path(key, loc)
+                    issues.append(
+                        ConfigIssue(
+                            path,
+                            f"URL {excerpt(url.masked)} holds {' and '.join(url.kinds)}: plain config is stored "
+                            "and deployed in clear; store the value as a Pulumi secret "
+                            f"({_set_secret(path)}) or use the field's secret reference (an existing Secret's key) "
+                            "where it has one",
+                        )
+                    )
+    return issues
+
+
 def _plaintext_credentials(
-    sections: dict[str, Any], secret_keys: Collection[str], from_stack_file: bool
+    sections: dict[str, Any], secret_keys: Collection[str], from_stack_file: bool, reported: Collection[str] = ()
 ) -> list[ConfigIssue]:
     """Receiver credentials given inline must be Pulumi secrets, never plain text in the stack file.
 
@@ -340,8 +465,9 @@ def _plaintext_credentials(
         for integration, field in (("slack", "webhook_url"), ("pagerduty", "routing_key"), ("webhook", "url")):
             target = getattr(receiver, integration)
             value = getattr(target, field).value if target is not None else None
-            if value is not None and value != SECRET_PLACEHOLDER:
-                path = f"{key}.receivers.{name}.{integration}.{to_camel(field)}.value"
+            path = f"{key}.receivers.{name}.{integration}.{to_camel(field)}.value"
+            # Only a placeholder the loader put there (from the file) stands for a secret.
+            if value is not None and not (from_stack_file and value == SECRET_PLACEHOLDER) and path not in reported:
                 issues.append(
                     ConfigIssue(
                         path,
@@ -399,7 +525,9 @@ def parse_config(
                     mode=value["mode"], namespace=str(value.get("namespace"))
                 )
     issues.extend(cross_section_issues(sections, repo))
-    issues.extend(_plaintext_credentials(sections, secret_keys, from_stack_file))
+    in_plain_text = _secret_values_in_plain_text(flat, secret_keys, from_stack_file)
+    issues.extend(in_plain_text)
+    issues.extend(_plaintext_credentials(sections, secret_keys, from_stack_file, {i.path for i in in_plain_text}))
     if issues:
         raise ConfigError(source, issues)
     return PlatformConfig.model_construct(**sections)
@@ -417,6 +545,8 @@ def load_stack_file(
     flat, secret_keys = pulumi_config_from_stack_file(path)
     name = stack or path.name.removeprefix("Pulumi.").removesuffix(".yaml")
     source = display_path(path)
+    if problem := stack_name_problem(name):
+        raise ConfigError(source, [ConfigIssue("(stack)", problem)])
     environments = esc_environments(_stack_document(path), source)
     expected = (DISABLE_DEFAULT_PROVIDERS, *SECTION_KEYS)
     absent = tuple(key for key in expected if key not in flat) if environments else ()

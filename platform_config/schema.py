@@ -11,41 +11,82 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Annotated, Any, Literal
+from pathlib import PurePath
+from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from model_repository.store import SCHEMES, StoreUri, parse_store_uri
+from platform_config.errors import excerpt
 from platform_config.paths import PROJECT_ROOT
 from policy.rules import POLICY_NAMES
 
 PROJECT = "triton-platform"
 
-# A Prometheus duration such as 30s, 5m or 1h30m (promql/parser durations).
-PROM_DURATION = r"^([0-9]+(ms|s|m|h|d|w|y))+$"
-# RFC 1123 label: what Kubernetes accepts for namespace and object names.
+# A Prometheus duration such as 30s, 5m or 1h30m: units largest first, each at most once
+# (https://github.com/prometheus/common/blob/main/model/time.go, ParseDuration).
+PROM_DURATION = r"^(?:[0-9]+y)?(?:[0-9]+w)?(?:[0-9]+d)?(?:[0-9]+h)?(?:[0-9]+m)?(?:[0-9]+s)?(?:[0-9]+ms)?$"
+# The subset of Go's time.ParseDuration that Karpenter and the cluster-autoscaler are given.
+GO_DURATION = r"^([0-9]+(s|m|h))+$"
+GO_DURATION_OR_NEVER = r"^(([0-9]+(s|m|h))+|Never)$"
+# Names as apimachinery validates them
+# (https://github.com/kubernetes/kubernetes/blob/master/staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go):
+# IsDNS1123Label (namespaces), IsDNS1035Label (Services: a letter first), IsDNS1123Subdomain (most other objects).
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS1035_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+# A host name (RFC 1123 section 2.1): a subdomain whose every label is 1-63 characters.
+DNS_NAME = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$"
 # Triton model directory names end up in URLs and metric labels.
 MODEL_NAME = r"^[A-Za-z0-9_.-]+$"
 # A Kubernetes resource quantity (apimachinery resource.Quantity, decimal and binary SI).
 QUANTITY = r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
-# Label keys and values (apimachinery validation: optional DNS prefix, 63-char name).
-LABEL_KEY = r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+# Label keys and values (apimachinery IsQualifiedName/IsValidLabelValue: optional subdomain prefix, 63-char name).
+LABEL_KEY = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 LABEL_VALUE = r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$"
-# RFC 1123 subdomain: Secret, PVC and host names.
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
+# An object's kind, e.g. Deployment (CamelCase by API convention).
+KIND = r"^[A-Z][A-Za-z0-9]*$"
+
+# The image reference grammar of https://github.com/distribution/reference/blob/main/regexp.go:
+# [domain[:port]/]path[:tag][@digest]. \w is spelled out: Go's is ASCII-only, Python's and Rust's are not.
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
+IMAGE_REFERENCE = (
+    rf"^(?:(?P<domain>{_DOMAIN})/)?(?P<path>{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*)"
+    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}))?"
+    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$"
+)
+IMAGE_PATH_MAX = 255
+"""distribution/reference's RepositoryNameTotalLengthMax: the path after the registry, at most 255 characters."""
+SHA256_DIGEST = r"^sha256:[0-9a-f]{64}$"
+"""The only digest a pin may use: what registries serve and `crane digest` prints (go-digest's sha256 form)."""
+
+# Largest values of the protobuf fields config.pbtxt settings land in
+# (https://github.com/triton-inference-server/common/blob/main/protobuf/model_config.proto).
+INT32_MAX = 2**31 - 1
+UINT32_MAX = 2**32 - 1
+INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1
 
 
 PATTERN_NAMES = {
     PROM_DURATION: "a Prometheus duration such as 30s, 5m or 1h30m",
+    GO_DURATION: "a duration such as 90s, 10m or 1h30m (units h, m, s)",
+    GO_DURATION_OR_NEVER: "a duration such as 720h (units h, m, s), or Never",
     DNS_LABEL: "a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending with a letter or digit)",
+    DNS1035_LABEL: "a lowercase RFC 1035 label (a-z, 0-9 and '-', starting with a letter, ending with a letter or digit)",
+    DNS_SUBDOMAIN: "a lowercase RFC 1123 subdomain (labels of a-z, 0-9 and '-', each starting and ending with a letter or digit, joined by single dots)",
+    DNS_NAME: "a lowercase DNS name (RFC 1123: labels of 1-63 a-z, 0-9 and '-', each starting and ending with a letter or digit, joined by single dots)",
     MODEL_NAME: "a model folder name (letters, digits, '_', '.' and '-')",
     QUANTITY: "a Kubernetes quantity such as 500m, 4, 8Gi",
     LABEL_KEY: "a Kubernetes label key such as example.com/pool",
     LABEL_VALUE: "a Kubernetes label value (up to 63 letters, digits, '-', '_', '.')",
-    DNS_SUBDOMAIN: "a lowercase RFC 1123 name (a-z, 0-9, '-' and '.')",
+    KIND: "a Kubernetes kind in CamelCase, e.g. Service or Deployment",
+    IMAGE_REFERENCE: "an image reference such as nvcr.io/nvidia/tritonserver:24.10-py3 (distribution/reference grammar: [registry/]repository[:tag][@digest], the repository in lowercase)",
 }
 """What each pattern means, for error messages and the reference."""
 
@@ -72,13 +113,191 @@ class Strict(BaseModel):
     )
 
 
+def _image(image: str) -> re.Match[str]:
+    """An image reference matched against the grammar; ValueError naming what is wrong."""
+    found = re.fullmatch(IMAGE_REFERENCE, image)
+    if found is None:
+        raise ValueError(f"must be {PATTERN_NAMES[IMAGE_REFERENCE]}; got {excerpt(image)}")
+    if len(found["path"]) > IMAGE_PATH_MAX:
+        raise ValueError(
+            f"image {excerpt(image)} has a repository path of {len(found['path'])} characters; at most {IMAGE_PATH_MAX}"
+        )
+    return found
+
+
+def _pinned_image(image: str) -> str:
+    found = _image(image)
+    digest, tag = found["digest"], found["tag"]
+    if digest is not None:
+        if not re.fullmatch(SHA256_DIGEST, digest):
+            raise ValueError(
+                f"image {excerpt(image)} has digest {excerpt(digest)}; pin a sha256 digest: @sha256: and 64 lowercase hex digits"
+            )
+        return image
+    if tag is None:
+        raise ValueError(
+            f"image {excerpt(image)} has no tag; pin a version such as nvcr.io/nvidia/tritonserver:24.10-py3"
+        )
+    if tag == "latest":
+        raise ValueError(f"image {excerpt(image)} uses 'latest'; pin a version tag or a digest")
+    return image
+
+
+def _tagged_image(image: str) -> str:
+    found = _image(image)
+    if found["tag"] is None or found["digest"] is not None:
+        raise ValueError(
+            "each key is an image as the stack names it, with its tag and without a digest, "
+            "e.g. nvcr.io/nvidia/tritonserver:24.10-py3"
+        )
+    return image
+
+
+Image = Annotated[str, Field(pattern=IMAGE_REFERENCE), AfterValidator(_pinned_image)]
+"""A container image that cannot change under the stack: a tag other than `latest`, or a sha256 digest."""
+ImageTag = Annotated[str, AfterValidator(_tagged_image)]
+"""An image by its tag, as `imageDigests` keys name them."""
+ImageDigest = Annotated[str, Field(pattern=SHA256_DIGEST)]
+
+_DURATION_UNITS = {"y": 365 * 86400, "w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1, "ms": 0.001}
+
+
+def duration_seconds(duration: str) -> float:
+    """Seconds in a duration that matched PROM_DURATION or GO_DURATION, e.g. 1h30m."""
+    return sum(int(n) * _DURATION_UNITS[unit] for n, unit in re.findall(r"([0-9]+)(ms|[ywdhms])", duration))
+
+
+def _within(low: str, high: str, what: str) -> Any:
+    """An AfterValidator bounding a duration; `what` names it in the message."""
+
+    def check(duration: str) -> str:
+        if duration == "Never":  # Karpenter's expireAfter: nodes stay until they are empty
+            return duration
+        if not duration:
+            raise ValueError(f"'' is not a duration; {what} must be between {low} and {high}")
+        seconds = duration_seconds(duration)
+        if seconds < duration_seconds(low):
+            raise ValueError(f"{excerpt(duration)} is below {low}; {what} must be between {low} and {high}")
+        if seconds > duration_seconds(high):
+            raise ValueError(f"{excerpt(duration)} is above {high}; {what} must be between {low} and {high}")
+        return duration
+
+    return AfterValidator(check)
+
+
+# Prometheus marks a series stale 5m after its last sample and KEDA reads the queue gauge at an
+# instant, so an interval near 5m leaves gaps; 2m still survives one missed scrape.
+ScrapeInterval = Annotated[str, Field(pattern=PROM_DURATION), _within("1s", "2m", "a scrape interval")]
+AlertFor = Annotated[str, Field(pattern=PROM_DURATION), _within("0s", "1d", "an alert's `for`")]
+# Node lifecycle delays of Karpenter and the cluster-autoscaler.
+NodeDelay = Annotated[str, Field(pattern=GO_DURATION), _within("0s", "24h", "a node scale-down delay")]
+
+
+def _inside_project(path: str) -> str:
+    if PurePath(path).is_absolute():
+        raise ValueError(
+            f"{excerpt(path)} is an absolute path; give a folder relative to the project root, inside it, e.g. rendered/dev"
+        )
+    resolved = (PROJECT_ROOT / path).resolve()
+    if resolved == PROJECT_ROOT:
+        raise ValueError(f"{excerpt(path)} is the project root itself; give a folder inside it, e.g. rendered/dev")
+    if not resolved.is_relative_to(PROJECT_ROOT):
+        raise ValueError(
+            f"{excerpt(path)} leads outside the project (to {resolved}); give a folder inside the project root, "
+            "e.g. rendered/dev"
+        )
+    return path
+
+
+def _dns_host_url(url: str) -> str:
+    """An http(s) URL whose host is a DNS name (RFC 1123) or an IP address, with a port that exists."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"{excerpt(url)} has a port that is not a number from 0 to 65535") from None
+    if port == 0:
+        raise ValueError(f"{excerpt(url)} has port 0; give a port from 1 to 65535")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        if len(host) > 253 or not re.fullmatch(DNS_NAME, host):
+            raise ValueError(
+                f"{excerpt(url)} has host {excerpt(host)}, which is neither {PATTERN_NAMES[DNS_NAME]} nor an IP address"
+            ) from None
+    return url
+
+
+HttpUrl = Annotated[str, Field(pattern=r"^https?://"), AfterValidator(_dns_host_url)]
+HttpsUrl = Annotated[str, Field(pattern=r"^https://"), AfterValidator(_dns_host_url)]
+
+STACK_NAME = r"^[A-Za-z0-9_.-]+$"
+STACK_NAME_MAX = 100
+"""Pulumi's stack names: tokens.IsName (https://github.com/pulumi/pulumi/blob/master/sdk/go/common/tokens/names.go)
+and the backends' 100-character limit (https://github.com/pulumi/pulumi/blob/master/pkg/backend/diy/store.go)."""
+
+
+def stack_name_problem(name: str) -> str | None:
+    """Why Pulumi would refuse `name` as a stack name (one from a `Pulumi.<name>.yaml` file included), or None."""
+    rule = f"Pulumi stack names are 1-{STACK_NAME_MAX} letters, digits, '-', '_' and '.'"
+    if not re.fullmatch(STACK_NAME, name):
+        return f"stack name {excerpt(name)} has characters Pulumi does not allow; {rule}"
+    if len(name) > STACK_NAME_MAX:
+        return f"stack name {excerpt(name)} has {len(name)} characters; {rule}"
+    return None
+
+
+# Which apimachinery rule each kind's metadata.name follows; kinds not listed are DNS-1123 subdomains (253),
+# custom resources included. Namespace: ValidateNamespaceName; Service: ValidateServiceName
+# (https://github.com/kubernetes/kubernetes/blob/master/pkg/apis/core/validation/validation.go);
+# RBAC: ValidateRBACName, a path segment (https://github.com/kubernetes/kubernetes/blob/master/pkg/apis/rbac/validation/validation.go).
+_NAME_RULES: dict[str, tuple[str | None, int, str]] = {
+    "Namespace": (
+        DNS_LABEL,
+        63,
+        "DNS-1123 labels: up to 63 a-z, 0-9 and '-', starting and ending with a letter or digit",
+    ),
+    "Service": (
+        DNS1035_LABEL,
+        63,
+        "DNS-1035 labels: up to 63 a-z, 0-9 and '-', starting with a letter, ending with a letter or digit",
+    ),
+    **dict.fromkeys(
+        ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"),
+        (None, 253, "path segments: up to 253 characters but '/' and '%', and not '.' or '..'"),
+    ),
+}
+_SUBDOMAIN_RULE = (
+    DNS_SUBDOMAIN,
+    253,
+    "DNS-1123 subdomains: up to 253 a-z, 0-9, '-' and '.', labels starting and ending with a letter or digit",
+)
+
+
+def object_name_problem(kind: str, name: str) -> str | None:
+    """Why the API server would refuse `name` as the metadata.name of a `kind` object, or None."""
+    pattern, limit, rule = _NAME_RULES.get(kind, _SUBDOMAIN_RULE)
+    if pattern is None:
+        valid = name not in (".", "..") and not any(c in name for c in "/%")
+    else:
+        valid = re.fullmatch(pattern, name) is not None
+    if valid and 0 < len(name) <= limit:
+        return None
+    return f"{excerpt(name)} is not a valid {kind} name: {kind} names are {rule}"
+
+
+NamespaceName = Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]
+"""A Namespace's name: a DNS-1123 label."""
+
+
 class KubernetesConfig(Strict):
     """Where the stack's objects go: a live cluster, or YAML files."""
 
     mode: Literal["deploy", "render"]
     """`deploy` applies to the cluster named by `context`; `render` writes manifests to `renderDir` and needs no cluster. Required: a stack never guesses its target. Production must deploy."""
 
-    namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]
+    namespace: NamespaceName
     """Namespace for every namespaced object of the platform; created by the program with the Pod Security Standards `restricted` profile enforced."""
 
     context: str | None = None
@@ -87,8 +306,8 @@ class KubernetesConfig(Strict):
     kubeconfig: str | None = None
     """Path to a kubeconfig file for `deploy` mode. Unset: the provider's usual lookup (`KUBECONFIG`, then `~/.kube/config`), still pinned to `context`."""
 
-    render_dir: str | None = None
-    """Output folder for `render` mode, relative to the project root. Unset: `rendered/<stack>`."""
+    render_dir: Annotated[str, AfterValidator(_inside_project)] | None = None
+    """Output folder for `render` mode, relative to the project root and inside it. Unset: `rendered/<stack>`."""
 
     kube_version: Annotated[str, Field(pattern=r"^v1\.[0-9]+\.[0-9]+$")] = "v1.34.0"
     """The Kubernetes version Helm charts are templated for in `render` mode (charts check it against their `kubeVersion`). In `deploy` mode the API server's own version is used and this key is refused."""
@@ -117,11 +336,13 @@ class KubernetesConfig(Strict):
         return self
 
 
+T = TypeVar("T")
 Quantity = Annotated[str, Field(pattern=QUANTITY)]
 LabelKey = Annotated[str, Field(pattern=LABEL_KEY, max_length=253)]
 LabelValue = Annotated[str, Field(pattern=LABEL_VALUE, max_length=63)]
 Labels = dict[LabelKey, LabelValue]
 ObjectName = Annotated[str, Field(pattern=DNS_SUBDOMAIN, max_length=253)]
+"""The name of an object whose kind takes DNS-1123 subdomains: Secrets, claims, StorageClasses, Nodes, classes."""
 
 _QUANTITY_SCALE = {"m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _QUANTITY_SCALE.update({f"{p}i": 1024.0**n for n, p in enumerate("KMGTPE", start=1)})
@@ -158,14 +379,16 @@ class KarpenterPool(Strict):
     capacity_types: list[Literal["on-demand", "spot", "reserved"]] = ["on-demand"]
     """`karpenter.sh/capacity-type` values the pool may launch."""
 
-    node_class: Annotated[str, Field(pattern=DNS_SUBDOMAIN)] = "default"
+    node_class: ObjectName = "default"
     """Name of the EC2NodeClass (`karpenter.k8s.aws`) the nodes use."""
 
-    consolidate_after: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "10m"
-    """How long a node must be empty before Karpenter removes it (the seed: 10 minutes unneeded)."""
+    consolidate_after: NodeDelay = "10m"
+    """How long a node must be empty before Karpenter removes it (the seed: 10 minutes unneeded); 0s-24h."""
 
-    expire_after: Annotated[str, Field(pattern=r"^(([0-9]+(s|m|h))+|Never)$")] = "720h"
-    """Node lifetime before Karpenter replaces it (fresh AMIs); `Never` keeps nodes until they are empty."""
+    expire_after: Annotated[str, Field(pattern=GO_DURATION_OR_NEVER), _within("1h", "8760h", "a node lifetime")] = (
+        "720h"
+    )
+    """Node lifetime before Karpenter replaces it (fresh AMIs), 1h-8760h; `Never` keeps nodes until they are empty."""
 
     @model_validator(mode="after")
     def _identifies_gpus(self) -> KarpenterPool:
@@ -183,17 +406,17 @@ class ClusterAutoscalerPool(Strict):
     node_groups: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
     """Node group names (ASG, MIG or VMSS); each is bounded by `minNodes`-`maxNodes` (`--nodes`)."""
 
-    image: Annotated[str, Field(min_length=1)] = "registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0"
+    image: Image = "registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0"
     """cluster-autoscaler image, pinned; match its minor version to the cluster's."""
 
-    scale_down_delay_after_add: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "10m"
-    """`--scale-down-delay-after-add` (the seed: 10m)."""
+    scale_down_delay_after_add: NodeDelay = "10m"
+    """`--scale-down-delay-after-add` (the seed: 10m); 0s-24h."""
 
-    scale_down_delay_after_delete: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "2m"
-    """`--scale-down-delay-after-delete` (the seed: 2m)."""
+    scale_down_delay_after_delete: NodeDelay = "2m"
+    """`--scale-down-delay-after-delete` (the seed: 2m); 0s-24h."""
 
-    scale_down_unneeded_time: Annotated[str, Field(pattern=r"^([0-9]+(s|m|h))+$")] = "10m"
-    """`--scale-down-unneeded-time` (the seed: 10m)."""
+    scale_down_unneeded_time: NodeDelay = "10m"
+    """`--scale-down-unneeded-time` (the seed: 10m); 0s-24h."""
 
     service_account_annotations: dict[LabelKey, str] = {}
     """Annotations of its ServiceAccount, e.g. `eks.amazonaws.com/role-arn` for the cloud API permissions."""
@@ -202,7 +425,7 @@ class ClusterAutoscalerPool(Strict):
 class DevicePlugin(Strict):
     """The NVIDIA device plugin DaemonSet that advertises `nvidia.com/gpu`."""
 
-    image: Annotated[str, Field(min_length=1)] = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
+    image: Image = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
     """Plugin image, pinned."""
 
     sharing: Literal["none", "time-slicing", "mig"] = "none"
@@ -260,10 +483,11 @@ class GpuPoolConfig(Strict):
     dcgm_exporter: bool = False
     """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics beyond Triton's own."""
 
-    dcgm_exporter_image: Annotated[str, Field(min_length=1)] = (
-        "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
-    )
+    dcgm_exporter_image: Image = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
     """DCGM exporter image, pinned."""
+
+    overprovisioning_image: Image = "registry.k8s.io/pause:3.10"
+    """Image of the `overprovisioningReplicas` placeholder pods, pinned: they only hold a GPU, so the pause image."""
 
     @model_validator(mode="after")
     def _node_bounds(self) -> GpuPoolConfig:
@@ -317,11 +541,11 @@ class ReplicaRange(Strict):
 class QueuePolicy(Strict):
     """Triton `dynamic_batching.default_queue_policy`."""
 
-    max_queue_size: Annotated[int, Field(ge=0)] | None = None
+    max_queue_size: Annotated[int, Field(ge=0, le=UINT32_MAX)] | None = None
     """Requests the model's queue holds before Triton rejects new ones; 0 means unbounded."""
 
-    default_timeout_microseconds: Annotated[int, Field(ge=0)] | None = None
-    """How long a request may wait in the queue; 0 means no timeout."""
+    default_timeout_microseconds: Annotated[int, Field(ge=0, le=UINT64_MAX)] | None = None
+    """How long a request may wait in the queue; 0 means no timeout. At most the p95 latency SLO: a request queued longer has missed it."""
 
     timeout_action: Literal["REJECT", "DELAY"] | None = None
     """What Triton does with a request that timed out in the queue."""
@@ -336,7 +560,7 @@ class DynamicBatching(Strict):
     max_queue_delay_microseconds: Annotated[int, Field(ge=0, le=10_000_000)] | None = None
     """How long the batcher waits to fill a batch; the latency it may add to each request."""
 
-    preferred_batch_size: list[Annotated[int, Field(ge=1)]] | None = None
+    preferred_batch_size: list[Annotated[int, Field(ge=1, le=INT32_MAX)]] | None = None
     """Batch sizes the batcher aims for. NVIDIA advises against them for most models; set them only for engines tuned to specific sizes."""
 
     default_queue_policy: QueuePolicy | None = None
@@ -364,11 +588,24 @@ class AllVersions(Strict):
     """Serve every version folder."""
 
 
+def listed_once(items: list[T], what: str) -> list[T]:
+    """`items`, or a ValueError naming each one listed more than once."""
+    duplicates = sorted({str(item) for item in items if items.count(item) > 1})
+    if duplicates:
+        raise ValueError(f"{what} listed twice: {', '.join(duplicates)}; list each once")
+    return items
+
+
 class SpecificVersions(Strict):
     """Serve exactly these versions."""
 
-    versions: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)]
-    """Version folder numbers; each must exist in the model repository."""
+    versions: Annotated[list[Annotated[int, Field(ge=1, le=INT64_MAX)]], Field(min_length=1)]
+    """Version folder numbers, each once; each must exist in the model repository."""
+
+    @field_validator("versions")
+    @classmethod
+    def _unique_versions(cls, versions: list[int]) -> list[int]:
+        return listed_once(versions, "versions")
 
 
 class VersionPolicy(Strict):
@@ -394,7 +631,7 @@ class VersionPolicy(Strict):
 class Warmup(Strict):
     """Triton `model_warmup`: requests run at load, before the model reports ready."""
 
-    batch_sizes: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1)]
+    batch_sizes: Annotated[list[Annotated[int, Field(ge=1, le=UINT32_MAX)]], Field(min_length=1)]
     """One warmup request per batch size, over every input of the model; each must be <= the model's max batch size."""
 
     data: Literal["zero", "random"] = "zero"
@@ -468,10 +705,7 @@ class DeploymentConfig(Strict):
     @field_validator("models")
     @classmethod
     def _unique_models(cls, models: list[str]) -> list[str]:
-        duplicates = sorted({m for m in models if models.count(m) > 1})
-        if duplicates:
-            raise ValueError(f"models listed twice: {', '.join(duplicates)}; list each once")
-        return models
+        return listed_once(models, "models")
 
 
 class PvcSource(Strict):
@@ -495,7 +729,7 @@ class PvcSource(Strict):
     origin: str | None = None
     """`s3://bucket/prefix` or `gs://bucket/prefix` that `stackctl publish-models` publishes this stack's repository to (an S3 endpoint as `s3://https://host:port/bucket/prefix`). Set: before the Deployments roll, a Job copies `<origin>/<digest>/` into the claim's `repositories/<digest>/` and the pods mount that folder, so every model change rolls the pods. Credentials as for `s3`/`gcs` (`credentialsSecret`, else workload identity). Unset: the claim holds the version folders at its root, copied in by hand (see `revision`)."""
 
-    loader_image: Annotated[str, Field(min_length=1)] = "docker.io/rclone/rclone:1.60.1"
+    loader_image: Image = "docker.io/rclone/rclone:1.60.1"
     """Image of the loader Job (rclone, the version the tests run), pinned."""
 
     @field_validator("origin")
@@ -650,7 +884,7 @@ class IngressConfig(Strict):
     class_name: ObjectName = "nginx"
     """IngressClass; the gRPC Ingress uses ingress-nginx's `backend-protocol: GRPC` annotation."""
 
-    base_domain: ObjectName | None = None
+    base_domain: Annotated[str, Field(pattern=DNS_NAME, max_length=253)] | None = None
     """Hosts are `<deployment>.<baseDomain>` (HTTP) and `<deployment>-grpc.<baseDomain>` (gRPC). Required when enabled."""
 
     tls_secret_name: ObjectName | None = None
@@ -659,7 +893,7 @@ class IngressConfig(Strict):
     max_request_body: Quantity = "64m"
     """Largest request body the ingress passes (ingress-nginx `proxy-body-size`); its 1m default is too small for tensors."""
 
-    controller_namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)] = "ingress-nginx"
+    controller_namespace: NamespaceName = "ingress-nginx"
     """Namespace of the ingress controller, which the NetworkPolicy admits to the inference ports."""
 
     @model_validator(mode="after")
@@ -673,7 +907,7 @@ class IngressConfig(Strict):
 class InferenceClient(Strict):
     """Pods allowed to call the inference ports (8000, 8001)."""
 
-    namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]
+    namespace: NamespaceName
     """Their namespace."""
 
     pod_labels: Labels = {}
@@ -683,7 +917,7 @@ class InferenceClient(Strict):
 class ServingConfig(Strict):
     """The Triton serving stack."""
 
-    image: Annotated[str, Field(min_length=1)] = "nvcr.io/nvidia/tritonserver:24.10-py3"
+    image: Image = "nvcr.io/nvidia/tritonserver:24.10-py3"
     """Triton image, pinned by tag or digest (`latest` and untagged images are rejected). The default runs Triton 2.51.0, the release the tests run."""
 
     p95_latency_slo_ms: Annotated[int, Field(ge=1, le=600_000)]
@@ -720,18 +954,6 @@ class ServingConfig(Strict):
 
     service_account_annotations: dict[LabelKey, str] = {}
     """Annotations of Triton's ServiceAccount, e.g. `eks.amazonaws.com/role-arn` or `iam.gke.io/gcp-service-account` for workload identity."""
-
-    @field_validator("image")
-    @classmethod
-    def _pinned(cls, image: str) -> str:
-        if "@sha256:" in image:
-            return image
-        name, _, tag = image.rpartition(":")
-        if not name or "/" in tag:
-            raise ValueError(f"image {image!r} has no tag; pin a version such as nvcr.io/nvidia/tritonserver:24.10-py3")
-        if tag == "latest":
-            raise ValueError(f"image {image!r} uses 'latest'; pin a version tag or a digest")
-        return image
 
 
 ChartVersion = Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")]
@@ -826,7 +1048,7 @@ class KedaInstall(Strict):
     mode: Literal["install", "existing"] = "existing"
     """`install`: the pinned KEDA Helm chart into `namespace`, before any ScaledObject. `existing`: KEDA already runs."""
 
-    namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)] = "keda"
+    namespace: NamespaceName = "keda"
     """KEDA's namespace."""
 
     chart: KedaChart = KedaChart()
@@ -880,7 +1102,7 @@ class ScalingConfig(Strict):
     gpu_memory_ratio_target: Annotated[float, Field(gt=0, le=1)] = 0.8
     """GPU memory used/total per replica above which the autoscaler adds replicas. Set it above the idle footprint of the loaded models (dashboard: GPU memory), or the deployment sits at `replicas.max`."""
 
-    prometheus_address: Annotated[str, Field(pattern=r"^https?://")] | None = None
+    prometheus_address: HttpUrl | None = None
     """Prometheus URL KEDA queries. Unset: `http://prometheus-operated.<monitoring.prometheus.namespace>.svc:9090`, the operator's Service."""
 
     prometheus_auth: PrometheusAuth | None = None
@@ -915,53 +1137,53 @@ class ScalingConfig(Strict):
 class AlertsConfig(Strict):
     """Alert thresholds and how long a condition must last before it fires (`for:`)."""
 
-    latency_for: Annotated[str, Field(pattern=PROM_DURATION)] = "5m"
+    latency_for: AlertFor = "5m"
     """How long p95 latency must stay above the SLO."""
 
     queue_time_ms: Annotated[float, Field(gt=0)] = 20.0
     """Average queue time per request above which the queue alert fires, in ms."""
 
-    queue_time_for: Annotated[str, Field(pattern=PROM_DURATION)] = "5m"
+    queue_time_for: AlertFor = "5m"
     """How long the queue time must stay above `queueTimeMs`."""
 
     failure_ratio: Annotated[float, Field(gt=0, lt=1)] = 0.01
     """Failed/total inference requests above which the failure alert fires."""
 
-    failure_for: Annotated[str, Field(pattern=PROM_DURATION)] = "5m"
+    failure_for: AlertFor = "5m"
     """How long the failure ratio must stay above `failureRatio`."""
 
     gpu_memory_ratio: Annotated[float, Field(gt=0, le=1)] = 0.8
     """GPU memory used/total above which the GPU memory alert fires."""
 
-    gpu_memory_for: Annotated[str, Field(pattern=PROM_DURATION)] = "10m"
+    gpu_memory_for: AlertFor = "10m"
     """How long GPU memory must stay above `gpuMemoryRatio`."""
 
     gpu_utilization_low: Annotated[float, Field(gt=0, lt=1)] = 0.3
     """GPU utilization below which the cost alert fires."""
 
-    gpu_utilization_low_for: Annotated[str, Field(pattern=PROM_DURATION)] = "2h"
+    gpu_utilization_low_for: AlertFor = "2h"
     """How long utilization must stay below `gpuUtilizationLow`."""
 
-    backlog_at_max_for: Annotated[str, Field(pattern=PROM_DURATION)] = "10m"
+    backlog_at_max_for: AlertFor = "10m"
     """How long pending requests per replica may stay above `scaling.queueDepthTarget` while a deployment runs at `replicas.max`."""
 
-    replicas_unavailable_for: Annotated[str, Field(pattern=PROM_DURATION)] = "10m"
+    replicas_unavailable_for: AlertFor = "10m"
     """How long a deployment may have fewer available replicas than desired."""
 
-    model_missing_for: Annotated[str, Field(pattern=PROM_DURATION)] = "10m"
+    model_missing_for: AlertFor = "10m"
     """How long a configured model may report no metrics (not loaded) while its deployment is scraped."""
 
-    target_down_for: Annotated[str, Field(pattern=PROM_DURATION)] = "5m"
+    target_down_for: AlertFor = "5m"
     """How long a Triton metrics endpoint may be unreachable."""
 
-    keda_errors_for: Annotated[str, Field(pattern=PROM_DURATION)] = "5m"
+    keda_errors_for: AlertFor = "5m"
     """How long KEDA may fail to read a trigger (its fallback replicas apply meanwhile)."""
 
 
 class PrometheusPeer(Strict):
     """The Prometheus that scrapes Triton; the NetworkPolicy admits it to the metrics port."""
 
-    namespace: Annotated[str, Field(pattern=DNS_LABEL, max_length=63)] = "monitoring"
+    namespace: NamespaceName = "monitoring"
     """Its namespace."""
 
     pod_labels: Labels = {"app.kubernetes.io/name": "prometheus"}
@@ -1061,22 +1283,32 @@ class MonitoringConfig(Strict):
     routes: dict[Severity, Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]] = {}
     """Receiver for each severity; a severity without one is dropped (dev)."""
 
-    runbook_base_url: Annotated[str, Field(pattern=r"^https://")] = (
-        "https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md"
-    )
+    runbook_base_url: HttpsUrl = "https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md"
     """Every alert's runbook_url is this plus `#<alert name in lower case>`."""
 
     grafana_folder: Annotated[str, Field(min_length=1)] = "Triton"
     """Grafana folder the dashboards land in (sidecar annotation)."""
 
-    scrape_interval: Annotated[str, Field(pattern=PROM_DURATION)] = "15s"
-    """How often Prometheus scrapes Triton's metrics port."""
+    scrape_interval: ScrapeInterval = "15s"
+    """How often Prometheus scrapes Triton's metrics port; 1s-2m (Prometheus marks a series stale 5m after its last sample)."""
 
     alerts: AlertsConfig = AlertsConfig()
-    """Alert thresholds."""
+    """Alert thresholds; each `...For` duration is 0s-1d."""
 
 
 Environment = Literal["dev", "staging", "production"]
+
+
+def _stated_reason(reason: str) -> str:
+    # min_length alone counts spaces: a reason must say something, since every preview prints it.
+    if not reason.strip():
+        raise ValueError(f"{excerpt(reason)} is blank; say why this object may break the rule (at least 20 characters)")
+    if len(reason.strip()) < 20:
+        raise ValueError(
+            f"{excerpt(reason)} has {len(reason.strip())} characters besides surrounding whitespace; "
+            "say why this object may break the rule in at least 20"
+        )
+    return reason
 
 
 class PolicyException(Strict):
@@ -1085,31 +1317,21 @@ class PolicyException(Strict):
     policy: Literal[POLICY_NAMES]  # type: ignore[valid-type]
     """The policy's name, as in the README's policy table."""
 
-    kind: str = Field(min_length=1)
+    kind: Annotated[str, Field(pattern=KIND, max_length=63)]
     """Kind of the object, e.g. `Service`."""
 
-    name: str = Field(min_length=1)
-    """`metadata.name` of the object."""
+    name: Annotated[str, Field(min_length=1, max_length=253)]
+    """`metadata.name` of the object, valid for its kind; it must be an object the stack creates (`stackctl synth` lists them)."""
 
-    reason: str = Field(min_length=20)
-    """Why this object may break the rule (at least 20 characters); every preview prints it."""
+    reason: Annotated[str, Field(min_length=20), AfterValidator(_stated_reason)]
+    """Why this object may break the rule (at least 20 characters besides surrounding whitespace); every preview prints it."""
 
-
-IMAGE_TAG = r"^[a-z0-9][a-z0-9._-]*(:[0-9]{1,5})?(/[a-z0-9][a-z0-9._-]*)*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
-"""An image reference with a tag and no digest (distribution/reference's grammar, lowercase path components)."""
-ImageDigest = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
-
-
-def _tagged_image(image: str) -> str:
-    if not re.match(IMAGE_TAG, image):
-        raise ValueError(
-            "each key is an image as the stack names it, with its tag and without a digest, "
-            "e.g. nvcr.io/nvidia/tritonserver:24.10-py3"
-        )
-    return image
-
-
-ImageTag = Annotated[str, AfterValidator(_tagged_image)]
+    @model_validator(mode="after")
+    def _name_fits_kind(self) -> PolicyException:
+        problem = object_name_problem(self.kind, self.name)
+        if problem:
+            raise KeyProblemError("name", problem)
+        return self
 
 
 class PlatformConfig(Strict):

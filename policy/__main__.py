@@ -27,7 +27,7 @@ from pulumi_policy import (
 
 # The project root, so the rules import the same way in this pack's virtualenv as in the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from policy.rules import RULES, Resource, Rule, granted_exceptions, violations
+from policy.rules import RULES, Resource, Rule, granted_exceptions, unknown_exception_targets, violations
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
 
@@ -73,6 +73,14 @@ def stack_policy(rule: Rule) -> StackValidationPolicy:
     )
 
 
+def exceptions_name_objects(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+    stacks = {r.urn.split(":")[2] for r in args.resources if r.urn.startswith("urn:pulumi:")}
+    built = [resource(r.resource_type, r.props, r.urn, r.opts.protect) for r in args.resources]
+    for stack in sorted(stacks):
+        for message in unknown_exception_targets(stack_exceptions(stack), built):
+            report_violation(message, None)
+
+
 def report_exceptions(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     found = resource(args.resource_type, args.props, args.urn, args.opts.protect)
     for rule in RULES:
@@ -86,6 +94,12 @@ PolicyPack(
     enforcement_level=EnforcementLevel.MANDATORY,
     policies=[
         *(resource_policy(rule) if rule.check else stack_policy(rule) for rule in RULES),
+        StackValidationPolicy(
+            "policy-exceptions-name-objects",
+            "Every exception the stack's config grants names an object of the stack.",
+            exceptions_name_objects,
+            EnforcementLevel.MANDATORY,
+        ),
         ResourceValidationPolicy(
             "policy-exceptions",
             "Lists every exception granted, with its reason, so none passes unseen.",

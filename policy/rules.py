@@ -13,6 +13,7 @@ ScaledObject docs.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -567,6 +568,27 @@ def granted_exceptions(config: Mapping[str, Any]) -> dict[tuple[str, str], dict[
     for item in config.get("triton-platform:policyExceptions") or []:
         granted.setdefault((item["kind"], item["name"]), {})[item["policy"]] = item["reason"]
     return granted
+
+
+def unknown_exception_targets(
+    granted: Mapping[tuple[str, str], Mapping[str, str]], resources: Iterable[Resource]
+) -> list[str]:
+    """Exceptions the stack's config grants to an object it does not create: a typo would otherwise pass unseen.
+
+    Only the preview sees every object, charts' included, so the pack checks this, not `stackctl validate`.
+    """
+    present = {(r.kind, r.name) for r in resources}
+    out = []
+    for (kind, name), policies in sorted(granted.items()):
+        if (kind, name) in present:
+            continue
+        close = difflib.get_close_matches(name, sorted(n for k, n in present if k == kind), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        out.append(
+            f"triton-platform:policyExceptions grants {', '.join(sorted(policies))} to {kind} {name!r}, which is no "
+            f"object of this stack; {hint}an exception names an object by kind and metadata.name"
+        )
+    return out
 
 
 def violations(rule: Rule, resource: Resource) -> tuple[list[str], str | None]:

@@ -230,7 +230,8 @@ def summary(s: Scenario, timeline: Timeline) -> dict[str, float | int | None]:
 
 def reaction_seconds(demand: NDArray[np.float64], capacity: NDArray[np.float64]) -> float | None:
     """The longest time from demand exceeding ready capacity (a load step) to capacity catching up."""
-    smooth = np.convolve(demand, np.ones(10) / 10, mode="same")
+    # A 10 s moving average, centred as mode="same" would, but as long as `demand` for a run shorter than 10 s.
+    smooth = np.convolve(demand, np.ones(10) / 10)[4 : 4 + len(demand)]
     short = smooth > capacity
     longest, start = 0, None
     for t, lacking in enumerate(short):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ from numpy.typing import NDArray
 
 from simulator.engine import Timeline, simulate, summary
 from simulator.scenario import Scenario
+from stackctl.out_folder import claim
 
 COLUMNS = (
     "t",
@@ -25,28 +27,33 @@ COLUMNS = (
     "p99_ms",
     "rejected",
 )
+TIMELINE_FILE = "timeline.csv"
+SUMMARY_FILE = "summary.json"
+PLOT_FILE = "timeline.png"
+COMPARE_FILE = "compare.md"
 
 
-def write_timeline(timeline: Timeline, path: Path) -> None:
+def timeline_csv(timeline: Timeline) -> str:
     p50, p95, p99 = (timeline.percentiles(q) * 1000 for q in (50, 95, 99))
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(COLUMNS)
-        for t in range(len(timeline.arrival_rps)):
-            writer.writerow(
-                [
-                    t,
-                    int(timeline.arrival_rps[t]),
-                    int(timeline.desired[t]),
-                    int(timeline.ready[t]),
-                    int(timeline.pending[t]),
-                    *(f"{v[t]:.2f}" if not np.isnan(v[t]) else "" for v in (p50, p95, p99)),
-                    int(timeline.rejected[t]),
-                ]
-            )
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow(COLUMNS)
+    for t in range(len(timeline.arrival_rps)):
+        writer.writerow(
+            [
+                t,
+                int(timeline.arrival_rps[t]),
+                int(timeline.desired[t]),
+                int(timeline.ready[t]),
+                int(timeline.pending[t]),
+                *(f"{v[t]:.2f}" if not np.isnan(v[t]) else "" for v in (p50, p95, p99)),
+                int(timeline.rejected[t]),
+            ]
+        )
+    return handle.getvalue()
 
 
-def write_plot(s: Scenario, timeline: Timeline, summary: dict[str, Any], path: Path) -> None:
+def plot_png(s: Scenario, timeline: Timeline, summary: dict[str, Any]) -> bytes:
     import matplotlib  # noqa: PLC0415 - only the plot needs it
 
     matplotlib.use("Agg")
@@ -73,16 +80,30 @@ def write_plot(s: Scenario, timeline: Timeline, summary: dict[str, Any], path: P
     latency.set_ylabel("ms")
     latency.set_xlabel("minutes")
     latency.legend(loc="upper left")
-    figure.savefig(path, dpi=100)
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=100)
     plt.close(figure)
+    return image.getvalue()
 
 
-def write_outputs(s: Scenario, timeline: Timeline, summary: dict[str, Any], out: Path, plot: bool = True) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    write_timeline(timeline, out / "timeline.csv")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+def write_outputs(s: Scenario, timeline: Timeline, summary: dict[str, Any], out: Path, plot: bool = True) -> list[Path]:
+    """timeline.csv, summary.json and (with `plot`) timeline.png; returns the paths written.
+
+    Only into a new or empty folder, or one an earlier simulate wrote, whose files it replaces
+    (stackctl/out_folder.py)."""
+    files = {
+        TIMELINE_FILE: timeline_csv(timeline).encode(),
+        SUMMARY_FILE: (json.dumps(summary, indent=2) + "\n").encode(),
+    }
     if plot:
-        write_plot(s, timeline, summary, out / "timeline.png")
+        files[PLOT_FILE] = plot_png(s, timeline, summary)
+    return claim(out, "simulate").replace(files)
+
+
+def write_compare(out: Path, table: str) -> Path:
+    """compare.md beside the outputs write_outputs has just written to `out`."""
+    [written] = claim(out, "simulate").add({COMPARE_FILE: table.encode()})
+    return written
 
 
 DELTA_KEYS = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
 from dataclasses import dataclass
@@ -13,13 +14,14 @@ from numpy.typing import NDArray
 
 from model_repository.render import render_repository
 from model_repository.source import DEFAULT_MODEL_REPO, read_repository
+from platform_config.errors import excerpt
 from platform_config.loader import StackConfig
-from platform_config.paths import PROJECT_ROOT
+from platform_config.paths import PROJECT_ROOT, display_path
 from platform_config.schema import ScalePolicy
 from simulator.batcher import BatcherConfig, LatencyProfile
 from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
-from simulator.shapes import PROFILE_SHAPES
+from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES
 
 PROFILES = PROJECT_ROOT / "bench" / "results" / "profiles"
 
@@ -62,17 +64,108 @@ def rules(policy: ScalePolicy) -> Rules:
     return Rules(policy.stabilization_seconds, tuple(policies), "Max")
 
 
+PROFILE_KEYS = (
+    "expected a JSON object with tau_seconds (batch size -> seconds) and optionally "
+    "request_overhead_percentiles_seconds, as bench/latency_profile.py writes"
+)
+OVERHEAD_KEY = "request_overhead_percentiles_seconds"
+
+
+def _seconds_value(value: object) -> float | None:
+    """A JSON number as finite seconds, else None."""
+    # bool is an int to Python, but `true` is no duration; an integer past float's range is not finite.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if math.isfinite(seconds) else None
+
+
+def _read_json(path: Path, where: str) -> dict[str, object]:
+    try:
+        profile = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ValueError(f"{where}: cannot read the latency profile ({err.strerror}); {PROFILE_KEYS}") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{where}: not UTF-8 text (byte {err.start}); {PROFILE_KEYS}") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{where}:{err.lineno}: not JSON ({err.msg}); {PROFILE_KEYS}") from None
+    except ValueError:
+        # json's own limit: an integer of more than 4300 digits.
+        raise ValueError(f"{where}: holds a number too long to read; {PROFILE_KEYS}") from None
+    except RecursionError:
+        raise ValueError(f"{where}: nested too deeply to be a latency profile; {PROFILE_KEYS}") from None
+    if not isinstance(profile, dict):
+        raise ValueError(f"{where}: the top level is a JSON {type(profile).__name__}; {PROFILE_KEYS}")
+    return profile
+
+
+def _tau(tau: object, where: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """tau_seconds as ascending batch sizes and their seconds."""
+    if not isinstance(tau, dict) or not tau:
+        found = "missing" if tau is None else f"a JSON {type(tau).__name__}" if tau else "empty"
+        raise ValueError(
+            f"{where}: tau_seconds is {found}; expected an object of batch sizes to seconds, "
+            'at least one, e.g. {"1": 0.0008, "32": 0.0048}'
+        )
+    by_size: dict[int, float] = {}
+    for key, value in tau.items():
+        size = int(key) if key.isdecimal() and key.isascii() and len(key) <= 9 else 0
+        if size < 1:
+            raise ValueError(f"{where}: tau_seconds key {excerpt(key)} is not a batch size; expected integers >= 1")
+        if size in by_size:
+            raise ValueError(f"{where}: tau_seconds gives batch size {size} twice; expected each size once")
+        seconds = _seconds_value(value)
+        if seconds is None or seconds <= 0:
+            shown = excerpt(json.dumps(value))
+            raise ValueError(f"{where}: tau_seconds[{key!r}] is {shown}; expected a finite number of seconds > 0")
+        by_size[size] = seconds
+    sizes = tuple(sorted(by_size))
+    for smaller, larger in itertools.pairwise(sizes):
+        # Beyond the last measured size tau(b) continues the last slope: falling, it would reach 0.
+        if by_size[larger] < by_size[smaller]:
+            raise ValueError(
+                f"{where}: tau_seconds['{larger}'] = {by_size[larger]} is below tau_seconds['{smaller}'] = "
+                f"{by_size[smaller]}; expected seconds that do not fall as the batch grows"
+            )
+    return sizes, tuple(by_size[s] for s in sizes)
+
+
+def _overhead(overhead: object, where: str) -> tuple[float, ...]:
+    """request_overhead_percentiles_seconds: the percentiles 0..100 of the overhead, ascending."""
+    if not isinstance(overhead, list) or not overhead:
+        found = f"a JSON {type(overhead).__name__}" if overhead else "empty"
+        raise ValueError(
+            f"{where}: {OVERHEAD_KEY} is {found}; expected a list of seconds (percentiles 0..100), at least one"
+        )
+    percentiles: list[float] = []
+    for i, value in enumerate(overhead):
+        seconds = _seconds_value(value)
+        if seconds is None or seconds < 0:
+            shown = excerpt(json.dumps(value))
+            raise ValueError(f"{where}: {OVERHEAD_KEY}[{i}] is {shown}; expected a finite number of seconds >= 0")
+        # The inverse of the overhead's distribution, which cannot fall.
+        if percentiles and seconds < percentiles[-1]:
+            raise ValueError(
+                f"{where}: {OVERHEAD_KEY}[{i}] = {seconds} is below {OVERHEAD_KEY}[{i - 1}] = {percentiles[-1]}; "
+                "expected percentiles in ascending order"
+            )
+        percentiles.append(seconds)
+    return tuple(percentiles)
+
+
 def load_profile(path: Path) -> LatencyProfile:
-    """A profile written by bench/latency_profile.py.
+    """A profile written by bench/latency_profile.py, checked so that a bad file is named rather than run.
 
     `request_overhead_percentiles_seconds` may be left out (no overhead), e.g. for
-    a tau(b) taken from a GPU server's own statistics.
+    a tau(b) taken from a GPU server's own statistics. Other keys are not read.
     """
-    profile = json.loads(path.read_text())
-    tau = profile["tau_seconds"]
-    sizes = sorted(int(k) for k in tau)
-    overhead = tuple(float(v) for v in profile.get("request_overhead_percentiles_seconds", [0.0]))
-    return LatencyProfile(tuple(sizes), tuple(float(tau[str(s)]) for s in sizes), overhead)
+    where = display_path(path)
+    profile = _read_json(path, where)
+    sizes, seconds = _tau(profile.get("tau_seconds"), where)
+    return LatencyProfile(sizes, seconds, _overhead(profile.get(OVERHEAD_KEY, [0.0]), where))
 
 
 def seconds(duration: str) -> float:
@@ -88,17 +181,31 @@ def scenario(
 ) -> Scenario:
     """The scenario of one deployment, from the stack's validated config and its rendered model config."""
     config = stack.config
-    name = deployment or sorted(config.serving.deployments)[0]
-    spec = config.serving.deployments[name]
-    rendered = render_repository(stack.stack, config, read_repository(repo))
+    deployments = config.serving.deployments
+    if deployment is not None and deployment not in deployments:
+        raise ValueError(
+            f"no deployment {excerpt(deployment)} in {stack.source}; known: {', '.join(sorted(deployments))}"
+        )
+    name = deployment or sorted(deployments)[0]
+    spec = deployments[name]
     sim = config.scaling.simulation
     profiled = [m for m in spec.models if (PROFILES / f"{m}.json").exists()]
     chosen = model or sim.model or (profiled[0] if profiled else spec.models[0])
     if chosen not in spec.models:
-        raise ValueError(f"model {chosen!r} is not served by deployment {name!r} (it serves {', '.join(spec.models)})")
+        # Say where the name came from: the flag, or the stack's scaling.simulation.model.
+        origin = "" if model else " (scaling.simulation.model)"
+        raise ValueError(
+            f"model {excerpt(chosen)}{origin} is not served by deployment {name!r} of {stack.source}; "
+            f"it serves {', '.join(spec.models)}"
+        )
     profile = PROJECT_ROOT / sim.profile if sim.profile and not model else PROFILES / f"{chosen}.json"
-    if not profile.exists():
-        raise FileNotFoundError(f"no latency profile {profile}: measure it with bench/batching.py --model {chosen}")
+    if not profile.is_file():
+        raise ValueError(
+            f"no latency profile {display_path(profile)} for model {chosen!r}; "
+            f"measure it with bench/latency_profile.py --model {chosen}, or simulate a model with one"
+            + (f" ({', '.join(profiled)})" if profiled else "")
+        )
+    rendered = render_repository(stack.stack, config, read_repository(repo))
     model_config = rendered.models[chosen].config
     batching = model_config.dynamic_batching if model_config.HasField("dynamic_batching") else None
     policy = batching.default_queue_policy if batching and batching.HasField("default_queue_policy") else None
@@ -153,26 +260,71 @@ def trigger_rps(s: Scenario) -> float:
     return s.queue_target / max(s.batcher.max_queue_delay_s, 0.001) * s.min_replicas
 
 
+TRACE_RULES = (
+    f"a header t_seconds,rps, then at least two rows of finite numbers: times from 0, strictly increasing, "
+    f"the last from {MIN_SECONDS - 1} to {MAX_SECONDS} s (a run of one minute to 2 days); "
+    f"rates from 0 to {MAX_RPS} req/s"
+)
+
+
+def _trace_row(row: list[str], where: str, previous: float | None) -> tuple[float, float]:
+    """One row of a trace, `where` naming its file and line; `previous`: the time of the row before."""
+    try:
+        if len(row) != 2:
+            raise ValueError
+        t, rps = float(row[0]), float(row[1])
+    except ValueError:
+        raise ValueError(
+            f"{where}: {excerpt(','.join(row))} is not a row of t_seconds,rps (two numbers, the header naming them)"
+        ) from None
+    if not (math.isfinite(t) and math.isfinite(rps)) or t < 0 or rps < 0:
+        raise ValueError(f"{where}: t_seconds and rps must be finite and non-negative; got {t}, {rps}")
+    if previous is not None and t <= previous:
+        raise ValueError(f"{where}: t_seconds must increase; {t} follows {previous}")
+    if t > MAX_SECONDS:
+        raise ValueError(f"{where}: t_seconds {t} is past {MAX_SECONDS} s; a trace lasts 2 days at most")
+    if rps > MAX_RPS:
+        raise ValueError(f"{where}: rps {rps} is above {MAX_RPS}; rates are {MAX_RPS} req/s at most")
+    return t, rps
+
+
 def read_trace(path: Path) -> NDArray[np.float64]:
-    """A `t_seconds,rps` CSV as the rate of each second, stepwise from each row to the next."""
+    """A `t_seconds,rps` CSV as the rate of each second, stepwise from each row to the next.
+
+    Anything but TRACE_RULES is refused, naming the file and line.
+    """
     rows: list[tuple[float, float]] = []
-    with path.open(newline="") as handle:
-        for line, row in enumerate(csv.DictReader(handle), start=2):
-            try:
-                t, rps = float(row["t_seconds"]), float(row["rps"])
-            except (KeyError, TypeError, ValueError):
-                shown = ",".join(str(v) for v in row.values())[:60]
-                raise ValueError(
-                    f"{path}:{line}: {shown!r} is not a row of t_seconds,rps (two numbers, the header naming them)"
-                ) from None
-            if not (math.isfinite(t) and math.isfinite(rps)) or t < 0 or rps < 0:
-                raise ValueError(f"{path}:{line}: t_seconds and rps must be finite and non-negative; got {t}, {rps}")
-            if rows and t <= rows[-1][0]:
-                raise ValueError(f"{path}:{line}: t_seconds must increase; {t} follows {rows[-1][0]}")
-            rows.append((t, rps))
-    if not rows:
-        raise ValueError(f"{path}: no rows; expected a header t_seconds,rps and one row per change")
+    last_line = 1
+    try:
+        # utf-8-sig: spreadsheets start their CSVs with a byte-order mark.
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.reader(handle)
+            header = next(reader, None)
+            if header is None or [field.strip() for field in header] != ["t_seconds", "rps"]:
+                found = "nothing" if header is None else excerpt(",".join(header))
+                raise ValueError(f"{path}:1: the header is {found}; expected {TRACE_RULES}")
+            for row in reader:
+                if row:  # a blank line (the last, often) says nothing
+                    rows.append(_trace_row(row, f"{path}:{reader.line_num}", rows[-1][0] if rows else None))
+                    last_line = reader.line_num
+    except OSError as err:
+        raise ValueError(
+            f"{path}: cannot read the trace ({err.strerror}); expected a CSV file with {TRACE_RULES}"
+        ) from None
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text (byte {err.start}); expected a CSV file with {TRACE_RULES}") from None
+    except csv.Error as err:
+        raise ValueError(f"{path}:{reader.line_num}: not CSV ({err}); expected {TRACE_RULES}") from None
+    if len(rows) < 2:
+        raise ValueError(
+            f"{path}: {len(rows)} row{'' if len(rows) == 1 else 's'} after the header; expected {TRACE_RULES}"
+        )
     end = math.ceil(rows[-1][0]) + 1
+    if end < MIN_SECONDS:
+        raise ValueError(
+            f"{path}:{last_line}: the last row, at t_seconds {rows[-1][0]}, ends the run after {end} s; "
+            f"expected {TRACE_RULES}"
+        )
     rate = np.zeros(end)
     for (t, rps), nxt in zip(rows, [*rows[1:], (end, 0.0)], strict=True):
         rate[int(t) : int(nxt[0])] = rps

@@ -5,20 +5,42 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from model_repository.publish import write_model_repository
 from model_repository.remote import PublishError, publish_repository
 from model_repository.render import render_repository
 from model_repository.source import DEFAULT_MODEL_REPO, read_repository
-from platform_config.errors import ConfigError, ConfigIssue
-from platform_config.loader import STACKS_DIR, load_stack_file, stack_file
+from platform_config.errors import ConfigError, ConfigIssue, bounded, excerpt
+from platform_config.loader import STACKS_DIR, StackConfig, load_stack_file, stack_file
 from platform_config.paths import PROJECT_ROOT, display_path
 from platform_config.schema import section_key
-from simulator.shapes import PROFILE_SHAPES
+from simulator.shapes import (
+    MAX_HOURS,
+    MAX_RPS,
+    MAX_SECONDS,
+    MAX_SEED,
+    MIN_SECONDS,
+    PROFILE_SHAPES,
+    hours_argument,
+    outage_argument,
+    peak_rps_argument,
+    seed_argument,
+    shape_argument,
+)
 from stackctl.image_pins import unpinned_images
 from stackctl.monitoring_files import write_monitoring_files
+from stackctl.out_folder import OutputFolderError, claim
 from stackctl.synth import synthesize, write_synth
+
+if TYPE_CHECKING:
+    # The simulator needs numba, which the runtime virtualenv lacks: only its types here.
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from simulator.scenario import Scenario
 
 
 def _stack_source(args: argparse.Namespace) -> tuple[Path, str | None]:
@@ -65,7 +87,10 @@ def cmd_synth(args: argparse.Namespace) -> int:
     result = synthesize(path, stack)
     try:
         written = write_synth(result, Path(args.out))
-    except (FileExistsError, ValueError) as err:
+    except OutputFolderError as err:
+        print(err.report(), file=sys.stderr)
+        return 1
+    except ValueError as err:
         print(f"stackctl synth: {err}", file=sys.stderr)
         return 1
     print(f"{result.stack.source}: wrote {len(written) - 1} manifests and resources.json to {args.out}")
@@ -87,8 +112,8 @@ def cmd_model_repo(args: argparse.Namespace) -> int:
     models = deployments[args.deployment].models if args.deployment else None
     try:
         written = write_model_repository(rendered, Path(args.out), models)
-    except FileExistsError as err:
-        print(f"stackctl model-repo: {err}", file=sys.stderr)
+    except OutputFolderError as err:
+        print(err.report(), file=sys.stderr)
         return 1
     listing = ", ".join(written)
     print(f"{loaded.source}: wrote {len(written)} models ({listing}) with configs/{loaded.stack}.pbtxt to {args.out}")
@@ -130,8 +155,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
     loaded = load_stack_file(path, stack)
     try:
         written = write_monitoring_files(loaded.config, Path(args.out))
-    except FileExistsError as err:
-        print(f"stackctl rules: {err}", file=sys.stderr)
+    except OutputFolderError as err:
+        print(err.report(), file=sys.stderr)
         return 1
     print(f"{loaded.source}: wrote {', '.join(p.name for p in written)} to {args.out}")
     return 0
@@ -139,65 +164,139 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 def _outage(text: str) -> tuple[float, float]:
     """`START:SECONDS` of --metrics-outage."""
-    start, sep, length = text.partition(":")
-    try:
-        parsed = (float(start), float(length))
-    except ValueError:
-        parsed = (-1.0, 0.0)
-    if not sep or parsed[0] < 0 or parsed[1] <= 0:
-        raise argparse.ArgumentTypeError(f"expected START:SECONDS with START >= 0 and SECONDS > 0, got {text!r}")
-    return parsed
+    return outage_argument(text)
 
 
-def cmd_simulate(args: argparse.Namespace) -> int:
+def _compare_base(args: argparse.Namespace, path: Path, loaded: StackConfig) -> StackConfig:
+    """The stack file at `--compare REF`, resolved and validated before any simulation runs."""
     import subprocess  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
-    from simulator.engine import simulate, summary  # noqa: PLC0415
-    from simulator.report import compare, write_outputs  # noqa: PLC0415
+    ref = args.compare
+    try:
+        relative = path.resolve().relative_to(PROJECT_ROOT).as_posix()
+    except ValueError:
+        raise ValueError(
+            f"--compare reads the stack file from git, and {display_path(path)} is outside the project; "
+            f"give a stack file under {PROJECT_ROOT}"
+        ) from None
+
+    def git(*argv: str) -> subprocess.CompletedProcess[str]:
+        try:
+            return subprocess.run(
+                ["git", *argv], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False, encoding="utf-8"
+            )
+        except OSError as err:
+            raise ValueError(f"--compare needs git, which did not run ({err.strerror}); install git") from None
+
+    # --end-of-options: a REF that starts with '-' is a name, never an option of git's.
+    commit = git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+    if commit.returncode != 0 or not commit.stdout.strip():
+        raise ValueError(
+            f"--compare {excerpt(ref)} is not a commit in the git repository at {PROJECT_ROOT}; "
+            "give a branch, tag or commit (git rev-parse --verify REF^{commit} resolves it)"
+        )
+    sha = commit.stdout.strip()
+    shown = git("show", f"{sha}:{relative}")
+    if shown.returncode != 0:
+        raise ValueError(
+            f"--compare {excerpt(ref)}: {relative} does not exist at {sha[:12]}; "
+            "compare with a revision that has this stack file"
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        base_file = Path(tmp) / path.name
+        base_file.write_text(shown.stdout, encoding="utf-8")
+        try:
+            base = load_stack_file(base_file, loaded.stack)
+        except ConfigError as err:
+            # Name the file as the revision holds it, not the temporary copy.
+            raise ConfigError(f"{relative} at {ref[:60]}", err.issues) from None
+    return replace(base, source=f"{relative} at {ref[:60]}")
+
+
+def _simulate_inputs(
+    args: argparse.Namespace, path: Path, loaded: StackConfig
+) -> tuple[Scenario, NDArray[np.float64], Scenario | None]:
+    """The head scenario, the trace and the --compare scenario, every input checked before the run.
+
+    ValueError: the message `stackctl simulate: ...` prints.
+    """
     from simulator.scenario import read_trace, scenario, shaped_trace, trigger_rps  # noqa: PLC0415
+
+    if args.trace:
+        shaping = [
+            flag for flag, value in (("--peak-rps", args.peak_rps), ("--hours", args.hours)) if value is not None
+        ]
+        if shaping:
+            raise ValueError(
+                f"{' and '.join(shaping)} {'shape' if len(shaping) > 1 else 'shapes'} a --profile, and --trace "
+                f"sets its own rates and length; leave {'them' if len(shaping) > 1 else 'it'} out or use --profile"
+            )
+    head = scenario(loaded, args.deployment, args.model)
+    base = None
+    if args.compare:
+        base = scenario(_compare_base(args, path, loaded), args.deployment, args.model)
+    if args.trace:
+        rate = read_trace(Path(args.trace))
+    else:
+        peak = args.peak_rps if args.peak_rps is not None else 2 * trigger_rps(head)
+        if not 0 < peak <= MAX_RPS:
+            raise ValueError(
+                f"the default --peak-rps, twice the load that fires the queue trigger of deployment "
+                f"{head.deployment!r} in {loaded.source}, is {peak:.0f} req/s, above {MAX_RPS}; "
+                f"give --peak-rps from above 0 to {MAX_RPS}"
+            )
+        rate = shaped_trace(args.profile, peak, args.hours if args.hours is not None else 1.0)
+    for start, length in args.metrics_outage:
+        if start >= len(rate):
+            raise ValueError(
+                f"--metrics-outage {start:g}:{length:g} starts after the run, which lasts {len(rate)} s; "
+                f"START is from 0 to {len(rate) - 1}"
+            )
+    return head, rate, base
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from simulator.engine import simulate, summary  # noqa: PLC0415
+    from simulator.report import compare, write_compare, write_outputs  # noqa: PLC0415
 
     path, stack = _stack_source(args)
     loaded = load_stack_file(path, stack)
     try:
-        head = scenario(loaded, args.deployment, args.model)
-    except (FileNotFoundError, ValueError) as err:
+        head, rate, base = _simulate_inputs(args, path, loaded)
+    except ValueError as err:
         print(f"stackctl simulate: {err}", file=sys.stderr)
         return 1
-    if args.trace:
-        rate = read_trace(Path(args.trace))
-    else:
-        rate = shaped_trace(args.profile, args.peak_rps or 2 * trigger_rps(head), args.hours)
     timeline = simulate(head, rate, args.seed, args.metrics_outage)
     result = summary(head, timeline)
-    write_outputs(head, timeline, result, Path(args.out), plot=not args.no_plot)
+    try:
+        write_outputs(head, timeline, result, Path(args.out), plot=not args.no_plot)
+    except OutputFolderError as err:
+        print(err.report(), file=sys.stderr)
+        return 1
     print(f"{loaded.source}: {head.deployment}/{head.model}, {len(rate)} s simulated; outputs in {args.out}")
     keys = ["p50_ms", "p95_ms", "p99_ms", "slo_violation_seconds", "rejected_pct", "gpu_hours", "reaction_seconds"]
     if args.metrics_outage:
         keys += ["metrics_failing_seconds", "fallback_seconds"]
     for key in keys:
         print(f"  {key}: {result[key]:.1f}" if isinstance(result[key], float) else f"  {key}: {result[key]}")
-    if args.compare:
-        relative = path.resolve().relative_to(PROJECT_ROOT)
-        shown = subprocess.run(
-            ["git", "show", f"{args.compare}:{relative}"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False
-        )
-        if shown.returncode != 0:
-            print(
-                f"stackctl simulate: cannot read {relative} at {args.compare}: {shown.stderr.strip()}", file=sys.stderr
-            )
-            return 1
-        with tempfile.TemporaryDirectory() as tmp:
-            base_file = Path(tmp) / path.name
-            base_file.write_text(shown.stdout)
-            base = scenario(load_stack_file(base_file, loaded.stack), args.deployment, args.model)
+    if base is not None:
         table = compare(base, head, rate, args.seed, args.metrics_outage)
-        (Path(args.out) / "compare.md").write_text(table)
+        try:
+            write_compare(Path(args.out), table)
+        except OutputFolderError as err:
+            print(err.report(), file=sys.stderr)
+            return 1
         print(f"\nAgainst {args.compare}:\n{table}")
     return 0
 
 
+DEBUG_HELP = "show the traceback of an unexpected error"
+
+
 def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
+    # Also after the command (`stackctl validate --debug`); the root's default applies when absent.
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--stack", help="stack name: reads stacks/Pulumi.<NAME>.yaml")
     source.add_argument("--config", metavar="FILE", help="a stack YAML file anywhere")
@@ -205,6 +304,7 @@ def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="stackctl", description=__doc__)
+    root.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     commands = root.add_subparsers(dest="command", required=True)
 
     validate = commands.add_parser("validate", help="check a stack's config and report every error")
@@ -240,30 +340,59 @@ def parser() -> argparse.ArgumentParser:
     rules.add_argument("--out", required=True, metavar="DIR", help="output folder")
     rules.set_defaults(run=cmd_rules)
 
-    sim = commands.add_parser("simulate", help="simulate one deployment's scaling and latency under a load trace")
+    sim = commands.add_parser(
+        "simulate",
+        help="simulate one deployment's scaling and latency under a load trace",
+        description="Simulate one deployment's scaling and latency under a load trace. A bad input exits 2 "
+        "(an option's value: argparse's usage error) or 1 (a file, a name in the stack, a git revision): "
+        "`stackctl simulate: ...` naming the input, where it is and what is allowed.",
+    )
     _add_stack_arguments(sim)
     load = sim.add_mutually_exclusive_group(required=True)
-    load.add_argument("--trace", metavar="FILE", help="CSV with t_seconds,rps")
-    load.add_argument("--profile", choices=PROFILE_SHAPES, help="a built-in load shape")
+    load.add_argument(
+        "--trace",
+        metavar="FILE",
+        help=f"CSV: a header t_seconds,rps, then at least two rows of finite numbers: times from 0, strictly "
+        f"increasing, the last from {MIN_SECONDS - 1} to {MAX_SECONDS} s (a run of one minute to 2 days); rates "
+        f"from 0 to {MAX_RPS} req/s, each holding until the next row's time",
+    )
+    load.add_argument(
+        "--profile",
+        type=shape_argument,
+        choices=PROFILE_SHAPES,
+        help=f"a built-in load shape: {', '.join(PROFILE_SHAPES)}",
+    )
     sim.add_argument(
         "--peak-rps",
-        type=float,
-        help="peak of --profile (default: twice the load that fires the queue trigger on the replica floor)",
+        type=peak_rps_argument,
+        help=f"peak of --profile, above 0 and at most {MAX_RPS} (default: twice the load that fires the queue "
+        "trigger on the replica floor)",
     )
-    sim.add_argument("--hours", type=float, default=1.0, help="length of --profile (default 1)")
+    sim.add_argument(
+        "--hours",
+        type=hours_argument,
+        help=f"length of --profile, from 1/60 (one minute) to {MAX_HOURS} (2 days) (default 1)",
+    )
     sim.add_argument("--deployment", metavar="NAME", help="default: the first deployment")
     sim.add_argument("--model", metavar="NAME", help="default: scaling.simulation.model, else the first profiled")
     sim.add_argument("--out", default="simulation", metavar="DIR", help="output folder (default simulation/)")
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument(
+        "--seed", type=seed_argument, default=0, help=f"random seed, an integer from 0 to {MAX_SEED} (default 0)"
+    )
     sim.add_argument(
         "--metrics-outage",
         type=_outage,
         action="append",
         default=[],
         metavar="START:SECONDS",
-        help="Prometheus unreachable from second START for SECONDS (KEDA's fallback); repeatable",
+        help="Prometheus unreachable from second START for SECONDS (KEDA's fallback): finite, START >= 0 and "
+        f"inside the run, 0 < SECONDS <= {MAX_SECONDS}; repeatable",
     )
-    sim.add_argument("--compare", metavar="REF", help="also run the stack config of this git revision; print deltas")
+    sim.add_argument(
+        "--compare",
+        metavar="REF",
+        help="also run the stack file as git revision REF (a branch, tag or commit that has it); print deltas",
+    )
     sim.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     sim.set_defaults(run=cmd_simulate)
     return root
@@ -272,12 +401,13 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     out = getattr(args, "out", None)
-    if out is not None and Path(out).exists() and not Path(out).is_dir():
-        print(
-            f"stackctl {args.command}: --out {out} is a file; give a folder (new, or one this command wrote)",
-            file=sys.stderr,
-        )
-        return 1
+    if out is not None:
+        # Refuse a folder before any work (a synth, a simulation), not only when writing into it.
+        try:
+            claim(Path(out), args.command)
+        except OutputFolderError as err:
+            print(err.report(), file=sys.stderr)
+            return 1
     try:
         return int(args.run(args))
     except ConfigError as err:
@@ -285,5 +415,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (ValueError, OSError) as err:
         # Bad input files (traces, profiles) and unwritable outputs: the message names the file.
-        print(f"stackctl {args.command}: {err}", file=sys.stderr)
+        print(f"stackctl {args.command}: {bounded(str(err))}", file=sys.stderr)
+        return 1
+    except Exception as err:
+        # A bug, not a user mistake: one line, and the traceback only when asked for.
+        if args.debug:
+            raise
+        print(
+            f"stackctl {args.command}: unexpected error: {type(err).__name__}: {bounded(str(err))}; "
+            f"this is a bug in stackctl; rerun with --debug for the traceback",
+            file=sys.stderr,
+        )
         return 1

@@ -12,28 +12,23 @@ from components.dashboards import dashboard
 from components.monitoring_rules import rule_groups
 from components.triton_manifests import deployment_object_name
 from platform_config.schema import PlatformConfig
+from stackctl.out_folder import claim
 
 RULES_FILE = "rules.yaml"
 ALERTMANAGER_FILE = "alertmanager.yml"
-OWN_FILES = (RULES_FILE, ALERTMANAGER_FILE, "dashboards")
+DASHBOARDS_DIR = "dashboards"
 
 
 def write_monitoring_files(config: PlatformConfig, out: Path) -> list[Path]:
     """rules.yaml (the PrometheusRule's groups, for promtool), alertmanager.yml (credentials redacted, for amtool)
-    and dashboards/<deployment>.json; returns the paths written."""
-    if out.exists() and any(p.name not in OWN_FILES for p in out.iterdir()):
-        raise FileExistsError(f"{out} holds files stackctl rules did not write; choose another --out")
-    dashboards = out / "dashboards"
-    dashboards.mkdir(parents=True, exist_ok=True)
-    for old in dashboards.glob("*.json"):
-        old.unlink()
-    rules = out / RULES_FILE
-    rules.write_text(yaml.safe_dump({"groups": rule_groups(config)}, sort_keys=False), encoding="utf-8")
-    alertmanager = out / ALERTMANAGER_FILE
-    alertmanager.write_text(yaml.safe_dump(alertmanager_yaml(config), sort_keys=False), encoding="utf-8")
-    written = [rules, alertmanager]
+    and dashboards/<deployment>.json; returns the paths written.
+
+    Only into a new or empty folder, or one an earlier `stackctl rules` wrote (stackctl/out_folder.py)."""
+    files = {
+        RULES_FILE: yaml.safe_dump({"groups": rule_groups(config)}, sort_keys=False).encode(),
+        ALERTMANAGER_FILE: yaml.safe_dump(alertmanager_yaml(config), sort_keys=False).encode(),
+    }
     for name in sorted(config.serving.deployments):
-        target = dashboards / f"{deployment_object_name(name)}.json"
-        target.write_text(json.dumps(dashboard(config, name), indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        written.append(target)
-    return written
+        text = json.dumps(dashboard(config, name), indent=2, sort_keys=True) + "\n"
+        files[f"{DASHBOARDS_DIR}/{deployment_object_name(name)}.json"] = text.encode()
+    return claim(out, "rules").replace(files)

@@ -11,11 +11,13 @@ import yaml
 
 from platform_config.loader import StackConfig, load_stack_file, pulumi_config_from_stack_file
 from stackctl.mock_runtime import Registered, run_program
+from stackctl.out_folder import claim
 
 KUBERNETES_PREFIX = "kubernetes:"
 """Type prefix of Kubernetes objects; providers are `pulumi:providers:kubernetes`."""
 
 MANIFEST_HEAD = ("apiVersion", "kind", "metadata")
+RESOURCES_FILE = "resources.json"
 
 
 @dataclass(frozen=True)
@@ -81,34 +83,20 @@ def synthesize(path: Path, stack: str | None = None) -> SynthResult:
     return SynthResult(loaded, run_program(loaded.stack, flat, secret_keys))
 
 
-def _prepare(out: Path) -> None:
-    """Clear a previous synth's files so none go stale; never touch a folder synth did not write."""
-    index = out / "resources.json"
-    if out.exists() and any(out.iterdir()) and not index.exists():
-        raise FileExistsError(
-            f"{out} is not empty and holds no resources.json from an earlier synth; choose another --out"
-        )
-    if index.exists():
-        for old in [index, *out.glob("*.yaml")]:
-            old.unlink()
-    out.mkdir(parents=True, exist_ok=True)
-
-
 def write_synth(result: SynthResult, out: Path) -> list[Path]:
-    """Write one YAML file per object plus resources.json; returns the files written."""
-    _prepare(out)
-    written: list[Path] = []
+    """Write one YAML file per object plus resources.json; returns the files written, resources.json last.
+
+    Only into a new or empty folder, or one an earlier synth wrote (stackctl/out_folder.py)."""
+    files: dict[str, bytes] = {}
     for obj in result.manifests():
-        target = out / manifest_filename(obj)
-        if target in written:
-            raise ValueError(f"two objects map to {target.name}: kind, namespace and name must be unique")
-        target.write_text(yaml.safe_dump(obj, sort_keys=False), encoding="utf-8")
-        written.append(target)
+        name = manifest_filename(obj)
+        if name in files:
+            raise ValueError(f"two objects map to {name}: kind, namespace and name must be unique")
+        files[name] = yaml.safe_dump(obj, sort_keys=False).encode()
     # By URN: registration order varies between runs, and the listing must diff cleanly.
     listing = [
         {"type": r.type, "name": r.name, "parent": r.parent or None, "urn": r.urn}
         for r in sorted(result.resources, key=lambda r: r.urn)
     ]
-    index = out / "resources.json"
-    index.write_text(json.dumps(listing, indent=2) + "\n", encoding="utf-8")
-    return [*written, index]
+    files[RESOURCES_FILE] = (json.dumps(listing, indent=2) + "\n").encode()
+    return claim(out, "synth").replace(files)

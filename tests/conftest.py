@@ -119,6 +119,8 @@ def model_folder(root: Path, name: str, config: str, versions: bool = True) -> N
     """A one-model repository folder: config.pbtxt (named after the folder) and, unless told not to, version 1."""
     (root / name / "1" if versions else root / name).mkdir(parents=True)
     (root / name / "config.pbtxt").write_text(f'name: "{name}"\n{config}')
+    if versions:
+        (root / name / "1" / "model.onnx").write_bytes(b"")  # a served version folder is never empty
 
 
 def serving_only(model: str) -> tuple[Mutation, Mutation]:

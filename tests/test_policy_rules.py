@@ -17,6 +17,7 @@ from policy.rules import (
     Resource,
     Rule,
     granted_exceptions,
+    unknown_exception_targets,
     violations,
 )
 from stackctl.synth import SynthResult
@@ -394,3 +395,27 @@ def test_the_policy_pack_uses_the_programs_sdk() -> None:
     program, pack = pins("requirements.txt"), pins("policy/requirements.txt")
     assert pack["pulumi"] == program["pulumi"]
     assert pack["pyyaml"] == program["pyyaml"]
+
+
+def test_an_exception_naming_no_object_of_the_stack_is_reported() -> None:
+    resources = built(synth_stack("production"))
+    granted = {
+        ("Deployment", "triton-general"): {"production-image-digests": "r" * 20},
+        ("Deployment", "triton-generall"): {"no-host-access": "r" * 20},
+        ("Ingress", "triton-general"): {"no-load-balancer": "r" * 20, "namespace-network-policy": "r" * 20},
+    }
+    assert unknown_exception_targets(granted, resources) == [
+        "triton-platform:policyExceptions grants no-host-access to Deployment 'triton-generall', which is no object "
+        "of this stack; did you mean 'triton-general'? an exception names an object by kind and metadata.name",
+        "triton-platform:policyExceptions grants namespace-network-policy, no-load-balancer to Ingress "
+        "'triton-general', which is no object of this stack; an exception names an object by kind and metadata.name",
+    ]
+
+
+def test_the_committed_exceptions_name_objects_of_their_stack() -> None:
+    for stack in STACKS:
+        result = synth_stack(stack)
+        granted = granted_exceptions(
+            {"triton-platform:policyExceptions": [e.model_dump() for e in result.stack.config.policy_exceptions]}
+        )
+        assert unknown_exception_targets(granted, built(result)) == []

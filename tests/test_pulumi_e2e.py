@@ -216,6 +216,9 @@ def test_the_policy_pack_blocks_a_bad_program(project: Project, scratch: Path) -
         assert f"[mandatory]  {policy}" in output, f"{policy} did not fire:\n{output}"
         assert message in output, f"{policy}: {message!r} missing"
     assert set(FIXTURE_VIOLATIONS) == set(POLICY_NAMES)
+    # The production stack file's exceptions name Deployments this program does not create.
+    assert "[mandatory]  policy-exceptions-name-objects" in output
+    assert "grants production-image-digests to Deployment 'triton-general', which is no object" in output
     # `up` previews first: blocked there, it creates nothing. (With --skip-preview, resource policies
     # still stop each bad object, but stack policies only run after the update.)
     up = bad.pulumi("up", "--yes", "--policy-pack", str(project.root / "policy"), stack="production")

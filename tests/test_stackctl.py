@@ -13,6 +13,7 @@ import yaml
 from platform_config.loader import SECRET_PLACEHOLDER, pulumi_config_from_stack_file
 from platform_config.paths import PROJECT_ROOT
 from stackctl.cli import main
+from stackctl.out_folder import MANIFEST
 from stackctl.synth import manifest_filename
 from tests.conftest import STACKS, synth_stack
 
@@ -85,7 +86,7 @@ def test_synth_writes_plain_manifests_and_the_resource_list(stack: str, tmp_path
     result = synth_stack(stack)
     manifests = result.manifests()
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == sorted([*(manifest_filename(m) for m in manifests), "resources.json"])
+    assert files == sorted([*(manifest_filename(m) for m in manifests), "resources.json", MANIFEST])
     assert f"namespace-_-triton-{stack}.yaml" in files
     assert f"deployment-triton-{stack}-triton-general.yaml" in files
     for manifest in manifests:
@@ -103,7 +104,10 @@ def test_synth_writes_plain_manifests_and_the_resource_list(stack: str, tmp_path
 def test_synth_output_is_deterministic_and_replaces_its_own_files(tmp_path: Path) -> None:
     assert main(["synth", "--stack", "dev", "--out", str(tmp_path)]) == 0
     first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    # An object an earlier synth wrote and this one no longer has: listed in synth's manifest, so removed.
     (tmp_path / "deployment-stale-x.yaml").write_text("stale")
+    manifest = json.loads((tmp_path / MANIFEST).read_text())
+    (tmp_path / MANIFEST).write_text(json.dumps({**manifest, "files": [*manifest["files"], "deployment-stale-x.yaml"]}))
     assert main(["synth", "--stack", "dev", "--out", str(tmp_path)]) == 0
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first
 
@@ -111,7 +115,10 @@ def test_synth_output_is_deterministic_and_replaces_its_own_files(tmp_path: Path
 def test_synth_refuses_a_folder_it_did_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     assert main(["synth", "--stack", "dev", "--out", str(tmp_path)]) == 1
-    assert "is not empty and holds no resources.json from an earlier synth" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"stackctl synth: {tmp_path} is not empty and was not written by stackctl synth (unexpected: notes.txt); "
+        "use a new or empty folder, or one stackctl synth wrote\n"
+    )
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
@@ -135,8 +142,9 @@ def test_an_out_that_is_a_file_is_refused_without_a_traceback(tmp_path: Path) ->
             cwd=PROJECT_ROOT, capture_output=True, text=True, check=False,
         )  # fmt: skip
         assert run.returncode == 1
-        assert run.stderr.strip() == (
-            f"stackctl {command[0]}: --out {target} is a file; give a folder (new, or one this command wrote)"
+        assert run.stderr == (
+            f"stackctl {command[0]}: --out {target} is a file; "
+            f"use a new or empty folder, or one stackctl {command[0]} wrote\n"
         )
         assert target.read_text() == "mine"
 
@@ -186,4 +194,32 @@ def test_validate_names_every_production_image_without_a_digest(
         "registry.k8s.io/pause:3.10 by tag; production pins every image by digest: run "
         "`crane digest registry.k8s.io/pause:3.10` and add `registry.k8s.io/pause:3.10: sha256:<digest>` under "
         "triton-platform:imageDigests",
+    ]
+
+
+def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(_path: Path, _stack: str | None = None) -> None:
+        raise RuntimeError("x" * 5000)
+
+    monkeypatch.setattr("stackctl.cli.synthesize", broken)
+    assert main(["synth", "--stack", "dev", "--out", "/nonexistent-parent/out"]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line == (
+        "stackctl synth: unexpected error: RuntimeError: " + "x" * 2000 + "… (5,000 characters in all); "
+        "this is a bug in stackctl; rerun with --debug for the traceback"
+    )
+    with pytest.raises(RuntimeError):
+        main(["synth", "--stack", "dev", "--out", "/nonexistent-parent/out", "--debug"])
+
+
+def test_a_stack_name_pulumi_refuses_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "Pulumi.my stack.yaml"
+    bad.write_text((PROJECT_ROOT / "stacks/Pulumi.dev.yaml").read_text())
+    assert main(["validate", "--config", str(bad)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{bad}: 1 config error",
+        f"{bad}: (stack): stack name 'my stack' has characters Pulumi does not allow; Pulumi stack names are 1-100 "
+        "letters, digits, '-', '_' and '.'",
     ]
