@@ -71,10 +71,10 @@ def bump_keda(chart_dir: Path) -> Any:
         chart = config["triton-platform:scaling"]["keda"]["chart"]
         chart.update(path=str(chart_dir), version="2.20.3")
         chart.setdefault("values", {})["service"] = {"type": "LoadBalancer"}
-        config["triton-platform:policyExceptions"] = [
+        config.setdefault("triton-platform:policyExceptions", []).append(
             {"policy": "no-load-balancer", "kind": "Service", "name": "keda-operator-metrics-apiserver"}
             | {"reason": LB_REASON}
-        ]
+        )
 
     return change
 
