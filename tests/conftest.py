@@ -31,6 +31,15 @@ STACKS = ("dev", "staging", "production")
 _SYNTH_CACHE: dict[str, SynthResult] = {}
 
 
+# Config keys of the stack sections the tests edit.
+K8S = "triton-platform:kubernetes"
+POOL = "triton-platform:gpuPool"
+SERVING = "triton-platform:serving"
+MODELS = "triton-platform:models"
+SCALING = "triton-platform:scaling"
+MONITORING = "triton-platform:monitoring"
+
+
 def synth_stack(stack: str) -> SynthResult:
     """The program's resources for a stack; one mock run per stack per test session."""
     if stack not in _SYNTH_CACHE:

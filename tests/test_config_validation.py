@@ -11,14 +11,22 @@ from model_repository.source import read_repository
 from platform_config.errors import ConfigError
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
-from tests.conftest import STACKS, errors_of, model_folder, removing, serving_only, setting, validate
+from tests.conftest import (
+    K8S,
+    MODELS,
+    MONITORING,
+    POOL,
+    SCALING,
+    SERVING,
+    STACKS,
+    errors_of,
+    model_folder,
+    removing,
+    serving_only,
+    setting,
+    validate,
+)
 
-K8S = "triton-platform:kubernetes"
-POOL = "triton-platform:gpuPool"
-SERVING = "triton-platform:serving"
-MODELS = "triton-platform:models"
-SCALING = "triton-platform:scaling"
-MONITORING = "triton-platform:monitoring"
 GENERAL = ("deployments", "general")
 
 

@@ -8,9 +8,7 @@ import pytest
 import yaml
 
 from stackctl.synth import SynthResult
-from tests.conftest import STACKS, errors_of, removing, setting, synth_mutated, synth_stack, validate
-
-POOL = "triton-platform:gpuPool"
+from tests.conftest import POOL, STACKS, errors_of, removing, setting, synth_mutated, synth_stack, validate
 
 
 def objects(result: SynthResult, kind: str) -> dict[str, dict[str, Any]]:

@@ -9,10 +9,8 @@ import pytest
 from components.keda_scaling import GPU_TRIGGER, QUEUE_TRIGGER, prometheus_address, trigger_queries
 from platform_config.paths import PROJECT_ROOT
 from stackctl.synth import SynthResult
-from tests.conftest import STACKS, errors_of, setting, synth_mutated, synth_stack, validate
+from tests.conftest import SCALING, SERVING, STACKS, errors_of, setting, synth_mutated, synth_stack, validate
 
-SCALING = "triton-platform:scaling"
-SERVING = "triton-platform:serving"
 CASES = [(s, d) for s in STACKS for d in sorted(synth_stack(s).stack.config.serving.deployments)]
 IDS = [f"{s}-{d}" for s, d in CASES]
 

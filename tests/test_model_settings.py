@@ -10,10 +10,8 @@ from model_repository.render import effective_settings, render_config
 from model_repository.source import DEFAULT_MODEL_REPO, parse_model_config, read_repository
 from platform_config.schema import ModelSettings
 from stackctl.cli import main
-from tests.conftest import errors_of, model_folder, removing, serving_only, setting, validate
+from tests.conftest import MODELS, SERVING, errors_of, model_folder, removing, serving_only, setting, validate
 
-SERVING = "triton-platform:serving"
-MODELS = "triton-platform:models"
 GENERAL = ("deployments", "general")
 
 

@@ -21,11 +21,9 @@ from model_repository.render import render_repository
 from model_repository.source import DEFAULT_MODEL_REPO, read_repository
 from stackctl.mock_runtime import REDACTED, Registered
 from stackctl.synth import SynthResult, manifest
-from tests.conftest import STACKS, removing, setting, synth_mutated, synth_stack
+from tests.conftest import SCALING, SERVING, STACKS, removing, setting, synth_mutated, synth_stack
 from tests.model_store import expected_digest, write_published
 
-SERVING = "triton-platform:serving"
-SCALING = "triton-platform:scaling"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
 

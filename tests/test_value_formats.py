@@ -20,14 +20,8 @@ from platform_config.schema import (
     object_name_problem,
     stack_name_problem,
 )
-from tests.conftest import Mutation, errors_of, setting, validate
+from tests.conftest import K8S, MODELS, MONITORING, POOL, SCALING, SERVING, Mutation, errors_of, setting, validate
 
-K8S = "triton-platform:kubernetes"
-POOL = "triton-platform:gpuPool"
-SERVING = "triton-platform:serving"
-MODELS = "triton-platform:models"
-SCALING = "triton-platform:scaling"
-MONITORING = "triton-platform:monitoring"
 EXCEPTIONS = "triton-platform:policyExceptions"
 DIGESTS = "triton-platform:imageDigests"
 DIGEST = "sha256:" + "ab" * 32
