@@ -198,6 +198,12 @@ def _advance(  # noqa: PLR0912, PLR0917 - one compiled loop over plain arrays an
     return head, tail, served, batches, dropped
 
 
+# Replica.counters: requests served (nv_inference_request_success), batches run (nv_inference_exec_count),
+# instance-seconds busy (from nv_inference_compute_infer_duration_us, per batch) and seconds queued
+# (nv_inference_queue_duration_us), each cumulative.
+COUNTER_SUCCESS, COUNTER_EXECUTIONS, COUNTER_BUSY_SECONDS, COUNTER_QUEUE_SECONDS = range(4)
+
+
 class Replica:
     """A queue of arrival times and `instances` model instances."""
 
@@ -213,6 +219,8 @@ class Replica:
         self._max_batch = config.max_batch_size if config.dynamic else 1
         self._delay = config.max_queue_delay_s if config.dynamic else 0.0
         self._tau = tau.table(self._max_batch)
+        self.counters = np.zeros(4)
+        """Triton's cumulative counters for this replica, indexed by the COUNTER_* constants."""
 
     @property
     def queued(self) -> int:
@@ -254,6 +262,14 @@ class Replica:
             rejected,
         )
         self.queue = queue[head:tail]
+        if batches:
+            # Triton adds a batch's compute time to every request in it (infer_stats.cc UpdateSuccess),
+            # so instance-busy time is per batch and queue time is latency less the batch's compute.
+            busy = self._tau[batch_sizes[:batches]]
+            self.counters[COUNTER_SUCCESS] += served
+            self.counters[COUNTER_EXECUTIONS] += batches
+            self.counters[COUNTER_BUSY_SECONDS] += busy.sum()
+            self.counters[COUNTER_QUEUE_SECONDS] += latency[:served].sum() - (busy * batch_sizes[:batches]).sum()
         if served:
             out.arrivals.append(served_at[:served])
             out.batch_sizes.append(batch_sizes[:batches])

@@ -3,12 +3,12 @@
 Each second: Poisson arrivals at the trace's rate, spread at random over the ready
 replicas (kube-proxy picks a backend at random); each replica's batcher runs
 (simulator.batcher). The measurement pipeline follows the real one: Prometheus
-scrapes each pod's pending-request gauge (and GPU memory) every scrape interval;
-at each 15 s HPA sync KEDA's adapter (simulator.keda) answers each trigger's
-query from the latest scrape, or fails while Prometheus is out (`outages`) and
+scrapes each pod's pending-request gauge, counters (and GPU memory) every scrape
+interval; at each 15 s HPA sync KEDA's adapter (simulator.keda) answers each
+trigger's query (simulator.signals: the gauge at the latest scrape, counters as
+`rate()` over the window), or fails while Prometheus is out (`outages`) and
 falls back after `failureThreshold` failures; the HPA (simulator.hpa) decides.
-Both triggers read gauges, so no `rate()` window sits in the path; KEDA's own
-polling loop only moves 0 <-> 1, which `replicas.min >= 1` rules out. Pods need a free GPU: without one the
+KEDA's own polling loop only moves 0 <-> 1, which `replicas.min >= 1` rules out. Pods need a free GPU: without one the
 pool adds a node (provisioning delay); then image pull and model load; only a
 ready pod gets traffic. Scale-down removes the newest pods: they leave the
 endpoints at once, drain their queue, and free their GPU.
@@ -18,6 +18,7 @@ Deterministic for a given seed.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -28,6 +29,7 @@ from simulator.batcher import Outcome, Replica
 from simulator.hpa import SYNC_SECONDS, Hpa, Metric
 from simulator.keda import KedaAdapter
 from simulator.scenario import Scenario, capacity_rps
+from simulator.signals import Scrapes, read
 
 # Latency histogram bins: 0.1 ms to 1000 s, 2% wide.
 EDGES = np.geomspace(1e-4, 1e3, 815)
@@ -39,6 +41,8 @@ class Pod:
     ready_at: float
     node_ready_at: float
     draining_since: float | None = None
+    serial: int = field(default_factory=itertools.count().__next__)
+    """Names the pod's series in Prometheus, as its pod name does."""
 
 
 @dataclass
@@ -51,6 +55,11 @@ class Timeline:
     pending: NDArray[np.int64]
     rejected: NDArray[np.int64]
     gpus: NDArray[np.int64]
+    signal: NDArray[np.float64]
+    """The scaling signal as the HPA last read it: per replica for an AverageValue target; NaN before the first read
+    or while the read fails."""
+    falling_back: NDArray[np.bool_]
+    """Whether KEDA answered with its fallback in that second."""
     histogram: NDArray[np.int64]
     """Latency counts per (arrival second, bin of EDGES)."""
     arrived: int = 0
@@ -62,6 +71,21 @@ class Timeline:
     fallback: int = 0
     """Seconds during which KEDA answered with its fallback."""
     hpa_changes: list[tuple[float, int]] = field(default_factory=list)
+
+    @classmethod
+    def empty(cls, n: int, histogram_rows: int | None = None) -> Timeline:
+        """A timeline of `n` seconds with nothing seen yet; `histogram_rows`: fewer latency rows than seconds."""
+        return cls(
+            arrival_rps=np.zeros(n),
+            desired=np.zeros(n, np.int64),
+            ready=np.zeros(n, np.int64),
+            pending=np.zeros(n, np.int64),
+            rejected=np.zeros(n, np.int64),
+            gpus=np.zeros(n, np.int64),
+            signal=np.full(n, np.nan),
+            falling_back=np.zeros(n, np.bool_),
+            histogram=np.zeros((n if histogram_rows is None else histogram_rows, len(EDGES) - 1), np.int64),
+        )
 
     def record(self, out: Outcome) -> None:
         """Count what `out` holds by arrival second, then empty it."""
@@ -95,6 +119,11 @@ def percentiles(counts: NDArray[np.int64], q: float) -> NDArray[np.float64]:
     return np.where(totals > 0, np.sqrt(EDGES[index] * EDGES[index + 1]), np.nan)
 
 
+def rate_window_seconds(scrape_seconds: float) -> float:
+    """The `rate()` window of the counter queries: four scrapes, and at least a minute (components/keda_scaling.py)."""
+    return max(4 * scrape_seconds, 60.0)
+
+
 def in_outage(outages: Sequence[tuple[float, float]], t: float) -> bool:
     return any(start <= t < start + length for start, length in outages)
 
@@ -105,21 +134,17 @@ def simulate(
     """Run `rate` (req/s of each second) through the scenario; `outages` are (start, seconds) of Prometheus outages."""
     rng = np.random.default_rng(seed)
     n = len(rate)
-    timeline = Timeline(
-        arrival_rps=np.zeros(n),
-        desired=np.zeros(n, np.int64),
-        ready=np.zeros(n, np.int64),
-        pending=np.zeros(n, np.int64),
-        rejected=np.zeros(n, np.int64),
-        gpus=np.zeros(n, np.int64),
-        histogram=np.zeros((n, len(EDGES) - 1), np.int64),
-    )
-    targets = (s.queue_target,) if s.gpu_memory_ratio is None else (s.queue_target, s.gpu_memory_target)
-    hpa = Hpa(s.min_replicas, s.max_replicas, tuple(Metric("AverageValue", t) for t in targets), s.behavior)
-    keda = KedaAdapter(targets, s.fallback)
+    timeline = Timeline.empty(n)
+    metrics = [Metric(s.signal.target_type, s.signal.target)]
+    if s.gpu_memory_ratio is not None:
+        metrics.append(Metric("AverageValue", s.gpu_memory_target))
+    hpa = Hpa(s.min_replicas, s.max_replicas, tuple(metrics), s.behavior)
+    keda = KedaAdapter(tuple(m.target for m in metrics), s.fallback)
+    scrapes = Scrapes(rate_window_seconds(s.scrape_seconds), [])
+    signal = np.nan
     pods: list[Pod] = [Pod(Replica(s.batcher, s.tau, seed + i), 0.0, 0.0) for i in range(s.min_replicas)]
     nodes_ready: list[float] = [0.0] * s.warm_nodes
-    scraped: list[float | None] = [0.0] * len(targets)
+    scraped: list[float | None] = [0.0] * len(metrics)
     desired = s.min_replicas
     outcome = Outcome()
 
@@ -127,43 +152,62 @@ def simulate(
         now, end = float(second), float(second + 1)
         # Control plane: scrape, then the HPA sync reads the latest scrape through KEDA.
         if second % max(int(s.scrape_seconds), 1) == 0:
-            serving = [p for p in pods if p.draining_since is None and p.ready_at <= now]
-            scraped = [float(sum(p.replica.queued for p in serving))]
-            if s.gpu_memory_ratio is not None:
-                scraped.append(len(serving) * s.gpu_memory_ratio)
+            scraped = scrape(s, pods, now, scrapes)
         outage = in_outage(outages, now)
         timeline.metrics_failing += outage
         timeline.fallback += keda.falling_back()
+        timeline.falling_back[second] = keda.falling_back()
         if second % int(SYNC_SECONDS) == 0 and second > 0:
             current = sum(1 for p in pods if p.draining_since is None)
             ready = sum(1 for p in pods if p.draining_since is None and p.ready_at <= now)
-            answers = keda.read([None] * len(targets) if outage else scraped, current)
+            answers = keda.read([None] * len(metrics) if outage else scraped, current)
+            value = answers[0]
+            per_replica = s.signal.target_type == "AverageValue"
+            signal = np.nan if value is None or outage else value / max(current, 1) if per_replica else value
             desired = hpa.desired(now, current, ready, answers)
             if desired != current:
                 timeline.hpa_changes.append((now, desired))
             pods, nodes_ready = rescale(s, pods, nodes_ready, desired, now, seed=seed + second)
         # Data plane: this second's arrivals over the ready pods.
-        count = rng.poisson(rate[second])
-        arrivals = np.sort(now + rng.random(count))
+        count = arrive(pods, rng, now, rate[second], outcome)
         timeline.arrival_rps[second] = count
         timeline.arrived += count
-        serving = [p for p in pods if p.draining_since is None and p.ready_at <= now]
-        if serving:
-            choice = rng.integers(0, len(serving), count)
-            for i, pod in enumerate(serving):
-                pod.replica.offer(arrivals[choice == i])
-        elif count:
-            outcome.rejected_at.append(arrivals)
         for pod in pods:
             pod.replica.advance(end, outcome)
         timeline.record(outcome)
         pods = [p for p in pods if not drained(s, p, end)]
         timeline.desired[second] = desired
+        timeline.signal[second] = signal
         timeline.ready[second] = sum(1 for p in pods if p.draining_since is None and p.ready_at <= end)
         timeline.pending[second] = sum(p.replica.queued for p in pods)
         timeline.gpus[second] = len(pods) * s.gpus_per_pod
     timeline.in_flight = sum(p.replica.queued for p in pods)
     return timeline
+
+
+def arrive(pods: list[Pod], rng: np.random.Generator, now: float, rps: float, outcome: Outcome) -> int:
+    """One second of Poisson arrivals from `now`, each to a ready pod at random; none ready: rejected."""
+    count = int(rng.poisson(rps))
+    arrivals = np.sort(now + rng.random(count))
+    serving = [p for p in pods if p.draining_since is None and p.ready_at <= now]
+    if serving:
+        choice = rng.integers(0, len(serving), count)
+        for i, pod in enumerate(serving):
+            pod.replica.offer(arrivals[choice == i])
+    elif count:
+        outcome.rejected_at.append(arrivals)
+    return count
+
+
+def scrape(s: Scenario, pods: list[Pod], now: float, scrapes: Scrapes) -> list[float | None]:
+    """Prometheus scrapes the serving pods; each trigger's query value over what it holds now."""
+    serving = [p for p in pods if p.draining_since is None and p.ready_at <= now]
+    scrapes.add(now, [(p.serial, p.replica) for p in serving])
+    pending = float(sum(p.replica.queued for p in serving))
+    values = [read(s.signal, s.batcher, pending, scrapes.rates())]
+    if s.gpu_memory_ratio is not None:
+        values.append(len(serving) * s.gpu_memory_ratio)
+    return values
 
 
 def drained(s: Scenario, pod: Pod, now: float) -> bool:
@@ -229,7 +273,8 @@ def summary(s: Scenario, timeline: Timeline) -> dict[str, float | int | None]:
 
 
 def reaction_seconds(demand: NDArray[np.float64], capacity: NDArray[np.float64]) -> float | None:
-    """The longest time from demand exceeding ready capacity (a load step) to capacity catching up."""
+    """The longest time from demand exceeding ready capacity (a load step) to capacity catching up, or to the end
+    of the run when it never does; None when demand never exceeded ready capacity (nothing to react to)."""
     # A 10 s moving average, centred as mode="same" would, but as long as `demand` for a run shorter than 10 s.
     smooth = np.convolve(demand, np.ones(10) / 10)[4 : 4 + len(demand)]
     short = smooth > capacity
@@ -241,4 +286,4 @@ def reaction_seconds(demand: NDArray[np.float64], capacity: NDArray[np.float64])
             longest, start = max(longest, t - start), None
     if start is not None:
         longest = max(longest, len(short) - start)
-    return float(longest) if longest else 0.0 if len(demand) else None
+    return float(longest) if longest else None

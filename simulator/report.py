@@ -7,7 +7,7 @@ import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,6 +15,9 @@ from numpy.typing import NDArray
 from simulator.engine import Timeline, simulate, summary
 from simulator.scenario import Scenario
 from stackctl.out_folder import claim
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 COLUMNS = (
     "t",
@@ -26,6 +29,8 @@ COLUMNS = (
     "p95_ms",
     "p99_ms",
     "rejected",
+    "signal",
+    "fallback",
 )
 TIMELINE_FILE = "timeline.csv"
 SUMMARY_FILE = "summary.json"
@@ -48,46 +53,99 @@ def timeline_csv(timeline: Timeline) -> str:
                 int(timeline.pending[t]),
                 *(f"{v[t]:.2f}" if not np.isnan(v[t]) else "" for v in (p50, p95, p99)),
                 int(timeline.rejected[t]),
+                "" if np.isnan(timeline.signal[t]) else f"{timeline.signal[t]:.6g}",
+                int(timeline.falling_back[t]),
             ]
         )
     return handle.getvalue()
 
 
-def plot_png(s: Scenario, timeline: Timeline, summary: dict[str, Any]) -> bytes:
+def plot_title(s: Scenario, peak_rps: float, seed: int) -> str:
+    """What ran: stack, deployment/model, the latency profile's file, the trace's peak and the seed."""
+    return (
+        f"{s.stack}: {s.deployment}/{s.model}, profile {Path(s.profile).name}, "
+        f"peak demand {peak_rps:,.0f} req/s, seed {seed}"
+    )
+
+
+def runs(mask: NDArray[np.bool_]) -> list[tuple[int, int]]:
+    """(first, past-last) second of each run of True in `mask`."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.astype(np.int8), [0]))))
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]
+
+
+def shade(axes: Axes, mask: NDArray[np.bool_], color: str, label: str | None) -> None:
+    """Shade the seconds of `mask` over the panel's height; one collection, as a long run may hold thousands."""
+    from matplotlib.collections import PolyCollection  # noqa: PLC0415 - only the plot needs it
+
+    boxes = [[(a / 60, 0), (a / 60, 1), (b / 60, 1), (b / 60, 0)] for a, b in runs(mask)]
+    if boxes:
+        shading = PolyCollection(
+            boxes, transform=axes.get_xaxis_transform(), facecolor=color, edgecolor="none", alpha=0.2, label=label
+        )
+        axes.add_collection(shading, autolim=False)
+
+
+def plot_png(s: Scenario, timeline: Timeline, summary: dict[str, Any], title: str) -> bytes:
+    """Demand against ready capacity, replicas, the scaling signal against its target, p95 against the SLO;
+    seconds with rejections and with KEDA's fallback shaded on each panel."""
     import matplotlib  # noqa: PLC0415 - only the plot needs it
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
 
     minutes = np.arange(len(timeline.arrival_rps)) / 60
     smooth = np.convolve(timeline.arrival_rps, np.ones(60) / 60, mode="same")
-    figure, (load, latency) = plt.subplots(2, 1, sharex=True, figsize=(10, 6), constrained_layout=True)
+    per_replica = summary["replica_capacity_rps"]
+    figure, (load, replicas, signal, latency) = plt.subplots(
+        4, 1, sharex=True, figsize=(11, 11), constrained_layout=True
+    )
+    figure.suptitle(title)
+    for axes in (load, replicas, signal, latency):
+        labelled = axes is load  # the shading's legend once, on the top panel
+        shade(axes, timeline.rejected > 0, "tab:red", "seconds with rejections" if labelled else None)
+        shade(axes, timeline.falling_back, "tab:purple", "KEDA answering with its fallback" if labelled else None)
     load.plot(minutes, smooth, label="demand (req/s, 1 min mean)", color="tab:blue")
+    # The profile's tau(b) at full batches, not a measurement: say so where it is drawn.
     load.plot(
-        minutes, timeline.ready * summary["replica_capacity_rps"], label="ready capacity (req/s)", color="tab:green"
+        minutes,
+        timeline.ready * per_replica,
+        label=f"ready capacity, estimated from the profile ({per_replica:,.0f} req/s per replica)",
+        color="tab:green",
     )
     load.set_ylabel("req/s (log)")
     load.set_yscale("log")
-    twin = load.twinx()
-    twin.step(minutes, timeline.desired, where="post", color="tab:orange", alpha=0.6, label="desired replicas")
-    twin.set_ylabel("replicas")
-    load.legend(loc="upper left")
-    twin.legend(loc="upper right")
-    load.set_title(f"{s.stack} / {s.deployment} / {s.model}: demand vs ready capacity")
+    load.set_title("demand vs ready capacity")
+    load.legend(loc="upper left", fontsize="small")
+    replicas.step(minutes, timeline.desired, where="post", color="tab:orange", label="desired replicas")
+    replicas.step(minutes, timeline.ready, where="post", color="tab:green", label="ready replicas")
+    replicas.set_ylabel("replicas")
+    replicas.yaxis.set_major_locator(MaxNLocator(integer=True))
+    replicas.legend(loc="upper left", fontsize="small")
+    per = " per replica" if s.signal.target_type == "AverageValue" else ""
+    signal.step(minutes, timeline.signal, where="post", color="tab:brown", label=f"{s.signal.name}{per}, as read")
+    signal.axhline(s.signal.target, color="black", linestyle="--", label=f"target {s.signal.target:g}")
+    signal.set_ylabel(f"{s.signal.name}{per}")
+    signal.set_title("scaling signal at each HPA sync (gaps: no read)")
+    signal.legend(loc="upper left", fontsize="small")
     latency.plot(minutes, timeline.percentiles(95) * 1000, color="tab:red", label="p95 (ms)")
     latency.axhline(s.slo_seconds * 1000, color="black", linestyle="--", label=f"SLO {s.slo_seconds * 1000:.0f} ms")
     latency.set_yscale("log")
     latency.set_ylabel("ms")
     latency.set_xlabel("minutes")
-    latency.legend(loc="upper left")
+    latency.legend(loc="upper left", fontsize="small")
     image = io.BytesIO()
     figure.savefig(image, format="png", dpi=100)
     plt.close(figure)
     return image.getvalue()
 
 
-def write_outputs(s: Scenario, timeline: Timeline, summary: dict[str, Any], out: Path, plot: bool = True) -> list[Path]:
-    """timeline.csv, summary.json and (with `plot`) timeline.png; returns the paths written.
+def write_outputs(
+    s: Scenario, timeline: Timeline, summary: dict[str, Any], out: Path, plot_title: str | None
+) -> list[Path]:
+    """timeline.csv, summary.json and, unless `plot_title` is None, timeline.png under that title; returns the
+    paths written.
 
     Only into a new or empty folder, or one an earlier simulate wrote, whose files it replaces
     (stackctl/out_folder.py)."""
@@ -95,8 +153,8 @@ def write_outputs(s: Scenario, timeline: Timeline, summary: dict[str, Any], out:
         TIMELINE_FILE: timeline_csv(timeline).encode(),
         SUMMARY_FILE: (json.dumps(summary, indent=2) + "\n").encode(),
     }
-    if plot:
-        files[PLOT_FILE] = plot_png(s, timeline, summary)
+    if plot_title is not None:
+        files[PLOT_FILE] = plot_png(s, timeline, summary, plot_title)
     return claim(out, "simulate").replace(files)
 
 
@@ -117,12 +175,14 @@ DELTA_KEYS = (
 
 
 def deltas(base: dict[str, Any], head: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """(label, base, head, change) per key; change in % where the base is non-zero."""
+    """(label, base, head, change) per key; change in % where the base is non-zero.
+
+    A None value (reaction_seconds when demand never exceeded ready capacity) reads "none"."""
     rows = []
     for key, label in DELTA_KEYS:
         old, new = base.get(key), head.get(key)
         if old is None or new is None:
-            rows.append((label, str(old), str(new), "—"))
+            rows.append((label, "none" if old is None else f"{old:.1f}", "none" if new is None else f"{new:.1f}", "—"))
             continue
         change = f"{(new - old) / old * 100:+.0f}%" if old else ("0" if new == old else "new")
         rows.append((label, f"{old:.1f}", f"{new:.1f}", change))

@@ -22,6 +22,7 @@ from simulator.batcher import BatcherConfig, LatencyProfile
 from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
 from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES
+from simulator.signals import SignalSpec, derived_target
 
 PROFILES = PROJECT_ROOT / "bench" / "results" / "profiles"
 
@@ -35,8 +36,8 @@ class Scenario:
     tau: LatencyProfile
     min_replicas: int
     max_replicas: int
-    queue_target: float
-    """AverageValue target of the queue-depth trigger (pending requests per replica)."""
+    signal: SignalSpec
+    """The load trigger: which signal, against what target."""
     behavior: Behavior
     scrape_seconds: float
     gpus_per_pod: int
@@ -55,6 +56,8 @@ class Scenario:
     """AverageValue target of the GPU-memory trigger (used/total per replica)."""
     gpu_memory_ratio: float | None
     """GPU memory used/total of a serving pod; None: the GPU-memory trigger is left out."""
+    profile: str = ""
+    """The latency profile's file, relative to the project when inside it: what the outputs name."""
 
 
 def rules(policy: ScalePolicy) -> Rules:
@@ -230,7 +233,12 @@ def scenario(
         tau=load_profile(profile),
         min_replicas=spec.replicas.min,
         max_replicas=spec.replicas.max,
-        queue_target=config.scaling.queue_depth_target,
+        signal=SignalSpec(
+            config.scaling.signal,
+            derived_target(
+                config.scaling.signal, batcher, config.scaling.queue_depth_target, config.scaling.busy_ratio_target
+            ),
+        ),
         behavior=Behavior(rules(config.scaling.scale_up), rules(config.scaling.scale_down)),
         scrape_seconds=seconds(config.monitoring.scrape_interval),
         gpus_per_pod=spec.gpus_per_pod,
@@ -244,6 +252,7 @@ def scenario(
         fallback=Fallback(fallback.failure_threshold, fallback.replicas, fallback.behavior) if fallback else None,
         gpu_memory_target=config.scaling.gpu_memory_ratio_target,
         gpu_memory_ratio=sim.gpu_memory_ratio,
+        profile=display_path(profile),
     )
 
 
@@ -253,11 +262,17 @@ def capacity_rps(s: Scenario) -> float:
 
 
 def trigger_rps(s: Scenario) -> float:
-    """Load at which the replica floor's queues reach the trigger's target.
+    """Load at which the replica floor's signal reaches its target, about.
 
-    A request waits up to the batching delay, so a pod holds about rate x delay pending.
+    queue-depth: a request waits up to the batching delay, so a pod holds about rate x delay pending;
+    busy-ratio: instances are busy about rate / capacity of the time at full batches; queue-excess and
+    queue-time stay low until the floor saturates.
     """
-    return s.queue_target / max(s.batcher.max_queue_delay_s, 0.001) * s.min_replicas
+    if s.signal.name == "queue-depth":
+        return s.signal.target / max(s.batcher.max_queue_delay_s, 0.001) * s.min_replicas
+    if s.signal.name == "busy-ratio":
+        return s.signal.target * capacity_rps(s) * s.min_replicas
+    return capacity_rps(s) * s.min_replicas
 
 
 TRACE_RULES = (

@@ -22,6 +22,7 @@ from simulator.hpa import Behavior, Hpa, Metric, Policy, Rules
 from simulator.keda import Fallback, FallbackBehavior, KedaAdapter
 from simulator.report import COLUMNS
 from simulator.scenario import read_trace, scenario, shaped_trace
+from simulator.signals import SignalSpec
 
 QUEUE = (Metric("AverageValue", 10),)
 
@@ -256,14 +257,16 @@ PRODUCTION = scenario(load_stack("production"))
 def test_the_scenario_follows_the_stacks_rendered_config() -> None:
     s = PRODUCTION
     assert (s.deployment, s.model) == ("general", "classifier")
-    assert s.batcher == BatcherConfig(32, 0.005, (), 3, 256, 0.15, True)
-    assert (s.min_replicas, s.max_replicas, s.queue_target) == (2, 10, 10)
+    assert s.batcher == BatcherConfig(32, 0.005, (8, 16), 3, 0, 0.1, True)
+    assert (s.min_replicas, s.max_replicas, s.signal) == (2, 10, SignalSpec("busy-ratio", 0.9))
     assert s.slo_seconds == 0.2
 
 
 def test_a_prometheus_outage_holds_the_fallback_count() -> None:
-    # Production: floor 2, fallback {failureThreshold: 2, replicas: 4, currentReplicasIfHigher}; no load.
-    s = replace(PRODUCTION, pod_start_seconds=20)
+    # Production: floor 2, fallback {failureThreshold: 2, replicas: 4, currentReplicasIfHigher}; no load. Scaling
+    # policies of its own (up: 100% or 4 pods per 15 s; down: 10% a minute after 600 s), not the planned ones.
+    up = Rules(0, (Policy("Percent", 100, 15), Policy("Pods", 4, 15)))
+    s = replace(PRODUCTION, pod_start_seconds=20, behavior=Behavior(up, Rules(600, (Policy("Percent", 10, 60),))))
     timeline = simulate(s, np.zeros(900), seed=1, outages=[(300, 300)])
     # Syncs at 300 and 315 fail (errors: nothing changes); at 330 the third failure exceeds the threshold.
     assert timeline.desired[329] == 2

@@ -1,0 +1,108 @@
+"""The scaling signals KEDA can read from Triton's metrics, as the simulator computes them.
+
+Each signal is what one PromQL query over Triton's /metrics returns at an HPA sync
+(components/keda_scaling.py writes the queries): gauges are read at the latest
+scrape, counters as Prometheus' `rate()` over the last `window` of scrapes.
+
+- `queue-depth`: pending requests (`nv_inference_pending_request_count`), AverageValue.
+  With a batching delay every pod holds about rate x delay pending even far from
+  saturation, so this measures the batcher as much as the load.
+- `queue-excess`: pending requests beyond that expected batch fill, `pending - rate(success) x delay`,
+  at least 0, AverageValue; target: one full batch (`max_batch_size`) per replica.
+- `queue-time`: mean queue time per request, `rate(nv_inference_queue_duration_us) /
+  rate(nv_inference_request_success)`, Value (the HPA scales the ready count by value/target);
+  target: twice the batching delay, the most a request waits while instances keep up.
+- `busy-ratio`: the fraction of time model instances run a batch, `rate(compute_infer) x
+  rate(exec_count) / rate(inference_count) / instances` (Triton adds a batch's compute time
+  to each request in it), AverageValue; target: `scaling.busyRatioTarget`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simulator.batcher import (
+    COUNTER_BUSY_SECONDS,
+    COUNTER_QUEUE_SECONDS,
+    COUNTER_SUCCESS,
+    BatcherConfig,
+    Replica,
+)
+
+Signal = Literal["queue-depth", "queue-excess", "queue-time", "busy-ratio"]
+"""Every signal the simulator compares; a stack's `scaling.signal` names one of the first and last."""
+SIGNALS: tuple[Signal, ...] = get_args(Signal)
+TargetType = Literal["AverageValue", "Value"]
+# queue-time with no batching delay: 1 ms, a batch's worth of waiting on a fast model.
+MIN_QUEUE_TIME_TARGET_S = 0.001
+
+
+@dataclass(frozen=True)
+class SignalSpec:
+    """One signal with the target the HPA compares it to."""
+
+    name: Signal
+    target: float
+    """Per replica for AverageValue; for `queue-time`, seconds."""
+
+    @property
+    def target_type(self) -> TargetType:
+        return "Value" if self.name == "queue-time" else "AverageValue"
+
+
+def derived_target(name: Signal, batcher: BatcherConfig, queue_depth_target: float, busy_ratio_target: float) -> float:
+    """The target of `name` from the stack's settings: configured, or derived from the batching config."""
+    if name == "queue-depth":
+        return queue_depth_target
+    if name == "queue-excess":
+        return float(batcher.max_batch_size if batcher.dynamic else 1)
+    if name == "queue-time":
+        delay = batcher.max_queue_delay_s if batcher.dynamic else 0.0
+        return max(2 * delay, MIN_QUEUE_TIME_TARGET_S)
+    return busy_ratio_target
+
+
+@dataclass
+class Scrapes:
+    """Each serving pod's counters at the scrapes inside the rate window, as Prometheus holds them."""
+
+    window_seconds: float
+    history: list[tuple[float, dict[int, NDArray[np.float64]]]]
+
+    def add(self, now: float, pods: Sequence[tuple[int, Replica]]) -> None:
+        self.history.append((now, {key: replica.counters.copy() for key, replica in pods}))
+        self.history = [(t, c) for t, c in self.history if t >= now - self.window_seconds]
+
+    def rates(self) -> NDArray[np.float64]:
+        """Summed per-second rate of each counter over the pods with two samples in the window."""
+        if len(self.history) < 2:
+            return np.zeros(4)
+        (t_last, last) = self.history[-1]
+        total = np.zeros(4)
+        for key, counters in last.items():
+            first = next(((t, c[key]) for t, c in self.history if key in c and t < t_last), None)
+            if first is not None:
+                total += (counters - first[1]) / (t_last - first[0])
+        return total
+
+
+def read(spec: SignalSpec, batcher: BatcherConfig, pending: float, rates: NDArray[np.float64]) -> float | None:
+    """The query's value for the deployment (AverageValue: summed over pods), None when it has no series."""
+    if spec.name == "queue-depth":
+        return float(pending)
+    if spec.name == "queue-excess":
+        delay = batcher.max_queue_delay_s if batcher.dynamic else 0.0
+        return max(float(pending - rates[COUNTER_SUCCESS] * delay), 0.0)
+    if rates[COUNTER_SUCCESS] <= 0:
+        # rate(success) is 0 when idle: the division yields no series and KEDA's read fails, so the
+        # queries add `or vector(0)` to read an idle deployment as 0.
+        return 0.0
+    if spec.name == "queue-time":
+        return float(rates[COUNTER_QUEUE_SECONDS] / rates[COUNTER_SUCCESS])
+    # Busy instance-seconds per second over the pods, per model instance.
+    return float(rates[COUNTER_BUSY_SECONDS] / batcher.instances)

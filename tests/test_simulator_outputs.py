@@ -1,0 +1,176 @@
+"""What `stackctl simulate` hands an SRE (issue 17, point 4): a plot that says what ran and why it scaled,
+summary.json that records its inputs, a reaction time that is null when there was nothing to react to, and
+timeline.csv with the signal and KEDA's fallback."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import simulator.report
+from platform_config.loader import load_stack
+from platform_config.paths import PROJECT_ROOT
+from simulator.engine import Timeline, reaction_seconds, simulate, summary
+from simulator.report import COLUMNS, deltas, plot_title, runs, timeline_csv
+from simulator.scenario import Scenario, capacity_rps, scenario, shaped_trace, trigger_rps
+from stackctl.cli import main
+
+STAGING = PROJECT_ROOT / "stacks" / "Pulumi.staging.yaml"
+CLASSIFIER_PROFILE = PROJECT_ROOT / "bench" / "results" / "profiles" / "classifier.json"
+
+
+def test_reaction_is_the_longest_shortfall_and_none_without_one() -> None:
+    # 200 req/s from second 30 against 100 of capacity until second 50, then 300. The 10 s mean over
+    # seconds t-5..t+4 passes 100 once six of them carry 200, at t = 31: short from 31 to 49.
+    demand = np.where(np.arange(120) < 30, 0.0, 200.0)
+    capacity = np.where(np.arange(120) < 50, 100.0, 300.0)
+    assert reaction_seconds(demand, capacity) == 19.0
+    # Never short: nothing to react to, not a reaction of 0 s.
+    assert reaction_seconds(demand, np.full(120, 300.0)) is None
+
+
+def test_a_4x_step_past_the_floor_takes_a_node_and_a_pod_start_to_catch_up() -> None:
+    s = scenario(load_stack("staging"))
+    rate = shaped_trace("step", 2 * trigger_rps(s), hours=0.1)
+    step_at = int(np.argmax(rate > rate[0]))
+    # The built-in step: a quarter of the peak under the floor's estimated capacity, then the peak above it.
+    floor = capacity_rps(s) * s.min_replicas
+    assert (rate[-1] / rate[0], step_at) == (4.0, 90)
+    assert rate[0] < floor < rate[-1]
+    reaction = summary(s, simulate(s, rate, seed=0))["reaction_seconds"]
+    assert isinstance(reaction, float)
+    # Staging's one warm GPU node is taken, so capacity catches up only once a new node and a pod on it are up,
+    # and it does before the run ends.
+    assert s.node_provision_seconds + s.pod_start_seconds <= reaction < len(rate) - step_at
+
+
+def test_a_flat_trace_far_below_one_replica_has_nothing_to_react_to() -> None:
+    s = scenario(load_stack("dev"))
+    rate = np.full(300, capacity_rps(s) / 100)
+    assert summary(s, simulate(s, rate, seed=0))["reaction_seconds"] is None
+
+
+def test_timeline_csv_carries_the_signal_and_the_fallback() -> None:
+    timeline = Timeline.empty(3)
+    timeline.signal[:] = [np.nan, 2.5, 0.125]
+    timeline.falling_back[:] = [False, True, False]
+    rows = list(csv.DictReader(io.StringIO(timeline_csv(timeline))))
+    assert COLUMNS[-2:] == ("signal", "fallback")
+    assert tuple(rows[0]) == COLUMNS
+    assert [(r["signal"], r["fallback"]) for r in rows] == [("", "0"), ("2.5", "1"), ("0.125", "0")]
+
+
+def test_runs_are_the_shaded_spans() -> None:
+    mask = np.array([False, True, True, False, True])
+    assert runs(mask) == [(1, 3), (4, 5)]
+    assert runs(np.zeros(4, np.bool_)) == []
+
+
+def test_the_plot_title_names_what_ran() -> None:
+    s = scenario(load_stack("staging"))
+    assert s.profile == "bench/results/profiles/classifier.json"
+    assert (
+        plot_title(s, 15000.0, 3) == "staging: general/classifier, profile classifier.json, peak demand 15,000 req/s, "
+        "seed 3"
+    )
+
+
+def test_a_missing_reaction_reads_none_in_the_deltas() -> None:
+    base = {"reaction_seconds": None, "p95_ms": 10.0}
+    head = {"reaction_seconds": 12.0, "p95_ms": 12.5}
+    rows = {label: row for label, *row in deltas(base, head)}
+    assert rows["reaction s"] == ["none", "12.0", "—"]
+    assert rows["p95 ms"] == ["10.0", "12.5", "+25%"]
+
+
+def _staging_with_profile(tmp_path: Path, profile: Path) -> Path:
+    """Staging's stack file, its simulation reading `profile`."""
+    stack = tmp_path / "Pulumi.staging.yaml"
+    text = STAGING.read_text(encoding="utf-8")
+    anchor = "  triton-platform:scaling:\n"
+    assert anchor in text
+    stack.write_text(text.replace(anchor, f"{anchor}    simulation: {{profile: {json.dumps(str(profile))}}}\n"))
+    return stack
+
+
+def test_simulate_records_a_trace_file_and_titles_the_plot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "classifier-h100.json"
+    shutil.copy(CLASSIFIER_PROFILE, profile)
+    stack = _staging_with_profile(tmp_path, profile)
+    trace = tmp_path / "trace.csv"
+    trace.write_text("t_seconds,rps\n0,2000\n60,12000\n179,12000\n")
+    titles: list[str] = []
+    plot = simulator.report.plot_png
+
+    def recording(s: Scenario, timeline: Timeline, result: dict[str, Any], title: str) -> bytes:
+        titles.append(title)
+        return plot(s, timeline, result, title)
+
+    monkeypatch.setattr(simulator.report, "plot_png", recording)
+    out = tmp_path / "out"
+    code = main(["simulate", "--config", str(stack), "--trace", str(trace), "--seed", "5", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert titles == ["staging: general/classifier, profile classifier-h100.json, peak demand 12,000 req/s, seed 5"]
+    assert (out / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    result = json.loads((out / "summary.json").read_text())
+    assert result["inputs"] == {
+        "stack": "staging",
+        "stack_file": str(stack),
+        "stack_sha256": hashlib.sha256(stack.read_bytes()).hexdigest(),
+        "deployment": "general",
+        "model": "classifier",
+        "profile": str(profile),
+        "trace": {"file": str(trace), "sha256": hashlib.sha256(trace.read_bytes()).hexdigest()},
+        "seed": 5,
+        "metrics_outages": [],
+    }
+    # The earlier keys stay beside the inputs.
+    assert {"p95_ms", "rejected_pct", "gpu_hours", "reaction_seconds", "replica_capacity_rps"} <= set(result)
+
+
+def test_simulate_records_a_built_in_shape(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    argv = ["simulate", "--stack", "staging", "--profile", "step", "--hours", "0.1", "--no-plot", "--out", str(out)]
+    code = main([*argv, "--metrics-outage", "200:30"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    result = json.loads((out / "summary.json").read_text())
+    s = scenario(load_stack("staging"))
+    assert result["inputs"] == {
+        "stack": "staging",
+        "stack_file": "stacks/Pulumi.staging.yaml",
+        "stack_sha256": hashlib.sha256(STAGING.read_bytes()).hexdigest(),
+        "deployment": "general",
+        "model": "classifier",
+        "profile": "bench/results/profiles/classifier.json",
+        # The default peak: twice the load that fires the trigger on the floor.
+        "trace": {"shape": "step", "peak_rps": 2 * trigger_rps(s), "hours": 0.1},
+        "seed": 0,
+        "metrics_outages": [[200.0, 30.0]],
+    }
+    assert result["reaction_seconds"] > 0
+    assert f"reaction_seconds: {result['reaction_seconds']:.1f}" in captured.out
+    assert not (out / "timeline.png").exists()
+
+
+def test_simulate_prints_none_when_demand_never_exceeded_capacity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "flat.csv"
+    trace.write_text("t_seconds,rps\n0,20\n119,20\n")
+    out = tmp_path / "out"
+    code = main(["simulate", "--stack", "dev", "--trace", str(trace), "--no-plot", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "  reaction_seconds: none (demand never exceeded ready capacity)\n" in captured.out
+    assert json.loads((out / "summary.json").read_text())["reaction_seconds"] is None
