@@ -36,9 +36,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.triton_load import INPUTS, load, stack_server  # noqa: E402
+from components.scaling_signal import COMPUTE_PHASES  # noqa: E402
 from local_triton.server import TritonServer  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
-from simulator.batcher import Outcome, Replica  # noqa: E402
+from simulator.batcher import (  # noqa: E402
+    COUNTER_BUSY_SECONDS,
+    COUNTER_QUEUE_SECONDS,
+    COUNTER_SUCCESS,
+    Outcome,
+    Replica,
+)
 from simulator.scenario import scenario  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "simulator_fidelity.json"
@@ -70,7 +77,10 @@ def simulated(stack: str, model: str, rate: float, seconds: float, seeds: list[i
             replica.advance(np.inf, out)
             latencies = np.concatenate(out.latencies)
             rejected = sum(len(r) for r in out.rejected_at)
+            counters = replica.counters
             found |= {
+                "busy_ratio": counters[COUNTER_BUSY_SECONDS] / seconds / s.batcher.instances,
+                "queue_ms": 1000 * counters[COUNTER_QUEUE_SECONDS] / max(counters[COUNTER_SUCCESS], 1),
                 f"{side}_p50_ms": percentile(latencies, 50) * 1000,
                 f"{side}_p95_ms": percentile(latencies, 95) * 1000,
                 "throughput": len(latencies) / seconds,
@@ -80,11 +90,25 @@ def simulated(stack: str, model: str, rate: float, seconds: float, seeds: list[i
     return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
 
 
-def server_quantiles(server: TritonServer, model: str) -> dict[str, float]:
-    """p50 and p95 (ms) of the server's request summary: every request since this server started."""
+def server_quantiles(server: TritonServer, model: str, seconds: float, instances: int) -> dict[str, float]:
+    """p50 and p95 (ms) of the server's request summary, and the two counter signals (simulator/signals.py),
+    over every request since this server started: the busy ratio of its instances over the run's `seconds`,
+    and the mean queue time per request."""
     with urllib.request.urlopen(server.metrics_url, timeout=10) as response:
         text = response.read().decode()
-    found = {}
+
+    def counter(name: str) -> float:
+        prefix = f'{name}{{model="{model}",'
+        return float(next(x for x in text.splitlines() if x.startswith(prefix)).rsplit(" ", 1)[1])
+
+    # Triton adds a batch's compute times to each request in it: x executions / inferences is the batches' time.
+    held_us = sum(counter(f"nv_inference_compute_{phase}_duration_us") for phase in COMPUTE_PHASES)
+    busy_us = held_us * counter("nv_inference_exec_count")
+    busy_us /= max(counter("nv_inference_count"), 1)
+    found = {
+        "busy_ratio": busy_us / 1e6 / seconds / instances,
+        "queue_ms": counter("nv_inference_queue_duration_us") / max(counter("nv_inference_request_success"), 1) / 1000,
+    }
     for q in ("0.5", "0.95"):
         prefix = f'nv_inference_request_summary_us{{model="{model}",'
         line = next(x for x in text.splitlines() if x.startswith(prefix) and f'quantile="{q}"' in x)
@@ -138,10 +162,11 @@ def measure(stack: str, model: str, rate: float, seconds: float, seeds: list[int
     tenant of this shared machine moves the median little.
     """
     runs = []
+    instances = scenario(load_stack(stack), model=model).batcher.instances
     for seed in seeds:
         with stack_server(stack, model) as (server, _):
             run = load(server, model, arrivals=poisson_arrivals(rate, seconds, seed))
-            quantiles = server_quantiles(server, model)
+            quantiles = server_quantiles(server, model, seconds, instances)
         latencies, rejected = run["latencies"], run["rejected"]
         runs.append(
             {
@@ -171,8 +196,9 @@ def table(result: dict[str, Any]) -> str:
         f"±{TOLERANCE:.0%}.",
         "",
         "| offered req/s | real req/s | sim req/s | error | server p50 ms real/sim | server p95 ms real/sim | error "
-        "| client p50 ms real/sim | client p95 ms real/sim | error | client send lag p95 ms |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| client p50 ms real/sim | client p95 ms real/sim | error | busy ratio real/sim | queue ms per request "
+        "real/sim | client send lag p95 ms |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for level in result["levels"] + result["beyond"]:
         real = level["real"]
@@ -186,7 +212,9 @@ def table(result: dict[str, Any]) -> str:
             f"{error(sim['server_p95_ms'], real['server_p95_ms']):+.0%} | "
             f"{real['client_p50_ms']:.2f} / {sim['client_p50_ms']:.2f} | "
             f"{real['client_p95_ms']:.2f} / {sim['client_p95_ms']:.2f} | "
-            f"{error(sim['client_p95_ms'], real['client_p95_ms']):+.0%} | {real['send_lag_p95_ms']:.1f} |"
+            f"{error(sim['client_p95_ms'], real['client_p95_ms']):+.0%} | "
+            f"{real['busy_ratio']:.2f} / {sim['busy_ratio']:.2f} | {real['queue_ms']:.2f} / {sim['queue_ms']:.2f} | "
+            f"{real['send_lag_p95_ms']:.1f} |"
         )
     return "\n".join(lines)
 

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from components import monitoring_rules as rules
+from components.scaling_signal import ScalingSignal
 from components.triton_manifests import deployment_object_name
 from platform_config.schema import PlatformConfig
 
@@ -36,10 +37,12 @@ def _panel(panel_id: int, title: str, unit: str, targets: list[tuple[str, str]])
     }
 
 
-def panel_queries(config: PlatformConfig, deployment: str) -> list[tuple[str, str, list[tuple[str, str]]]]:
+def panel_queries(
+    config: PlatformConfig, deployment: str, signal: ScalingSignal
+) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """(title, unit, [(expr, legend)]) of every panel: also what the metric-name test reads."""
     ns, target = config.kubernetes.namespace, deployment_object_name(deployment)
-    window = rules.rate_window(rules.duration_seconds(config.monitoring.scrape_interval))
+    window = rules.rate_window(config.monitoring.scrape_interval)
     model = f'namespace="{ns}", deployment="{target}", model=~"$model"'
     dep = f'namespace="{ns}", deployment="{target}"'
     max_replicas = config.serving.deployments[deployment].replicas.max
@@ -56,13 +59,11 @@ def panel_queries(config: PlatformConfig, deployment: str) -> list[tuple[str, st
         ("Queue time per request", "s", [(f"{rules.QUEUE_SECONDS}{window}{{{model}}}", "{{model}}")]),
         ("Average batch size", "short", [(f"{rules.BATCH_SIZE}{window}{{{model}}}", "{{model}}")]),
         (
-            "Pending requests per replica",
+            f"Scaling signal: {signal.name} per replica",
             "short",
-            [
-                (f"{rules.PENDING_PER_REPLICA}{{{dep}}}", "per replica"),
-                (f"{config.scaling.queue_depth_target:g}", "target"),
-            ],
+            [(signal.per_replica, "per replica"), (f"{signal.target:g}", "target")],
         ),
+        ("Pending requests per replica", "short", [(f"{rules.PENDING_PER_REPLICA}{{{dep}}}", "per replica")]),
         ("GPU utilization", "percentunit", [(f"{rules.GPU_UTILIZATION_POD}{{{dep}}}", "{{pod}}")]),
         ("GPU memory used", "percentunit", [(f"{rules.GPU_MEMORY_RATIO_POD}{{{dep}}}", "{{pod}}")]),
         (
@@ -87,11 +88,11 @@ def panel_queries(config: PlatformConfig, deployment: str) -> list[tuple[str, st
     ]
 
 
-def dashboard(config: PlatformConfig, deployment: str) -> dict[str, Any]:
+def dashboard(config: PlatformConfig, deployment: str, signal: ScalingSignal) -> dict[str, Any]:
     ns, target = config.kubernetes.namespace, deployment_object_name(deployment)
     panels = [
         _panel(i + 1, title, unit, targets)
-        for i, (title, unit, targets) in enumerate(panel_queries(config, deployment))
+        for i, (title, unit, targets) in enumerate(panel_queries(config, deployment, signal))
     ]
     return {
         "uid": f"{ns}-{target}"[:40],
@@ -120,7 +121,9 @@ def dashboard(config: PlatformConfig, deployment: str) -> dict[str, Any]:
     }
 
 
-def dashboard_manifest(config: PlatformConfig, deployment: str, labels: dict[str, str]) -> dict[str, Any]:
+def dashboard_manifest(
+    config: PlatformConfig, deployment: str, signal: ScalingSignal, labels: dict[str, str]
+) -> dict[str, Any]:
     target = deployment_object_name(deployment)
     return {
         "apiVersion": "v1",
@@ -131,5 +134,5 @@ def dashboard_manifest(config: PlatformConfig, deployment: str, labels: dict[str
             "labels": {**labels, **DASHBOARD_LABEL},
             "annotations": {FOLDER_ANNOTATION: config.monitoring.grafana_folder},
         },
-        "data": {f"{target}.json": json.dumps(dashboard(config, deployment), indent=2, sort_keys=True)},
+        "data": {f"{target}.json": json.dumps(dashboard(config, deployment, signal), indent=2, sort_keys=True)},
     }

@@ -1,4 +1,4 @@
-"""KEDA autoscaling of each Triton deployment on Triton's own queue and GPU-memory metrics.
+"""KEDA autoscaling of each Triton deployment on Triton's own metrics: its scaling signal and GPU memory.
 
 Builders return plain manifests; `KedaScaling` wires them, after KEDA itself
 (installed from its pinned chart, or already running) and after the
@@ -7,6 +7,7 @@ Deployments it scales. The Deployments carry no `replicas`: KEDA's HPA owns it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -16,12 +17,13 @@ from components.helm_chart import HelmChartArgs, InstalledChart
 from components.kubernetes_objects import create_object
 from components.namespace import platform_labels
 from components.policy_exceptions import exception_annotations
+from components.scaling_signal import ScalingSignal
 from components.triton_manifests import deployment_object_name
 from platform_config.schema import DeploymentConfig, PlatformConfig, ScalePolicy
 
 TYPE_TOKEN = "triton-platform:scaling:KedaScaling"
 AUTH_NAME = "triton-prometheus"
-QUEUE_TRIGGER, GPU_TRIGGER = "queue-depth", "gpu-memory"
+GPU_TRIGGER = "gpu-memory"
 # KEDA's own metrics and a ServiceMonitor for them, for the KedaScalerErrors alert (chart values.yaml `prometheus`).
 KEDA_VALUES = {"prometheus": {"operator": {"enabled": True, "serviceMonitor": {"enabled": True}}}}
 
@@ -32,16 +34,11 @@ def prometheus_address(config: PlatformConfig) -> str:
     return scaling.prometheus_address or f"http://prometheus-operated.{config.monitoring.prometheus.namespace}.svc:9090"
 
 
-def trigger_queries(config: PlatformConfig, deployment: str) -> dict[str, str]:
-    """Each trigger's query: scoped to one deployment by ServiceMonitor labels, aggregated to one series."""
+def gpu_memory_query(config: PlatformConfig, deployment: str) -> str:
+    """The GPU-memory trigger's query: scoped to one deployment by ServiceMonitor labels, one series."""
     sel = f'namespace="{config.kubernetes.namespace}", deployment="{deployment_object_name(deployment)}"'
-    return {
-        # Total queued requests; AverageValue divides by the replica count: queue depth per replica.
-        QUEUE_TRIGGER: f"sum(nv_inference_pending_request_count{{{sel}}})",
-        # Sum of each pod's GPU memory ratio; AverageValue makes it the average ratio per replica.
-        GPU_TRIGGER: f"sum(sum by (pod) (nv_gpu_memory_used_bytes{{{sel}}})"
-        f" / sum by (pod) (nv_gpu_memory_total_bytes{{{sel}}}))",
-    }
+    # Sum of each pod's GPU memory ratio; AverageValue makes it the average ratio per replica.
+    return f"sum(sum by (pod) (nv_gpu_memory_used_bytes{{{sel}}}) / sum by (pod) (nv_gpu_memory_total_bytes{{{sel}}}))"
 
 
 def _behavior(policy: ScalePolicy) -> dict[str, Any]:
@@ -69,10 +66,11 @@ def _trigger(config: PlatformConfig, name: str, query: str, threshold: float, ac
     return trigger
 
 
-def scaled_object_manifest(config: PlatformConfig, name: str, deployment: DeploymentConfig) -> dict[str, Any]:
+def scaled_object_manifest(
+    config: PlatformConfig, name: str, deployment: DeploymentConfig, signal: ScalingSignal
+) -> dict[str, Any]:
     scaling = config.scaling
     target = deployment_object_name(name)
-    queries = trigger_queries(config, name)
     annotations = {}
     if scaling.paused:
         annotations["autoscaling.keda.sh/paused"] = "true"
@@ -99,14 +97,15 @@ def scaled_object_manifest(config: PlatformConfig, name: str, deployment: Deploy
             },
         },
         "triggers": [
+            # Activation is KEDA's 0 <-> 1 step, inert with replicas.min >= 1; the queue-depth signal keeps its own.
             _trigger(
                 config,
-                QUEUE_TRIGGER,
-                queries[QUEUE_TRIGGER],
-                scaling.queue_depth_target,
-                scaling.activation_queue_depth,
+                signal.name,
+                signal.query,
+                signal.target,
+                scaling.activation_queue_depth if signal.name == "queue-depth" else 0,
             ),
-            _trigger(config, GPU_TRIGGER, queries[GPU_TRIGGER], scaling.gpu_memory_ratio_target, 0),
+            _trigger(config, GPU_TRIGGER, gpu_memory_query(config, name), scaling.gpu_memory_ratio_target, 0),
         ],
     }
     if scaling.fallback is not None:
@@ -136,14 +135,14 @@ def trigger_authentication_manifest(config: PlatformConfig) -> dict[str, Any] | 
     }
 
 
-def scaling_manifests(config: PlatformConfig) -> dict[str, dict[str, Any]]:
-    """Every KEDA object of the stack, by role."""
+def scaling_manifests(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> dict[str, dict[str, Any]]:
+    """Every KEDA object of the stack, by role; `signals`: each deployment's (components/scaling_signal.py)."""
     out: dict[str, dict[str, Any]] = {}
     auth = trigger_authentication_manifest(config)
     if auth is not None:
         out["prometheus-auth"] = auth
     for name, deployment in sorted(config.serving.deployments.items()):
-        out[f"{name}-scaled-object"] = scaled_object_manifest(config, name, deployment)
+        out[f"{name}-scaled-object"] = scaled_object_manifest(config, name, deployment, signals[name])
     return out
 
 
@@ -154,6 +153,9 @@ class KedaScalingArgs:
 
     deployments: dict[str, pulumi.CustomResource]
     """The Triton Deployments to scale, by deployment name."""
+
+    signals: Mapping[str, ScalingSignal]
+    """Each deployment's scaling signal (query and target), by deployment name."""
 
     kube_version: str | None = None
     """Kubernetes version KEDA's chart is templated for when rendering; None when deploying (the API server's)."""
@@ -170,7 +172,7 @@ class KedaScaling(pulumi.ComponentResource):
         if config.scaling.keda.mode == "install":
             before.append(self._install(name, config, child, args.kube_version))
         ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=before))
-        for role, manifest in scaling_manifests(config).items():
+        for role, manifest in scaling_manifests(config, args.signals).items():
             create_object(f"{name}-{role}", manifest, ordered)
         self.register_outputs({})
 

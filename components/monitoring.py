@@ -7,6 +7,7 @@ for it (its CRDs); with `existing` only the platform's own objects are made.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -20,6 +21,7 @@ from components.kubernetes_objects import create_object
 from components.monitoring_rules import rule_groups
 from components.namespace import platform_labels
 from components.policy_exceptions import exception_annotations
+from components.scaling_signal import ScalingSignal
 from components.triton_manifests import APP_NAME
 from platform_config.schema import PlatformConfig
 
@@ -69,12 +71,12 @@ def service_monitor_manifest(config: PlatformConfig) -> dict[str, Any]:
     }
 
 
-def prometheus_rule_manifest(config: PlatformConfig) -> dict[str, Any]:
+def prometheus_rule_manifest(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> dict[str, Any]:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
         "metadata": {"name": "triton-platform", "namespace": config.kubernetes.namespace, "labels": _labels(config)},
-        "spec": {"groups": rule_groups(config)},
+        "spec": {"groups": rule_groups(config, signals)},
     }
 
 
@@ -135,15 +137,15 @@ def chart_values(config: PlatformConfig) -> dict[str, Any]:
     }
 
 
-def monitoring_manifests(config: PlatformConfig) -> dict[str, dict[str, Any]]:
+def monitoring_manifests(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> dict[str, dict[str, Any]]:
     """The platform's own monitoring objects, by role (the chart, in install mode, is separate)."""
     out = {
         "service-monitor": service_monitor_manifest(config),
-        "rules": prometheus_rule_manifest(config),
+        "rules": prometheus_rule_manifest(config, signals),
         "alert-routing": alertmanager_config_manifest(config, _labels(config)),
     }
     for name in sorted(config.serving.deployments):
-        out[f"{name}-dashboard"] = dashboard_manifest(config, name, platform_labels(config.environment))
+        out[f"{name}-dashboard"] = dashboard_manifest(config, name, signals[name], platform_labels(config.environment))
     return out
 
 
@@ -151,6 +153,9 @@ def monitoring_manifests(config: PlatformConfig) -> dict[str, dict[str, Any]]:
 class MonitoringArgs:
     config: PlatformConfig
     """The stack's validated configuration."""
+
+    signals: Mapping[str, ScalingSignal]
+    """Each deployment's scaling signal, for its recording rule, dashboard panel and at-ceiling alert."""
 
     kube_version: str | None = None
     """Kubernetes version the chart is templated for when the stack renders; None when deploying (the API server's)."""
@@ -191,7 +196,7 @@ class Monitoring(pulumi.ComponentResource):
                 child,
             )
         ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after))
-        for role, manifest in monitoring_manifests(config).items():
+        for role, manifest in monitoring_manifests(config, args.signals).items():
             create_object(f"{name}-{role}", manifest, ordered)
         self.register_outputs({"grafanaAdminPassword": self.grafana_admin_password})
 

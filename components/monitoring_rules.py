@@ -8,11 +8,15 @@ labels because the ServiceMonitor's relabelings put them there.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components.triton_manifests import deployment_object_name
-from platform_config.schema import PlatformConfig, Severity
+from platform_config.schema import PlatformConfig, Severity, duration_seconds
+
+if TYPE_CHECKING:  # scaling_signal builds on this module's records
+    from components.scaling_signal import ScalingSignal
 
 BY_MODEL = "namespace, deployment, model"
 BY_DEPLOYMENT = "namespace, deployment"
@@ -25,6 +29,8 @@ QUEUE_SECONDS = "namespace_deployment_model:nv_inference_queue_seconds_per_reque
 LATENCY_P95 = "namespace_deployment_model:nv_inference_request_seconds:p95"
 LATENCY_P99 = "namespace_deployment_model:nv_inference_request_seconds:p99"
 PENDING_PER_REPLICA = "namespace_deployment:nv_inference_pending_request_count:avg_per_replica"
+BUSY_RATIO = "namespace_deployment:nv_inference_instance_busy:ratio"
+"""The mean over pods of each pod's busiest model's instance busy ratio (components/scaling_signal.py)."""
 GPU_UTILIZATION_POD = "namespace_deployment_pod:nv_gpu_utilization:avg"
 GPU_UTILIZATION = "namespace_deployment:nv_gpu_utilization:avg"
 GPU_MEMORY_RATIO_POD = "namespace_deployment_pod:nv_gpu_memory_used:ratio"
@@ -44,35 +50,19 @@ class Alert:
     """Extra labels: the deployment and model a per-deployment rule is about."""
 
 
-def rate_window(scrape_interval_seconds: float) -> str:
+def rate_window(scrape_interval: str) -> str:
     """rate() needs at least four samples to be stable: 1m, or four scrape intervals if longer."""
-    seconds = max(60, int(4 * scrape_interval_seconds))
+    seconds = max(60, int(4 * duration_seconds(scrape_interval)))
     return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
-
-
-def duration_seconds(duration: str) -> float:
-    """Seconds in a Prometheus duration such as 1h30m."""
-    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
-    total, number = 0.0, ""
-    i = 0
-    while i < len(duration):
-        if duration[i].isdigit():
-            number += duration[i]
-            i += 1
-            continue
-        unit = "ms" if duration[i : i + 2] == "ms" else duration[i]
-        total += int(number) * units[unit]
-        number, i = "", i + len(unit)
-    return total
 
 
 def _selector(config: PlatformConfig) -> str:
     return f'namespace="{config.kubernetes.namespace}"'
 
 
-def recording_rules(config: PlatformConfig) -> list[dict[str, str]]:
+def recording_rules(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> list[dict[str, Any]]:
     sel = _selector(config)
-    window = rate_window(duration_seconds(config.monitoring.scrape_interval))
+    window = rate_window(config.monitoring.scrape_interval)
 
     def rate(metric: str, by: str) -> str:
         return f"sum by ({by}) (rate({metric}{{{sel}}}[{window}]))"
@@ -106,14 +96,16 @@ def recording_rules(config: PlatformConfig) -> list[dict[str, str]]:
             f" / sum by ({BY_POD}) (nv_gpu_memory_total_bytes{{{sel}}})",
         ),
     ]
-    return [{"record": record, "expr": expr} for record, expr in rules]
+    # The deployments' own scaling-signal rules (busy ratio: its instance counts are per deployment).
+    own = [signal.record for _, signal in sorted(signals.items()) if signal.record is not None]
+    return [{"record": record, "expr": expr} for record, expr in rules] + own
 
 
-def alerts(config: PlatformConfig) -> list[Alert]:
+def alerts(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> list[Alert]:
     """Every alert, thresholds and `for:` from the stack's config."""
     sel, ns = _selector(config), config.kubernetes.namespace
     thresholds = config.monitoring.alerts
-    window = rate_window(duration_seconds(config.monitoring.scrape_interval))
+    window = rate_window(config.monitoring.scrape_interval)
     slo_s = config.serving.p95_latency_slo_ms / 1000
     out = [
         Alert(
@@ -205,12 +197,14 @@ def alerts(config: PlatformConfig) -> list[Alert]:
         )
     for name, deployment in sorted(config.serving.deployments.items()):
         target = deployment_object_name(name)
-        out += _per_deployment_alerts(config, ns, target, deployment.replicas.max, sorted(deployment.models))
+        out += _per_deployment_alerts(
+            config, ns, target, deployment.replicas.max, sorted(deployment.models), signals[name]
+        )
     return out
 
 
-def _per_deployment_alerts(
-    config: PlatformConfig, ns: str, target: str, max_replicas: int, models: list[str]
+def _per_deployment_alerts(  # noqa: PLR0917 - one deployment's facts
+    config: PlatformConfig, ns: str, target: str, max_replicas: int, models: list[str], signal: ScalingSignal
 ) -> list[Alert]:
     thresholds = config.monitoring.alerts
     sel = f'namespace="{ns}", deployment="{target}"'
@@ -219,13 +213,14 @@ def _per_deployment_alerts(
         out.append(
             Alert(
                 "TritonQueueBacklogAtMaxReplicas",
-                f"{PENDING_PER_REPLICA}{{{sel}}} > {config.scaling.queue_depth_target:g}"
+                f"{signal.per_replica} > {signal.target:g}"
                 f" and on (namespace, deployment) kube_deployment_spec_replicas{{{sel}}} >= {max_replicas}",
                 thresholds.backlog_at_max_for,
                 "critical",
                 f"{target} is at its {max_replicas}-replica ceiling and requests still queue",
-                f"More than {config.scaling.queue_depth_target:g} requests pending per replica in {target}, which "
-                f"already runs replicas.max ({max_replicas}): raise replicas.max and the GPU pool, or shed load.",
+                f"The scaling signal ({signal.name}) of {target} is above its target of {signal.target:g} per "
+                f"replica while it already runs replicas.max ({max_replicas}): raise replicas.max and the GPU "
+                "pool, or shed load.",
                 (("deployment", target),),
             )
         )
@@ -262,13 +257,13 @@ def alert_rule(alert: Alert, config: PlatformConfig) -> dict[str, Any]:
     }
 
 
-def rule_groups(config: PlatformConfig) -> list[dict[str, Any]]:
-    """The rule file's groups, exactly as the PrometheusRule carries them."""
+def rule_groups(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> list[dict[str, Any]]:
+    """The rule file's groups, exactly as the PrometheusRule carries them; `signals` by deployment."""
     return [
         {
             "name": "triton-platform.recording",
             "interval": config.monitoring.scrape_interval,
-            "rules": recording_rules(config),
+            "rules": recording_rules(config, signals),
         },
-        {"name": "triton-platform.alerts", "rules": [alert_rule(a, config) for a in alerts(config)]},
+        {"name": "triton-platform.alerts", "rules": [alert_rule(a, config) for a in alerts(config, signals)]},
     ]

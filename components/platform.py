@@ -15,6 +15,7 @@ from components.kubernetes_objects import create_object
 from components.kubernetes_provider import check_reachable, create_provider, deploys, provider_options, render_dir
 from components.monitoring import Monitoring, MonitoringArgs
 from components.namespace import namespace_manifests
+from components.scaling_signal import scaling_signals
 from components.triton_serving import TritonServing, TritonServingArgs
 from model_repository.render import render_repository
 from model_repository.source import DEFAULT_MODEL_REPO, read_repository
@@ -72,10 +73,13 @@ class TritonPlatform(pulumi.ComponentResource):
         create_object(f"{name}-default-deny-egress", objects["default-deny-egress"], in_namespace)
         # First: in install mode it brings the Prometheus Operator's CRDs, which the GPU pool's and
         # KEDA's ServiceMonitors need in the same `pulumi up`.
-        self.monitoring = Monitoring(f"{name}-monitoring", MonitoringArgs(config, args.kube_version), in_namespace)
+        rendered = render_repository(args.stack, config, read_repository(DEFAULT_MODEL_REPO))
+        signals = scaling_signals(config, rendered)
+        self.monitoring = Monitoring(
+            f"{name}-monitoring", MonitoringArgs(config, signals, args.kube_version), in_namespace
+        )
         operator = self.monitoring.operator
         self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", GpuNodePoolArgs(config, operator), in_namespace)
-        rendered = render_repository(args.stack, config, read_repository(DEFAULT_MODEL_REPO))
         self.serving = TritonServing(
             f"{name}-serving",
             TritonServingArgs(args.stack, config, rendered, self.gpu_pool.contract),
@@ -84,7 +88,7 @@ class TritonPlatform(pulumi.ComponentResource):
         if config.scaling.enabled:
             KedaScaling(
                 f"{name}-scaling",
-                KedaScalingArgs(config, self.serving.deployments, args.kube_version),
+                KedaScalingArgs(config, self.serving.deployments, signals, args.kube_version),
                 # KEDA's chart brings a ServiceMonitor too.
                 pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=operator)),
             )

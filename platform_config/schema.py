@@ -1084,6 +1084,10 @@ class SimulationConfig(Strict):
     """Image pull, model load and first readiness of a pod on a node already up (seeds: 30-60 s)."""
 
 
+ScalingSignal = Literal["busy-ratio", "queue-depth"]
+"""The signals `scaling.signal` may name (components/scaling_signal.py queries them, simulator/signals.py models them)."""
+
+
 class ScalingConfig(Strict):
     """KEDA autoscaling on Triton's Prometheus metrics."""
 
@@ -1093,8 +1097,14 @@ class ScalingConfig(Strict):
     polling_interval_seconds: Annotated[int, Field(ge=1, le=3600)] = 30
     """KEDA `pollingInterval`: how often KEDA's own loop checks the triggers. That loop only scales between 0 and 1; above 1 the HPA (15 s sync) drives scaling, so with `replicas.min >= 1` it matters little."""
 
+    signal: ScalingSignal = "busy-ratio"
+    """The load trigger. `busy-ratio`: the share of time each pod's busiest model keeps its instances running batches, against `busyRatioTarget`; it measures overload, not the batcher's own waiting (bench/scaling_signals.py). `queue-depth`: pending requests per replica against `queueDepthTarget`, which with a batching delay rises with load long before saturation."""
+
     queue_depth_target: Annotated[float, Field(gt=0)] = 10.0
-    """Pending requests per replica (`nv_inference_pending_request_count`) the autoscaler aims for."""
+    """Pending requests per replica (`nv_inference_pending_request_count`) the `queue-depth` signal aims for."""
+
+    busy_ratio_target: Annotated[float, Field(gt=0, le=1)] = 0.75
+    """Share of time each model instance runs a batch that the `busy-ratio` signal aims for."""
 
     activation_queue_depth: Annotated[float, Field(ge=0)] = 0.0
     """KEDA `activationThreshold`: pending requests above which a deployment at zero wakes up. Inert while `replicas.min >= 1`, which autoscaling requires."""
@@ -1133,6 +1143,22 @@ class ScalingConfig(Strict):
     simulation: SimulationConfig = SimulationConfig()
     """Cluster timings and the model profile `stackctl simulate` uses for this stack."""
 
+    @model_validator(mode="after")
+    def _targets_of_the_signal(self) -> ScalingConfig:
+        # A target the chosen signal never reads would look tuned while doing nothing.
+        unread = {
+            "busy-ratio": {"queue_depth_target": "queueDepthTarget", "activation_queue_depth": "activationQueueDepth"},
+            "queue-depth": {"busy_ratio_target": "busyRatioTarget"},
+        }[self.signal]
+        given = [key for field, key in unread.items() if field in self.model_fields_set]
+        if given:
+            raise ValueError(
+                f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} only read by another signal; "
+                f"signal {self.signal!r} reads {'busyRatioTarget' if self.signal == 'busy-ratio' else 'queueDepthTarget'}"
+                f": remove {' and '.join(given)} or set signal"
+            )
+        return self
+
 
 class AlertsConfig(Strict):
     """Alert thresholds and how long a condition must last before it fires (`for:`)."""
@@ -1165,7 +1191,7 @@ class AlertsConfig(Strict):
     """How long utilization must stay below `gpuUtilizationLow`."""
 
     backlog_at_max_for: AlertFor = "10m"
-    """How long pending requests per replica may stay above `scaling.queueDepthTarget` while a deployment runs at `replicas.max`."""
+    """How long the scaling signal may stay above its target (`scaling.busyRatioTarget` or `queueDepthTarget`) while a deployment runs at `replicas.max`."""
 
     replicas_unavailable_for: AlertFor = "10m"
     """How long a deployment may have fewer available replicas than desired."""

@@ -345,7 +345,7 @@ def scaling_impact(base_tree: Path, head_tree: Path, stack: str) -> str:
     except (ConfigError, FileNotFoundError, ValueError) as err:
         return f"\n#### Scaling impact\n\nNot simulated: {str(err).splitlines()[0]}\n"
     base, head = runs
-    # Twice the load that fires the queue trigger on the floor: both revisions must scale.
+    # Twice the load that fires the scaling trigger on the floor: both revisions must scale.
     peak = 2 * trigger_rps(head)
     return (
         f"\n#### Scaling impact (`stackctl simulate`, {head.deployment}/{head.model}, "

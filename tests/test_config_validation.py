@@ -52,7 +52,7 @@ def test_the_three_tiers_differ_in_every_tuned_parameter() -> None:
     assert distinct([b.default_queue_policy for b in batching if b])
     assert distinct([d.instance_group.count for d in defaults if d.instance_group])
     assert distinct([(c.gpu_pool.min_nodes, c.gpu_pool.max_nodes) for c in configs])
-    assert distinct([c.scaling.queue_depth_target for c in configs])
+    assert distinct([c.scaling.busy_ratio_target for c in configs])
     assert distinct([c.scaling.polling_interval_seconds for c in configs])
     assert distinct([c.monitoring.alerts for c in configs])
     assert distinct([c.serving.p95_latency_slo_ms for c in configs])
@@ -420,7 +420,7 @@ def test_model_settings_for_model_no_deployment_serves() -> None:
 def test_model_listed_twice_in_a_deployment() -> None:
     [error] = errors_of("dev", setting(SERVING, *GENERAL, "models", value=["ranker", "ranker"]))
     assert error == "triton-platform:serving.deployments.general.models: models listed twice: ranker; list each once"
-    assert validate("dev", setting(SERVING, *GENERAL, "models", value=["ranker"]))
+    assert validate("dev", setting(SERVING, *GENERAL, "models", value=["classifier", "ranker"]))
 
 
 def test_validation_uses_the_given_model_repository(tmp_path: Path) -> None:

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from components.keda_scaling import GPU_TRIGGER, QUEUE_TRIGGER, prometheus_address, trigger_queries
+from components.keda_scaling import GPU_TRIGGER, prometheus_address
 from platform_config.paths import PROJECT_ROOT
 from stackctl.synth import SynthResult
-from tests.conftest import SCALING, SERVING, STACKS, errors_of, setting, synth_mutated, synth_stack, validate
+from tests.conftest import SCALING, SERVING, STACKS, errors_of, removing, setting, synth_mutated, synth_stack, validate
 
 CASES = [(s, d) for s in STACKS for d in sorted(synth_stack(s).stack.config.serving.deployments)]
 IDS = [f"{s}-{d}" for s, d in CASES]
@@ -55,11 +55,11 @@ def test_scaled_object_fields(stack: str, deployment: str) -> None:
         assert trigger["metricType"] == "AverageValue"
         assert trigger["metadata"]["ignoreNullValues"] == "false"
         assert trigger["metadata"]["serverAddress"] == prometheus_address(config)
-    assert queue["name"] == QUEUE_TRIGGER
-    assert queue["metadata"]["query"] == trigger_queries(config, deployment)[QUEUE_TRIGGER]
+    assert queue["name"] == "busy-ratio"
+    assert queue["metadata"]["query"].startswith("sum(max by (namespace, deployment, pod) (")
     assert f'deployment="triton-{deployment}"' in queue["metadata"]["query"]
-    assert queue["metadata"]["threshold"] == f"{scaling.queue_depth_target:g}"
-    assert queue["metadata"]["activationThreshold"] == f"{scaling.activation_queue_depth:g}"
+    assert queue["metadata"]["threshold"] == f"{scaling.busy_ratio_target:g}"
+    assert queue["metadata"]["activationThreshold"] == "0"
     assert gpu["name"] == GPU_TRIGGER
     assert gpu["metadata"]["threshold"] == f"{scaling.gpu_memory_ratio_target:g}"
     deployment_spec = next(
@@ -168,3 +168,67 @@ def test_policy_periods_stay_within_the_hpa_api_bounds() -> None:
 def test_thresholds_must_be_positive() -> None:
     [error] = errors_of("dev", setting(SCALING, "queueDepthTarget", value=-1))
     assert error == "triton-platform:scaling.queueDepthTarget: Input should be greater than 0; got -1"
+
+
+# Instances per pod of each non-ensemble model, read off the stack files and model_repo's config.pbtxt by hand:
+# a GPU group's count is per GPU, and each of these deployments has one GPU per pod.
+BUSY_DIVISORS = {
+    ("production", "general"): {"classifier": 3, "preprocess": 3},
+    ("production", "ranker"): {"ranker": 3},
+}
+
+
+@pytest.mark.parametrize(("stack", "deployment"), sorted(BUSY_DIVISORS), ids=str)
+def test_the_busy_ratio_divides_each_model_by_its_instances_per_pod(stack: str, deployment: str) -> None:
+    query = scaled_objects(synth_stack(stack))[f"triton-{deployment}"]["spec"]["triggers"][0]["metadata"]["query"]
+    terms = query.removeprefix("sum(max by (namespace, deployment, pod) (").removesuffix("))").split(" or ")
+    assert len(terms) == len(BUSY_DIVISORS[stack, deployment])
+    for term, (model, instances) in zip(terms, sorted(BUSY_DIVISORS[stack, deployment].items()), strict=True):
+        sel = f'namespace="triton-{stack}", deployment="triton-{deployment}", model="{model}"'
+        by = "sum by (namespace, deployment, pod, model)"
+        assert term == (
+            f"({by} (rate(nv_inference_compute_input_duration_us{{{sel}}}[1m]))"
+            f" + {by} (rate(nv_inference_compute_infer_duration_us{{{sel}}}[1m]))"
+            f" + {by} (rate(nv_inference_compute_output_duration_us{{{sel}}}[1m])))"
+            f" * sum by (namespace, deployment, pod, model) (rate(nv_inference_exec_count{{{sel}}}[1m]))"
+            f" / clamp_min(sum by (namespace, deployment, pod, model) (rate(nv_inference_count{{{sel}}}[1m])), 1e-9)"
+            f" / {instances * 1_000_000}"
+        )
+
+
+def test_the_queue_depth_signal_reads_the_pending_gauge() -> None:
+    result = synth_mutated(
+        "dev",
+        setting(SCALING, "signal", value="queue-depth"),
+        setting(SCALING, "queueDepthTarget", value=20),
+        removing(SCALING, "busyRatioTarget"),
+    )
+    [trigger, _] = scaled_objects(result)["triton-general"]["spec"]["triggers"]
+    assert trigger["name"] == "queue-depth"
+    assert trigger["metadata"]["query"] == (
+        'sum(nv_inference_pending_request_count{namespace="triton-dev", deployment="triton-general"})'
+    )
+    assert trigger["metadata"]["threshold"] == "20"
+
+
+def test_an_unknown_signal_is_refused_with_the_known_ones() -> None:
+    [error] = errors_of("dev", setting(SCALING, "signal", value="queue-time"))
+    assert error == ("triton-platform:scaling.signal: Input should be 'busy-ratio' or 'queue-depth'; got 'queue-time'")
+
+
+def test_a_busy_ratio_target_above_one_is_refused() -> None:
+    [error] = errors_of("dev", setting(SCALING, "busyRatioTarget", value=1.5))
+    assert error == "triton-platform:scaling.busyRatioTarget: Input should be less than or equal to 1; got 1.5"
+
+
+def test_a_target_the_signal_does_not_read_is_refused() -> None:
+    [error] = errors_of("dev", setting(SCALING, "queueDepthTarget", value=20))
+    assert error == (
+        "triton-platform:scaling: queueDepthTarget is only read by another signal; signal 'busy-ratio' reads "
+        "busyRatioTarget: remove queueDepthTarget or set signal"
+    )
+    [error] = errors_of("dev", setting(SCALING, "signal", value="queue-depth"))
+    assert error == (
+        "triton-platform:scaling: busyRatioTarget is only read by another signal; signal 'queue-depth' reads "
+        "queueDepthTarget: remove busyRatioTarget or set signal"
+    )

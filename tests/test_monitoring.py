@@ -15,13 +15,14 @@ import yaml
 
 from components.alert_routing import alertmanager_yaml, receiver_secrets
 from components.dashboards import dashboard, panel_queries
-from components.keda_scaling import trigger_queries
-from components.monitoring_rules import alerts, duration_seconds, rule_groups
+from components.keda_scaling import gpu_memory_query
+from components.monitoring_rules import alerts, rule_groups
+from components.scaling_signal import ScalingSignal, stack_signals
 from components.triton_manifests import deployment_object_name
 from platform_config.errors import ConfigError
-from platform_config.loader import load_stack_file, parse_config
+from platform_config.loader import StackConfig, load_stack_file, parse_config
 from platform_config.paths import PROJECT_ROOT
-from platform_config.schema import PlatformConfig
+from platform_config.schema import PlatformConfig, duration_seconds
 from stackctl.cli import main
 from stackctl.synth import SynthResult
 from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack
@@ -74,7 +75,7 @@ def test_the_written_rules_are_the_deployed_rules(synth: SynthResult, tmp_path: 
 def test_every_alert_is_documented_and_routed_by_severity(synth: SynthResult) -> None:
     runbooks = (PROJECT_ROOT / "docs" / "runbooks.md").read_text()
     headings = {line[3:].strip().lower() for line in runbooks.splitlines() if line.startswith("## ")}
-    for group in rule_groups(synth.stack.config):
+    for group in rule_groups(synth.stack.config, stack_signals(synth.stack)):
         for rule in group["rules"]:
             if "alert" not in rule:
                 continue
@@ -127,12 +128,13 @@ def metric_names(expr: str) -> set[str]:
     return names
 
 
-def all_expressions(config: PlatformConfig) -> list[str]:
-    exprs = [rule["expr"] for group in rule_groups(config) for rule in group["rules"]]
+def all_expressions(stack: StackConfig) -> list[str]:
+    config, signals = stack.config, stack_signals(stack)
+    exprs = [rule["expr"] for group in rule_groups(config, signals) for rule in group["rules"]]
     for name in config.serving.deployments:
-        exprs += list(trigger_queries(config, name).values())
-        exprs += [expr for _, _, targets in panel_queries(config, name) for expr, _ in targets]
-        query = dashboard(config, name)["templating"]["list"][1]["query"]
+        exprs += [signals[name].query, gpu_memory_query(config, name)]
+        exprs += [expr for _, _, targets in panel_queries(config, name, signals[name]) for expr, _ in targets]
+        query = dashboard(config, name, signals[name])["templating"]["list"][1]["query"]
         exprs.append(re.fullmatch(r"label_values\((.*), model\)", query).group(1))  # type: ignore[union-attr]
     return exprs
 
@@ -167,9 +169,10 @@ def test_every_promql_names_a_real_metric(triton_metric_names: set[str]) -> None
     assert {"nv_inference_pending_request_count", "nv_inference_request_summary_us"} <= triton_metric_names
     known = triton_metric_names | TRITON_GPU_METRICS | KUBE_STATE_METRICS | KEDA_METRICS | PROMETHEUS_METRICS
     for stack in STACKS:
-        config = synth_stack(stack).stack.config
-        recorded = {rule["record"] for group in rule_groups(config) for rule in group["rules"] if "record" in rule}
-        for expr in all_expressions(config):
+        loaded = synth_stack(stack).stack
+        groups = rule_groups(loaded.config, stack_signals(loaded))
+        recorded = {rule["record"] for group in groups for rule in group["rules"] if "record" in rule}
+        for expr in all_expressions(loaded):
             unknown = metric_names(expr) - known - recorded
             assert not unknown, f"{stack}: {expr} names metrics no exporter has: {unknown}"
 
@@ -203,7 +206,7 @@ def _selector(name: str, labels: dict[str, str]) -> str:
     return name + "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
 
 
-def scenarios(config: PlatformConfig) -> list[Scenario]:
+def scenarios(config: PlatformConfig, signals: dict[str, ScalingSignal]) -> list[Scenario]:
     ns = config.kubernetes.namespace
     name = sorted(config.serving.deployments)[0]
     dep = deployment_object_name(name)
@@ -310,7 +313,21 @@ def scenarios(config: PlatformConfig) -> list[Scenario]:
     ]
     if config.scaling.enabled:
         max_replicas = config.serving.deployments[name].replicas.max
-        target = config.scaling.queue_depth_target
+        signal = signals[name]
+        if signal.name == "busy-ratio":
+            # Instances busy all along: a batch of 10 each second, each request charged 100 s of compute
+            # (Triton charges the batch's time to each of its requests), far above any instance count.
+            busy = {**triton, "model": signal.models[0]}
+            overload = [
+                (_selector("nv_inference_count", busy), "+600", "+600"),
+                (_selector("nv_inference_exec_count", busy), "+60", "+60"),
+                (_selector("nv_inference_compute_input_duration_us", busy), "+0", "+0"),
+                (_selector("nv_inference_compute_infer_duration_us", busy), "+60000000000", "+60000000000"),
+                (_selector("nv_inference_compute_output_duration_us", busy), "+0", "+0"),
+            ]
+        else:
+            twice = f"{signal.target * 2:g}"
+            overload = [(_selector("nv_inference_pending_request_count", triton), twice, twice)]
         out += [
             Scenario(
                 "KedaScalerErrors",
@@ -338,7 +355,7 @@ def scenarios(config: PlatformConfig) -> list[Scenario]:
                 "TritonQueueBacklogAtMaxReplicas",
                 [
                     # Backlogged all along: silent while there is room to scale, firing once at the ceiling.
-                    (_selector("nv_inference_pending_request_count", triton), f"{target * 2:g}", f"{target * 2:g}"),
+                    *overload,
                     (
                         _selector("kube_deployment_spec_replicas", {"namespace": ns, "deployment": dep}),
                         str(max_replicas - 1),
@@ -371,11 +388,12 @@ def _annotations(rule: dict[str, Any], labels: dict[str, str]) -> dict[str, str]
     return {k: fill(v) for k, v in rule["annotations"].items()}
 
 
-def promtool_tests(config: PlatformConfig) -> list[dict[str, Any]]:
-    rules = {r["alert"]: r for g in rule_groups(config) for r in g["rules"] if "alert" in r}
+def promtool_tests(config: PlatformConfig, signals: dict[str, ScalingSignal]) -> list[dict[str, Any]]:
+    groups = rule_groups(config, signals)
+    rules = {r["alert"]: r for g in groups for r in g["rules"] if "alert" in r}
     out = []
-    for scenario in scenarios(config):
-        candidates = [r for g in rule_groups(config) for r in g["rules"] if r.get("alert") == scenario.alert]
+    for scenario in scenarios(config, signals):
+        candidates = [r for g in groups for r in g["rules"] if r.get("alert") == scenario.alert]
         rule = next(r for r in candidates if all(r["labels"].get(k) == v for k, v in scenario.extra.items()))
         assert rules[scenario.alert]
         wait = int(duration_seconds(rule["for"]) // 60)
@@ -403,16 +421,18 @@ def promtool_tests(config: PlatformConfig) -> list[dict[str, Any]]:
 
 def test_every_alert_has_a_promtool_unit_test() -> None:
     for stack in STACKS:
-        config = synth_stack(stack).stack.config
-        tested = {s.alert for s in scenarios(config)}
-        assert tested == {a.name for a in alerts(config)}, stack
+        loaded = synth_stack(stack).stack
+        signals = stack_signals(loaded)
+        tested = {s.alert for s in scenarios(loaded.config, signals)}
+        assert tested == {a.name for a in alerts(loaded.config, signals)}, stack
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_alerts_stay_silent_when_healthy_and_within_for_then_fire(stack: str, tmp_path: Path) -> None:
-    config = synth_stack(stack).stack.config
-    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule_groups(config)}, sort_keys=False))
-    tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": promtool_tests(config)}
+    loaded = synth_stack(stack).stack
+    config, signals = loaded.config, stack_signals(loaded)
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule_groups(config, signals)}, sort_keys=False))
+    tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": promtool_tests(config, signals)}
     (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False))
     run = subprocess.run(
         [tool("promtool"), "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False

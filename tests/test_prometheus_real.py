@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from components.keda_scaling import GPU_TRIGGER, QUEUE_TRIGGER, trigger_queries
+from components.keda_scaling import gpu_memory_query
 from components.monitoring_rules import GPU_MEMORY_RATIO_POD, GPU_UTILIZATION, GPU_UTILIZATION_POD, rule_groups
 from components.triton_manifests import deployment_object_name
 from platform_config.loader import load_stack
@@ -37,7 +37,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 def test_every_recording_rule_returns_a_number(stack: Served) -> None:
     load(stack.triton, 12)
-    records = [r["record"] for g in rule_groups(stack.config) for r in g["rules"] if "record" in r]
+    records = [r["record"] for g in rule_groups(stack.config, stack.signals) for r in g["rules"] if "record" in r]
     deadline = time.monotonic() + 30
     missing = records
     while time.monotonic() < deadline:
@@ -59,23 +59,27 @@ def test_every_recording_rule_returns_a_number(stack: Served) -> None:
             assert labels["deployment"] == deployment_object_name(DEPLOYMENT)
 
 
-def test_every_keda_query_returns_exactly_one_series_and_sees_the_queue(stack: Served) -> None:
-    """The ScaledObject's queries, run as KEDA runs them; the GPU one has no data without a GPU."""
-    queries = trigger_queries(stack.config, DEPLOYMENT)
-    assert query(stack.prometheus_url, queries[GPU_TRIGGER]) == []
-    seen_queue = 0.0
-    loader = threading.Thread(target=lambda: load(stack.triton, 10))
+def test_every_keda_query_returns_exactly_one_series_and_sees_the_load(stack: Served) -> None:
+    """The ScaledObject's queries, run as KEDA runs them; the GPU one has no data without a GPU.
+
+    Under load the busy ratio of a CPU server's instances rises above zero and, a ratio, stays at most 1
+    (with some slack: compute and execution counters are scraped at slightly different moments)."""
+    signal = stack.signals[DEPLOYMENT]
+    assert signal.name == "busy-ratio"
+    assert query(stack.prometheus_url, gpu_memory_query(stack.config, DEPLOYMENT)) == []
+    seen = 0.0
+    loader = threading.Thread(target=lambda: load(stack.triton, 15))
     loader.start()
     try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and seen_queue <= 0:
-            [sample] = query(stack.prometheus_url, queries[QUEUE_TRIGGER])
-            seen_queue = max(seen_queue, float(sample["value"][1]))
+        deadline = time.monotonic() + 25
+        while time.monotonic() < deadline and seen <= 0:
+            [sample] = query(stack.prometheus_url, signal.query)
+            seen = max(seen, float(sample["value"][1]))
             time.sleep(0.5)
     finally:
         loader.join()
-    assert seen_queue > 0, "the pending-request query never rose above zero under load"
-    [sample] = query(stack.prometheus_url, queries[QUEUE_TRIGGER])
+    assert 0 < seen <= 1.2, f"the busy-ratio query read {seen} under load on the one replica"
+    [sample] = query(stack.prometheus_url, signal.query)
     assert sample["metric"] == {}, "an aggregated query: no labels, one series"
 
 
@@ -90,5 +94,5 @@ def test_the_alerts_evaluate_without_errors(stack: Served) -> None:
     with urllib.request.urlopen(f"{stack.prometheus_url}/api/v1/rules", timeout=10) as response:
         groups = json.load(response)["data"]["groups"]
     rules = [rule for group in groups for rule in group["rules"]]
-    assert len(rules) == sum(len(g["rules"]) for g in rule_groups(stack.config))
+    assert len(rules) == sum(len(g["rules"]) for g in rule_groups(stack.config, stack.signals))
     assert [r["name"] for r in rules if r.get("health") != "ok"] == []

@@ -8,6 +8,7 @@ or git (exit 1) prints `stackctl simulate: ...` naming the input, where it is an
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -325,11 +326,12 @@ def test_profile_options_with_a_trace_are_refused(
 def test_a_default_peak_above_the_rate_bound_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     # 10000 queued per pod, the batching delay counted as at least 1 ms: the trigger fires at 10 M req/s.
     stack = tmp_path / "Pulumi.dev.yaml"
-    stack.write_text(DEV.read_text().replace("queueDepthTarget: 20", "queueDepthTarget: 10000"))
+    text = DEV.read_text().replace("signal: busy-ratio", "signal: queue-depth")
+    stack.write_text(re.sub(r"busyRatioTarget: [0-9.]+", "queueDepthTarget: 10000", text))
     code, err = simulate(capsys, tmp_path, "--config", str(stack), "--profile", "step")
     assert code == 1
     assert err.strip() == (
-        f"stackctl simulate: the default --peak-rps, twice the load that fires the queue trigger of deployment "
+        f"stackctl simulate: the default --peak-rps, twice the load that fires the scaling trigger of deployment "
         f"'general' in {stack}, is 20000000 req/s, above 10000000; give --peak-rps from above 0 to 10000000"
     )
 
@@ -384,7 +386,7 @@ def test_compare_with_an_invalid_stack_file_at_the_revision_names_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, repo: Path
 ) -> None:
     stack = repo / "Pulumi.dev.yaml"
-    stack.write_text(DEV.read_text().replace("queueDepthTarget: 20", "queueDepthTarget: -5"))
+    stack.write_text(re.sub(r"busyRatioTarget: [0-9.]+", "busyRatioTarget: -5", DEV.read_text()))
     _git(repo, "add", stack.name)
     _git(repo, "commit", "-q", "-m", "bad")
     stack.write_text(DEV.read_text())
@@ -392,7 +394,7 @@ def test_compare_with_an_invalid_stack_file_at_the_revision_names_it(
     assert code == 1
     assert err.splitlines() == [
         "Pulumi.dev.yaml at HEAD: 1 config error",
-        "Pulumi.dev.yaml at HEAD: triton-platform:scaling.queueDepthTarget: Input should be greater than 0; got -5",
+        "Pulumi.dev.yaml at HEAD: triton-platform:scaling.busyRatioTarget: Input should be greater than 0; got -5",
     ]
     assert not (tmp_path / "out" / "summary.json").exists()
 

@@ -25,6 +25,7 @@ import tritonclient.grpc as triton_grpc
 import yaml
 
 from components.monitoring_rules import rule_groups
+from components.scaling_signal import ScalingSignal, scaling_signals
 from components.triton_manifests import deployment_object_name, tritonserver_args
 from local_triton.server import TritonServer, free_ports
 from model_repository.publish import write_model_repository
@@ -37,6 +38,8 @@ from tests.test_monitoring import INSTALL_HINT
 @dataclass
 class Served:
     config: PlatformConfig
+    signals: dict[str, ScalingSignal]
+    """Each deployment's scaling signal, as the stack's ScaledObjects and rules carry it."""
     prometheus_url: str
     triton: TritonServer
     prometheus: subprocess.Popen[bytes]
@@ -108,11 +111,13 @@ def serve_with_prometheus(
     assert prometheus, f"prometheus is not on PATH: {INSTALL_HINT}"
     models = config.serving.deployments[deployment].models
     repo = work / "repo"
-    write_model_repository(render_repository(stack, config, read_repository(DEFAULT_MODEL_REPO)), repo, models)
+    rendered = render_repository(stack, config, read_repository(DEFAULT_MODEL_REPO))
+    signals = scaling_signals(config, rendered)
+    write_model_repository(rendered, repo, models)
     ports = free_ports()
     args = tritonserver_args(stack, config.serving, models, model_repository=str(repo), ports=ports, admin_key="k")
     target = deployment_object_name(deployment)
-    groups = rule_groups(config)
+    groups = rule_groups(config, signals)
     for group in groups:
         group["interval"] = rule_interval
     (work / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
@@ -151,7 +156,7 @@ def serve_with_prometheus(
         try:
             base = f"http://127.0.0.1:{web}"
             wait_http(f"{base}/-/ready", 30)
-            yield Served(config, base, triton, process)
+            yield Served(config, signals, base, triton, process)
         finally:
             if process.poll() is None:
                 process.terminate()
