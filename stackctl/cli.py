@@ -7,12 +7,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from model_repository.publish import write_model_repository
 from model_repository.remote import PublishError, publish_repository
 from model_repository.render import render_repository
 from model_repository.source import DEFAULT_MODEL_REPO, read_repository
+from planner.options import budget_argument, rejected_pct_argument, seeds_argument, slo_ms_argument
 from platform_config.errors import ConfigError, ConfigIssue, bounded, excerpt
 from platform_config.loader import STACKS_DIR, StackConfig, load_stack_file, stack_file
 from platform_config.paths import PROJECT_ROOT, display_path
@@ -154,7 +155,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     path, stack = _stack_source(args)
     loaded = load_stack_file(path, stack)
     try:
-        written = write_monitoring_files(loaded.config, Path(args.out))
+        written = write_monitoring_files(loaded, Path(args.out))
     except OutputFolderError as err:
         print(err.report(), file=sys.stderr)
         return 1
@@ -216,11 +217,14 @@ def _compare_base(args: argparse.Namespace, path: Path, loaded: StackConfig) -> 
 
 def _simulate_inputs(
     args: argparse.Namespace, path: Path, loaded: StackConfig
-) -> tuple[Scenario, NDArray[np.float64], Scenario | None]:
-    """The head scenario, the trace and the --compare scenario, every input checked before the run.
+) -> tuple[Scenario, NDArray[np.float64], Scenario | None, dict[str, Any]]:
+    """The head scenario, the trace, the --compare scenario and what summary.json records as the run's inputs,
+    every input checked before the run.
 
     ValueError: the message `stackctl simulate: ...` prints.
     """
+    import hashlib  # noqa: PLC0415
+
     from simulator.scenario import read_trace, scenario, shaped_trace, trigger_rps  # noqa: PLC0415
 
     if args.trace:
@@ -236,41 +240,62 @@ def _simulate_inputs(
     base = None
     if args.compare:
         base = scenario(_compare_base(args, path, loaded), args.deployment, args.model)
+    trace: dict[str, Any]
     if args.trace:
         rate = read_trace(Path(args.trace))
+        # The digest tells a rerun whether the file at that path is still the one that ran.
+        trace = {
+            "file": display_path(Path(args.trace)),
+            "sha256": hashlib.sha256(Path(args.trace).read_bytes()).hexdigest(),
+        }
     else:
         peak = args.peak_rps if args.peak_rps is not None else 2 * trigger_rps(head)
         if not 0 < peak <= MAX_RPS:
             raise ValueError(
-                f"the default --peak-rps, twice the load that fires the queue trigger of deployment "
+                f"the default --peak-rps, twice the load that fires the scaling trigger of deployment "
                 f"{head.deployment!r} in {loaded.source}, is {peak:.0f} req/s, above {MAX_RPS}; "
                 f"give --peak-rps from above 0 to {MAX_RPS}"
             )
-        rate = shaped_trace(args.profile, peak, args.hours if args.hours is not None else 1.0)
+        hours = args.hours if args.hours is not None else 1.0
+        rate = shaped_trace(args.profile, peak, hours)
+        trace = {"shape": args.profile, "peak_rps": peak, "hours": hours}
     for start, length in args.metrics_outage:
         if start >= len(rate):
             raise ValueError(
                 f"--metrics-outage {start:g}:{length:g} starts after the run, which lasts {len(rate)} s; "
                 f"START is from 0 to {len(rate) - 1}"
             )
-    return head, rate, base
+    inputs = {
+        "stack": loaded.stack,
+        "stack_file": loaded.source,
+        "stack_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "deployment": head.deployment,
+        "model": head.model,
+        "profile": head.profile,
+        "trace": trace,
+        "seed": args.seed,
+        "metrics_outages": [list(outage) for outage in args.metrics_outage],
+    }
+    return head, rate, base, inputs
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from simulator.engine import simulate, summary  # noqa: PLC0415
-    from simulator.report import compare, write_compare, write_outputs  # noqa: PLC0415
+    from simulator.report import compare, plot_title, write_compare, write_outputs  # noqa: PLC0415
 
     path, stack = _stack_source(args)
     loaded = load_stack_file(path, stack)
     try:
-        head, rate, base = _simulate_inputs(args, path, loaded)
+        head, rate, base, inputs = _simulate_inputs(args, path, loaded)
     except ValueError as err:
         print(f"stackctl simulate: {err}", file=sys.stderr)
         return 1
     timeline = simulate(head, rate, args.seed, args.metrics_outage)
-    result = summary(head, timeline)
+    # The inputs lead summary.json, so that the file alone says what ran and how to rerun it.
+    result = {"inputs": inputs, **summary(head, timeline)}
+    title = None if args.no_plot else plot_title(head, float(rate.max()), args.seed)
     try:
-        write_outputs(head, timeline, result, Path(args.out), plot=not args.no_plot)
+        write_outputs(head, timeline, result, Path(args.out), title)
     except OutputFolderError as err:
         print(err.report(), file=sys.stderr)
         return 1
@@ -279,7 +304,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.metrics_outage:
         keys += ["metrics_failing_seconds", "fallback_seconds"]
     for key in keys:
-        print(f"  {key}: {result[key]:.1f}" if isinstance(result[key], float) else f"  {key}: {result[key]}")
+        value = result[key]
+        if value is None:
+            # Only reaction_seconds is ever None among these.
+            print(f"  {key}: none (demand never exceeded ready capacity)")
+        else:
+            print(f"  {key}: {value:.1f}" if isinstance(value, float) else f"  {key}: {value}")
     if base is not None:
         table = compare(base, head, rate, args.seed, args.metrics_outage)
         try:
@@ -288,6 +318,75 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             print(err.report(), file=sys.stderr)
             return 1
         print(f"\nAgainst {args.compare}:\n{table}")
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime  # noqa: PLC0415
+
+    from planner.plan import make_plan  # noqa: PLC0415
+    from planner.report import write_outputs  # noqa: PLC0415
+    from planner.search import Bounds, Result  # noqa: PLC0415
+    from planner.stack_patch import patched, unified_diff  # noqa: PLC0415
+
+    path, stack = _stack_source(args)
+    loaded = load_stack_file(path, stack)
+    try:
+        head, rate, _, inputs = _simulate_inputs(args, path, loaded)
+    except ValueError as err:
+        print(f"stackctl plan: {err}", file=sys.stderr)
+        return 1
+    trace = inputs["trace"]
+    label = (
+        trace.get("file") or f"--profile {trace['shape']} --peak-rps {trace['peak_rps']:g} --hours {trace['hours']:g}"
+    )
+    slo_ms = args.slo_ms if args.slo_ms is not None else loaded.config.serving.p95_latency_slo_ms
+
+    def progress(done: int, total: int, best: Result | None) -> None:
+        if done == total or done % max(total // 20, 1) == 0:
+            shown = (
+                f"#{best.index}, {best.mean['gpu_hours']:.3f} GPU-hours, p95 {best.mean['p95_ms']:.1f} ms"
+                if best
+                else "none passes yet"
+            )
+            print(f"stackctl plan: {done}/{total} candidates; best so far: {shown}", file=sys.stderr)
+
+    plan = make_plan(
+        path,
+        loaded,
+        head,
+        rate,
+        trace=label,
+        bounds=Bounds(slo_ms, args.max_rejected_pct),
+        budget=args.budget,
+        seeds=args.seeds,
+        seed=args.seed,
+        progress=progress,
+    )
+    before = path.read_text(encoding="utf-8")
+    after = (
+        patched(before, plan.changes, f"stackctl plan: {label}, {datetime.now(UTC):%Y-%m-%d}")
+        if plan.changes
+        else before
+    )
+    try:
+        write_outputs(plan, unified_diff(before, after, display_path(path)), f"{path.name}.patch", Path(args.out))
+    except OutputFolderError as err:
+        print(err.report(), file=sys.stderr)
+        return 1
+    chosen = plan.chosen
+    print(f"{loaded.source}: {head.deployment}/{head.model}, {len(plan.results)} candidates; outputs in {args.out}")
+    if chosen is None:
+        print("  no candidate passed; plan.md names the closest")
+        return 0
+    print(
+        f"  chosen #{chosen.index}: {chosen.mean['gpu_hours']:.3f} GPU-hours "
+        f"(current {plan.current.mean['gpu_hours']:.3f}), p95 {chosen.mean['p95_ms']:.1f} ms; "
+        f"{len(plan.changes)} value(s) changed, see plan.md"
+    )
+    if args.apply and plan.changes:
+        path.write_text(after, encoding="utf-8")
+        print(f"  applied to {loaded.source}")
     return 0
 
 
@@ -300,6 +399,46 @@ def _add_stack_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--stack", help="stack name: reads stacks/Pulumi.<NAME>.yaml")
     source.add_argument("--config", metavar="FILE", help="a stack YAML file anywhere")
+
+
+def _add_plan_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    plan = commands.add_parser(
+        "plan",
+        help="search batching, replica bounds and scaling policies for the fewest GPU-hours within the SLO",
+        description="Search one deployment's batching, replica bounds and scaling policies with the simulator for "
+        "the fewest GPU-hours with p95 within the SLO and rejections within their bound on every seed; writes "
+        "plan.md, plan.json, pareto.png and a patch of the stack file. Inputs are refused as by `stackctl simulate`.",
+    )
+    _add_stack_arguments(plan)
+    plan_load = plan.add_mutually_exclusive_group(required=True)
+    plan_load.add_argument("--trace", metavar="FILE", help="CSV t_seconds,rps, as `stackctl simulate --trace` reads")
+    plan_load.add_argument(
+        "--profile",
+        type=shape_argument,
+        choices=PROFILE_SHAPES,
+        help=f"a built-in load shape: {', '.join(PROFILE_SHAPES)}",
+    )
+    plan.add_argument("--peak-rps", type=peak_rps_argument, help="peak of --profile, as for `stackctl simulate`")
+    plan.add_argument(
+        "--hours", type=hours_argument, help="length of --profile, as for `stackctl simulate` (default 1)"
+    )
+    plan.add_argument("--slo-ms", type=slo_ms_argument, help="p95 bound in ms (default: serving.p95LatencySloMs)")
+    plan.add_argument(
+        "--max-rejected-pct",
+        type=rejected_pct_argument,
+        default=0.1,
+        help="rejected requests bound in %% (default 0.1)",
+    )
+    plan.add_argument("--budget", type=budget_argument, default=200, help="candidates to evaluate (default 200)")
+    plan.add_argument("--seeds", type=seeds_argument, default=3, help="runs per candidate, seeds SEED.. (default 3)")
+    plan.add_argument(
+        "--seed", type=seed_argument, default=0, help=f"first seed and the search's, from 0 to {MAX_SEED} (default 0)"
+    )
+    plan.add_argument("--deployment", metavar="NAME", help="default: the first deployment")
+    plan.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    plan.add_argument("--apply", action="store_true", help="also write the chosen values into the stack file")
+    # What _simulate_inputs reads of simulate's options: the plan runs the stack's model, no outage, no base.
+    plan.set_defaults(run=cmd_plan, model=None, compare=None, metrics_outage=[])
 
 
 def parser() -> argparse.ArgumentParser:
@@ -395,6 +534,8 @@ def parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--no-plot", action="store_true", help="skip timeline.png")
     sim.set_defaults(run=cmd_simulate)
+
+    _add_plan_parser(commands)
     return root
 
 

@@ -1,0 +1,95 @@
+"""A plan end to end: the stack's current settings, the candidate space, the search and the choice."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from model_repository.source import DEFAULT_MODEL_REPO, read_repository
+from planner.candidates import Limits, Space, space
+from planner.search import Bounds, Job, Progress, Result, passing, search
+from planner.settings import Place, Settings, StackInputs, Value, current_settings, edits, locations
+from platform_config.errors import ConfigError
+from platform_config.loader import StackConfig
+from simulator.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class Plan:
+    stack: str
+    deployment: str
+    model: str
+    trace: str
+    """What load the plan ran: the trace file, or the built-in profile and its arguments."""
+    bounds: Bounds
+    seeds: tuple[int, ...]
+    budget: int
+    seed: int
+    space: Space
+    results: list[Result]
+    places: dict[str, Place]
+
+    @property
+    def current(self) -> Result:
+        return self.results[0]
+
+    @property
+    def ranked(self) -> list[Result]:
+        """The candidates that passed, cheapest first."""
+        return passing(self.results)
+
+    @property
+    def chosen(self) -> Result | None:
+        return self.ranked[0] if self.ranked else None
+
+    @property
+    def changes(self) -> dict[Place, Value]:
+        """The stack-file values the chosen candidate changes; none without one."""
+        chosen = self.chosen
+        return edits(self.current.settings, chosen.settings, self.places) if chosen else {}
+
+
+def make_plan(
+    path: Path,
+    loaded: StackConfig,
+    head: Scenario,
+    rate: NDArray[np.float64],
+    *,
+    trace: str,
+    bounds: Bounds,
+    budget: int,
+    seeds: int,
+    seed: int,
+    progress: Progress,
+) -> Plan:
+    """Search `budget` candidates for `head`'s deployment of the stack in `path` (validated as `loaded`)."""
+    repo = read_repository(DEFAULT_MODEL_REPO)
+    stack = StackInputs.read(path, loaded, repo, head.deployment)
+    current = current_settings(loaded, head)
+    places = locations(head.deployment, head.model, head.signal.name)
+
+    def valid(settings: Settings) -> bool:
+        try:
+            stack.scenario(edits(current, settings, places))
+        except ConfigError:
+            return False
+        return True
+
+    # Beyond the largest measured batch tau(b) is extrapolated, and past the model's own it is refused.
+    largest = min(repo.models[head.model].config.max_batch_size, max(head.tau.sizes))
+    limits = Limits(
+        max(largest, 1),
+        loaded.config.serving.p95_latency_slo_ms * 1000,
+        head.signal.name,
+        keep_floor=loaded.config.environment == "production",
+    )
+    candidates = space(current, limits, valid)
+    run_seeds = tuple(range(seed, seed + seeds))
+    job = Job(stack, current, places, rate, run_seeds, bounds)
+    results = search(job, candidates, budget, seed, progress)
+    return Plan(
+        loaded.stack, head.deployment, head.model, trace, bounds, run_seeds, budget, seed, candidates, results, places
+    )

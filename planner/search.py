@@ -1,0 +1,169 @@
+"""Evaluate candidates with the simulator over several seeds, on every core, and pick the cheapest that passes.
+
+A candidate passes when every seed keeps p95 within the SLO and rejections within their bound; its
+figures are the means over the seeds. Each result depends only on the candidate and the seeds, so the
+plan is the same whatever the number of processes.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from planner.candidates import Space, explore, refine
+from planner.settings import Place, Settings, StackInputs, edits
+from platform_config.errors import ConfigError
+from simulator import fluid
+from simulator.scenario import Scenario, capacity_rps
+
+REPORTED = (
+    "gpu_hours",
+    "p95_ms",
+    "p99_ms",
+    "rejected_pct",
+    "reaction_seconds",
+    "slo_violation_seconds",
+    "static_gpu_hours",
+)
+REFINE_SHARE = 1 / 3
+"""Of the budget, the part spent on neighbours of the best candidates found by exploring."""
+REFINE_AROUND = 5
+"""How many of the best candidates the refinement walks around."""
+
+
+def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int) -> dict[str, Any]:
+    """One run's summary (simulator.engine.summary's keys), from the fluid model: fast enough for a plan's many runs;
+    with `static_gpu_hours`, what a fixed fleet sized for the trace's peak would use with these batching settings."""
+    static = math.ceil(float(rate.max()) / capacity_rps(s)) * s.gpus_per_pod * len(rate) / 3600
+    return {**fluid.evaluate(s, rate, seed), "static_gpu_hours": static}
+
+
+@dataclass(frozen=True)
+class Bounds:
+    slo_ms: float
+    max_rejected_pct: float
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every evaluation needs; forked workers inherit it rather than receive it pickled."""
+
+    stack: StackInputs
+    current: Settings
+    places: dict[str, Place]
+    rate: NDArray[np.float64]
+    seeds: tuple[int, ...]
+    bounds: Bounds
+
+
+@dataclass(frozen=True)
+class Result:
+    index: int
+    origin: str
+    """current, sweep, random or refine: how the candidate was generated."""
+    settings: Settings
+    mean: dict[str, float | None]
+    per_seed: tuple[dict[str, Any], ...]
+    failures: tuple[str, ...] = field(default=())
+    """Why it failed, each `kind: detail` (kind: p95, rejected or invalid); empty when it passed."""
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def failure_kinds(self) -> tuple[str, ...]:
+        return tuple(f.split(":", 1)[0] for f in self.failures)
+
+
+def _mean(values: Sequence[Any]) -> float | None:
+    """The mean of finite numbers; None when a seed has none (no reaction measured, no request served)."""
+    numbers = [float(v) for v in values if v is not None]
+    if len(numbers) < len(values) or not all(math.isfinite(v) for v in numbers):
+        return None
+    return sum(numbers) / len(numbers)
+
+
+def _failures(per_seed: Sequence[dict[str, Any]], bounds: Bounds) -> tuple[str, ...]:
+    failures = []
+    for key, bound, label, unit in (
+        ("p95_ms", bounds.slo_ms, "p95", " ms"),
+        ("rejected_pct", bounds.max_rejected_pct, "rejected", "%"),
+    ):
+        broken = [(seed, run[key]) for seed, run in enumerate(per_seed) if not run[key] <= bound]
+        if broken:
+            worst = max(value for _, value in broken)
+            failures.append(f"{label}: {worst:.4g}{unit} > {bound:g}{unit} in {len(broken)} of {len(per_seed)} seeds")
+    return tuple(failures)
+
+
+def evaluate_candidate(job: Job, index: int, origin: str, settings: Settings) -> Result:
+    try:
+        s = job.stack.scenario(edits(job.current, settings, job.places))
+    except ConfigError as err:
+        # Generation keeps candidates valid; should one slip through, it fails visibly rather than stops the plan.
+        return Result(index, origin, settings, dict.fromkeys(REPORTED), (), (f"invalid: {err.issues[0].message}",))
+    per_seed = tuple({key: run[key] for key in REPORTED} for run in (evaluate(s, job.rate, seed) for seed in job.seeds))
+    mean = {key: _mean([run[key] for run in per_seed]) for key in REPORTED}
+    return Result(index, origin, settings, mean, per_seed, _failures(per_seed, job.bounds))
+
+
+_JOB: Job | None = None
+
+
+def _work(task: tuple[int, str, Settings]) -> Result:
+    assert _JOB is not None
+    return evaluate_candidate(_JOB, *task)
+
+
+def _run(job: Job, tasks: list[tuple[int, str, Settings]], processes: int) -> Iterator[Result]:
+    """Results in task order, from a fork pool of `processes` (inline for one)."""
+    global _JOB  # noqa: PLW0603 - the fork pool's workers read the job from the module they inherit
+    _JOB = job
+    if processes <= 1 or len(tasks) <= 1:
+        yield from map(_work, tasks)
+        return
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        yield from pool.imap(_work, tasks)
+
+
+def rank(result: Result) -> tuple[float, float, int]:
+    """Cheapest first; equal GPU-hours: lower p95; then the earlier candidate."""
+    gpu, p95 = result.mean["gpu_hours"], result.mean["p95_ms"]
+    return (gpu if gpu is not None else math.inf, p95 if p95 is not None else math.inf, result.index)
+
+
+def passing(results: Iterable[Result]) -> list[Result]:
+    return sorted((r for r in results if r.passed), key=rank)
+
+
+Progress = Callable[[int, int, Result | None], None]
+"""Called after each result: done, total, the best passing so far (None: none yet)."""
+
+
+def search(job: Job, space: Space, budget: int, seed: int, progress: Progress, *, processes: int = 0) -> list[Result]:
+    """Evaluate up to `budget` candidates: explore, then refine around the best passing ones."""
+    processes = processes or len(os.sched_getaffinity(0))
+    explored = explore(space, budget - int(budget * REFINE_SHARE) if budget > 1 else 1, seed)
+    # The current settings alone first, in this process: the simulator compiles before the pool forks.
+    results = [evaluate_candidate(job, 0, *explored[0])]
+    best = passing(results)
+    progress(1, budget, best[0] if best else None)
+
+    def run(batch: list[tuple[str, Settings]]) -> None:
+        tasks = [(len(results) + i, origin, settings) for i, (origin, settings) in enumerate(batch)]
+        for result in _run(job, tasks, processes):
+            results.append(result)
+            best = passing(results)
+            progress(len(results), budget, best[0] if best else None)
+
+    run(explored[1:])
+    around = [r.settings for r in passing(results)[:REFINE_AROUND]] or [job.current]
+    run(refine(space, around, {r.settings for r in results}, budget - len(results), seed + 1))
+    return results

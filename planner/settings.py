@@ -1,0 +1,191 @@
+"""What `stackctl plan` tunes for one deployment, where each value lives in the stack file, and what it runs as.
+
+Batching values go to the simulated model's own settings (`triton-platform:models.<model>`), never to
+`serving.modelDefaults`: the defaults reach every model of the stack, and the plan measured only this one.
+Replica bounds go to the deployment, scaling policies and the signal's target to `triton-platform:scaling`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from model_repository.source import ModelRepository
+from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file
+from platform_config.schema import section_key
+from simulator.scenario import Scenario, scenario
+
+Value = int | float | list[int] | None
+"""A value written to the stack file; None removes the key (a scale policy without its `pods`)."""
+Place = tuple[str, ...]
+"""A value's place in the stack file's `config:`: the section key, then the keys below it."""
+
+TARGET_KEYS = {"queue-depth": "queueDepthTarget", "busy-ratio": "busyRatioTarget"}
+"""The signals whose target the stack sets; the others derive theirs from the batching config."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One candidate: every value the plan may change."""
+
+    max_batch_size: int
+    max_queue_delay_us: int
+    preferred_sizes: tuple[int, ...]
+    instances: int
+    max_queue_size: int
+    """0: unbounded."""
+    timeout_us: int
+    """0: no timeout."""
+    min_replicas: int
+    max_replicas: int
+    up_stabilization_s: int
+    up_percent: int
+    up_pods: int | None
+    up_period_s: int
+    down_stabilization_s: int
+    down_percent: int
+    down_pods: int | None
+    down_period_s: int
+    target: float | None
+    """The signal's target; None where the signal derives it (queue-excess, queue-time)."""
+
+    def consistent(self) -> Settings:
+        """The same settings with the cross-field rules kept: preferred sizes <= max batch, min <= max replicas."""
+        return replace(
+            self,
+            preferred_sizes=tuple(p for p in self.preferred_sizes if p <= self.max_batch_size),
+            max_replicas=max(self.max_replicas, self.min_replicas),
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        values = asdict(self)
+        values["preferred_sizes"] = list(self.preferred_sizes)
+        return values
+
+
+FIELDS = tuple(f.name for f in fields(Settings))
+
+
+def locations(deployment: str, model: str, signal: str) -> dict[str, Place]:
+    """Each field's place in the stack file."""
+    own = (section_key("models"), model)
+    batching = (*own, "dynamicBatching")
+    scaling = section_key("scaling")
+    replicas = (section_key("serving"), "deployments", deployment, "replicas")
+    places: dict[str, Place] = {
+        "max_batch_size": (*own, "maxBatchSize"),
+        "max_queue_delay_us": (*batching, "maxQueueDelayMicroseconds"),
+        "preferred_sizes": (*batching, "preferredBatchSize"),
+        "instances": (*own, "instanceGroup", "count"),
+        "max_queue_size": (*batching, "defaultQueuePolicy", "maxQueueSize"),
+        "timeout_us": (*batching, "defaultQueuePolicy", "defaultTimeoutMicroseconds"),
+        "min_replicas": (*replicas, "min"),
+        "max_replicas": (*replicas, "max"),
+    }
+    for direction, prefix in (("scaleUp", "up"), ("scaleDown", "down")):
+        for key, suffix in (
+            ("stabilizationSeconds", "stabilization_s"),
+            ("percent", "percent"),
+            ("pods", "pods"),
+            ("periodSeconds", "period_s"),
+        ):
+            places[f"{prefix}_{suffix}"] = (scaling, direction, key)
+    if signal in TARGET_KEYS:
+        places["target"] = (scaling, TARGET_KEYS[signal])
+    return places
+
+
+def current_settings(stack: StackConfig, s: Scenario) -> Settings:
+    """The settings the stack runs now, as the scenario of its deployment sees them."""
+    scaling = stack.config.scaling
+    targets = {"queue-depth": scaling.queue_depth_target, "busy-ratio": scaling.busy_ratio_target}
+    b = s.batcher
+    return Settings(
+        max_batch_size=b.max_batch_size,
+        max_queue_delay_us=round(b.max_queue_delay_s * 1e6),
+        preferred_sizes=b.preferred_sizes,
+        instances=b.instances,
+        max_queue_size=b.max_queue_size,
+        timeout_us=round(b.timeout_s * 1e6),
+        min_replicas=s.min_replicas,
+        max_replicas=s.max_replicas,
+        up_stabilization_s=scaling.scale_up.stabilization_seconds,
+        up_percent=scaling.scale_up.percent,
+        up_pods=scaling.scale_up.pods,
+        up_period_s=scaling.scale_up.period_seconds,
+        down_stabilization_s=scaling.scale_down.stabilization_seconds,
+        down_percent=scaling.scale_down.percent,
+        down_pods=scaling.scale_down.pods,
+        down_period_s=scaling.scale_down.period_seconds,
+        target=targets.get(s.signal.name),
+    )
+
+
+def _value(value: object) -> Value:
+    if isinstance(value, tuple):
+        return list(value)
+    # A whole-number target stays an integer in the file (`queueDepthTarget: 10`, not `10.0`).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    assert value is None or isinstance(value, int | float)
+    return value
+
+
+def edits(current: Settings, chosen: Settings, places: Mapping[str, Place]) -> dict[Place, Value]:
+    """The stack-file values that change from `current` to `chosen`, in field order."""
+    return {
+        places[name]: _value(getattr(chosen, name))
+        for name in FIELDS
+        if name in places and getattr(chosen, name) != getattr(current, name)
+    }
+
+
+def apply_edits(
+    tree: MutableMapping[str, Any], changes: Mapping[Place, Value], new_map: Callable[[MutableMapping[str, Any]], Any]
+) -> list[tuple[MutableMapping[str, Any], str]]:
+    """Set each value in `tree`, creating missing mappings with `new_map(parent)`; returns (mapping, key) set."""
+    touched = []
+    for path, value in changes.items():
+        node = tree
+        for key in path[:-1]:
+            if not isinstance(node.get(key), MutableMapping):
+                node[key] = new_map(node)
+            node = node[key]
+        if value is None:
+            node.pop(path[-1], None)
+        else:
+            node[path[-1]] = value
+            touched.append((node, path[-1]))
+    return touched
+
+
+@dataclass(frozen=True)
+class StackInputs:
+    """The stack file as the loader reads it, to run candidates through the project's own validation."""
+
+    path: Path
+    stack: str
+    source: str
+    flat: Mapping[str, str]
+    secret_keys: tuple[str, ...]
+    repo: ModelRepository
+    deployment: str
+
+    @classmethod
+    def read(cls, path: Path, loaded: StackConfig, repo: ModelRepository, deployment: str) -> StackInputs:
+        flat, secret_keys = pulumi_config_from_stack_file(path)
+        return cls(path, loaded.stack, loaded.source, flat, tuple(secret_keys), repo, deployment)
+
+    def scenario(self, changes: Mapping[Place, Value]) -> Scenario:
+        """The scenario of the stack with `changes`, validated as `stackctl validate` does; else ConfigError."""
+        sections: dict[str, Any] = {}
+        for path in changes:
+            if path[0] not in sections:
+                sections[path[0]] = json.loads(self.flat.get(path[0], "{}"))
+        apply_edits(sections, changes, lambda _: {})
+        flat = {**self.flat, **{key: json.dumps(value) for key, value in sections.items()}}
+        config = parse_config(flat, self.source, self.repo, self.secret_keys, from_stack_file=True)
+        return scenario(StackConfig(self.stack, self.source, config), self.deployment)

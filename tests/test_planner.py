@@ -1,0 +1,208 @@
+"""`stackctl plan`: the choice on hand-checkable traces, its reasons, determinism, the stack-file patch, bad inputs."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.settings import current_settings
+from platform_config.loader import load_stack_file
+from platform_config.paths import PROJECT_ROOT
+from simulator.scenario import scenario
+from stackctl.cli import main
+
+PRODUCTION = PROJECT_ROOT / "stacks" / "Pulumi.production.yaml"
+# Two minutes at 20 then 40 req/s: one production replica serves thousands per second in milliseconds.
+LIGHT = "t_seconds,rps\n0,20\n60,40\n119,40\n"
+
+
+def plan(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`stackctl plan ARGS` in-process: exit code, stdout, stderr."""
+    try:
+        code = main(["plan", *args])
+    except SystemExit as exit_:  # argparse's usage errors
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def stack_copy(folder: Path) -> Path:
+    """production's stack file where --apply may write it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return Path(shutil.copy(PRODUCTION, folder / PRODUCTION.name))
+
+
+@pytest.fixture(scope="module")
+def light(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A folder for the light trace's plans, and the trace."""
+    root = tmp_path_factory.mktemp("light")
+    trace = root / "light.csv"
+    trace.write_text(LIGHT)
+    return root, trace
+
+
+def run_light(root: Path, trace: Path, out: str, *extra: str) -> Path:
+    # A 4 ms SLO: the stack's 5 ms batching delay misses it, so the plan must change the stack file.
+    args = ["--config", str(root / PRODUCTION.name), "--trace", str(trace), "--slo-ms", "4", "--budget", "30"]
+    args += ["--seeds", "2"]
+    assert main(["plan", *args, "--out", str(root / out), *extra]) == 0
+    return root / out
+
+
+@pytest.fixture(scope="module")
+def light_runs(light: tuple[Path, Path]) -> tuple[Path, Path, Path]:
+    """Two identical plans of the light trace on a copy of production, the second applying its choice to it."""
+    root, trace = light
+    stack_copy(root)
+    first = run_light(root, trace, "first")
+    second = run_light(root, trace, "second", "--apply")
+    return first, second, root / PRODUCTION.name
+
+
+def read_json(out: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((out / "plan.json").read_text())
+    return data
+
+
+def test_a_light_trace_keeps_productions_floor_and_the_fewest_gpu_hours(light_runs: tuple[Path, Path, Path]) -> None:
+    data = read_json(light_runs[0])
+    chosen = data["candidates"][data["chosen"]]
+    assert chosen["passed"]
+    # One replica would serve 40 req/s, but production's floor of 2 is an availability decision: never lowered.
+    assert data["options"]["min_replicas"][0] == 2
+    assert min(data["options"]["min_replicas"]) == 2
+    assert chosen["settings"]["min_replicas"] == 2
+    # Two minutes on two GPUs: 240 / 3600 GPU-hours, the least any candidate used.
+    assert chosen["mean"]["gpu_hours"] == pytest.approx(240 / 3600)
+    assert chosen["mean"]["gpu_hours"] == min(c["mean"]["gpu_hours"] for c in data["candidates"])
+    assert data["candidates"][0]["settings"]["min_replicas"] == 2  # candidate 0: the stack as it is
+    assert len(data["candidates"]) == 30
+    md = (light_runs[0] / "plan.md").read_text()
+    assert "| replicas min | 2 | 2 | triton-platform:serving.deployments.general.replicas.min |" in md
+    assert (light_runs[0] / "pareto.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_same_inputs_and_seed_give_the_same_bytes(light_runs: tuple[Path, Path, Path]) -> None:
+    first, second, _ = light_runs
+    for name in ("plan.json", "Pulumi.production.yaml.patch"):
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def comments(text: str) -> list[str]:
+    """Every comment of a YAML file as written, full-line or after a value."""
+    return [line[line.index("#") :].strip() for line in text.splitlines() if re.search(r"(^|\s)#", line)]
+
+
+def test_the_patch_keeps_every_comment_and_loads_back_as_the_chosen_settings(
+    light_runs: tuple[Path, Path, Path],
+) -> None:
+    first, _, applied = light_runs
+    before, after = PRODUCTION.read_text(), applied.read_text()
+    kept = comments(after)
+    assert all(comment in kept for comment in comments(before))
+    patch = (first / "Pulumi.production.yaml.patch").read_text()
+    added = [line for line in patch.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    data = read_json(first)
+    chosen = data["candidates"][data["chosen"]]["settings"]
+    # The classifier's own settings gain the delay (production sets it only in modelDefaults).
+    assert f"+        maxQueueDelayMicroseconds: {chosen['max_queue_delay_us']}  # stackctl plan: " in "\n".join(added)
+    assert all(re.search(r"# stackctl plan: .*light\.csv, \d{4}-\d{2}-\d{2}$", line) for line in added if ":" in line)
+    # The applied file is a valid stack whose settings are the chosen candidate's.
+    loaded = load_stack_file(applied, "production")
+    assert current_settings(loaded, scenario(loaded, "general")).as_json() == chosen
+
+
+def test_a_config_over_the_slo_is_replaced_by_one_within_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # The stack's 5 ms batching delay puts p95 near 6 ms: a 4 ms SLO fails it, shorter delays pass.
+    trace = tmp_path / "light.csv"
+    trace.write_text(LIGHT)
+    code, out, err = plan(
+        capsys, "--stack", "production", "--trace", str(trace), "--slo-ms", "4", "--budget", "30", "--seeds", "2",
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert code == 0, err
+    assert "stackctl plan: 30/30 candidates; best so far: #" in err
+    data = read_json(tmp_path / "out")
+    current, chosen = data["candidates"][0], data["candidates"][data["chosen"]]
+    assert not current["passed"]
+    assert current["failures"][0].startswith("p95: ")
+    assert chosen["passed"]
+    assert chosen["mean"]["p95_ms"] <= 4
+    assert chosen["settings"]["max_queue_delay_us"] < 5000
+    md = (tmp_path / "out" / "plan.md").read_text()
+    assert "- The current settings (#0) fail (p95: " in md
+    assert "> 4 ms in 2 of 2 seeds)" in md
+    failed = [c for c in data["candidates"] if not c["passed"]]
+    assert failed
+    assert f"- {len(failed)} of 30 candidates failed (p95 over the SLO: " in md
+    # Every failed candidate is listed with its reason.
+    table = md.split("## Failed candidates")[1]
+    for candidate in failed:
+        assert f"| {candidate['index']} | {candidate['origin']} |" in table
+        assert "; ".join(candidate["failures"]) in table
+    assert "chosen #" in out
+
+
+TRACE_RULES = (
+    "a header t_seconds,rps, then at least two rows of finite numbers: times from 0, strictly increasing, "
+    "the last from 59 to 172800 s (a run of one minute to 2 days); rates from 0 to 10000000 req/s"
+)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--budget", "0"], "argument --budget: expected an integer BUDGET from 1 to 10000, got '0'"),
+        (["--budget", "2.5"], "argument --budget: expected an integer BUDGET from 1 to 10000, got '2.5'"),
+        (["--seeds", "21"], "argument --seeds: expected an integer SEEDS from 1 to 20, got '21'"),
+        (["--slo-ms", "0"], "argument --slo-ms: expected an integer SLO_MS from 1 to 600000, got '0'"),
+        (["--max-rejected-pct", "nan"], "argument --max-rejected-pct: expected a percentage from 0 to 100, got 'nan'"),
+        (["--max-rejected-pct", "101"], "argument --max-rejected-pct: expected a percentage from 0 to 100, got '101'"),
+        (["--seed", "-1"], "argument --seed: expected an integer SEED with 0 <= SEED <= 4294967295, got '-1'"),
+        (["--hours", "0"], "argument --hours: expected HOURS from 1/60 (one minute) to 48 (2 days), got '0'"),
+        (["--peak-rps", "0"], "argument --peak-rps: expected PEAK_RPS with 0 < PEAK_RPS <= 10000000, got '0'"),
+        (["--profile", "ramp"], "argument --profile: expected one of step, diurnal, spike, got 'ramp'"),
+    ],
+)
+def test_an_option_out_of_range_is_argparses_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], expected: str
+) -> None:
+    load = [] if "--profile" in argv else ["--profile", "step"]
+    code, _, err = plan(capsys, "--stack", "dev", *load, *argv, "--out", str(tmp_path / "out"))
+    assert code == 2
+    assert err.splitlines()[-1] == f"stackctl plan: error: {expected}"
+
+
+def test_bad_inputs_name_what_where_and_what_is_allowed(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = ["--out", str(tmp_path / "out")]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("time,rate\n0,1\n60,1\n")
+    code, _, err = plan(capsys, "--stack", "dev", "--trace", str(bad), *out)
+    assert (code, err.strip()) == (1, f"stackctl plan: {bad}:1: the header is 'time,rate'; expected {TRACE_RULES}")
+    good = tmp_path / "good.csv"
+    good.write_text(LIGHT)
+    code, _, err = plan(capsys, "--stack", "dev", "--trace", str(good), "--hours", "2", *out)
+    assert (code, err.strip()) == (
+        1,
+        "stackctl plan: --hours shapes a --profile, and --trace sets its own rates and length; "
+        "leave it out or use --profile",
+    )
+    code, _, err = plan(capsys, "--stack", "production", "--trace", str(good), "--deployment", "nope", *out)
+    assert code == 1
+    assert err.strip() == (
+        "stackctl plan: no deployment 'nope' in stacks/Pulumi.production.yaml; known: general, ranker"
+    )
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    code, _, err = plan(capsys, "--stack", "dev", "--trace", str(good), "--out", str(tmp_path / "taken"))
+    assert code == 1
+    assert err.strip() == (
+        f"stackctl plan: {tmp_path / 'taken'} is not empty and was not written by stackctl plan "
+        "(unexpected: notes.txt); use a new or empty folder, or one stackctl plan wrote"
+    )
