@@ -179,11 +179,14 @@ def test_quoted_and_tagged_scalars(tmp_path: Path) -> None:
         "c": 5.0,
         "d": 15,
     }
-    path = write(tmp_path, dev_with("enabled: true", "enabled: !!bool yes"))
+    text = dev_with("enabled: true", "enabled: !!bool yes")
+    # The line the edit landed on, counted here from the text itself (the stack file's layout may move).
+    line = text[: text.index("enabled: !!bool yes")].count("\n") + 1
+    path = write(tmp_path, text)
     assert file_issues(path) == [
         ConfigIssue(
             "(file)",
-            "not valid YAML at line 65, column 14: cannot read 'yes' as !!bool: YAML 1.2, as the Pulumi CLI "
+            f"not valid YAML at line {line}, column 14: cannot read 'yes' as !!bool: YAML 1.2, as the Pulumi CLI "
             "reads it, makes it !!str",
         )
     ]
