@@ -215,18 +215,20 @@ def _compare_base(args: argparse.Namespace, path: Path, loaded: StackConfig) -> 
     return replace(base, source=f"{relative} at {ref[:60]}")
 
 
-def _simulate_inputs(
-    args: argparse.Namespace, path: Path, loaded: StackConfig
-) -> tuple[Scenario, NDArray[np.float64], Scenario | None, dict[str, Any]]:
-    """The head scenario, the trace, the --compare scenario and what summary.json records as the run's inputs,
-    every input checked before the run.
+def _run_inputs(
+    args: argparse.Namespace,
+) -> tuple[Path, StackConfig, Scenario, NDArray[np.float64], Scenario | None, dict[str, Any]]:
+    """What `simulate` and `plan` run: the stack file and its config, the head scenario, the trace, the
+    --compare scenario and what summary.json records as the run's inputs, every input checked before the run.
 
-    ValueError: the message `stackctl simulate: ...` prints.
+    ValueError: the message `stackctl simulate: ...` (or `plan`) prints.
     """
     import hashlib  # noqa: PLC0415
 
     from simulator.scenario import read_trace, scenario, shaped_trace, trigger_rps  # noqa: PLC0415
 
+    path, stack = _stack_source(args)
+    loaded = load_stack_file(path, stack)
     if args.trace:
         shaping = [
             flag for flag, value in (("--peak-rps", args.peak_rps), ("--hours", args.hours)) if value is not None
@@ -276,17 +278,15 @@ def _simulate_inputs(
         "seed": args.seed,
         "metrics_outages": [list(outage) for outage in args.metrics_outage],
     }
-    return head, rate, base, inputs
+    return path, loaded, head, rate, base, inputs
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from simulator.engine import simulate, summary  # noqa: PLC0415
     from simulator.report import compare, plot_title, write_compare, write_outputs  # noqa: PLC0415
 
-    path, stack = _stack_source(args)
-    loaded = load_stack_file(path, stack)
     try:
-        head, rate, base, inputs = _simulate_inputs(args, path, loaded)
+        _, loaded, head, rate, base, inputs = _run_inputs(args)
     except ValueError as err:
         print(f"stackctl simulate: {err}", file=sys.stderr)
         return 1
@@ -329,10 +329,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from planner.search import Bounds, Result  # noqa: PLC0415
     from planner.stack_patch import patched, unified_diff  # noqa: PLC0415
 
-    path, stack = _stack_source(args)
-    loaded = load_stack_file(path, stack)
     try:
-        head, rate, _, inputs = _simulate_inputs(args, path, loaded)
+        path, loaded, head, rate, _, inputs = _run_inputs(args)
     except ValueError as err:
         print(f"stackctl plan: {err}", file=sys.stderr)
         return 1
@@ -437,7 +435,7 @@ def _add_plan_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     plan.add_argument("--deployment", metavar="NAME", help="default: the first deployment")
     plan.add_argument("--out", required=True, metavar="DIR", help="output folder")
     plan.add_argument("--apply", action="store_true", help="also write the chosen values into the stack file")
-    # What _simulate_inputs reads of simulate's options: the plan runs the stack's model, no outage, no base.
+    # What _run_inputs reads of simulate's options: the plan runs the stack's model, no outage, no base.
     plan.set_defaults(run=cmd_plan, model=None, compare=None, metrics_outage=[])
 
 
