@@ -97,14 +97,7 @@ def scaled_object_manifest(
             },
         },
         "triggers": [
-            # Activation is KEDA's 0 <-> 1 step, inert with replicas.min >= 1; the queue-depth signal keeps its own.
-            _trigger(
-                config,
-                signal.name,
-                signal.query,
-                signal.target,
-                scaling.activation_queue_depth if signal.name == "queue-depth" else 0,
-            ),
+            _trigger(config, signal.name, signal.query, signal.target, signal.activation),
             _trigger(config, GPU_TRIGGER, gpu_memory_query(config, name), scaling.gpu_memory_ratio_target, 0),
         ],
     }

@@ -51,6 +51,8 @@ class ScalingSignal:
     """Per replica: busy ratio or pending requests."""
     models: tuple[str, ...]
     """The models the query reads (ensembles run no instances of their own)."""
+    activation: float
+    """KEDA's `activationThreshold`: its 0 <-> 1 step, inert while replicas.min >= 1."""
 
 
 def instances_per_pod(model_config: ModelConfig, gpus_per_pod: int) -> int:
@@ -115,6 +117,7 @@ def scaling_signals(config: PlatformConfig, rendered: RenderedRepository) -> dic
                 },
                 target=scaling.busy_ratio_target,
                 models=tuple(sorted(instances[name])),
+                activation=0,
             )
         else:
             # monitoring_rules records pending requests per replica for every deployment.
@@ -125,6 +128,7 @@ def scaling_signals(config: PlatformConfig, rendered: RenderedRepository) -> dic
                 record=None,
                 target=scaling.queue_depth_target,
                 models=tuple(sorted(config.serving.deployments[name].models)),
+                activation=scaling.activation_queue_depth,
             )
     return out
 

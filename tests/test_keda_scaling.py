@@ -201,6 +201,7 @@ def test_the_queue_depth_signal_reads_the_pending_gauge() -> None:
         "dev",
         setting(SCALING, "signal", value="queue-depth"),
         setting(SCALING, "queueDepthTarget", value=20),
+        setting(SCALING, "activationQueueDepth", value=1),
         removing(SCALING, "busyRatioTarget"),
     )
     [trigger, _] = scaled_objects(result)["triton-general"]["spec"]["triggers"]
@@ -209,6 +210,7 @@ def test_the_queue_depth_signal_reads_the_pending_gauge() -> None:
         'sum(nv_inference_pending_request_count{namespace="triton-dev", deployment="triton-general"})'
     )
     assert trigger["metadata"]["threshold"] == "20"
+    assert trigger["metadata"]["activationThreshold"] == "1"
 
 
 def test_an_unknown_signal_is_refused_with_the_known_ones() -> None:
