@@ -10,7 +10,7 @@ ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 KUBE_SCORE_VERSION := v1.20.0
 KUBE_SCORE := .tools/bin/kube-score-$(KUBE_SCORE_VERSION)
 
-.PHONY: test lint docs up synth scan venv runtime-venv policy-venv tools pulumi-toolchain local-cluster
+.PHONY: test lint docs up synth scan venv runtime-venv policy-venv tools pulumi-toolchain local-cluster golden
 
 # Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs).
 $(RUNTIME_STAMP): requirements.txt
@@ -48,6 +48,7 @@ lint: $(STAMP) $(ACTIONLINT)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy .
+	for program in examples/*/__main__.py; do $(BIN)/mypy "$$program" || exit 1; done
 	$(ACTIONLINT) .github/workflows/*.yml
 
 # The GitHub Actions linter, built from the Go module proxy.
@@ -97,6 +98,10 @@ up: $(if $(STOCK_PULUMI),$(RUNTIME_STAMP),$(STAMP))
 # Offline: every object the program would create for STACK, under Pulumi's mocks.
 synth: $(STAMP)
 	$(BIN)/python -m stackctl synth --stack $(STACK) --out synth/$(STACK)
+
+# Rewrite tests/golden/<stack>/ from every stack's synth, when a change is meant to alter them (docs/testing.md).
+golden: $(STAMP)
+	$(BIN)/python -m tests.golden --update
 
 # checkov and kube-score over every stack's manifests; fails on a finding not in manifest_scan/exceptions.yaml.
 scan: $(STAMP) $(SCAN_STAMP) $(KUBE_SCORE)

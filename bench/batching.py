@@ -33,11 +33,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.triton_load import INPUTS, load, loadgen  # noqa: E402
 from components.triton_manifests import tritonserver_args  # noqa: E402
-from local_triton.server import TritonServer, free_ports  # noqa: E402
-from model_repository.publish import write_model_repository  # noqa: E402
-from model_repository.render import config_text, render_repository  # noqa: E402
-from model_repository.source import DEFAULT_MODEL_REPO, read_repository  # noqa: E402
+from model_packaging.publish import write_model_repository  # noqa: E402
+from model_packaging.render import config_text, render_repository  # noqa: E402
+from model_packaging.source import DEFAULT_MODEL_REPO, read_repository  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
+from tests.local_triton.server import TritonServer, free_ports  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 
@@ -115,7 +115,9 @@ def main() -> None:
     loadgen()  # built before any run, so its compile time is not counted as client CPU
 
     stack = load_stack(args.stack)
-    rendered = render_repository(args.stack, stack.config, read_repository(DEFAULT_MODEL_REPO))
+    rendered = render_repository(
+        args.stack, stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO)
+    )
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-batching-{os.getpid()}"
     repos = {"A": work / "batching", "B": work / "off"}
     write_model_repository(rendered, repos["A"], [args.model])

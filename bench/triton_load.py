@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from components.triton_manifests import tritonserver_args
-from local_triton.server import TritonServer, free_ports
-from model_repository.publish import write_model_repository
-from model_repository.render import render_repository
-from model_repository.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.publish import write_model_repository
+from model_packaging.render import render_repository
+from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
+from tests.local_triton.server import TritonServer, free_ports
 
 # Input tensor name and width of each benchmarked model (one item per request).
 INPUTS = {"classifier": ("input_tensor", 128), "ranker": ("features", 16), "preprocess": ("raw", 128)}
@@ -31,7 +31,7 @@ ADMIN_KEY = "bench"
 def stack_server(stack: str, model: str) -> Iterator[tuple[TritonServer, int]]:
     """A tritonserver loading `model` with the stack's rendered config and flags; yields it and the max batch size."""
     config = load_stack(stack).config
-    rendered = render_repository(stack, config, read_repository(DEFAULT_MODEL_REPO))
+    rendered = render_repository(stack, config.serving, config.models, read_repository(DEFAULT_MODEL_REPO))
     with tempfile.TemporaryDirectory(prefix="bench-repo-", dir=os.environ.get("TMPDIR")) as work:
         repo = Path(work) / "models"
         write_model_repository(rendered, repo, [model])

@@ -7,10 +7,11 @@ alertmanager.yml the same routes and receivers mean, with credentials redacted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from platform_config.schema import Credential, PlatformConfig, Receiver
+from components.monitoring_config import Credential, MonitoringConfig, Receiver
 
 NULL_RECEIVER = "null"
 """Takes what no route claims: dev, or a severity the stack routes nowhere."""
@@ -39,10 +40,10 @@ def credential_ref(receiver: str, field: str, credential: Credential) -> dict[st
     return {"name": _secret_name(receiver), "key": field}
 
 
-def receiver_secrets(config: PlatformConfig) -> list[ReceiverSecret]:
+def receiver_secrets(monitoring: MonitoringConfig) -> list[ReceiverSecret]:
     """Credentials given as Pulumi secrets, which the stack writes into one Secret per receiver."""
     out = []
-    for name, receiver in sorted(config.monitoring.receivers.items()):
+    for name, receiver in sorted(monitoring.receivers.items()):
         values = {field: c.value for field, c in _credentials(receiver) if c.value is not None}
         if values:
             out.append(ReceiverSecret(_secret_name(name), values))
@@ -60,14 +61,16 @@ def _credentials(receiver: Receiver) -> list[tuple[str, Credential]]:
     return found
 
 
-def _matchers(config: PlatformConfig, severity: str) -> list[tuple[str, str]]:
-    return [("severity", severity), ("namespace", config.kubernetes.namespace)]
+def _matchers(namespace: str, severity: str) -> list[tuple[str, str]]:
+    return [("severity", severity), ("namespace", namespace)]
 
 
-def alertmanager_config_manifest(config: PlatformConfig, selector_labels: dict[str, str]) -> dict[str, Any]:
-    """The AlertmanagerConfig custom resource (monitoring.coreos.com/v1alpha1)."""
+def alertmanager_config_manifest(
+    monitoring: MonitoringConfig, namespace: str, labels: Mapping[str, str]
+) -> dict[str, Any]:
+    """The AlertmanagerConfig custom resource (monitoring.coreos.com/v1alpha1): routes alerts about `namespace`."""
     receivers: list[dict[str, Any]] = [{"name": NULL_RECEIVER}]
-    for name, receiver in sorted(config.monitoring.receivers.items()):
+    for name, receiver in sorted(monitoring.receivers.items()):
         entry: dict[str, Any] = {"name": name}
         if receiver.slack:
             ref = credential_ref(name, "webhook-url", receiver.slack.webhook_url)
@@ -83,14 +86,14 @@ def alertmanager_config_manifest(config: PlatformConfig, selector_labels: dict[s
     routes = [
         {
             "receiver": receiver,
-            "matchers": [{"name": k, "value": v, "matchType": "="} for k, v in _matchers(config, severity)],
+            "matchers": [{"name": k, "value": v, "matchType": "="} for k, v in _matchers(namespace, severity)],
         }
-        for severity, receiver in sorted(config.monitoring.routes.items())
+        for severity, receiver in sorted(monitoring.routes.items())
     ]
     return {
         "apiVersion": "monitoring.coreos.com/v1alpha1",
         "kind": "AlertmanagerConfig",
-        "metadata": {"name": "triton-platform", "namespace": config.kubernetes.namespace, "labels": selector_labels},
+        "metadata": {"name": "triton-platform", "namespace": namespace, "labels": dict(labels)},
         "spec": {
             "route": {
                 "receiver": NULL_RECEIVER,
@@ -105,10 +108,10 @@ def alertmanager_config_manifest(config: PlatformConfig, selector_labels: dict[s
     }
 
 
-def alertmanager_yaml(config: PlatformConfig) -> dict[str, Any]:
+def alertmanager_yaml(monitoring: MonitoringConfig, namespace: str) -> dict[str, Any]:
     """The same routing as a plain alertmanager.yml, credentials redacted (for amtool and reviewers)."""
     receivers: list[dict[str, Any]] = [{"name": NULL_RECEIVER}]
-    for name, receiver in sorted(config.monitoring.receivers.items()):
+    for name, receiver in sorted(monitoring.receivers.items()):
         entry: dict[str, Any] = {"name": name}
         if receiver.slack:
             entry["slack_configs"] = [
@@ -120,8 +123,8 @@ def alertmanager_yaml(config: PlatformConfig) -> dict[str, Any]:
             entry["webhook_configs"] = [{"url": REDACTED_URL, "send_resolved": True}]
         receivers.append(entry)
     routes = [
-        {"receiver": receiver, "matchers": [f'{k}="{v}"' for k, v in _matchers(config, severity)]}
-        for severity, receiver in sorted(config.monitoring.routes.items())
+        {"receiver": receiver, "matchers": [f'{k}="{v}"' for k, v in _matchers(namespace, severity)]}
+        for severity, receiver in sorted(monitoring.routes.items())
     ]
     return {
         "route": {"receiver": NULL_RECEIVER, "group_by": GROUP_BY, **TIMING, "routes": routes},

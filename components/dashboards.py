@@ -7,13 +7,15 @@ kube-state-metrics; a `model` variable filters the per-model panels.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components import monitoring_rules as rules
-from components.scaling_signal import ScalingSignal
-from components.triton_manifests import deployment_object_name
-from platform_config.schema import PlatformConfig
 
+if TYPE_CHECKING:  # monitoring wires these dashboards
+    from components.monitoring import MonitoredDeployment, MonitoringArgs
+
+DASHBOARD_TAGS = ("triton", "triton-platform")
+"""Grafana tags every dashboard carries unless told otherwise."""
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 """The label kube-prometheus-stack's Grafana sidecar loads dashboards by."""
 FOLDER_ANNOTATION = "grafana_folder"
@@ -38,14 +40,13 @@ def _panel(panel_id: int, title: str, unit: str, targets: list[tuple[str, str]])
 
 
 def panel_queries(
-    config: PlatformConfig, deployment: str, signal: ScalingSignal
+    args: MonitoringArgs, deployment: MonitoredDeployment
 ) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """(title, unit, [(expr, legend)]) of every panel: also what the metric-name test reads."""
-    ns, target = config.kubernetes.namespace, deployment_object_name(deployment)
-    window = rules.rate_window(config.monitoring.scrape_interval)
+    ns, target, signal = args.namespace, deployment.object_name, deployment.signal
+    window = rules.rate_window(args.monitoring.scrape_interval)
     model = f'namespace="{ns}", deployment="{target}", model=~"$model"'
     dep = f'namespace="{ns}", deployment="{target}"'
-    max_replicas = config.serving.deployments[deployment].replicas.max
     return [
         ("Requests per second", "reqps", [(f"{rules.REQUESTS_RATE}{window}{{{model}}}", "{{model}}")]),
         (
@@ -72,7 +73,7 @@ def panel_queries(
             [
                 (f"kube_deployment_status_replicas_available{{{dep}}}", "available"),
                 (f"kube_deployment_spec_replicas{{{dep}}}", "desired"),
-                (f"{max_replicas}", "max"),
+                (f"{deployment.max_replicas}", "max"),
             ],
         ),
         (
@@ -88,16 +89,15 @@ def panel_queries(
     ]
 
 
-def dashboard(config: PlatformConfig, deployment: str, signal: ScalingSignal) -> dict[str, Any]:
-    ns, target = config.kubernetes.namespace, deployment_object_name(deployment)
+def dashboard(args: MonitoringArgs, deployment: MonitoredDeployment) -> dict[str, Any]:
+    ns, target = args.namespace, deployment.object_name
     panels = [
-        _panel(i + 1, title, unit, targets)
-        for i, (title, unit, targets) in enumerate(panel_queries(config, deployment, signal))
+        _panel(i + 1, title, unit, targets) for i, (title, unit, targets) in enumerate(panel_queries(args, deployment))
     ]
     return {
         "uid": f"{ns}-{target}"[:40],
         "title": f"Triton {target} ({ns})",
-        "tags": ["triton", "triton-platform", config.environment],
+        "tags": list(args.dashboard_tags),
         "timezone": "utc",
         "schemaVersion": 39,
         "refresh": "30s",
@@ -121,18 +121,16 @@ def dashboard(config: PlatformConfig, deployment: str, signal: ScalingSignal) ->
     }
 
 
-def dashboard_manifest(
-    config: PlatformConfig, deployment: str, signal: ScalingSignal, labels: dict[str, str]
-) -> dict[str, Any]:
-    target = deployment_object_name(deployment)
+def dashboard_manifest(args: MonitoringArgs, deployment: MonitoredDeployment) -> dict[str, Any]:
+    target = deployment.object_name
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
             "name": f"{target}-dashboard",
-            "namespace": config.kubernetes.namespace,
-            "labels": {**labels, **DASHBOARD_LABEL},
-            "annotations": {FOLDER_ANNOTATION: config.monitoring.grafana_folder},
+            "namespace": args.namespace,
+            "labels": {**args.labels, **DASHBOARD_LABEL},
+            "annotations": {FOLDER_ANNOTATION: args.monitoring.grafana_folder},
         },
-        "data": {f"{target}.json": json.dumps(dashboard(config, deployment, signal), indent=2, sort_keys=True)},
+        "data": {f"{target}.json": json.dumps(dashboard(args, deployment), indent=2, sort_keys=True)},
     }

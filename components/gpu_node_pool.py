@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from components.gpu_node_pool_config import GpuPoolConfig
 from components.gpu_pool_contract import PoolContract, pool_contract
 from components.kubernetes_objects import create_object
-from components.namespace import DNS_EGRESS, deny_all, platform_labels
+from components.namespace import DNS_EGRESS, deny_all
 from components.policy_exceptions import exception_annotations
-from platform_config.schema import GpuPoolConfig, PlatformConfig, pinned
+from platform_config.schema import pinned
 
 TYPE_TOKEN = "triton-platform:gpu:GpuNodePool"
 SYSTEM_NAMESPACE = "gpu-system"
@@ -37,13 +38,11 @@ RESTRICTED = {
 }
 
 
-def _meta(config: PlatformConfig, name: str, namespace: str | None = SYSTEM_NAMESPACE, **extra: Any) -> dict[str, Any]:
+def _meta(
+    platform: dict[str, str], name: str, namespace: str | None = SYSTEM_NAMESPACE, **extra: Any
+) -> dict[str, Any]:
     # Empty maps are left out: the API server drops them, so they would read as a change on every run.
-    metadata: dict[str, Any] = {
-        "name": name,
-        "labels": platform_labels(config.environment),
-        **{k: v for k, v in extra.items() if v},
-    }
+    metadata: dict[str, Any] = {"name": name, **{k: v for k, v in {"labels": platform, **extra}.items() if v}}
     if namespace:
         metadata["namespace"] = namespace
     return metadata
@@ -62,8 +61,10 @@ def device_plugin_config(pool: GpuPoolConfig) -> dict[str, Any]:
     return config
 
 
-def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, dict[str, Any]]:
-    pool = config.gpu_pool
+def device_plugin_manifests(
+    pool: GpuPoolConfig, contract: PoolContract, platform: dict[str, str], digests: dict[str, str]
+) -> dict[str, dict[str, Any]]:
+    """The `gpu-system` namespace, its egress lock-down, and the device plugin with its config."""
     labels = {"app.kubernetes.io/name": "nvidia-device-plugin"}
     plugin_config = yaml.safe_dump(device_plugin_config(pool), sort_keys=False)
     # Root, for the kubelet's socket directory; no escalation, no capabilities but what MIG needs.
@@ -78,7 +79,7 @@ def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> d
         "containers": [
             {
                 "name": "nvidia-device-plugin",
-                "image": pinned(pool.device_plugin.image, config.image_digests),
+                "image": pinned(pool.device_plugin.image, digests),
                 "args": ["--config-file=/config/config.yaml"],
                 "securityContext": {"allowPrivilegeEscalation": False, "capabilities": capabilities},
                 "resources": {
@@ -103,49 +104,25 @@ def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> d
             "kind": "Namespace",
             # Privileged only here: node agents need host paths; Triton's namespace stays restricted.
             "metadata": _meta(
-                config,
+                platform,
                 SYSTEM_NAMESPACE,
                 None,
-                labels={**platform_labels(config.environment), "pod-security.kubernetes.io/enforce": "privileged"},
+                labels={**platform, "pod-security.kubernetes.io/enforce": "privileged"},
             ),
         },
         "device-plugin-config": {
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": _meta(config, "nvidia-device-plugin"),
+            "metadata": _meta(platform, "nvidia-device-plugin"),
             "data": {"config.yaml": plugin_config},
         },
         # The node agents talk to the kubelet over host sockets only: no network egress at all.
-        "system-deny-egress": deny_all(SYSTEM_NAMESPACE, "Egress", platform_labels(config.environment)),
-        # Prometheus may scrape the node agents; nothing else may reach this namespace.
-        "system-network-policy": {
-            "apiVersion": "networking.k8s.io/v1",
-            "kind": "NetworkPolicy",
-            "metadata": _meta(config, "metrics-only"),
-            "spec": {
-                "podSelector": {},
-                "policyTypes": ["Ingress"],
-                "ingress": [
-                    {
-                        "from": [
-                            {
-                                "namespaceSelector": {
-                                    "matchLabels": {
-                                        "kubernetes.io/metadata.name": config.monitoring.prometheus.namespace
-                                    }
-                                }
-                            }
-                        ],
-                        "ports": [{"protocol": "TCP", "port": DCGM_PORT}],
-                    }
-                ],
-            },
-        },
+        "system-deny-egress": deny_all(SYSTEM_NAMESPACE, "Egress", platform),
         "device-plugin": {
             "apiVersion": "apps/v1",
             "kind": "DaemonSet",
             "metadata": _meta(
-                config,
+                platform,
                 "nvidia-device-plugin",
                 annotations=exception_annotations(
                     {
@@ -175,14 +152,38 @@ def device_plugin_manifests(config: PlatformConfig, contract: PoolContract) -> d
     }
 
 
+def metrics_only_policy(metrics_namespace: str, platform: dict[str, str]) -> dict[str, Any]:
+    """Admits Prometheus, from `metrics_namespace`, to the node agents' metrics port; nothing else reaches them."""
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": _meta(platform, "metrics-only"),
+        "spec": {
+            "podSelector": {},
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {
+                    "from": [
+                        {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": metrics_namespace}}}
+                    ],
+                    "ports": [{"protocol": "TCP", "port": DCGM_PORT}],
+                }
+            ],
+        },
+    }
+
+
 def advertised_per_gpu(pool: GpuPoolConfig) -> int:
     """How many `nvidia.com/gpu` the plugin advertises per physical GPU."""
     plugin = pool.device_plugin
     return plugin.time_slicing_replicas if plugin.sharing == "time-slicing" else 1
 
 
-def karpenter_node_pool(config: PlatformConfig, contract: PoolContract) -> dict[str, Any]:
-    pool, karpenter = config.gpu_pool, config.gpu_pool.karpenter
+def karpenter_node_pool(
+    pool: GpuPoolConfig, contract: PoolContract, prefix: str, platform: dict[str, str]
+) -> dict[str, Any]:
+    """The Karpenter NodePool `<prefix>-gpu`, sized and shaped for the pool."""
+    karpenter = pool.karpenter
     assert karpenter is not None
     requirements = [
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(karpenter.capacity_types)},
@@ -201,7 +202,7 @@ def karpenter_node_pool(config: PlatformConfig, contract: PoolContract) -> dict[
     return {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
-        "metadata": _meta(config, f"{config.kubernetes.namespace}-gpu", None),
+        "metadata": _meta(platform, f"{prefix}-gpu", None),
         "spec": {
             "template": {
                 "metadata": {"labels": dict(contract.node_selector)},
@@ -228,8 +229,11 @@ def karpenter_node_pool(config: PlatformConfig, contract: PoolContract) -> dict[
     }
 
 
-def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, Any]]:
-    pool, ca = config.gpu_pool, config.gpu_pool.cluster_autoscaler
+def cluster_autoscaler_manifests(
+    pool: GpuPoolConfig, prefix: str, platform: dict[str, str], digests: dict[str, str]
+) -> dict[str, dict[str, Any]]:
+    """The cluster-autoscaler in `gpu-system`, bounded to the pool's node groups; its ClusterRole is `<prefix>-...`."""
+    ca = pool.cluster_autoscaler
     assert ca is not None
     name = "cluster-autoscaler"
     labels = {"app.kubernetes.io/name": name}
@@ -293,35 +297,35 @@ def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, 
         "autoscaler-account": {
             "apiVersion": "v1",
             "kind": "ServiceAccount",
-            "metadata": _meta(config, name, annotations=dict(ca.service_account_annotations)),
+            "metadata": _meta(platform, name, annotations=dict(ca.service_account_annotations)),
         },
         "autoscaler-local-role": {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
-            "metadata": _meta(config, name),
+            "metadata": _meta(platform, name),
             "rules": namespaced,
         },
         "autoscaler-local-binding": {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "RoleBinding",
-            "metadata": _meta(config, name),
+            "metadata": _meta(platform, name),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
             "subjects": subject,
         },
         "autoscaler-role": {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRole",
-            "metadata": _meta(config, f"{config.kubernetes.namespace}-{name}", None),
+            "metadata": _meta(platform, f"{prefix}-{name}", None),
             "rules": rules,
         },
         "autoscaler-binding": {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRoleBinding",
-            "metadata": _meta(config, f"{config.kubernetes.namespace}-{name}", None),
+            "metadata": _meta(platform, f"{prefix}-{name}", None),
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "ClusterRole",
-                "name": f"{config.kubernetes.namespace}-{name}",
+                "name": f"{prefix}-{name}",
             },
             "subjects": subject,
         },
@@ -329,7 +333,7 @@ def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, 
         "autoscaler-network-policy": {
             "apiVersion": "networking.k8s.io/v1",
             "kind": "NetworkPolicy",
-            "metadata": _meta(config, name),
+            "metadata": _meta(platform, name),
             "spec": {
                 "podSelector": {"matchLabels": labels},
                 "policyTypes": ["Ingress", "Egress"],
@@ -339,7 +343,7 @@ def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, 
         "autoscaler": {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
-            "metadata": _meta(config, name),
+            "metadata": _meta(platform, name),
             "spec": {
                 "replicas": 1,
                 "selector": {"matchLabels": labels},
@@ -357,7 +361,7 @@ def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, 
                         "containers": [
                             {
                                 "name": name,
-                                "image": pinned(ca.image, config.image_digests),
+                                "image": pinned(ca.image, digests),
                                 "command": ["./cluster-autoscaler"],
                                 "args": args,
                                 "securityContext": RESTRICTED,
@@ -380,30 +384,33 @@ def cluster_autoscaler_manifests(config: PlatformConfig) -> dict[str, dict[str, 
     }
 
 
-def priority_class(config: PlatformConfig, suffix: str, value: int, description: str, preempt: bool) -> dict[str, Any]:
+def priority_class(name: str, value: int, description: str, preempt: bool, platform: dict[str, str]) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.k8s.io/v1",
         "kind": "PriorityClass",
-        "metadata": _meta(config, f"{config.kubernetes.namespace}-{suffix}", None),
+        "metadata": _meta(platform, name, None),
         "value": value,
         "preemptionPolicy": "PreemptLowerPriority" if preempt else "Never",
         "description": description,
     }
 
 
-def overprovisioning_manifest(config: PlatformConfig, contract: PoolContract) -> dict[str, Any]:
+def overprovisioning_manifest(
+    pool: GpuPoolConfig, contract: PoolContract, namespace: str, platform: dict[str, str], digests: dict[str, str]
+) -> dict[str, Any]:
+    """Placeholder pods in `namespace`, one GPU each, at the priority `<namespace>-overprovisioning`."""
     labels = {"app.kubernetes.io/name": "gpu-overprovisioning"}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": _meta(config, "gpu-overprovisioning", config.kubernetes.namespace),
+        "metadata": _meta(platform, "gpu-overprovisioning", namespace),
         "spec": {
-            "replicas": config.gpu_pool.overprovisioning_replicas,
+            "replicas": pool.overprovisioning_replicas,
             "selector": {"matchLabels": labels},
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {
-                    "priorityClassName": f"{config.kubernetes.namespace}-overprovisioning",
+                    "priorityClassName": f"{namespace}-overprovisioning",
                     "automountServiceAccountToken": False,
                     "terminationGracePeriodSeconds": 0,
                     "nodeSelector": dict(contract.node_selector),
@@ -418,7 +425,7 @@ def overprovisioning_manifest(config: PlatformConfig, contract: PoolContract) ->
                     "containers": [
                         {
                             "name": "placeholder",
-                            "image": pinned(config.gpu_pool.overprovisioning_image, config.image_digests),
+                            "image": pinned(pool.overprovisioning_image, digests),
                             "securityContext": RESTRICTED,
                             "resources": {
                                 "requests": {"cpu": "10m", "memory": "16Mi", **AGENT_LOG_STORAGE["requests"]},
@@ -437,14 +444,25 @@ def overprovisioning_manifest(config: PlatformConfig, contract: PoolContract) ->
     }
 
 
-def dcgm_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, dict[str, Any]]:
+def dcgm_manifests(
+    pool: GpuPoolConfig,
+    contract: PoolContract,
+    *,
+    platform: dict[str, str],
+    digests: dict[str, str],
+    selector_labels: dict[str, str],
+    scrape_interval: str | None,
+) -> dict[str, dict[str, Any]]:
+    """NVIDIA's DCGM exporter on every pool node, its Service, and a ServiceMonitor Prometheus selects."""
     labels = {"app.kubernetes.io/name": "dcgm-exporter"}
+    # Without an interval Prometheus uses its global one (prometheus-operator, monitoring/v1 Endpoint.Interval).
+    interval = {"interval": scrape_interval} if scrape_interval else {}
     return {
         "dcgm-exporter": {
             "apiVersion": "apps/v1",
             "kind": "DaemonSet",
             "metadata": _meta(
-                config,
+                platform,
                 "dcgm-exporter",
                 annotations=exception_annotations(
                     {
@@ -470,7 +488,7 @@ def dcgm_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, 
                         "containers": [
                             {
                                 "name": "dcgm-exporter",
-                                "image": pinned(config.gpu_pool.dcgm_exporter_image, config.image_digests),
+                                "image": pinned(pool.dcgm_exporter_image, digests),
                                 "ports": [{"name": "metrics", "containerPort": DCGM_PORT}],
                                 # DCGM reads the GPUs' profiling counters, which needs SYS_ADMIN and nothing else.
                                 "securityContext": {
@@ -506,59 +524,93 @@ def dcgm_manifests(config: PlatformConfig, contract: PoolContract) -> dict[str, 
         "dcgm-service": {
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": _meta(config, "dcgm-exporter", labels={**platform_labels(config.environment), **labels}),
+            "metadata": _meta(platform, "dcgm-exporter", labels={**platform, **labels}),
             "spec": {"selector": labels, "ports": [{"name": "metrics", "port": DCGM_PORT, "targetPort": "metrics"}]},
         },
         "dcgm-service-monitor": {
             "apiVersion": "monitoring.coreos.com/v1",
             "kind": "ServiceMonitor",
-            "metadata": _meta(
-                config,
-                "dcgm-exporter",
-                labels={**platform_labels(config.environment), **config.monitoring.selector_labels},
-            ),
+            "metadata": _meta(platform, "dcgm-exporter", labels={**platform, **selector_labels}),
             "spec": {
                 "selector": {"matchLabels": labels},
                 "namespaceSelector": {"matchNames": [SYSTEM_NAMESPACE]},
-                "endpoints": [{"port": "metrics", "interval": config.monitoring.scrape_interval}],
+                "endpoints": [{"port": "metrics", **interval}],
             },
         },
     }
 
 
-def pool_manifests(config: PlatformConfig) -> dict[str, dict[str, Any]]:
-    """Every object of the GPU pool, by role (static NodePatches aside)."""
-    contract = pool_contract(config.gpu_pool)
-    pool = config.gpu_pool
+@dataclass(frozen=True)
+class GpuNodePoolArgs:
+    """What the pool needs to know; `TritonPlatform` maps a stack's config onto it."""
+
+    pool: GpuPoolConfig
+    """The pool: size, node labels and taints, node autoscaler, device plugin, spare capacity, DCGM exporter."""
+
+    workload_namespace: str
+    """Namespace of the GPU workloads the pool serves (the platform passes Triton's). The spare-capacity
+    placeholders run in it, and it prefixes the pool's cluster-scoped names (PriorityClasses `<ns>-batch` and
+    `<ns>-overprovisioning`, the Karpenter NodePool `<ns>-gpu`, the ClusterRole `<ns>-cluster-autoscaler`), as
+    Triton's `<ns>-inference` PriorityClass is, so that stacks sharing a cluster do not collide. Required."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    """Labels every object of the pool carries (never used in selectors). Default: none."""
+
+    image_digests: dict[str, str] = field(default_factory=dict)
+    """Digest of each image tag that must run by digest (`<image>@<digest>`). Default: none, images run by tag."""
+
+    metrics_namespace: pulumi.Input[str] = "monitoring"
+    """Namespace Prometheus runs in: the only one admitted to the node agents' metrics port. Default `monitoring`."""
+
+    metrics_selector_labels: dict[str, str] = field(default_factory=dict)
+    """Labels the Prometheus Operator selects ServiceMonitors by, put on the DCGM exporter's ServiceMonitor
+    (kube-prometheus-stack selects `release: <its release name>`). Default: none."""
+
+    scrape_interval: str | None = None
+    """How often Prometheus scrapes the DCGM exporter, e.g. `15s`. Default: Prometheus's global scrape interval."""
+
+    metrics_crds: Sequence[pulumi.Resource] = ()
+    """What the pool's ServiceMonitor waits for: the Prometheus Operator's chart (its CRDs) when installed."""
+
+
+def pool_manifests(args: GpuNodePoolArgs, contract: PoolContract) -> dict[str, dict[str, Any]]:
+    """Every object of the GPU pool, by role, but for the static NodePatches and `metrics_only_policy`.
+
+    Reads only `args`' plain values: `metrics_namespace` may be another resource's output.
+    """
+    pool, platform, digests = args.pool, args.labels, args.image_digests
+    prefix = args.workload_namespace
     out: dict[str, dict[str, Any]] = {
         "batch-priority": priority_class(
-            config, "batch", BATCH_PRIORITY, "Batch and dev GPU work: below inference serving.", preempt=True
+            f"{prefix}-batch", BATCH_PRIORITY, "Batch and dev GPU work: below inference serving.", True, platform
         )
     }
     if pool.overprovisioning_replicas:
         out["overprovisioning-priority"] = priority_class(
-            config, "overprovisioning", OVERPROVISIONING_PRIORITY, "Placeholders any pod may evict.", preempt=False
+            f"{prefix}-overprovisioning",
+            OVERPROVISIONING_PRIORITY,
+            "Placeholders any pod may evict.",
+            False,
+            platform,
         )
-        out["overprovisioning"] = overprovisioning_manifest(config, contract)
+        out["overprovisioning"] = overprovisioning_manifest(pool, contract, prefix, platform, digests)
     if not pool.manage:
         return out  # another stack owns the cluster-level objects
-    out |= device_plugin_manifests(config, contract)
+    out |= device_plugin_manifests(pool, contract, platform, digests)
     if pool.autoscaler == "karpenter":
-        out["node-pool"] = karpenter_node_pool(config, contract)
+        out["node-pool"] = karpenter_node_pool(pool, contract, prefix, platform)
     elif pool.autoscaler == "cluster-autoscaler":
-        out |= cluster_autoscaler_manifests(config)
+        out |= cluster_autoscaler_manifests(pool, prefix, platform, digests)
     if pool.dcgm_exporter:
-        out |= dcgm_manifests(config, contract)
+        out |= dcgm_manifests(
+            pool,
+            contract,
+            platform=platform,
+            digests=digests,
+            selector_labels=args.metrics_selector_labels,
+            scrape_interval=args.scrape_interval,
+        )
     return out
-
-
-@dataclass(frozen=True)
-class GpuNodePoolArgs:
-    config: PlatformConfig
-    """The stack's validated configuration."""
-
-    metrics_crds: Sequence[pulumi.Resource] = ()
-    """What the pool's ServiceMonitor waits for: the Prometheus Operator's chart (its CRDs) when installed."""
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -570,9 +622,9 @@ class GpuNodePool(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        config = args.config
-        self.contract = pool_contract(config.gpu_pool)
-        manifests = pool_manifests(config)
+        pool = args.pool
+        self.contract = pool_contract(pool)
+        manifests = pool_manifests(args, self.contract)
         after: list[pulumi.Resource] = []
         if "system-namespace" in manifests:
             after.append(create_object(f"{name}-system-namespace", manifests.pop("system-namespace"), child))
@@ -580,8 +632,16 @@ class GpuNodePool(pulumi.ComponentResource):
         after_crds = pulumi.ResourceOptions.merge(in_system, pulumi.ResourceOptions(depends_on=list(args.metrics_crds)))
         for role, manifest in manifests.items():
             create_object(f"{name}-{role}", manifest, after_crds if manifest["kind"] == "ServiceMonitor" else in_system)
-        taints: list[Any] = [{"key": t.key, "value": t.value, "effect": t.effect} for t in config.gpu_pool.taints]
-        for node in config.gpu_pool.static_nodes:
+        if pool.manage:
+            # Prometheus's namespace may be another resource's output: the policy is built once it is known.
+            policy = pulumi.Output.from_input(args.metrics_namespace).apply(
+                lambda namespace: metrics_only_policy(namespace, args.labels)
+            )
+            k8s.networking.v1.NetworkPolicy(
+                f"{name}-system-network-policy", metadata=policy["metadata"], spec=policy["spec"], opts=in_system
+            )
+        taints: list[Any] = [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints]
+        for node in pool.static_nodes:
             # A patch: the nodes stay the cluster's; Pulumi only owns these labels and taints.
             k8s.core.v1.NodePatch(
                 f"{name}-node-{node}",
@@ -589,4 +649,4 @@ class GpuNodePool(pulumi.ComponentResource):
                 spec=k8s.core.v1.NodeSpecPatchArgs(taints=taints),
                 opts=child,
             )
-        self.register_outputs({"maxGpus": config.gpu_pool.max_gpus})
+        self.register_outputs({"maxGpus": pool.max_gpus})

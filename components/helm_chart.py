@@ -31,7 +31,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from platform_config.paths import PROJECT_ROOT
-from platform_config.schema import HelmChart
+from platform_config.types import HelmChart
 
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 

@@ -14,7 +14,7 @@ import yaml
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.settings import get_monitor
 
-from platform_config.schema import KubernetesConfig
+from components.kubernetes_provider_config import KubernetesConfig
 
 # Renders every stack, whatever its mode, into $TRITON_PLATFORM_RENDER_DIR/<stack>: for
 # previews and end-to-end tests on machines with no cluster credentials. It changes

@@ -3,40 +3,102 @@
 Builders return plain manifests; `Monitoring` wires them. With mode `install`
 the pinned kube-prometheus-stack chart comes first and everything else waits
 for it (its CRDs); with `existing` only the platform's own objects are made.
+
+What it watches is a contract: Services labelled `app.kubernetes.io/name: triton-inference-server`
+with a port named `metrics`, and `app.kubernetes.io/instance` set to their Deployment's name
+(components/triton_manifests.py labels Triton's that way).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 import pulumi_random as random
 
 from components.alert_routing import NULL_RECEIVER, alertmanager_config_manifest, receiver_secrets
-from components.dashboards import DASHBOARD_LABEL, FOLDER_ANNOTATION, dashboard_manifest
+from components.dashboards import DASHBOARD_LABEL, DASHBOARD_TAGS, FOLDER_ANNOTATION, dashboard_manifest
 from components.helm_chart import HelmChartArgs, InstalledChart
 from components.kubernetes_objects import create_object
+from components.monitoring_config import MonitoringConfig
 from components.monitoring_rules import rule_groups
-from components.namespace import platform_labels
 from components.policy_exceptions import exception_annotations
 from components.scaling_signal import ScalingSignal
 from components.triton_manifests import APP_NAME
-from platform_config.schema import PlatformConfig
 
 TYPE_TOKEN = "triton-platform:monitoring:Monitoring"
 RELEASE_NAME = "kube-prometheus-stack"
 GRAFANA_ADMIN_SECRET = "grafana-admin"
 
 
-def _labels(config: PlatformConfig) -> dict[str, str]:
-    return {**platform_labels(config.environment), **config.monitoring.selector_labels}
+@dataclass(frozen=True)
+class MonitoredDeployment:
+    """One Deployment the rules, alerts and a dashboard watch."""
+
+    object_name: str
+    """Its `metadata.name` (and its Service's), e.g. `triton-general`: the `deployment` label of its series."""
+
+    max_replicas: int
+    """Its replica ceiling: the at-ceiling alert fires there, and the dashboard draws it."""
+
+    models: tuple[str, ...]
+    """The models it serves: each gets a not-loaded alert."""
+
+    signal: ScalingSignal
+    """What it scales on (components/scaling_signal.py): its recording rule, dashboard panel and at-ceiling alert."""
 
 
-def service_monitor_manifest(config: PlatformConfig) -> dict[str, Any]:
+@dataclass(frozen=True)
+class MonitoringArgs:
+    """What `Monitoring` needs: where the watched Deployments run, which they are, and the monitoring settings."""
+
+    namespace: str
+    """Namespace of the monitored Deployments and Services; the ServiceMonitor, rules, alert routing, receiver
+    Secrets and dashboards go there too. Required."""
+
+    latency_slo_ms: int
+    """p95 request latency objective in milliseconds, for every model: above it `TritonLatencyAboveSLO` fires.
+    Required."""
+
+    deployments: Mapping[str, MonitoredDeployment] = field(default_factory=dict)
+    """The Deployments to watch, by key; the key names the dashboard's resource (`<name>-<key>-dashboard`).
+    Default: none (only the namespace-wide rules and alerts)."""
+
+    monitoring: MonitoringConfig = field(default_factory=MonitoringConfig)
+    """Mode (`existing` or `install` the operator), the Prometheus peer, selector labels, receivers and routes,
+    runbook URL, Grafana folder, scrape interval and alert thresholds. Default: the schema's defaults (mode
+    `existing`, Prometheus in `monitoring`, no receivers)."""
+
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels every object created carries (the operator's selector labels are added where it selects).
+    Default: none."""
+
+    scaling_enabled: bool = False
+    """Whether KEDA scales the Deployments: adds the KEDA-errors and at-max-replicas alerts. Default: False."""
+
+    dashboard_tags: tuple[str, ...] = DASHBOARD_TAGS
+    """Grafana tags of every dashboard. Default: `triton`, `triton-platform`."""
+
+    kube_version: str | None = None
+    """Kubernetes version the chart is templated for when the stack renders; None when deploying (the API server's).
+    Only used in mode `install`."""
+
+
+def in_cluster_prometheus_url(namespace: str) -> str:
+    """The Service the Prometheus Operator puts before every Prometheus it runs (prometheus-operator,
+    `governingServiceName` in pkg/prometheus), on Prometheus' web port."""
+    return f"http://prometheus-operated.{namespace}.svc:9090"
+
+
+def _selected_labels(args: MonitoringArgs) -> dict[str, str]:
+    return {**args.labels, **args.monitoring.selector_labels}
+
+
+def service_monitor_manifest(args: MonitoringArgs) -> dict[str, Any]:
     """Scrapes every Triton Service's metrics port; relabelings guarantee the labels rules and KEDA select on."""
-    ns = config.kubernetes.namespace
+    ns = args.namespace
     relabelings = [
         # A pod still loading models is not ready and serves no metrics yet: not a target until ready
         # (endpoints and EndpointSlice discovery name the condition differently).
@@ -55,7 +117,7 @@ def service_monitor_manifest(config: PlatformConfig) -> dict[str, Any]:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",
-        "metadata": {"name": "triton", "namespace": ns, "labels": _labels(config)},
+        "metadata": {"name": "triton", "namespace": ns, "labels": _selected_labels(args)},
         "spec": {
             "selector": {"matchLabels": {"app.kubernetes.io/name": APP_NAME}},
             "namespaceSelector": {"matchNames": [ns]},
@@ -63,7 +125,7 @@ def service_monitor_manifest(config: PlatformConfig) -> dict[str, Any]:
                 {
                     "port": "metrics",
                     "path": "/metrics",
-                    "interval": config.monitoring.scrape_interval,
+                    "interval": args.monitoring.scrape_interval,
                     "relabelings": relabelings,
                 }
             ],
@@ -71,18 +133,18 @@ def service_monitor_manifest(config: PlatformConfig) -> dict[str, Any]:
     }
 
 
-def prometheus_rule_manifest(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> dict[str, Any]:
+def prometheus_rule_manifest(args: MonitoringArgs) -> dict[str, Any]:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
-        "metadata": {"name": "triton-platform", "namespace": config.kubernetes.namespace, "labels": _labels(config)},
-        "spec": {"groups": rule_groups(config, signals)},
+        "metadata": {"name": "triton-platform", "namespace": args.namespace, "labels": _selected_labels(args)},
+        "spec": {"groups": rule_groups(args)},
     }
 
 
-def chart_values(config: PlatformConfig) -> dict[str, Any]:
+def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
     """kube-prometheus-stack values: select the platform's objects, keep Grafana's password in a Secret."""
-    select = {"matchLabels": dict(config.monitoring.selector_labels)}
+    select = {"matchLabels": dict(selector_labels)}
     return {
         # The operator's admission webhook gets its certificate from Helm hook Jobs, which are not part of
         # the chart's objects here (components/helm_chart.py); without them the webhook and the operator's
@@ -137,28 +199,16 @@ def chart_values(config: PlatformConfig) -> dict[str, Any]:
     }
 
 
-def monitoring_manifests(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> dict[str, dict[str, Any]]:
-    """The platform's own monitoring objects, by role (the chart, in install mode, is separate)."""
+def monitoring_manifests(args: MonitoringArgs) -> dict[str, dict[str, Any]]:
+    """The monitoring objects, by role (the chart, in install mode, is separate)."""
     out = {
-        "service-monitor": service_monitor_manifest(config),
-        "rules": prometheus_rule_manifest(config, signals),
-        "alert-routing": alertmanager_config_manifest(config, _labels(config)),
+        "service-monitor": service_monitor_manifest(args),
+        "rules": prometheus_rule_manifest(args),
+        "alert-routing": alertmanager_config_manifest(args.monitoring, args.namespace, _selected_labels(args)),
     }
-    for name in sorted(config.serving.deployments):
-        out[f"{name}-dashboard"] = dashboard_manifest(config, name, signals[name], platform_labels(config.environment))
+    for key, deployment in sorted(args.deployments.items()):
+        out[f"{key}-dashboard"] = dashboard_manifest(args, deployment)
     return out
-
-
-@dataclass(frozen=True)
-class MonitoringArgs:
-    config: PlatformConfig
-    """The stack's validated configuration."""
-
-    signals: Mapping[str, ScalingSignal]
-    """Each deployment's scaling signal, for its recording rule, dashboard panel and at-ceiling alert."""
-
-    kube_version: str | None = None
-    """Kubernetes version the chart is templated for when the stack renders; None when deploying (the API server's)."""
 
 
 class Monitoring(pulumi.ComponentResource):
@@ -170,16 +220,22 @@ class Monitoring(pulumi.ComponentResource):
     operator: list[pulumi.Resource]
     """What the Prometheus Operator's custom resources wait for: its chart in install mode, else nothing."""
 
+    metrics_namespace: pulumi.Output[str]
+    """Namespace the Prometheus that scrapes the metrics runs in (`monitoring.prometheus.namespace`): other
+    components admit its scrapes from there."""
+
+    prometheus_url: pulumi.Output[str]
+    """That Prometheus' in-cluster URL, `http://prometheus-operated.<metrics namespace>.svc:9090`."""
+
     def __init__(self, name: str, args: MonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        config = args.config
         after: list[pulumi.Resource] = []
         self.grafana_admin_password = None
-        if config.monitoring.mode == "install":
-            after.extend(self._install(name, config, child, args.kube_version))
+        if args.monitoring.mode == "install":
+            after.extend(self._install(name, args, child))
         self.operator = list(after)
-        for secret in receiver_secrets(config):
+        for secret in receiver_secrets(args.monitoring):
             create_object(
                 f"{name}-{secret.secret_name}",
                 {
@@ -187,8 +243,8 @@ class Monitoring(pulumi.ComponentResource):
                     "kind": "Secret",
                     "metadata": {
                         "name": secret.secret_name,
-                        "namespace": config.kubernetes.namespace,
-                        "labels": platform_labels(config.environment),
+                        "namespace": args.namespace,
+                        "labels": dict(args.labels),
                     },
                     "type": "Opaque",
                     "stringData": {k: pulumi.Output.secret(v) for k, v in secret.values.items()},
@@ -196,15 +252,22 @@ class Monitoring(pulumi.ComponentResource):
                 child,
             )
         ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after))
-        for role, manifest in monitoring_manifests(config, args.signals).items():
+        for role, manifest in monitoring_manifests(args).items():
             create_object(f"{name}-{role}", manifest, ordered)
-        self.register_outputs({"grafanaAdminPassword": self.grafana_admin_password})
+        metrics_namespace = args.monitoring.prometheus.namespace
+        self.metrics_namespace = pulumi.Output.from_input(metrics_namespace)
+        self.prometheus_url = pulumi.Output.from_input(in_cluster_prometheus_url(metrics_namespace))
+        self.register_outputs(
+            {
+                "grafanaAdminPassword": self.grafana_admin_password,
+                "metricsNamespace": self.metrics_namespace,
+                "prometheusUrl": self.prometheus_url,
+            }
+        )
 
-    def _install(
-        self, name: str, config: PlatformConfig, child: pulumi.ResourceOptions, kube_version: str | None
-    ) -> list[pulumi.Resource]:
-        namespace = config.monitoring.prometheus.namespace
-        labels = platform_labels(config.environment)
+    def _install(self, name: str, args: MonitoringArgs, child: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+        namespace = args.monitoring.prometheus.namespace
+        labels = dict(args.labels)
         # The chart's components pass the baseline profile; warn about everything restricted would refuse.
         pss = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"}
         ns = create_object(
@@ -237,7 +300,7 @@ class Monitoring(pulumi.ComponentResource):
                 "metadata": {
                     "name": GRAFANA_ADMIN_SECRET,
                     "namespace": namespace,
-                    "labels": platform_labels(config.environment),
+                    "labels": labels,
                 },
                 "type": "Opaque",
                 "stringData": {"admin-user": "admin", "admin-password": self.grafana_admin_password},
@@ -248,11 +311,11 @@ class Monitoring(pulumi.ComponentResource):
             f"{name}-{RELEASE_NAME}",
             HelmChartArgs(
                 chart_name=RELEASE_NAME,
-                chart=config.monitoring.chart,
+                chart=args.monitoring.chart,
                 release=RELEASE_NAME,
                 namespace=namespace,
-                values=chart_values(config),
-                kube_version=kube_version,
+                values=chart_values(args.monitoring.selector_labels),
+                kube_version=args.kube_version,
             ),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[secret])),
         )

@@ -1,4 +1,4 @@
-"""Prometheus recording and alert rules for the platform, from stack config.
+"""Prometheus recording and alert rules for the monitored Triton deployments.
 
 Only metrics that exist: Triton's (triton-inference-server/core src/metrics.cc, checked
 against a real tritonserver's /metrics), kube-state-metrics' and KEDA's (checked against the
@@ -8,15 +8,14 @@ labels because the ServiceMonitor's relabelings put them there.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from components.triton_manifests import deployment_object_name
-from platform_config.schema import PlatformConfig, Severity, duration_seconds
+from components.monitoring_config import Severity
+from platform_config.types import duration_seconds
 
-if TYPE_CHECKING:  # scaling_signal builds on this module's records
-    from components.scaling_signal import ScalingSignal
+if TYPE_CHECKING:  # scaling_signal builds on this module's records; monitoring on its rules
+    from components.monitoring import MonitoredDeployment, MonitoringArgs
 
 BY_MODEL = "namespace, deployment, model"
 BY_DEPLOYMENT = "namespace, deployment"
@@ -56,13 +55,13 @@ def rate_window(scrape_interval: str) -> str:
     return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
 
 
-def _selector(config: PlatformConfig) -> str:
-    return f'namespace="{config.kubernetes.namespace}"'
+def _selector(namespace: str) -> str:
+    return f'namespace="{namespace}"'
 
 
-def recording_rules(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> list[dict[str, Any]]:
-    sel = _selector(config)
-    window = rate_window(config.monitoring.scrape_interval)
+def recording_rules(args: MonitoringArgs) -> list[dict[str, Any]]:
+    sel = _selector(args.namespace)
+    window = rate_window(args.monitoring.scrape_interval)
 
     def rate(metric: str, by: str) -> str:
         return f"sum by ({by}) (rate({metric}{{{sel}}}[{window}]))"
@@ -97,16 +96,16 @@ def recording_rules(config: PlatformConfig, signals: Mapping[str, ScalingSignal]
         ),
     ]
     # The deployments' own scaling-signal rules (busy ratio: its instance counts are per deployment).
-    own = [signal.record for _, signal in sorted(signals.items()) if signal.record is not None]
+    own = [d.signal.record for _, d in sorted(args.deployments.items()) if d.signal.record is not None]
     return [{"record": record, "expr": expr} for record, expr in rules] + own
 
 
-def alerts(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> list[Alert]:
-    """Every alert, thresholds and `for:` from the stack's config."""
-    sel, ns = _selector(config), config.kubernetes.namespace
-    thresholds = config.monitoring.alerts
-    window = rate_window(config.monitoring.scrape_interval)
-    slo_s = config.serving.p95_latency_slo_ms / 1000
+def alerts(args: MonitoringArgs) -> list[Alert]:
+    """Every alert, thresholds and `for:` from the monitoring config."""
+    sel, ns = _selector(args.namespace), args.namespace
+    thresholds = args.monitoring.alerts
+    window = rate_window(args.monitoring.scrape_interval)
+    slo_s = args.latency_slo_ms / 1000
     out = [
         Alert(
             "TritonLatencyAboveSLO",
@@ -115,7 +114,7 @@ def alerts(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> list
             "critical",
             "p95 latency of {{ $labels.model }} is above the SLO",
             f"p95 latency of {{{{ $labels.model }}}} in {{{{ $labels.deployment }}}} is above the "
-            f"{config.serving.p95_latency_slo_ms} ms SLO.",
+            f"{args.latency_slo_ms} ms SLO.",
         ),
         Alert(
             "TritonQueueTimeHigh",
@@ -177,7 +176,7 @@ def alerts(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> list
             "the warm floor or maxNodes may be oversized.",
         ),
     ]
-    if config.scaling.enabled:
+    if args.scaling_enabled:
         out.append(
             Alert(
                 "KedaScalerErrors",
@@ -195,21 +194,18 @@ def alerts(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> list
                 "fallback replica count instead of following load.",
             )
         )
-    for name, deployment in sorted(config.serving.deployments.items()):
-        target = deployment_object_name(name)
-        out += _per_deployment_alerts(
-            config, ns, target, deployment.replicas.max, sorted(deployment.models), signals[name]
-        )
+    for _, deployment in sorted(args.deployments.items()):
+        out += _per_deployment_alerts(args, deployment)
     return out
 
 
-def _per_deployment_alerts(  # noqa: PLR0917 - one deployment's facts
-    config: PlatformConfig, ns: str, target: str, max_replicas: int, models: list[str], signal: ScalingSignal
-) -> list[Alert]:
-    thresholds = config.monitoring.alerts
+def _per_deployment_alerts(args: MonitoringArgs, deployment: MonitoredDeployment) -> list[Alert]:
+    thresholds = args.monitoring.alerts
+    ns, target, signal = args.namespace, deployment.object_name, deployment.signal
+    max_replicas = deployment.max_replicas
     sel = f'namespace="{ns}", deployment="{target}"'
     out = []
-    if config.scaling.enabled:
+    if args.scaling_enabled:
         out.append(
             Alert(
                 "TritonQueueBacklogAtMaxReplicas",
@@ -224,7 +220,7 @@ def _per_deployment_alerts(  # noqa: PLR0917 - one deployment's facts
                 (("deployment", target),),
             )
         )
-    for model in models:
+    for model in sorted(deployment.models):
         out.append(
             Alert(
                 "TritonModelNotLoaded",
@@ -242,7 +238,7 @@ def _per_deployment_alerts(  # noqa: PLR0917 - one deployment's facts
     return out
 
 
-def alert_rule(alert: Alert, config: PlatformConfig) -> dict[str, Any]:
+def alert_rule(alert: Alert, runbook_base_url: str) -> dict[str, Any]:
     anchor = alert.name.lower()
     return {
         "alert": alert.name,
@@ -252,18 +248,19 @@ def alert_rule(alert: Alert, config: PlatformConfig) -> dict[str, Any]:
         "annotations": {
             "summary": alert.summary,
             "description": alert.description,
-            "runbook_url": f"{config.monitoring.runbook_base_url}#{anchor}",
+            "runbook_url": f"{runbook_base_url}#{anchor}",
         },
     }
 
 
-def rule_groups(config: PlatformConfig, signals: Mapping[str, ScalingSignal]) -> list[dict[str, Any]]:
-    """The rule file's groups, exactly as the PrometheusRule carries them; `signals` by deployment."""
+def rule_groups(args: MonitoringArgs) -> list[dict[str, Any]]:
+    """The rule file's groups, exactly as the PrometheusRule carries them."""
+    runbooks = args.monitoring.runbook_base_url
     return [
         {
             "name": "triton-platform.recording",
-            "interval": config.monitoring.scrape_interval,
-            "rules": recording_rules(config, signals),
+            "interval": args.monitoring.scrape_interval,
+            "rules": recording_rules(args),
         },
-        {"name": "triton-platform.alerts", "rules": [alert_rule(a, config) for a in alerts(config, signals)]},
+        {"name": "triton-platform.alerts", "rules": [alert_rule(a, runbooks) for a in alerts(args)]},
     ]

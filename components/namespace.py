@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_config.schema import PROJECT
+from platform_config.types import PROJECT
 
 DNS_EGRESS = {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
 """An egress rule for name lookups, to any address: cluster DNS may be a Service or a node-local cache."""

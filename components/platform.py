@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.dashboards import DASHBOARD_TAGS
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
-from components.keda_scaling import KedaScaling, KedaScalingArgs
+from components.keda_scaling import KedaScaling, KedaScalingArgs, LoadTrigger, ScaleTarget, ScalingBehavior
 from components.kubernetes_objects import create_object
 from components.kubernetes_provider import check_reachable, create_provider, deploys, provider_options, render_dir
-from components.monitoring import Monitoring, MonitoringArgs
-from components.namespace import namespace_manifests
-from components.scaling_signal import scaling_signals
+from components.monitoring import MonitoredDeployment, Monitoring, MonitoringArgs
+from components.namespace import namespace_manifests, platform_labels
+from components.scaling_signal import ScalingSignal, scaling_signals
+from components.triton_manifests import deployment_object_name
 from components.triton_serving import TritonServing, TritonServingArgs
-from model_repository.render import render_repository
-from model_repository.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.render import RenderedRepository
 from platform_config.loader import StackConfig, stack_file
 from platform_config.schema import PlatformConfig
 from platform_config.secrets_provider import default_passphrase_problem
@@ -28,18 +30,113 @@ TYPE_TOKEN = "triton-platform:index:TritonPlatform"
 
 @dataclass(frozen=True)
 class TritonPlatformArgs:
-    stack: str
-    """Stack name."""
-
     config: PlatformConfig
-    """The stack's validated configuration."""
+    """The stack's validated configuration: the only place it is read is this module."""
+
+    rendered: RenderedRepository
+    """The served models' configs, rendered once when the stack was validated."""
 
     kube_version: str | None = None
     """Kubernetes version charts are templated for when rendering; None when deploying (the API server's)."""
 
 
+def monitoring_args(
+    config: PlatformConfig, signals: Mapping[str, ScalingSignal], kube_version: str | None = None
+) -> MonitoringArgs:
+    """The stack's monitoring; `stackctl rules` writes the same, so the files it checks are the rules deployed."""
+    return MonitoringArgs(
+        namespace=config.kubernetes.namespace,
+        latency_slo_ms=config.serving.p95_latency_slo_ms,
+        deployments={
+            key: MonitoredDeployment(
+                object_name=deployment_object_name(key),
+                max_replicas=deployment.replicas.max,
+                models=tuple(deployment.models),
+                signal=signals[key],
+            )
+            for key, deployment in config.serving.deployments.items()
+        },
+        monitoring=config.monitoring,
+        labels=platform_labels(config.environment),
+        scaling_enabled=config.scaling.enabled,
+        dashboard_tags=(*DASHBOARD_TAGS, config.environment),
+        kube_version=kube_version,
+    )
+
+
+def gpu_pool_args(config: PlatformConfig, monitoring: Monitoring) -> GpuNodePoolArgs:
+    return GpuNodePoolArgs(
+        pool=config.gpu_pool,
+        workload_namespace=config.kubernetes.namespace,
+        labels=platform_labels(config.environment),
+        image_digests=config.image_digests,
+        metrics_namespace=monitoring.metrics_namespace,
+        metrics_selector_labels=config.monitoring.selector_labels,
+        scrape_interval=config.monitoring.scrape_interval,
+        metrics_crds=monitoring.operator,
+    )
+
+
+def serving_args(
+    config: PlatformConfig, rendered: RenderedRepository, pool: GpuNodePool, monitoring: Monitoring
+) -> TritonServingArgs:
+    return TritonServingArgs(
+        namespace=config.kubernetes.namespace,
+        serving=config.serving,
+        rendered=rendered,
+        pool=pool.contract,
+        metrics_namespace=monitoring.metrics_namespace,
+        metrics_pod_labels=config.monitoring.prometheus.pod_labels,
+        labels=platform_labels(config.environment),
+        autoscaled=config.scaling.enabled,
+        image_digests=config.image_digests,
+        # Model data outlives the stack; in production it may not even be replaced.
+        protect_model_claim=config.environment == "production",
+    )
+
+
+def scaling_args(
+    config: PlatformConfig,
+    signals: Mapping[str, ScalingSignal],
+    serving: TritonServing,
+    monitoring: Monitoring,
+    kube_version: str | None,
+) -> KedaScalingArgs:
+    scaling = config.scaling
+    return KedaScalingArgs(
+        targets={
+            key: ScaleTarget(
+                serving.deployments[key],
+                deployment.replicas.min,
+                deployment.replicas.max,
+                LoadTrigger(signals[key].name, signals[key].query, signals[key].target, signals[key].activation),
+            )
+            for key, deployment in config.serving.deployments.items()
+        },
+        prometheus_url=scaling.prometheus_address or monitoring.prometheus_url,
+        behavior=ScalingBehavior(
+            polling_interval_seconds=scaling.polling_interval_seconds,
+            scale_up=scaling.scale_up,
+            scale_down=scaling.scale_down,
+            fallback=scaling.fallback,
+            gpu_memory_ratio_target=scaling.gpu_memory_ratio_target,
+            paused=scaling.paused,
+            paused_replicas=scaling.paused_replicas,
+        ),
+        prometheus_auth=scaling.prometheus_auth,
+        keda=scaling.keda,
+        labels=platform_labels(config.environment),
+        kube_version=kube_version,
+    )
+
+
 class TritonPlatform(pulumi.ComponentResource):
-    """Namespace and, as they land, the GPU pool, Triton serving, KEDA scaling and monitoring."""
+    """The namespace, then monitoring, the GPU pool, Triton serving and KEDA scaling.
+
+    The one place a stack's config becomes component Args (the `*_args` functions above); facts two
+    components share come from their owner: the Prometheus URL and metrics namespace from `Monitoring`,
+    the pool contract from `GpuNodePool`, the Deployments KEDA scales from `TritonServing`.
+    """
 
     namespace: pulumi.Output[str]
     """Name of the namespace every namespaced object lives in."""
@@ -71,26 +168,22 @@ class TritonPlatform(pulumi.ComponentResource):
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
         create_object(f"{name}-default-deny", objects["default-deny"], in_namespace)
         create_object(f"{name}-default-deny-egress", objects["default-deny-egress"], in_namespace)
+        signals = scaling_signals(config, args.rendered)
         # First: in install mode it brings the Prometheus Operator's CRDs, which the GPU pool's and
         # KEDA's ServiceMonitors need in the same `pulumi up`.
-        rendered = render_repository(args.stack, config, read_repository(DEFAULT_MODEL_REPO))
-        signals = scaling_signals(config, rendered)
         self.monitoring = Monitoring(
-            f"{name}-monitoring", MonitoringArgs(config, signals, args.kube_version), in_namespace
+            f"{name}-monitoring", monitoring_args(config, signals, args.kube_version), in_namespace
         )
-        operator = self.monitoring.operator
-        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", GpuNodePoolArgs(config, operator), in_namespace)
+        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config, self.monitoring), in_namespace)
         self.serving = TritonServing(
-            f"{name}-serving",
-            TritonServingArgs(args.stack, config, rendered, self.gpu_pool.contract),
-            in_namespace,
+            f"{name}-serving", serving_args(config, args.rendered, self.gpu_pool, self.monitoring), in_namespace
         )
         if config.scaling.enabled:
             KedaScaling(
                 f"{name}-scaling",
-                KedaScalingArgs(config, self.serving.deployments, signals, args.kube_version),
+                scaling_args(config, signals, self.serving, self.monitoring, args.kube_version),
                 # KEDA's chart brings a ServiceMonitor too.
-                pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=operator)),
+                pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=self.monitoring.operator)),
             )
         self.namespace = namespace.metadata.name
         self.register_outputs({"namespace": self.namespace, "services": self.serving.services})
@@ -107,8 +200,9 @@ def build_platform(stack: StackConfig) -> TritonPlatform:
     provider = create_provider(stack.stack, config.kubernetes)
     renders = render_dir(config.kubernetes, stack.stack) is not None
     kube_version = config.kubernetes.kube_version if renders else None
+    assert stack.rendered is not None, "the engine resolves every ESC import before the program runs"
     platform = TritonPlatform(
-        stack.stack, TritonPlatformArgs(stack.stack, config, kube_version), provider_options(provider)
+        stack.stack, TritonPlatformArgs(config, stack.rendered, kube_version), provider_options(provider)
     )
     pulumi.export("environment", config.environment)
     pulumi.export("kubernetesMode", config.kubernetes.mode)

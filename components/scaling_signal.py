@@ -24,8 +24,7 @@ from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from components.monitoring_rules import BUSY_RATIO, BY_DEPLOYMENT, PENDING_PER_REPLICA, rate_window
 from components.triton_manifests import deployment_object_name
-from model_repository.render import RenderedRepository, render_repository
-from model_repository.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.render import RenderedRepository
 from platform_config.loader import StackConfig
 from platform_config.schema import PlatformConfig
 
@@ -134,7 +133,6 @@ def scaling_signals(config: PlatformConfig, rendered: RenderedRepository) -> dic
 
 
 def stack_signals(stack: StackConfig) -> dict[str, ScalingSignal]:
-    """`scaling_signals` of a stack whose models are read from the project's model repository."""
-    return scaling_signals(
-        stack.config, render_repository(stack.stack, stack.config, read_repository(DEFAULT_MODEL_REPO))
-    )
+    """`scaling_signals` of a validated stack, from the model configs its validation rendered."""
+    assert stack.rendered is not None, "a stack whose models are left to ESC has no rendered configs"
+    return scaling_signals(stack.config, stack.rendered)

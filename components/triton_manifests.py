@@ -1,8 +1,9 @@
 """Pure builders for the Triton serving stack: every Kubernetes object, as plain manifests.
 
-`serving_manifests` returns all of them for one stack; TritonServing only turns
-them into resources. Nothing here talks to Pulumi except through the values it
-is handed (the admin key may be a pulumi Output).
+`serving_manifests` returns all of them for one TritonServingArgs; TritonServing
+only turns them into resources. Nothing here talks to Pulumi except through the
+values it is handed (the admin key and the metrics namespace may be pulumi Outputs,
+which the manifests carry as they are).
 """
 
 from __future__ import annotations
@@ -11,16 +12,24 @@ import base64
 import hashlib
 import math
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from components.gpu_pool_contract import PoolContract
-from components.namespace import DNS_EGRESS, platform_labels
-from model_repository.publish import MANIFEST, files_digest, repository_digest, version_files
-from model_repository.render import RenderedRepository
-from model_repository.store import StoreUri, rclone_settings
-from platform_config.schema import DeploymentConfig, PlatformConfig, PvcSource, ServingConfig, pinned, quantity_value
+from components.namespace import DNS_EGRESS
+from components.triton_serving_config import DeploymentConfig, PvcSource, ServingConfig
+from model_packaging.layout import assemble_script
+from model_packaging.publish import MANIFEST, files_digest, repository_digest, version_files
+from model_packaging.store import StoreUri, rclone_settings
+from platform_config.schema import pinned
+from platform_config.types import quantity_value
+
+if TYPE_CHECKING:
+    import pulumi
+
+    # The component's args are the builders' input; the component imports this module, not the reverse.
+    from components.triton_serving import TritonServingArgs
 
 HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
 MODELS_DIR, STORE_DIR, RENDERED_DIR, CLAIM_DIR = "/models", "/store", "/rendered", "/claim"
@@ -93,29 +102,6 @@ def tritonserver_args(
     ]
 
 
-def assemble_script(models: list[str]) -> str:
-    """The init container's script: a repository of symlinked version folders plus the rendered configs.
-
-    Runs with MODELS_DIR, STORE_DIR, RENDERED_DIR and STACK in its environment,
-    so tests run the very same script against local folders.
-    """
-    names = " ".join(shlex.quote(m) for m in sorted(models))
-    return f"""set -eu
-for model in {names}; do
-  mkdir -p "$MODELS_DIR/$model/configs"
-  cp "$RENDERED_DIR/$model.pbtxt" "$MODELS_DIR/$model/configs/$STACK.pbtxt"
-  found=0
-  for version in "$STORE_DIR/$model"/*/; do
-    version="${{version%/}}"
-    case "${{version##*/}}" in (*[!0-9]*) continue ;; esac
-    ln -s "$version" "$MODELS_DIR/$model/${{version##*/}}"
-    found=1
-  done
-  if [ "$found" = 0 ]; then echo "no version folder for model $model under $STORE_DIR" >&2; exit 1; fi
-done
-"""
-
-
 def loader_script() -> str:
     """The loader Job's script: copy a published repository into the claim, then rename it into place.
 
@@ -179,19 +165,16 @@ def bundle_key(path: str) -> str:
 
 @dataclass(frozen=True)
 class ServingContext:
-    """Everything the builders read, resolved once."""
+    """What the builders read: TritonServing's args and the admin key it generated."""
 
-    stack: str
-    config: PlatformConfig
-    rendered: RenderedRepository
-    pool: PoolContract
+    args: TritonServingArgs
     admin_key: Any = None
     """The restricted-API key (a string or a pulumi Output)."""
 
     @cached_property
     def digest(self) -> str:
         """Content digest of the stack's repository: where a published one lives (`<uri>/<digest>`)."""
-        return repository_digest(self.rendered)
+        return repository_digest(self.args.rendered)
 
     @property
     def store(self) -> StoreUri | None:
@@ -199,14 +182,23 @@ class ServingContext:
 
     @property
     def namespace(self) -> str:
-        return self.config.kubernetes.namespace
+        return self.args.namespace
 
     @property
     def serving(self) -> ServingConfig:
-        return self.config.serving
+        return self.args.serving
+
+    @property
+    def config_name(self) -> str:
+        """Triton reads each model's config from `configs/<config_name>.pbtxt`: the stack it was rendered for."""
+        return self.args.rendered.stack
+
+    def image(self, image: str) -> str:
+        """The image as it runs: by digest where `image_digests` lists it."""
+        return pinned(image, dict(self.args.image_digests))
 
     def metadata(self, name: str, deployment: str | None = None, **extra: Any) -> dict[str, Any]:
-        labels = platform_labels(self.config.environment)
+        labels = dict(self.args.labels)
         if deployment:
             labels |= {**selector_labels(deployment), "app.kubernetes.io/component": "inference-server"}
         return {"name": name, "namespace": self.namespace, "labels": labels, **extra}
@@ -217,12 +209,14 @@ class ServingContext:
 
 
 def _bundle_files(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str, bytes]:
-    return version_files(ctx.rendered, deployment.models) if ctx.serving.model_repository.source == "bundled" else {}
+    if ctx.serving.model_repository.source != "bundled":
+        return {}
+    return version_files(ctx.args.rendered, deployment.models)
 
 
 def pod_digest(ctx: ServingContext, deployment: DeploymentConfig) -> str:
     """Changes whenever what the pods load changes: rendered configs, bundled files, the store's revision."""
-    rendered = ctx.rendered.digest(deployment.models)
+    rendered = ctx.args.rendered.digest(deployment.models)
     files = files_digest(_bundle_files(ctx, deployment))
     revision = ctx.serving.model_repository.revision or ""
     return hashlib.sha256(f"{rendered}:{files}:{revision}".encode()).hexdigest()
@@ -230,7 +224,7 @@ def pod_digest(ctx: ServingContext, deployment: DeploymentConfig) -> str:
 
 def config_map_name(ctx: ServingContext, deployment: DeploymentConfig, name: str) -> str:
     # Named by content: a change is a new ConfigMap, created before the old one goes.
-    return f"triton-{name}-config-{ctx.rendered.digest(deployment.models)[:10]}"
+    return f"triton-{name}-config-{ctx.args.rendered.digest(deployment.models)[:10]}"
 
 
 def bundle_map_name(ctx: ServingContext, deployment: DeploymentConfig, name: str) -> str:
@@ -243,7 +237,7 @@ def _config_map(ctx: ServingContext, name: str, deployment: DeploymentConfig) ->
         "kind": "ConfigMap",
         "metadata": ctx.metadata(config_map_name(ctx, deployment, name), name),
         "immutable": True,
-        "data": {f"{m}.pbtxt": ctx.rendered.models[m].text for m in sorted(deployment.models)},
+        "data": {f"{m}.pbtxt": ctx.args.rendered.models[m].text for m in sorted(deployment.models)},
     }
 
 
@@ -371,10 +365,10 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
         mounts += [{"name": "models", "mountPath": MODELS_DIR, "readOnly": True}, _store_mount(ctx)]
     container: dict[str, Any] = {
         "name": "triton",
-        "image": pinned(serving.image, ctx.config.image_digests),
+        "image": ctx.image(serving.image),
         "imagePullPolicy": "IfNotPresent",
         "command": ["tritonserver"],
-        "args": tritonserver_args(ctx.stack, serving, deployment.models, model_repository=repository),
+        "args": tritonserver_args(ctx.config_name, serving, deployment.models, model_repository=repository),
         "ports": [
             {"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"},
             {"name": "grpc", "containerPort": GRPC_PORT, "protocol": "TCP"},
@@ -390,7 +384,7 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
                 "cpu": resources.limits.cpu,
                 "memory": resources.limits.memory,
                 "ephemeral-storage": triton_ephemeral_storage(serving),
-                ctx.pool.gpu_resource: str(deployment.gpus_per_pod),
+                ctx.args.pool.gpu_resource: str(deployment.gpus_per_pod),
             },
         },
         # Model loading can take minutes: the startup probe allows for it, the others start after it.
@@ -422,11 +416,11 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
 def _assemble_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str, Any]:
     return {
         "name": "assemble-model-repository",
-        "image": pinned(ctx.serving.image, ctx.config.image_digests),
+        "image": ctx.image(ctx.serving.image),
         "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/sh", "-c", assemble_script(deployment.models)],
         "env": [
-            {"name": "STACK", "value": ctx.stack},
+            {"name": "STACK", "value": ctx.config_name},
             {"name": "MODELS_DIR", "value": MODELS_DIR},
             {"name": "STORE_DIR", "value": STORE_DIR},
             {"name": "RENDERED_DIR", "value": RENDERED_DIR},
@@ -470,13 +464,13 @@ def loader_job_manifest(ctx: ServingContext, pvc: PvcSource) -> dict[str, Any]:
     settings = {**rclone_settings(store), "SOURCE": store.rclone_path(ctx.digest), "DIGEST": ctx.digest}
     container: dict[str, Any] = {
         "name": "load",
-        "image": pinned(pvc.loader_image, ctx.config.image_digests),
+        "image": ctx.image(pvc.loader_image),
         "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/sh", "-c", loader_script()],
         "env": [
             *(
                 {"name": k, "value": v}
-                for k, v in sorted({**settings, "CLAIM_DIR": CLAIM_DIR, "STACK": ctx.stack}.items())
+                for k, v in sorted({**settings, "CLAIM_DIR": CLAIM_DIR, "STACK": ctx.config_name}.items())
             ),
             *access.env,
         ],
@@ -533,8 +527,8 @@ def deployment_manifest(ctx: ServingContext, name: str, deployment: DeploymentCo
         + serving.drain.exit_timeout_seconds
         + GRACE_MARGIN_SECONDS,
         "securityContext": _pod_security_context(),
-        "nodeSelector": dict(ctx.pool.node_selector),
-        "tolerations": list(ctx.pool.tolerations),
+        "nodeSelector": dict(ctx.args.pool.node_selector),
+        "tolerations": list(ctx.args.pool.tolerations),
         "containers": [_triton_container(ctx, deployment)],
         "volumes": _volumes(ctx, name, deployment),
     }
@@ -578,8 +572,8 @@ def deployment_manifest(ctx: ServingContext, name: str, deployment: DeploymentCo
             "spec": pod_spec,
         },
     }
-    if not ctx.config.scaling.enabled:
-        spec["replicas"] = deployment.replicas.min  # KEDA owns the count otherwise: never set it
+    if not ctx.args.autoscaled:
+        spec["replicas"] = deployment.replicas.min  # the autoscaler owns the count otherwise: never set it
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -617,7 +611,7 @@ def service_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
     }
 
 
-def _peer(namespace: str, pod_labels: dict[str, str]) -> dict[str, Any]:
+def _peer(namespace: pulumi.Input[str], pod_labels: Mapping[str, str]) -> dict[str, Any]:
     peer: dict[str, Any] = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}
     if pod_labels:
         peer["podSelector"] = {"matchLabels": dict(pod_labels)}
@@ -654,10 +648,9 @@ def network_policy_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
 
     Egress: DNS, and the object store when Triton reads it itself (s3, gcs); the namespace denies the rest.
     """
-    prometheus = ctx.config.monitoring.prometheus
     rules: list[dict[str, Any]] = [
         {
-            "from": [_peer(prometheus.namespace, prometheus.pod_labels)],
+            "from": [_peer(ctx.args.metrics_namespace, ctx.args.metrics_pod_labels)],
             "ports": [{"protocol": "TCP", "port": METRICS_PORT}],
         }
     ]

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
+import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from components.gpu_pool_contract import PoolContract
 from components.kubernetes_objects import create_object
+from components.monitoring_config import PrometheusPeer
 from components.triton_manifests import (
     LOADER_DEADLINE_SECONDS,
     ServingContext,
     deployment_manifests,
     shared_manifests,
 )
-from model_repository.render import RenderedRepository
-from platform_config.schema import PlatformConfig
+from components.triton_serving_config import ServingConfig
+from model_packaging.render import RenderedRepository
 
 TYPE_TOKEN = "triton-platform:serving:TritonServing"
 DEPLOY_TIMEOUT = "30m"
@@ -28,41 +31,65 @@ LOADER_TIMEOUT = f"{LOADER_DEADLINE_SECONDS // 60}m"
 
 @dataclass(frozen=True)
 class TritonServingArgs:
-    stack: str
-    """Stack name: it names each model's rendered config (configs/<stack>.pbtxt)."""
+    namespace: str
+    """Namespace of every namespaced object (it must exist); it also names the cluster-scoped PriorityClass
+    `<namespace>-inference`, so stacks sharing a cluster do not collide."""
 
-    config: PlatformConfig
-    """The stack's validated configuration."""
+    serving: ServingConfig
+    """Image, Deployments and the models each serves, model storage, inference clients, ingress, probes and drain."""
 
     rendered: RenderedRepository
-    """The stack's rendered model configs."""
+    """Every model of `serving.deployments`, rendered for one stack: pods read each as
+    `configs/<rendered.stack>.pbtxt`, and a published repository is found by its digest."""
 
     pool: PoolContract
-    """Where the GPU pool lets Triton pods run."""
+    """Where the GPU pool lets Triton pods run and the GPU resource they request (`GpuNodePool.contract`)."""
+
+    metrics_namespace: pulumi.Input[str]
+    """Namespace of the Prometheus that scrapes Triton (`Monitoring.metrics_namespace`): each Deployment's
+    NetworkPolicy admits it, and only it, to the metrics port."""
+
+    metrics_pod_labels: Mapping[str, str] = field(default_factory=lambda: dict(PrometheusPeer().pod_labels))
+    """Pod labels of that Prometheus; empty admits every pod of `metrics_namespace`.
+    Default `app.kubernetes.io/name: prometheus` (the Prometheus Operator's pods)."""
+
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels every object carries besides its own, never used in selectors (the platform's: `platform_labels`)."""
+
+    autoscaled: bool = False
+    """An autoscaler (e.g. `KedaScaling`) owns each Deployment's replica count, so `spec.replicas` is left unset.
+    False: each Deployment runs `replicas.min` pods."""
+
+    image_digests: Mapping[str, str] = field(default_factory=dict)
+    """Digest of each image tag (`<image>: sha256:<hex>`): a listed image runs as `<image>@<digest>`."""
+
+    protect_model_claim: bool = False
+    """Protect the model-repository claim this component creates (`modelRepository.pvc.create`) from deletion
+    and replacement. The claim is kept on `pulumi destroy` either way."""
 
 
 class TritonServing(pulumi.ComponentResource):
     """Triton Deployments with their Services, NetworkPolicies, PDBs, Ingresses and model delivery."""
 
     services: pulumi.Output[dict[str, str]]
-    """Service name of each Triton deployment."""
+    """Service name of each Triton deployment, by deployment key."""
 
-    deployments: dict[str, pulumi.CustomResource]
-    """The Deployment resource of each Triton deployment (KEDA scales these)."""
+    deployments: dict[str, k8s.apps.v1.Deployment]
+    """The Deployment resource of each Triton deployment, by deployment key (an autoscaler targets these)."""
 
     def __init__(self, name: str, args: TritonServingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        config = args.config
         password = random.RandomPassword(f"{name}-admin-key", length=40, special=False, opts=child)
-        ctx = ServingContext(args.stack, config, args.rendered, args.pool, password.result)
+        ctx = ServingContext(args, password.result)
 
         shared: list[pulumi.CustomResource] = []
         for role, manifest in shared_manifests(ctx).items():
-            shared.append(create_object(f"{name}-{role}", manifest, self._options(manifest, child, shared)))
+            options = self._options(manifest, child, shared, args.protect_model_claim)
+            shared.append(create_object(f"{name}-{role}", manifest, options))
         self.deployments = {}
         services: dict[str, str] = {}
-        for dep_name, deployment in sorted(config.serving.deployments.items()):
+        for dep_name, deployment in sorted(args.serving.deployments.items()):
             created: list[pulumi.CustomResource] = []
             for role, manifest in deployment_manifests(ctx, dep_name, deployment).items():
                 if manifest["kind"] == "Deployment":
@@ -74,7 +101,9 @@ class TritonServing(pulumi.ComponentResource):
                             custom_timeouts=pulumi.CustomTimeouts(create=DEPLOY_TIMEOUT, update=DEPLOY_TIMEOUT),
                         ),
                     )
-                    self.deployments[dep_name] = create_object(f"{name}-{role}", manifest, options)
+                    self.deployments[dep_name] = k8s.apps.v1.Deployment(
+                        f"{name}-{role}", metadata=manifest["metadata"], spec=manifest["spec"], opts=options
+                    )
                     continue
                 created.append(create_object(f"{name}-{role}", manifest, child))
                 if manifest["kind"] == "Service":
@@ -83,7 +112,11 @@ class TritonServing(pulumi.ComponentResource):
         self.register_outputs({"services": self.services})
 
     def _options(
-        self, manifest: dict[str, Any], child: pulumi.ResourceOptions, before: list[pulumi.CustomResource]
+        self,
+        manifest: dict[str, Any],
+        child: pulumi.ResourceOptions,
+        before: list[pulumi.CustomResource],
+        protect_claim: bool,
     ) -> pulumi.ResourceOptions:
         if manifest["kind"] == "Job":
             # pulumi-kubernetes 4.25 awaits a Job until its Complete condition and fails on Failed
@@ -95,6 +128,5 @@ class TritonServing(pulumi.ComponentResource):
             )
         if manifest["kind"] != "PersistentVolumeClaim":
             return child
-        # Model data outlives the stack: never deleted by Pulumi, and in production not even replaceable.
-        production = manifest["metadata"]["labels"]["triton-platform/environment"] == "production"
-        return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True, protect=production))
+        # Model data outlives the stack: never deleted by Pulumi, and where protected not even replaceable.
+        return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True, protect=protect_claim))

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from model_repository.source import ModelRepository
+from model_packaging.source import ModelRepository
 from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file
 from platform_config.schema import section_key
 from simulator.scenario import Scenario, scenario

@@ -11,19 +11,16 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from model_repository.render import ENSEMBLE_FIELDS, effective_settings, render_config, served_models
-from model_repository.source import BASE_CONFIG, ModelRepository, RepoModel
+from components.gpu_node_pool_config import GpuPoolConfig
+from components.keda_scaling_config import ScalingConfig
+from components.kubernetes_provider_config import KubernetesConfig
+from components.monitoring_config import MonitoringConfig
+from components.triton_serving_config import ModelSettings, ServingConfig
+from model_packaging.render import ENSEMBLE_FIELDS, effective_settings, served_models, version_policy
+from model_packaging.source import BASE_CONFIG, ModelRepository, RepoModel
 from platform_config.errors import ConfigIssue, excerpt
 from platform_config.paths import display_path
-from platform_config.schema import (
-    GpuPoolConfig,
-    KubernetesConfig,
-    ModelSettings,
-    MonitoringConfig,
-    ScalingConfig,
-    ServingConfig,
-    section_key,
-)
+from platform_config.schema import section_key
 
 Sections = dict[str, Any]
 """Parsed sections by schema field name; a section that failed to parse is absent."""
@@ -303,7 +300,7 @@ def _ensembles_complete(sections: Sections, repo: ModelRepository) -> Iterator[C
 
 def served_versions(model: RepoModel, settings: ModelSettings) -> tuple[int, ...]:
     """The version folders Triton loads under the model's effective version policy (unset: the latest one)."""
-    policy = render_config(model, settings).version_policy
+    policy = version_policy(model, settings)
     if policy.HasField("specific"):
         return tuple(v for v in model.versions if v in policy.specific.versions)
     if policy.HasField("all"):

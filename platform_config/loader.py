@@ -24,22 +24,16 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
-from model_repository.source import DEFAULT_MODEL_REPO, ModelRepository, read_repository
+from components.kubernetes_provider_config import KubernetesConfig
+from model_packaging.render import RenderedRepository, render_repository
+from model_packaging.source import DEFAULT_MODEL_REPO, ModelRepository, read_repository
 from platform_config import url_credentials, yaml12
 from platform_config.checks import cross_section_issues
 from platform_config.errors import EXCERPT_CHARS, ConfigError, ConfigIssue, excerpt
 from platform_config.paths import PROJECT_ROOT, display_path
 from platform_config.reference import type_text
-from platform_config.schema import (
-    PATTERN_NAMES,
-    PROJECT,
-    SECTION_KEYS,
-    KeyProblemError,
-    KubernetesConfig,
-    PlatformConfig,
-    section_key,
-    stack_name_problem,
-)
+from platform_config.schema import SECTION_KEYS, PlatformConfig, section_key
+from platform_config.types import PATTERN_NAMES, PROJECT, KeyProblemError, stack_name_problem
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 DISABLE_DEFAULT_PROVIDERS = "pulumi:disable-default-providers"
@@ -69,6 +63,9 @@ class StackConfig:
     """The Pulumi ESC environments the stack file imports (its `environment:` key)."""
     deferred: tuple[str, ...] = ()
     """Config keys absent from the file that its ESC environments may supply: only the CLI opens those."""
+    rendered: RenderedRepository | None = None
+    """The served models' config.pbtxt, rendered once after validation for every consumer (the program,
+    stackctl, the simulator); None when the serving or models section is left to ESC."""
 
 
 def stack_file(stack: str) -> Path:
@@ -564,8 +561,17 @@ def load_stack_file(
                 for key in absent
             ],
         )
+    repo = read_repository(DEFAULT_MODEL_REPO) if repo is None else repo
     config = parse_config(flat, source, repo, secret_keys, from_stack_file=True, deferred=absent)
-    return StackConfig(stack=name, source=source, config=config, environments=environments, deferred=absent)
+    renders = not {section_key("serving"), section_key("models")} & set(absent)
+    return StackConfig(
+        stack=name,
+        source=source,
+        config=config,
+        environments=environments,
+        deferred=absent,
+        rendered=render_repository(name, config.serving, config.models, repo) if renders else None,
+    )
 
 
 def load_stack(stack: str, repo: ModelRepository | None = None) -> StackConfig:

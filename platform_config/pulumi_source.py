@@ -7,6 +7,8 @@ from collections.abc import Iterable
 import pulumi
 from pulumi.runtime import config as runtime_config
 
+from model_packaging.render import render_repository
+from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, parse_config, stack_file
 from platform_config.paths import display_path
@@ -27,9 +29,15 @@ def stack_config_from_pulumi() -> StackConfig:
     """Validate the running stack's config; a mistake stops the program with the full report, no traceback."""
     stack = pulumi.get_stack()
     source = display_path(stack_file(stack))
+    repo = read_repository(DEFAULT_MODEL_REPO)
     try:
         flat = flat_config()
-        config = parse_config(flat, source, secret_keys=secret_keys(flat))
+        config = parse_config(flat, source, repo, secret_keys=secret_keys(flat))
     except ConfigError as err:
         raise pulumi.RunError(err.report()) from None
-    return StackConfig(stack=stack, source=source, config=config)
+    return StackConfig(
+        stack=stack,
+        source=source,
+        config=config,
+        rendered=render_repository(stack, config.serving, config.models, repo),
+    )

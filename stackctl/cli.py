@@ -9,10 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from model_repository.publish import write_model_repository
-from model_repository.remote import PublishError, publish_repository
-from model_repository.render import render_repository
-from model_repository.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.publish import write_model_repository
+from model_packaging.remote import PublishError, publish_repository
+from model_packaging.source import read_repository
 from planner.options import budget_argument, rejected_pct_argument, seeds_argument, slo_ms_argument
 from platform_config.errors import ConfigError, ConfigIssue, bounded, excerpt
 from platform_config.loader import STACKS_DIR, StackConfig, load_stack_file, stack_file
@@ -100,9 +99,10 @@ def cmd_synth(args: argparse.Namespace) -> int:
 
 def cmd_model_repo(args: argparse.Namespace) -> int:
     path, stack = _stack_source(args)
-    repo = read_repository(Path(args.model_repo)) if args.model_repo else read_repository(DEFAULT_MODEL_REPO)
+    repo = read_repository(Path(args.model_repo)) if args.model_repo else None
     loaded = load_stack_file(path, stack, repo)
-    rendered = render_repository(loaded.stack, loaded.config, repo)
+    rendered = loaded.rendered
+    assert rendered is not None  # nothing is deferred without defer_to_esc
     deployments = loaded.config.serving.deployments
     if args.deployment and args.deployment not in deployments:
         print(
@@ -123,7 +123,7 @@ def cmd_model_repo(args: argparse.Namespace) -> int:
 
 def cmd_publish_models(args: argparse.Namespace) -> int:
     path, stack = _stack_source(args)
-    repo = read_repository(Path(args.model_repo)) if args.model_repo else read_repository(DEFAULT_MODEL_REPO)
+    repo = read_repository(Path(args.model_repo)) if args.model_repo else None
     loaded = load_stack_file(path, stack, repo)
     source = loaded.config.serving.model_repository
     store = source.store()
@@ -135,7 +135,8 @@ def cmd_publish_models(args: argparse.Namespace) -> int:
             "(publishing is for sources s3 and gcs, and for a pvc with origin)"
         )
         return 0
-    rendered = render_repository(loaded.stack, loaded.config, repo)
+    rendered = loaded.rendered
+    assert rendered is not None  # nothing is deferred without defer_to_esc
     try:
         published = publish_repository(rendered, store, dry_run=args.dry_run)
     except PublishError as err:

@@ -10,8 +10,8 @@ import yaml
 from components.alert_routing import alertmanager_yaml
 from components.dashboards import dashboard
 from components.monitoring_rules import rule_groups
+from components.platform import monitoring_args
 from components.scaling_signal import stack_signals
-from components.triton_manifests import deployment_object_name
 from platform_config.loader import StackConfig
 from stackctl.out_folder import claim
 
@@ -25,12 +25,12 @@ def write_monitoring_files(stack: StackConfig, out: Path) -> list[Path]:
     and dashboards/<deployment>.json; returns the paths written.
 
     Only into a new or empty folder, or one an earlier `stackctl rules` wrote (stackctl/out_folder.py)."""
-    config, signals = stack.config, stack_signals(stack)
+    args = monitoring_args(stack.config, stack_signals(stack))
     files = {
-        RULES_FILE: yaml.safe_dump({"groups": rule_groups(config, signals)}, sort_keys=False).encode(),
-        ALERTMANAGER_FILE: yaml.safe_dump(alertmanager_yaml(config), sort_keys=False).encode(),
+        RULES_FILE: yaml.safe_dump({"groups": rule_groups(args)}, sort_keys=False).encode(),
+        ALERTMANAGER_FILE: yaml.safe_dump(alertmanager_yaml(args.monitoring, args.namespace), sort_keys=False).encode(),
     }
-    for name in sorted(config.serving.deployments):
-        text = json.dumps(dashboard(config, name, signals[name]), indent=2, sort_keys=True) + "\n"
-        files[f"{DASHBOARDS_DIR}/{deployment_object_name(name)}.json"] = text.encode()
+    for _, deployment in sorted(args.deployments.items()):
+        text = json.dumps(dashboard(args, deployment), indent=2, sort_keys=True) + "\n"
+        files[f"{DASHBOARDS_DIR}/{deployment.object_name}.json"] = text.encode()
     return claim(out, "rules").replace(files)

@@ -29,6 +29,7 @@ from google.protobuf import json_format, text_format
 from tritonclient.grpc import model_config_pb2
 
 from components.kubernetes_provider import RENDER_OVERRIDE_ENV
+from model_packaging.layout import config_path
 from platform_config.paths import PROJECT_ROOT
 from platform_config.secrets_provider import LOCAL_PASSPHRASE
 from stackctl.preview_comment import StackReport, comment
@@ -86,7 +87,7 @@ def stack_settings(tree: Path, stack: str) -> dict[str, str]:
 def model_settings(repository: Path, stack: str) -> dict[str, str]:
     """The stack's rendered config.pbtxt of every model, flattened as `models.<model>.<field>`."""
     out: dict[str, str] = {}
-    for config in sorted(repository.glob(f"*/configs/{stack}.pbtxt")):
+    for config in sorted(repository.glob(config_path("*", stack))):
         message = text_format.Parse(config.read_text(), model_config_pb2.ModelConfig())
         fields = json_format.MessageToDict(message)
         out.update(flatten(fields, f"models.{config.parent.parent.name}"))

@@ -1,7 +1,7 @@
 """The example models of model_repo/: small, reproducible files, and their reference outputs.
 
-    .venv/bin/python -m model_repository.examples            # rewrite the files
-    .venv/bin/python -m model_repository.examples --check    # exit 1 if a committed file differs
+    .venv/bin/python -m model_packaging.examples            # rewrite the files
+    .venv/bin/python -m model_packaging.examples --check    # exit 1 if a committed file differs
 
 The ONNX graphs are built with the `onnx` package alone (no framework) from
 weights drawn with a fixed seed, so every run writes the same bytes. The
@@ -18,7 +18,7 @@ import numpy.typing as npt
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from model_repository.source import DEFAULT_MODEL_REPO as MODEL_REPO
+from model_packaging.source import DEFAULT_MODEL_REPO as MODEL_REPO
 
 OPSET = 17
 IR_VERSION = 8  # readable by every onnxruntime Triton has shipped since 2022
@@ -29,7 +29,7 @@ def weights(seed: int, shape: tuple[int, ...]) -> npt.NDArray[np.float32]:
 
 
 def classifier_weights() -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
-    """model_a of the seed: input_tensor FP32 [128] -> output_tensor FP32 [10] (softmax probabilities)."""
+    """The example classifier: input_tensor FP32 [128] -> output_tensor FP32 [10] (softmax probabilities)."""
     return weights(1, (128, 10)) * np.float32(0.1), weights(2, (10,))
 
 
@@ -108,7 +108,7 @@ def main() -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
     if stale:
-        print(f"model_repo/ is stale: {', '.join(stale)}; run python -m model_repository.examples", file=sys.stderr)
+        print(f"model_repo/ is stale: {', '.join(stale)}; run python -m model_packaging.examples", file=sys.stderr)
         return 1
     return 0
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from model_repository.publish import MANIFEST, repository_digest, write_model_repository
-from model_repository.render import RenderedRepository
-from model_repository.store import StoreUri, rclone_settings
+from model_packaging.publish import MANIFEST, repository_digest, write_model_repository
+from model_packaging.render import RenderedRepository
+from model_packaging.store import StoreUri, rclone_settings
 
 RCLONE_HINT = "install rclone (Debian: apt-get install rclone; or run scripts/install-tools as root)"
 NOT_FOUND_CODES = (3, 4)

@@ -10,6 +10,7 @@ fit a model before anything is rendered; the renderer assumes they fit.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -18,8 +19,8 @@ from pydantic import BaseModel
 from tritonclient.grpc import model_config_pb2
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-from model_repository.source import ModelRepository, RepoModel
-from platform_config.schema import ModelSettings, PlatformConfig, ServingConfig, VersionPolicy, Warmup
+from components.triton_serving_config import ModelSettings, ServingConfig, VersionPolicy, Warmup
+from model_packaging.source import ModelRepository, RepoModel
 
 
 def served_models(serving: ServingConfig) -> list[str]:
@@ -86,7 +87,7 @@ def render_config(model: RepoModel, settings: ModelSettings) -> ModelConfig:
         if settings.instance_group.kind is not None:
             group.kind = model_config_pb2.ModelInstanceGroup.Kind.Value(settings.instance_group.kind)
     if settings.version_policy is not None:
-        _apply_version_policy(config, settings)
+        config.version_policy.CopyFrom(version_policy(model, settings))
     if settings.warmup is not None:
         _apply_warmup(config, settings)
     return config
@@ -116,16 +117,19 @@ def _apply_dynamic_batching(config: ModelConfig, settings: ModelSettings) -> Non
             queue.allow_timeout_override = policy.allow_timeout_override
 
 
-def _apply_version_policy(config: ModelConfig, settings: ModelSettings) -> None:
-    policy = settings.version_policy
-    assert policy is not None
-    config.ClearField("version_policy")
-    if policy.latest is not None:
-        config.version_policy.latest.num_versions = policy.latest.num_versions
-    elif policy.all is not None:
-        config.version_policy.all.SetInParent()
-    elif policy.specific is not None:
-        config.version_policy.specific.versions.extend(policy.specific.versions)
+def version_policy(model: RepoModel, settings: ModelSettings) -> model_config_pb2.ModelVersionPolicy:
+    """The policy Triton applies: the stack's, which replaces the base config's whole, or else the base's."""
+    policy = model_config_pb2.ModelVersionPolicy()
+    own = settings.version_policy
+    if own is None:
+        policy.CopyFrom(model.config.version_policy)
+    elif own.latest is not None:
+        policy.latest.num_versions = own.latest.num_versions
+    elif own.all is not None:
+        policy.all.SetInParent()
+    elif own.specific is not None:
+        policy.specific.versions.extend(own.specific.versions)
+    return policy
 
 
 def _apply_warmup(config: ModelConfig, settings: ModelSettings) -> None:
@@ -175,12 +179,17 @@ class RenderedRepository:
         return sha.hexdigest()
 
 
-def render_repository(stack: str, config: PlatformConfig, repo: ModelRepository) -> RenderedRepository:
-    """Every served model of a validated stack, rendered."""
+def render_repository(
+    config_name: str, serving: ServingConfig, models: Mapping[str, ModelSettings], repo: ModelRepository
+) -> RenderedRepository:
+    """Every model `serving` serves, rendered as `<model>/configs/<config_name>.pbtxt` (a stack's name).
+
+    `models` holds per-model settings over `serving.modelDefaults`; both must have passed validation.
+    """
     rendered = {}
-    for name in served_models(config.serving):
+    for name in served_models(serving):
         model = repo.models[name]
-        settings = effective_settings(model, config.serving.model_defaults, config.models.get(name))
+        settings = effective_settings(model, serving.model_defaults, models.get(name))
         model_config = render_config(model, settings)
         rendered[name] = RenderedModel(name, model.versions, model_config, config_text(model_config))
-    return RenderedRepository(stack, repo, rendered)
+    return RenderedRepository(config_name, repo, rendered)

@@ -1,10 +1,4 @@
-"""The model repository exactly as Triton sees it for one stack.
-
-Layout: `<model>/<version>/...` from the source, plus the stack's rendered config
-at `<model>/configs/<stack>.pbtxt`, which Triton reads with
-`--model-config-name=<stack>`. The base config.pbtxt is left out on purpose:
-Triton falls back to it silently when the named config is missing, so without
-it a missing rendered config fails loudly instead (checked against Triton 2.51).
+"""The model repository exactly as Triton sees it for one stack, laid out by model_packaging/layout.py.
 
 Every written repository carries a manifest with its content digest: what
 `stackctl publish-models` uploads under `<uri>/<digest>/`, and what the program
@@ -17,16 +11,12 @@ import hashlib
 import json
 from pathlib import Path
 
-from model_repository.render import RenderedRepository
+from model_packaging.layout import config_path, version_path
+from model_packaging.render import RenderedRepository
 from stackctl.out_folder import COMMAND_MANIFESTS, claim
 
 MANIFEST = COMMAND_MANIFESTS["model-repo"]
 """The digest and file list of a written repository; it also marks a folder a rerun may replace."""
-
-
-def config_path(model: str, stack: str) -> str:
-    """Where Triton looks for the stack's config of `model`, relative to the repository."""
-    return f"{model}/configs/{stack}.pbtxt"
 
 
 def version_files(rendered: RenderedRepository, models: list[str]) -> dict[str, bytes]:
@@ -35,9 +25,10 @@ def version_files(rendered: RenderedRepository, models: list[str]) -> dict[str, 
     for name in sorted(models):
         model = rendered.source.models[name]
         for version in model.versions:
-            for path in sorted((model.path / str(version)).rglob("*")):
+            folder = model.path / str(version)
+            for path in sorted(folder.rglob("*")):
                 if path.is_file() and "__pycache__" not in path.parts:
-                    files[str(path.relative_to(model.path.parent))] = path.read_bytes()
+                    files[f"{version_path(name, str(version))}/{path.relative_to(folder)}"] = path.read_bytes()
     return files
 
 

@@ -1,0 +1,186 @@
+"""`triton-platform:gpuPool`: the GPU nodes, their device plugin, autoscaler and spare capacity."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from platform_config.types import (
+    GO_DURATION_OR_NEVER,
+    Image,
+    KeyProblemError,
+    LabelKey,
+    Labels,
+    LabelValue,
+    NodeDelay,
+    ObjectName,
+    Strict,
+    within,
+)
+
+
+class Taint(Strict):
+    """A node taint; Triton pods get the matching toleration."""
+
+    key: LabelKey
+    """Taint key."""
+
+    value: LabelValue = ""
+    """Taint value."""
+
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+    """What the taint does to pods that do not tolerate it."""
+
+
+class KarpenterPool(Strict):
+    """A Karpenter `karpenter.sh/v1` NodePool for the GPU nodes (AWS provider labels)."""
+
+    instance_families: list[Annotated[str, Field(pattern=r"^[a-z0-9]+$")]] = []
+    """EC2 instance families, e.g. `g5`, `p4d` (`karpenter.k8s.aws/instance-family`)."""
+
+    gpu_names: list[Annotated[str, Field(pattern=r"^[a-z0-9-]+$")]] = []
+    """GPU models, e.g. `a10g`, `l4` (`karpenter.k8s.aws/instance-gpu-name`). Set this or `instanceFamilies`."""
+
+    capacity_types: list[Literal["on-demand", "spot", "reserved"]] = ["on-demand"]
+    """`karpenter.sh/capacity-type` values the pool may launch."""
+
+    node_class: ObjectName = "default"
+    """Name of the EC2NodeClass (`karpenter.k8s.aws`) the nodes use."""
+
+    consolidate_after: NodeDelay = "10m"
+    """How long a node must be empty before Karpenter removes it (the karpenter.sh/v1 NodePool's `disruption.consolidateAfter`); 10m matches cluster-autoscaler's default `--scale-down-unneeded-time`; 0s-24h."""
+
+    expire_after: Annotated[str, Field(pattern=GO_DURATION_OR_NEVER), within("1h", "8760h", "a node lifetime")] = "720h"
+    """Node lifetime before Karpenter replaces it (fresh AMIs), 1h-8760h; `Never` keeps nodes until they are empty."""
+
+    @model_validator(mode="after")
+    def _identifies_gpus(self) -> KarpenterPool:
+        if not self.instance_families and not self.gpu_names:
+            raise ValueError("set instanceFamilies or gpuNames: without one Karpenter may launch nodes without GPUs")
+        return self
+
+
+class ClusterAutoscalerPool(Strict):
+    """The Kubernetes cluster-autoscaler, scaling existing node groups."""
+
+    cloud_provider: Literal["aws", "gce", "azure"]
+    """`--cloud-provider`."""
+
+    node_groups: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    """Node group names (ASG, MIG or VMSS); each is bounded by `minNodes`-`maxNodes` (`--nodes`)."""
+
+    image: Image = "registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0"
+    """cluster-autoscaler image, pinned; match its minor version to the cluster's."""
+
+    scale_down_delay_after_add: NodeDelay = "10m"
+    """`--scale-down-delay-after-add`; 10m is cluster-autoscaler's own default (kubernetes/autoscaler, cluster-autoscaler/FAQ.md, "What are the parameters to CA?"); 0s-24h."""
+
+    scale_down_delay_after_delete: NodeDelay = "2m"
+    """`--scale-down-delay-after-delete`; cluster-autoscaler's own default is its scan interval (10s), and 2m lets the cluster settle after a removal before the next; 0s-24h."""
+
+    scale_down_unneeded_time: NodeDelay = "10m"
+    """`--scale-down-unneeded-time`; 10m is cluster-autoscaler's own default (cluster-autoscaler/FAQ.md); 0s-24h."""
+
+    service_account_annotations: dict[LabelKey, str] = {}
+    """Annotations of its ServiceAccount, e.g. `eks.amazonaws.com/role-arn` for the cloud API permissions."""
+
+
+class DevicePlugin(Strict):
+    """The NVIDIA device plugin DaemonSet that advertises `nvidia.com/gpu`."""
+
+    image: Image = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
+    """Plugin image, pinned."""
+
+    sharing: Literal["none", "time-slicing", "mig"] = "none"
+    """GPU sharing: `time-slicing` lets small models share a GPU (dev); `mig` partitions large GPUs (production)."""
+
+    time_slicing_replicas: Annotated[int, Field(ge=2, le=64)] = 4
+    """With time-slicing, how many pods share each GPU."""
+
+    mig_strategy: Literal["single"] = "single"
+    """With MIG, the plugin's strategy: `single` advertises identical MIG slices as `nvidia.com/gpu`, which Triton pods request (`mixed` would advertise `nvidia.com/mig-*` resources instead)."""
+
+
+class GpuPoolConfig(Strict):
+    """The GPU node pool every Triton pod runs on."""
+
+    gpus_per_node: Annotated[int, Field(ge=1, le=16)] = 1
+    """Physical GPUs on each node of the pool. With time-slicing the device plugin advertises each several times; the capacity check counts physical GPUs (conservative), Karpenter's limit counts advertised ones."""
+
+    min_nodes: Annotated[int, Field(ge=0, le=1000)] = 0
+    """Nodes kept even when idle: the cluster-autoscaler's lower bound. Karpenter has no node minimum (must be 0; warm capacity comes from `replicas.min` and `overprovisioningReplicas`); a static pool's size is fixed (must equal `maxNodes`)."""
+
+    manage: bool = True
+    """Create the cluster-level pool objects (the `gpu-system` namespace, device plugin, node autoscaler, DCGM exporter). Exactly one stack per cluster may; others set false and only use the pool."""
+
+    max_nodes: Annotated[int, Field(ge=1, le=1000)]
+    """Ceiling of the node autoscaler. With `gpusPerNode` it bounds how many GPUs all Triton replicas together may ask for. Required."""
+
+    resource_name: Literal["nvidia.com/gpu"] = "nvidia.com/gpu"
+    """Extended resource the NVIDIA device plugin advertises."""
+
+    node_labels: Labels = {"triton-platform/gpu-pool": "inference"}
+    """Labels every node of the pool carries; Triton pods select on them."""
+
+    taints: list[Taint] = [Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")]
+    """Taints of the pool's nodes, which keep other workloads off the GPUs; Triton pods tolerate them."""
+
+    autoscaler: Literal["karpenter", "cluster-autoscaler", "static"] = "static"
+    """Node autoscaling: a Karpenter NodePool, the cluster-autoscaler, or a fixed pool of existing nodes."""
+
+    karpenter: KarpenterPool | None = None
+    """The NodePool, for autoscaler `karpenter`."""
+
+    cluster_autoscaler: ClusterAutoscalerPool | None = None
+    """The autoscaler, for `cluster-autoscaler`."""
+
+    static_nodes: list[ObjectName] = []
+    """For `static`: existing nodes to label and taint (NodePatch); empty if they already carry `nodeLabels` and `taints`."""
+
+    device_plugin: DevicePlugin = DevicePlugin()
+    """The NVIDIA device plugin."""
+
+    overprovisioning_replicas: Annotated[int, Field(ge=0, le=100)] = 0
+    """Low-priority placeholder pods holding a GPU each, evicted the moment Triton needs the GPU: warm spare nodes that cut cold starts."""
+
+    dcgm_exporter: bool = False
+    """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics beyond Triton's own."""
+
+    dcgm_exporter_image: Image = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
+    """DCGM exporter image, pinned."""
+
+    overprovisioning_image: Image = "registry.k8s.io/pause:3.10"
+    """Image of the `overprovisioningReplicas` placeholder pods, pinned: they only hold a GPU, so the pause image."""
+
+    @model_validator(mode="after")
+    def _node_bounds(self) -> GpuPoolConfig:
+        if self.min_nodes > self.max_nodes:
+            raise KeyProblemError(
+                "minNodes", f"{self.min_nodes} is above maxNodes ({self.max_nodes}); minNodes must be <= maxNodes"
+            )
+        needs = {"karpenter": self.karpenter, "cluster-autoscaler": self.cluster_autoscaler}
+        for mode, settings in needs.items():
+            key = "karpenter" if mode == "karpenter" else "clusterAutoscaler"
+            if self.autoscaler == mode and settings is None:
+                raise KeyProblemError(key, f"required key is missing: autoscaler {mode!r} needs its settings")
+            if self.autoscaler != mode and settings is not None:
+                raise KeyProblemError(key, f"applies only to autoscaler {mode!r}, not {self.autoscaler!r}")
+        if self.autoscaler != "static" and self.static_nodes:
+            raise KeyProblemError("staticNodes", f"applies only to autoscaler 'static', not {self.autoscaler!r}")
+        if self.autoscaler == "karpenter" and self.min_nodes:
+            raise KeyProblemError(
+                "minNodes",
+                f"{self.min_nodes}, but a Karpenter NodePool has no node minimum; set 0 and keep warm capacity with "
+                "the deployments' replicas.min or overprovisioningReplicas",
+            )
+        if self.autoscaler == "static" and self.min_nodes != self.max_nodes:
+            raise KeyProblemError(
+                "minNodes",
+                f"{self.min_nodes}, but a static pool has a fixed size; set minNodes = maxNodes ({self.max_nodes})",
+            )
+        return self
+
+    @property
+    def max_gpus(self) -> int:
+        return self.max_nodes * self.gpus_per_node

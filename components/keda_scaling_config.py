@@ -1,0 +1,148 @@
+"""`triton-platform:scaling`: KEDA autoscaling on Triton's Prometheus metrics."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from platform_config.types import ChartRepository, ChartVersion, HelmChart, HttpUrl, NamespaceName, ObjectName, Strict
+from simulator.config import SimulationConfig
+
+
+class KedaChart(HelmChart):
+    """The KEDA chart (kedacore/charts)."""
+
+    repository: ChartRepository = "https://kedacore.github.io/charts"
+    """Chart repository URL."""
+
+    version: ChartVersion = "2.20.2"
+    """Exact chart version; 2.20.2 is the operator the local cluster's tests run. With `path`, the folder's `Chart.yaml` must declare this version."""
+
+
+class ScalePolicy(Strict):
+    """One direction of the HPA's `behavior`: how fast replicas may change."""
+
+    stabilization_seconds: Annotated[int, Field(ge=0, le=3600)]
+    """HPA `stabilizationWindowSeconds`: recommendations over this window are considered (max for down, min for up)."""
+
+    percent: Annotated[int, Field(ge=1, le=1000)]
+    """A `Percent` policy: change by up to this share of the current replicas per period."""
+
+    pods: Annotated[int, Field(ge=1, le=1000)] | None = None
+    """A `Pods` policy: change by up to this many pods per period. With both, the larger change wins (`selectPolicy: Max`)."""
+
+    period_seconds: Annotated[int, Field(ge=1, le=1800)]
+    """Length of a policy period (the HPA API allows 1-1800)."""
+
+
+class Fallback(Strict):
+    """What KEDA does when it cannot read the triggers (Prometheus down, a query error, a vanished series)."""
+
+    failure_threshold: Annotated[int, Field(ge=1, le=100)] = 3
+    """The fallback applies once more than this many consecutive metric reads failed (the HPA reads every 15 s)."""
+
+    replicas: Annotated[int, Field(ge=1, le=1000)]
+    """Replica count to hold; with `currentReplicasIfHigher` a deployment already above it stays where it is."""
+
+    behavior: Literal["static", "currentReplicas", "currentReplicasIfHigher"] = "currentReplicasIfHigher"
+    """KEDA fallback behavior; the default never scales down because metrics went missing."""
+
+
+class KedaInstall(Strict):
+    """Where KEDA comes from."""
+
+    mode: Literal["install", "existing"] = "existing"
+    """`install`: the pinned KEDA Helm chart into `namespace`, before any ScaledObject. `existing`: KEDA already runs."""
+
+    namespace: NamespaceName = "keda"
+    """KEDA's namespace."""
+
+    chart: KedaChart = KedaChart()
+    """The KEDA chart, for mode `install`."""
+
+
+class PrometheusAuth(Strict):
+    """Credentials KEDA sends to Prometheus, through a TriggerAuthentication."""
+
+    mode: Literal["bearer", "basic"]
+    """`bearer` reads key `bearerToken`; `basic` reads `username` and `password`."""
+
+    secret_name: ObjectName
+    """Secret in the platform namespace holding those keys."""
+
+
+ScalingSignal = Literal["busy-ratio", "queue-depth"]
+"""The signals `scaling.signal` may name (components/scaling_signal.py queries them, simulator/signals.py models them)."""
+
+
+class ScalingConfig(Strict):
+    """KEDA autoscaling on Triton's Prometheus metrics."""
+
+    enabled: bool = True
+    """KEDA owns the replica count. When false, each deployment runs `replicas.min` replicas and `replicas.max` must equal it."""
+
+    polling_interval_seconds: Annotated[int, Field(ge=1, le=3600)] = 30
+    """KEDA `pollingInterval`: how often KEDA's own loop checks the triggers. That loop only scales between 0 and 1; above 1 the HPA (15 s sync) drives scaling, so with `replicas.min >= 1` it matters little."""
+
+    signal: ScalingSignal = "busy-ratio"
+    """The load trigger. `busy-ratio`: the share of time each pod's busiest model keeps its instances running batches, against `busyRatioTarget`; it measures overload, not the batcher's own waiting (bench/scaling_signals.py). `queue-depth`: pending requests per replica against `queueDepthTarget`, which with a batching delay rises with load long before saturation."""
+
+    queue_depth_target: Annotated[float, Field(gt=0)] = 10.0
+    """Pending requests per replica (`nv_inference_pending_request_count`) the `queue-depth` signal aims for."""
+
+    busy_ratio_target: Annotated[float, Field(gt=0, le=1)] = 0.75
+    """Share of time each model instance runs a batch that the `busy-ratio` signal aims for."""
+
+    activation_queue_depth: Annotated[float, Field(ge=0)] = 0.0
+    """KEDA `activationThreshold`: pending requests above which a deployment at zero wakes up. Inert while `replicas.min >= 1`, which autoscaling requires."""
+
+    gpu_memory_ratio_target: Annotated[float, Field(gt=0, le=1)] = 0.8
+    """GPU memory used/total per replica above which the autoscaler adds replicas. Set it above the idle footprint of the loaded models (dashboard: GPU memory), or the deployment sits at `replicas.max`."""
+
+    prometheus_address: HttpUrl | None = None
+    """Prometheus URL KEDA queries. Unset: `http://prometheus-operated.<monitoring.prometheus.namespace>.svc:9090`, the operator's Service."""
+
+    prometheus_auth: PrometheusAuth | None = None
+    """Credentials for Prometheus, if it needs them."""
+
+    fallback: Fallback | None = None
+    """Behaviour when the metrics cannot be read. Required in production."""
+
+    scale_up: ScalePolicy = ScalePolicy.model_validate(
+        {"stabilizationSeconds": 0, "percent": 100, "pods": 3, "periodSeconds": 30}
+    )
+    """How fast to add replicas: 100% or 3 pods per 30 s, whichever is more, with no stabilization window, so a load step doubles capacity each period (the HPA's `behavior.scaleUp`, autoscaling/v2)."""
+
+    scale_down: ScalePolicy = ScalePolicy.model_validate(
+        {"stabilizationSeconds": 300, "percent": 25, "periodSeconds": 60}
+    )
+    """How fast to remove replicas: 25% per 60 s after a 300 s stabilization window, the HPA's own default window for scale-down (kubernetes.io, "Horizontal Pod Autoscaling", stabilization window)."""
+
+    paused: bool = False
+    """Pause autoscaling for maintenance (`autoscaling.keda.sh/paused`); replicas stay where they are."""
+
+    paused_replicas: Annotated[int, Field(ge=0, le=1000)] | None = None
+    """Pause at this replica count (`autoscaling.keda.sh/paused-replicas`), for maintenance; it must fit every deployment's range."""
+
+    keda: KedaInstall = KedaInstall()
+    """Where KEDA comes from."""
+
+    simulation: SimulationConfig = SimulationConfig()
+    """Cluster timings and the model profile `stackctl simulate` uses for this stack."""
+
+    @model_validator(mode="after")
+    def _targets_of_the_signal(self) -> ScalingConfig:
+        # A target the chosen signal never reads would look tuned while doing nothing.
+        unread = {
+            "busy-ratio": {"queue_depth_target": "queueDepthTarget", "activation_queue_depth": "activationQueueDepth"},
+            "queue-depth": {"busy_ratio_target": "busyRatioTarget"},
+        }[self.signal]
+        given = [key for field, key in unread.items() if field in self.model_fields_set]
+        if given:
+            raise ValueError(
+                f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} only read by another signal; "
+                f"signal {self.signal!r} reads {'busyRatioTarget' if self.signal == 'busy-ratio' else 'queueDepthTarget'}"
+                f": remove {' and '.join(given)} or set signal"
+            )
+        return self

@@ -1,0 +1,54 @@
+"""`triton-platform:kubernetes`: which cluster the program deploys to, or the folder it renders into."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, model_validator
+
+from platform_config.types import KeyProblemError, NamespaceName, Strict, inside_project
+
+
+class KubernetesConfig(Strict):
+    """Where the stack's objects go: a live cluster, or YAML files."""
+
+    mode: Literal["deploy", "render"]
+    """`deploy` applies to the cluster named by `context`; `render` writes manifests to `renderDir` and needs no cluster. Required: a stack never guesses its target. Production must deploy."""
+
+    namespace: NamespaceName
+    """Namespace for every namespaced object of the platform; created by the program with the Pod Security Standards `restricted` profile enforced."""
+
+    context: str | None = None
+    """kubeconfig context to deploy to. Required in `deploy` mode, so the active context is never used by accident."""
+
+    kubeconfig: str | None = None
+    """Path to a kubeconfig file for `deploy` mode. Unset: the provider's usual lookup (`KUBECONFIG`, then `~/.kube/config`), still pinned to `context`."""
+
+    render_dir: Annotated[str, AfterValidator(inside_project)] | None = None
+    """Output folder for `render` mode, relative to the project root and inside it. Unset: `rendered/<stack>`."""
+
+    kube_version: Annotated[str, Field(pattern=r"^v1\.[0-9]+\.[0-9]+$")] = "v1.34.0"
+    """The Kubernetes version Helm charts are templated for in `render` mode (charts check it against their `kubeVersion`). In `deploy` mode the API server's own version is used and this key is refused."""
+
+    @model_validator(mode="after")
+    def _mode_fields(self) -> KubernetesConfig:
+        if self.mode == "deploy" and not self.context:
+            raise KeyProblemError(
+                "context",
+                "required key is missing: mode 'deploy' needs the kubeconfig context to deploy to "
+                "(the active context is never used implicitly)",
+            )
+        if self.mode == "deploy" and self.render_dir is not None:
+            raise KeyProblemError("renderDir", "applies only to mode 'render'; remove it or set mode: render")
+        if self.mode == "deploy" and "kube_version" in self.model_fields_set:
+            raise KeyProblemError(
+                "kubeVersion",
+                "applies only to mode 'render'; deploying, charts are templated for the API server's version",
+            )
+        for key, value in (("context", self.context), ("kubeconfig", self.kubeconfig)):
+            if self.mode == "render" and value:
+                raise KeyProblemError(
+                    key,
+                    f"{value!r} applies only to mode 'deploy'; render mode cannot be combined with a cluster connection",
+                )
+        return self

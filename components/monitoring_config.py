@@ -1,0 +1,193 @@
+"""`triton-platform:monitoring`: scraping, alert thresholds, routing and the operator's chart."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from platform_config.types import (
+    DNS_LABEL,
+    AlertFor,
+    ChartRepository,
+    ChartVersion,
+    HelmChart,
+    HttpsUrl,
+    Labels,
+    NamespaceName,
+    ObjectName,
+    ScrapeInterval,
+    Strict,
+)
+
+
+class PrometheusStackChart(HelmChart):
+    """The kube-prometheus-stack chart (prometheus-community/helm-charts)."""
+
+    repository: ChartRepository = "https://prometheus-community.github.io/helm-charts"
+    """Chart repository URL."""
+
+    version: ChartVersion = "79.7.1"
+    """Exact chart version. With `path`, the folder's `Chart.yaml` must declare this version."""
+
+
+class AlertsConfig(Strict):
+    """Alert thresholds and how long a condition must last before it fires (`for:`)."""
+
+    latency_for: AlertFor = "5m"
+    """How long p95 latency must stay above the SLO."""
+
+    queue_time_ms: Annotated[float, Field(gt=0)] = 20.0
+    """Average queue time per request above which the queue alert fires, in ms."""
+
+    queue_time_for: AlertFor = "5m"
+    """How long the queue time must stay above `queueTimeMs`."""
+
+    failure_ratio: Annotated[float, Field(gt=0, lt=1)] = 0.01
+    """Failed/total inference requests above which the failure alert fires."""
+
+    failure_for: AlertFor = "5m"
+    """How long the failure ratio must stay above `failureRatio`."""
+
+    gpu_memory_ratio: Annotated[float, Field(gt=0, le=1)] = 0.8
+    """GPU memory used/total above which the GPU memory alert fires."""
+
+    gpu_memory_for: AlertFor = "10m"
+    """How long GPU memory must stay above `gpuMemoryRatio`."""
+
+    gpu_utilization_low: Annotated[float, Field(gt=0, lt=1)] = 0.3
+    """GPU utilization below which the cost alert fires."""
+
+    gpu_utilization_low_for: AlertFor = "2h"
+    """How long utilization must stay below `gpuUtilizationLow`."""
+
+    backlog_at_max_for: AlertFor = "10m"
+    """How long the scaling signal may stay above its target (`scaling.busyRatioTarget` or `queueDepthTarget`) while a deployment runs at `replicas.max`."""
+
+    replicas_unavailable_for: AlertFor = "10m"
+    """How long a deployment may have fewer available replicas than desired."""
+
+    model_missing_for: AlertFor = "10m"
+    """How long a configured model may report no metrics (not loaded) while its deployment is scraped."""
+
+    target_down_for: AlertFor = "5m"
+    """How long a Triton metrics endpoint may be unreachable."""
+
+    keda_errors_for: AlertFor = "5m"
+    """How long KEDA may fail to read a trigger (its fallback replicas apply meanwhile)."""
+
+
+class PrometheusPeer(Strict):
+    """The Prometheus that scrapes Triton; the NetworkPolicy admits it to the metrics port."""
+
+    namespace: NamespaceName = "monitoring"
+    """Its namespace."""
+
+    pod_labels: Labels = {"app.kubernetes.io/name": "prometheus"}
+    """Its pod labels."""
+
+
+class SecretRef(Strict):
+    """A key of an existing Kubernetes Secret in the platform namespace."""
+
+    name: ObjectName
+    """Secret name."""
+
+    key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]+$")]
+    """Key in the Secret."""
+
+
+class Credential(Strict):
+    """A receiver credential: a Pulumi secret value (`secure:` in the stack file), or an existing Secret's key."""
+
+    value: str | None = None
+    """The credential itself; must be a Pulumi secret (`pulumi config set --secret --path ...`), never plain text."""
+
+    secret: SecretRef | None = None
+    """Or: where an existing Secret holds it."""
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Credential:
+        if (self.value is None) == (self.secret is None):
+            raise ValueError("set exactly one of value (a Pulumi secret) and secret (an existing Secret's key)")
+        return self
+
+
+class SlackReceiver(Strict):
+    """Slack incoming webhook."""
+
+    webhook_url: Credential
+    """The webhook URL."""
+
+    channel: Annotated[str, Field(min_length=1)]
+    """Channel, e.g. `#ml-alerts`."""
+
+
+class PagerDutyReceiver(Strict):
+    """PagerDuty Events API v2."""
+
+    routing_key: Credential
+    """The integration's routing key."""
+
+
+class WebhookReceiver(Strict):
+    """A generic webhook."""
+
+    url: Credential
+    """The URL to POST alerts to."""
+
+
+class Receiver(Strict):
+    """Where Alertmanager sends a class of alerts: one or more integrations."""
+
+    slack: SlackReceiver | None = None
+    """Post to Slack."""
+
+    pagerduty: PagerDutyReceiver | None = None
+    """Page through PagerDuty."""
+
+    webhook: WebhookReceiver | None = None
+    """POST to a webhook."""
+
+    @model_validator(mode="after")
+    def _has_integration(self) -> Receiver:
+        if not (self.slack or self.pagerduty or self.webhook):
+            raise ValueError("a receiver needs at least one of slack, pagerduty, webhook")
+        return self
+
+
+Severity = Literal["critical", "warning", "info"]
+
+
+class MonitoringConfig(Strict):
+    """Prometheus scraping, rules, Alertmanager routing and Grafana dashboards."""
+
+    mode: Literal["install", "existing"] = "existing"
+    """`install`: the kube-prometheus-stack chart, pinned, in `prometheus.namespace`. `existing`: an operator already runs; only the platform's ServiceMonitor, rules, routing and dashboards are created."""
+
+    chart: PrometheusStackChart = PrometheusStackChart()
+    """The chart, for mode `install`."""
+
+    prometheus: PrometheusPeer = PrometheusPeer()
+    """Which Prometheus scrapes Triton."""
+
+    selector_labels: Labels = {"release": "kube-prometheus-stack"}
+    """Labels the Prometheus Operator selects ServiceMonitors, rules and AlertmanagerConfigs by (kube-prometheus-stack's `release` label)."""
+
+    receivers: dict[Annotated[str, Field(pattern=DNS_LABEL, max_length=63)], Receiver] = {}
+    """Alertmanager receivers by name."""
+
+    routes: dict[Severity, Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]] = {}
+    """Receiver for each severity; a severity without one is dropped (dev)."""
+
+    runbook_base_url: HttpsUrl = "https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md"
+    """Every alert's runbook_url is this plus `#<alert name in lower case>`."""
+
+    grafana_folder: Annotated[str, Field(min_length=1)] = "Triton"
+    """Grafana folder the dashboards land in (sidecar annotation)."""
+
+    scrape_interval: ScrapeInterval = "15s"
+    """How often Prometheus scrapes Triton's metrics port; 1s-2m (Prometheus marks a series stale 5m after its last sample)."""
+
+    alerts: AlertsConfig = AlertsConfig()
+    """Alert thresholds; each `...For` duration is 0s-1d."""

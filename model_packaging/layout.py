@@ -1,0 +1,57 @@
+"""Where each file of a model repository lives for Triton: the one definition of the layout.
+
+- `<model>/<version>/...`: a version's files; Triton loads folders named by a positive integer.
+- `<model>/configs/<stack>.pbtxt`: the stack's rendered config, which tritonserver reads with
+  `--model-config-name=<stack>` (triton-inference-server/server, src/command_line_parser.cc), which reads it
+  instead of `<model>/config.pbtxt`. The base config.pbtxt is left out on purpose: Triton falls back to it
+  silently when the named config is missing, so without it a missing rendered config fails loudly
+  (checked against Triton 2.51).
+
+Python callers (`stackctl model-repo`, `publish-models`, the digest) pass names. The init container's
+script is generated from the same functions with shell variables in their place, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+CONFIGS = "configs"
+"""The folder of a model's per-stack configs."""
+
+
+def configs_dir(model: str) -> str:
+    return f"{model}/{CONFIGS}"
+
+
+def config_path(model: str, stack: str) -> str:
+    """Where Triton looks for the stack's config of `model`, relative to the repository."""
+    return f"{configs_dir(model)}/{stack}.pbtxt"
+
+
+def version_path(model: str, version: str) -> str:
+    """A version folder of `model`, relative to the repository."""
+    return f"{model}/{version}"
+
+
+def assemble_script(models: list[str]) -> str:
+    """The init container's script: a repository of symlinked version folders plus the rendered configs.
+
+    Runs with MODELS_DIR, STORE_DIR, RENDERED_DIR and STACK in its environment,
+    so tests run the very same script against local folders.
+    """
+    names = " ".join(shlex.quote(m) for m in sorted(models))
+    name = "${version##*/}"
+    return f"""set -eu
+for model in {names}; do
+  mkdir -p "$MODELS_DIR/{configs_dir("$model")}"
+  cp "$RENDERED_DIR/$model.pbtxt" "$MODELS_DIR/{config_path("$model", "$STACK")}"
+  found=0
+  for version in "$STORE_DIR/$model"/*/; do
+    version="${{version%/}}"
+    case "{name}" in (*[!0-9]*) continue ;; esac
+    ln -s "$version" "$MODELS_DIR/{version_path("$model", name)}"
+    found=1
+  done
+  if [ "$found" = 0 ]; then echo "no version folder for model $model under $STORE_DIR" >&2; exit 1; fi
+done
+"""

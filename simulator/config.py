@@ -1,0 +1,28 @@
+"""`triton-platform:scaling.simulation`: what `stackctl simulate` needs that the cluster, not the program, decides."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from platform_config.types import MODEL_NAME, Strict
+
+
+class SimulationConfig(Strict):
+    """Inputs of `stackctl simulate` that the cluster, not the program, decides."""
+
+    model: Annotated[str, Field(pattern=MODEL_NAME)] | None = None
+    """Model whose batching and latency profile drive the simulation. Unset: the deployment's first model with a profile."""
+
+    profile: str | None = None
+    """Latency profile tau(b) of that model, a JSON file written by `bench/latency_profile.py`, relative to the project root. Unset: `bench/results/profiles/<model>.json`."""
+
+    gpu_memory_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
+    """GPU memory used/total of one serving pod (its models' footprint; read it off the dashboard's GPU memory panel). Unset: the GPU-memory trigger is left out of the simulation."""
+
+    node_provision_seconds: Annotated[int, Field(ge=0, le=3600)] = 120
+    """Time for the autoscaler to bring up a GPU node (launch, boot, GPU driver, device plugin)."""
+
+    pod_start_seconds: Annotated[int, Field(ge=1, le=3600)] = 60
+    """Image pull, model load and first readiness of a pod on a node already up (seeds: 30-60 s)."""
