@@ -1,18 +1,22 @@
-"""Shared fixtures: the whole program run under mocks per stack, and stack configs to mutate."""
+"""Shared fixtures: the whole program run under mocks per stack, and stack configs to mutate; the real-tools guard."""
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from model_repository.source import ModelRepository
+from model_packaging.source import ModelRepository
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file, stack_file
+from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import PlatformConfig
 from stackctl.mock_runtime import run_program
 from stackctl.synth import SynthResult, synthesize
@@ -25,6 +29,81 @@ def pytest_report_header() -> str:
         f"pulumi: the offline toolchain ({TOOLS_BIN / 'pulumi'}, plugins in {PULUMI_HOME}, "
         "TRITON_PULUMI_TOOLCHAIN=offline); users get the stock CLI and upstream plugins (tests/test_toolchain_selection.py)"
     )
+
+
+# --- the fast set starts no real tool -----------------------------------------------------------------------
+
+REAL_TOOLS = frozenset(
+    {
+        "tritonserver",
+        "prometheus",
+        "promtool",
+        "amtool",
+        "pulumi",
+        "kubectl",
+        "rclone",
+        "fake-gcs-server",
+        "moto_server",
+        "checkov",
+        "kube-score",
+        "go",
+        # The project's scripts that build or start the tools above.
+        "local-cluster",
+        "pulumi-toolchain",
+        "install-tools",
+        "preview-diff",
+    }
+)
+"""Programs only a test marked `real_tools` may start, by file name."""
+TOOL_FOLDERS = (PROJECT_ROOT / ".tools", PROJECT_ROOT / "manifest_scan" / ".venv", PROJECT_ROOT / "policy" / ".venv")
+"""Where `make tools` puts everything else it builds: anything started from here is a real tool too."""
+
+
+def real_tool(args: Any, kwargs: Mapping[str, Any]) -> str | None:
+    """The real tool `subprocess.Popen(args, **kwargs)` would start, or None.
+
+    Only the program started itself is seen, not what it starts in turn: a test that runs a tool
+    through a shell script of its own must be marked by whoever writes it.
+    """
+    first = args if isinstance(args, str | bytes | os.PathLike) else next(iter(args), "")
+    program = os.fsdecode(kwargs.get("executable") or first)
+    if kwargs.get("shell") and not kwargs.get("executable"):
+        program = next(iter(program.split()), "")
+    if os.sep in program:
+        path = Path(os.path.abspath(Path(kwargs.get("cwd") or ".") / program))
+    else:
+        found = shutil.which(program, path=(kwargs.get("env") or os.environ).get("PATH"))
+        path = Path(found) if found else Path(program)
+    if path.name in REAL_TOOLS or path.name.startswith("kube-score-"):
+        return program
+    return program if any(path.is_relative_to(folder) for folder in TOOL_FOLDERS) else None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    """A test not marked `real_tools` (setup, call and teardown) fails the moment it starts a real tool.
+
+    `make test-fast` runs `-m "not real_tools"`: a mark forgotten would otherwise make it slow or
+    failing on a machine without `make tools`, silently.
+    """
+    if item.get_closest_marker("real_tools"):
+        return (yield)
+    start = subprocess.Popen.__init__
+
+    def guarded(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
+        tool = real_tool(args, kwargs)
+        if tool is not None:
+            pytest.fail(
+                f"{item.nodeid} starts the real tool {tool} but is not marked real_tools: add "
+                "@pytest.mark.real_tools to it (or `pytestmark = pytest.mark.real_tools` to its module), "
+                "so that `make test-fast` leaves it out",
+                pytrace=False,
+            )
+        start(self, args, *rest, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(subprocess.Popen, "__init__", guarded)
+        return (yield)
 
 
 STACKS = ("dev", "staging", "production")

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from model_repository.publish import MANIFEST
-from model_repository.store import parse_store_uri, rclone_settings
+from model_packaging.publish import MANIFEST
+from model_packaging.store import parse_store_uri, rclone_settings
 
 MOTO_SERVER = Path(sys.executable).parent / "moto_server"
 CREDENTIALS = {

@@ -21,6 +21,8 @@ from tests.conftest import STACKS, stack_values
 from tests.local_cluster import LocalCluster, edit_stack, point_stack_at, start_cluster, wait_until
 from tests.pulumi_cli import Project, make_project
 
+pytestmark = pytest.mark.real_tools  # the local control plane and the Pulumi CLI
+
 # What production keeps after `pulumi destroy` (README, "Environments"): its namespace and the model
 # claim in it (retained), and the CRDs of the charts it installed (protected, retained).
 PRODUCTION_KEEPS = [

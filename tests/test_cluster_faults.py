@@ -15,6 +15,8 @@ from tests.conftest import stack_values
 from tests.local_cluster import CONTEXT, LocalCluster, edit_stack, point_stack_at, start_cluster, wait_until
 from tests.pulumi_cli import Project, make_project, pulumi_binary
 
+pytestmark = pytest.mark.real_tools  # the local control plane and the Pulumi CLI
+
 STACK = "dev"
 NAMESPACE = stack_values(STACK)["triton-platform:kubernetes"]["namespace"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from components.kubernetes_provider import unreachable_reason
-from platform_config.schema import KubernetesConfig
+from components.kubernetes_provider_config import KubernetesConfig
 
 
 def kubeconfig(path: Path, server: str) -> Path:

@@ -28,6 +28,8 @@ from tests.local_cluster import LocalCluster, edit_stack, point_stack_at, start_
 from tests.pulumi_cli import Project, make_project
 from tests.triton_prometheus import Served, load, query, serve_with_prometheus
 
+pytestmark = pytest.mark.real_tools  # the local control plane, KEDA and the Pulumi CLI
+
 STACK, DEPLOYMENT = "staging", "general"
 CONFIG = load_stack(STACK).config
 NAMESPACE = CONFIG.kubernetes.namespace

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from model_repository.source import read_repository
+from model_packaging.source import read_repository
 from platform_config.errors import ConfigError
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT

@@ -9,6 +9,8 @@ from components.kubernetes_objects import CUSTOM_KINDS
 from stackctl.synth import SynthResult
 from tests.crd_schemas import validate
 
+pytestmark = pytest.mark.real_tools  # `go mod download` for the operators' CRDs
+
 
 def test_every_custom_resource_matches_its_crd(synth: SynthResult) -> None:
     custom = [m for m in synth.manifests() if (m["apiVersion"], m["kind"]) in CUSTOM_KINDS]

@@ -45,3 +45,42 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert command, "README must give `make test` as the test command"
     ci = (PROJECT_ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert [line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))] == ["make test"]
+
+
+def layout_paths(readme: str) -> set[str]:
+    """Every path the README's layout table names in its first column."""
+    table = readme[readme.index("## Layout\n") :]
+    table = table[: table.index("\n## ")]
+    return {
+        p.rstrip("/")
+        for row in table.splitlines()
+        if row.startswith("| `")
+        for p in re.findall(r"`([^`]+)`", row.split(" | ")[0])
+    }
+
+
+def test_the_layout_table_names_every_top_level_entry() -> None:
+    import subprocess  # noqa: PLC0415
+
+    tracked = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=PROJECT_ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    # The README itself and the dotfiles of tools (git, Go's version pin, CI's entry point) need no row.
+    top = {path.split("/")[0] for path in tracked if (PROJECT_ROOT / path).exists()} - {
+        "README.md",
+        ".gitignore",
+        ".go-version",
+        ".ci",
+    }
+    named = {path.split("/")[0] for path in layout_paths(README.read_text(encoding="utf-8"))}
+    assert sorted(top - named) == [], "top-level entries the README's layout table does not describe"
+    assert sorted(named - top) == [], "the README's layout table names paths that do not exist"
+
+
+def test_the_layout_check_notices_a_missing_row() -> None:
+    readme = "## Layout\n\n| path | what |\n| --- | --- |\n| `components/` | x |\n\n## Next\n"
+    assert layout_paths(readme) == {"components"}

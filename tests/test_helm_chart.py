@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.helm_chart import merged, missing_dependencies, template_options
-from platform_config.schema import KedaChart
+from components.keda_scaling_config import KedaChart
 
 
 def test_a_repository_chart_is_fetched_at_its_pinned_version() -> None:

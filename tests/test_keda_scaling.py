@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from components.keda_scaling import GPU_TRIGGER, prometheus_address
 from platform_config.paths import PROJECT_ROOT
 from stackctl.synth import SynthResult
 from tests.conftest import SCALING, SERVING, STACKS, errors_of, removing, setting, synth_mutated, synth_stack, validate
@@ -54,13 +53,19 @@ def test_scaled_object_fields(stack: str, deployment: str) -> None:
         assert trigger["type"] == "prometheus"
         assert trigger["metricType"] == "AverageValue"
         assert trigger["metadata"]["ignoreNullValues"] == "false"
-        assert trigger["metadata"]["serverAddress"] == prometheus_address(config)
+        # No stack sets `scaling.prometheusAddress`: the operator's Service in `monitoring.prometheus.namespace`.
+        assert trigger["metadata"]["serverAddress"] == "http://prometheus-operated.monitoring.svc:9090"
     assert queue["name"] == "busy-ratio"
     assert queue["metadata"]["query"].startswith("sum(max by (namespace, deployment, pod) (")
     assert f'deployment="triton-{deployment}"' in queue["metadata"]["query"]
     assert queue["metadata"]["threshold"] == f"{scaling.busy_ratio_target:g}"
     assert queue["metadata"]["activationThreshold"] == "0"
-    assert gpu["name"] == GPU_TRIGGER
+    assert gpu["name"] == "gpu-memory"
+    sel = f'namespace="triton-{stack}", deployment="triton-{deployment}"'
+    assert gpu["metadata"]["query"] == (
+        f"sum(sum by (pod) (nv_gpu_memory_used_bytes{{{sel}}}) / sum by (pod) (nv_gpu_memory_total_bytes{{{sel}}}))"
+    )
+    assert gpu["metadata"]["activationThreshold"] == "0"
     assert gpu["metadata"]["threshold"] == f"{scaling.gpu_memory_ratio_target:g}"
     deployment_spec = next(
         m for m in result.manifests() if m["kind"] == "Deployment" and m["metadata"]["name"] == f"triton-{deployment}"
@@ -94,6 +99,12 @@ def test_prometheus_auth_goes_through_a_trigger_authentication() -> None:
     trigger = scaled_objects(result)["triton-general"]["spec"]["triggers"][0]
     assert trigger["authenticationRef"] == {"name": "triton-prometheus"}
     assert trigger["metadata"]["authModes"] == "bearer"
+
+
+def test_a_configured_prometheus_address_is_what_keda_queries() -> None:
+    result = synth_mutated("dev", setting(SCALING, "prometheusAddress", value="https://prometheus.example.com:9443"))
+    triggers = scaled_objects(result)["triton-general"]["spec"]["triggers"]
+    assert [t["metadata"]["serverAddress"] for t in triggers] == ["https://prometheus.example.com:9443"] * 2
 
 
 def test_disabled_scaling_creates_no_scaled_object_and_sets_replicas() -> None:

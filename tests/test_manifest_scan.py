@@ -46,6 +46,7 @@ def lines(findings: list[Finding]) -> str:
     return "\n".join(f.line() for f in findings)
 
 
+@pytest.mark.real_tools
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_finding_is_fixed_or_excepted(stack: str) -> None:
     unexcepted, _ = apply(scanned(stack).findings, exceptions())
@@ -54,6 +55,7 @@ def test_every_finding_is_fixed_or_excepted(stack: str) -> None:
     )
 
 
+@pytest.mark.real_tools
 def test_every_exception_still_covers_a_finding() -> None:
     loaded = exceptions()
     _, used = apply([f for stack in STACKS for f in scanned(stack).findings], loaded)
@@ -74,6 +76,7 @@ def keys(findings: list[Finding]) -> set[tuple[str | None, ...]]:
     return {(f.scanner, f.check, f.kind, f.namespace, f.name, f.container) for f in findings}
 
 
+@pytest.mark.real_tools
 def test_a_weakened_manifest_is_reported_by_both_scanners(tmp_path: Path) -> None:
     unexcepted, _ = apply(scan_folder(mutated_triton(tmp_path), "dev").findings, exceptions())
     where = ("Deployment", "triton-dev", "triton-general", "triton")
@@ -203,6 +206,7 @@ def test_a_bad_exceptions_file_is_one_line_per_error_and_no_traceback(
     ]
 
 
+@pytest.mark.real_tools
 def test_the_cli_prints_each_finding_left_and_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # All but the KEDA replicas entry; the production-only entries are not stale when one stack is scanned.
     entries = [e for e in yaml.safe_load(EXCEPTIONS_FILE.read_text()) if e["check"] != "deployment-replicas"]

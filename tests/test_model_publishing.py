@@ -19,15 +19,18 @@ from typing import Any
 import pytest
 import yaml
 
-from components.triton_manifests import assemble_script, loader_script, tritonserver_args
-from local_triton.server import TritonServer, free_ports
-from model_repository.publish import MANIFEST, write_model_repository
-from model_repository.render import render_repository
-from model_repository.source import DEFAULT_MODEL_REPO, read_repository
-from model_repository.store import parse_store_uri, rclone_settings
+from components.triton_manifests import loader_script, tritonserver_args
+from model_packaging.layout import assemble_script
+from model_packaging.publish import MANIFEST, write_model_repository
+from model_packaging.render import render_repository
+from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.store import parse_store_uri, rclone_settings
 from platform_config.loader import StackConfig, load_stack_file, stack_file
 from stackctl.cli import main
+from tests.local_triton.server import TritonServer, free_ports
 from tests.model_store import CREDENTIALS, LocalS3, expected_digest, local_gcs, local_s3, tree
+
+pytestmark = pytest.mark.real_tools  # moto_server, fake-gcs-server, rclone and tritonserver
 
 BUCKET = "models"
 
@@ -234,7 +237,9 @@ def test_triton_serves_what_the_loader_put_in_the_claim(
     claim = tmp_path / "claim"
     assert run_loader(s3.env(), s3.uri(BUCKET, "production"), digest, claim).returncode == 0
     stack = load_stack_file(path)
-    rendered = render_repository("production", stack.config, read_repository(DEFAULT_MODEL_REPO))
+    rendered = render_repository(
+        "production", stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO)
+    )
     for name, deployment in sorted(stack.config.serving.deployments.items()):
         configs, assembled = tmp_path / f"{name}-rendered", tmp_path / f"{name}-models"
         configs.mkdir()

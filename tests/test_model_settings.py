@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from model_repository.render import effective_settings, render_config
-from model_repository.source import DEFAULT_MODEL_REPO, parse_model_config, read_repository
-from platform_config.schema import ModelSettings
+from components.triton_serving_config import ModelSettings
+from model_packaging.render import effective_settings, render_config
+from model_packaging.source import DEFAULT_MODEL_REPO, parse_model_config, read_repository
 from stackctl.cli import main
 from tests.conftest import MODELS, SERVING, errors_of, model_folder, removing, serving_only, setting, validate
 
@@ -428,9 +428,9 @@ def test_a_created_claim_needs_an_origin_to_be_filled_from() -> None:
 
 
 def test_the_committed_model_files_are_what_the_generator_writes() -> None:
-    from model_repository import examples  # noqa: PLC0415
+    from model_packaging import examples  # noqa: PLC0415
 
     for relative, content in examples.files().items():
         assert (DEFAULT_MODEL_REPO / relative).read_bytes() == content, (
-            f"{relative} drifted: run python -m model_repository.examples"
+            f"{relative} drifted: run python -m model_packaging.examples"
         )

@@ -16,19 +16,25 @@ import yaml
 from components.alert_routing import alertmanager_yaml, receiver_secrets
 from components.dashboards import dashboard, panel_queries
 from components.keda_scaling import gpu_memory_query
+from components.monitoring import MonitoringArgs
 from components.monitoring_rules import alerts, rule_groups
-from components.scaling_signal import ScalingSignal, stack_signals
-from components.triton_manifests import deployment_object_name
+from components.platform import monitoring_args
+from components.scaling_signal import stack_signals
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, load_stack_file, parse_config
 from platform_config.paths import PROJECT_ROOT
-from platform_config.schema import PlatformConfig, duration_seconds
+from platform_config.types import duration_seconds
 from stackctl.cli import main
 from stackctl.synth import SynthResult
 from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack
 from tests.invented_names import INVENTED_METRIC
 
 INSTALL_HINT = "run `make tools` (apt-get install prometheus prometheus-alertmanager)"
+
+
+def stack_monitoring(stack: StackConfig) -> MonitoringArgs:
+    """What the stack's program hands its Monitoring component."""
+    return monitoring_args(stack.config, stack_signals(stack))
 
 
 def tool(name: str) -> str:
@@ -44,6 +50,7 @@ def rules_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     return request.param, out
 
 
+@pytest.mark.real_tools
 def test_promtool_accepts_every_rule(rules_dir: tuple[str, Path]) -> None:
     _, out = rules_dir
     run = subprocess.run(
@@ -56,6 +63,7 @@ def test_promtool_accepts_every_rule(rules_dir: tuple[str, Path]) -> None:
     assert "SUCCESS" in run.stdout
 
 
+@pytest.mark.real_tools
 def test_amtool_accepts_the_alertmanager_config(rules_dir: tuple[str, Path]) -> None:
     _, out = rules_dir
     run = subprocess.run(
@@ -75,7 +83,7 @@ def test_the_written_rules_are_the_deployed_rules(synth: SynthResult, tmp_path: 
 def test_every_alert_is_documented_and_routed_by_severity(synth: SynthResult) -> None:
     runbooks = (PROJECT_ROOT / "docs" / "runbooks.md").read_text()
     headings = {line[3:].strip().lower() for line in runbooks.splitlines() if line.startswith("## ")}
-    for group in rule_groups(synth.stack.config, stack_signals(synth.stack)):
+    for group in rule_groups(stack_monitoring(synth.stack)):
         for rule in group["rules"]:
             if "alert" not in rule:
                 continue
@@ -86,14 +94,16 @@ def test_every_alert_is_documented_and_routed_by_severity(synth: SynthResult) ->
 
 
 def test_routes_send_each_severity_to_its_receiver() -> None:
-    routing = alertmanager_yaml(synth_stack("production").stack.config)
+    production = synth_stack("production").stack.config
+    routing = alertmanager_yaml(production.monitoring, production.kubernetes.namespace)
     routes = {r["matchers"][0]: r["receiver"] for r in routing["route"]["routes"]}
     assert routes == {
         'severity="critical"': "oncall",
         'severity="info"': "team-chat",
         'severity="warning"': "team-chat",
     }
-    assert alertmanager_yaml(synth_stack("dev").stack.config)["route"]["routes"] == []
+    dev = synth_stack("dev").stack.config
+    assert alertmanager_yaml(dev.monitoring, dev.kubernetes.namespace)["route"]["routes"] == []
     [config] = [m for m in synth_stack("production").manifests() if m["kind"] == "AlertmanagerConfig"]
     oncall = next(r for r in config["spec"]["receivers"] if r["name"] == "oncall")
     assert oncall["pagerdutyConfigs"][0]["routingKey"] == {"key": "routing-key", "name": "alertmanager-pagerduty"}
@@ -129,12 +139,12 @@ def metric_names(expr: str) -> set[str]:
 
 
 def all_expressions(stack: StackConfig) -> list[str]:
-    config, signals = stack.config, stack_signals(stack)
-    exprs = [rule["expr"] for group in rule_groups(config, signals) for rule in group["rules"]]
-    for name in config.serving.deployments:
-        exprs += [signals[name].query, gpu_memory_query(config, name)]
-        exprs += [expr for _, _, targets in panel_queries(config, name, signals[name]) for expr, _ in targets]
-        query = dashboard(config, name, signals[name])["templating"]["list"][1]["query"]
+    args = stack_monitoring(stack)
+    exprs = [rule["expr"] for group in rule_groups(args) for rule in group["rules"]]
+    for deployment in args.deployments.values():
+        exprs += [deployment.signal.query, gpu_memory_query(args.namespace, deployment.object_name)]
+        exprs += [expr for _, _, targets in panel_queries(args, deployment) for expr, _ in targets]
+        query = dashboard(args, deployment)["templating"]["list"][1]["query"]
         exprs.append(re.fullmatch(r"label_values\((.*), model\)", query).group(1))  # type: ignore[union-attr]
     return exprs
 
@@ -145,15 +155,17 @@ def triton_metric_names() -> set[str]:
     import urllib.request  # noqa: PLC0415
 
     from components.triton_manifests import tritonserver_args  # noqa: PLC0415
-    from local_triton.server import TritonServer, free_ports  # noqa: PLC0415
-    from model_repository.publish import write_model_repository  # noqa: PLC0415
-    from model_repository.render import render_repository  # noqa: PLC0415
-    from model_repository.source import DEFAULT_MODEL_REPO, read_repository  # noqa: PLC0415
+    from model_packaging.publish import write_model_repository  # noqa: PLC0415
+    from model_packaging.render import render_repository  # noqa: PLC0415
+    from model_packaging.source import DEFAULT_MODEL_REPO, read_repository  # noqa: PLC0415
     from platform_config.loader import load_stack  # noqa: PLC0415
+    from tests.local_triton.server import TritonServer, free_ports  # noqa: PLC0415
 
     stack = load_stack("staging")
     out = PROJECT_ROOT / ".pytest-triton-metrics"
-    rendered = render_repository("staging", stack.config, read_repository(DEFAULT_MODEL_REPO))
+    rendered = render_repository(
+        "staging", stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO)
+    )
     write_model_repository(rendered, out, ["classifier"])
     ports = free_ports()
     args = tritonserver_args("staging", stack.config.serving, ["classifier"], model_repository=str(out), ports=ports)
@@ -165,18 +177,20 @@ def triton_metric_names() -> set[str]:
     return {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
 
 
+@pytest.mark.real_tools
 def test_every_promql_names_a_real_metric(triton_metric_names: set[str]) -> None:
     assert {"nv_inference_pending_request_count", "nv_inference_request_summary_us"} <= triton_metric_names
     known = triton_metric_names | TRITON_GPU_METRICS | KUBE_STATE_METRICS | KEDA_METRICS | PROMETHEUS_METRICS
     for stack in STACKS:
         loaded = synth_stack(stack).stack
-        groups = rule_groups(loaded.config, stack_signals(loaded))
+        groups = rule_groups(stack_monitoring(loaded))
         recorded = {rule["record"] for group in groups for rule in group["rules"] if "record" in rule}
         for expr in all_expressions(loaded):
             unknown = metric_names(expr) - known - recorded
             assert not unknown, f"{stack}: {expr} names metrics no exporter has: {unknown}"
 
 
+@pytest.mark.real_tools
 def test_the_metric_check_catches_invented_names(triton_metric_names: set[str]) -> None:
     invented = INVENTED_METRIC
     names = metric_names(f"sum(rate({invented}[1m])) / on() nv_inference_pending_request_count")
@@ -206,16 +220,16 @@ def _selector(name: str, labels: dict[str, str]) -> str:
     return name + "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
 
 
-def scenarios(config: PlatformConfig, signals: dict[str, ScalingSignal]) -> list[Scenario]:
-    ns = config.kubernetes.namespace
-    name = sorted(config.serving.deployments)[0]
-    dep = deployment_object_name(name)
-    model = sorted(config.serving.deployments[name].models)[0]
+def scenarios(args: MonitoringArgs) -> list[Scenario]:
+    ns = args.namespace
+    deployment = args.deployments[sorted(args.deployments)[0]]
+    dep = deployment.object_name
+    model = sorted(deployment.models)[0]
     pod = f"{dep}-5d8f7c9b6-abcde"
     triton = {"namespace": ns, "deployment": dep, "model": model, "version": "1", "pod": pod, "service": dep}
     by_model = {"namespace": ns, "deployment": dep, "model": model}
-    a = config.monitoring.alerts
-    slo_us = config.serving.p95_latency_slo_ms * 1000
+    a = args.monitoring.alerts
+    slo_us = args.latency_slo_ms * 1000
     out = [
         Scenario(
             "TritonLatencyAboveSLO",
@@ -302,7 +316,7 @@ def scenarios(config: PlatformConfig, signals: dict[str, ScalingSignal]) -> list
                 # The deployment's other models keep reporting: only this one went missing.
                 *(
                     (_selector("nv_inference_count", {**triton, "model": other}), "+1", "+1")
-                    for other in config.serving.deployments[name].models
+                    for other in deployment.models
                     if other != model
                 ),
             ],
@@ -311,9 +325,9 @@ def scenarios(config: PlatformConfig, signals: dict[str, ScalingSignal]) -> list
             extra={"deployment": dep, "model": model},
         ),
     ]
-    if config.scaling.enabled:
-        max_replicas = config.serving.deployments[name].replicas.max
-        signal = signals[name]
+    if args.scaling_enabled:
+        max_replicas = deployment.max_replicas
+        signal = deployment.signal
         if signal.name == "busy-ratio":
             # Instances busy all along: a batch of 10 each second, each request charged 100 s of compute
             # (Triton charges the batch's time to each of its requests), far above any instance count.
@@ -388,11 +402,11 @@ def _annotations(rule: dict[str, Any], labels: dict[str, str]) -> dict[str, str]
     return {k: fill(v) for k, v in rule["annotations"].items()}
 
 
-def promtool_tests(config: PlatformConfig, signals: dict[str, ScalingSignal]) -> list[dict[str, Any]]:
-    groups = rule_groups(config, signals)
+def promtool_tests(args: MonitoringArgs) -> list[dict[str, Any]]:
+    groups = rule_groups(args)
     rules = {r["alert"]: r for g in groups for r in g["rules"] if "alert" in r}
     out = []
-    for scenario in scenarios(config, signals):
+    for scenario in scenarios(args):
         candidates = [r for g in groups for r in g["rules"] if r.get("alert") == scenario.alert]
         rule = next(r for r in candidates if all(r["labels"].get(k) == v for k, v in scenario.extra.items()))
         assert rules[scenario.alert]
@@ -419,20 +433,48 @@ def promtool_tests(config: PlatformConfig, signals: dict[str, ScalingSignal]) ->
     return out
 
 
+ALERTS = {
+    "TritonLatencyAboveSLO",
+    "TritonQueueTimeHigh",
+    "TritonInferenceFailures",
+    "TritonReplicasUnavailable",
+    "TritonTargetDown",
+    "TritonGPUMemoryHigh",
+    "TritonGPUUnderutilized",
+    "TritonModelNotLoaded",
+    "KedaScalerErrors",
+    "TritonQueueBacklogAtMaxReplicas",
+}
+"""Every alert of a stack that KEDA scales (all three do)."""
+
+
 def test_every_alert_has_a_promtool_unit_test() -> None:
     for stack in STACKS:
-        loaded = synth_stack(stack).stack
-        signals = stack_signals(loaded)
-        tested = {s.alert for s in scenarios(loaded.config, signals)}
-        assert tested == {a.name for a in alerts(loaded.config, signals)}, stack
+        args = stack_monitoring(synth_stack(stack).stack)
+        assert {a.name for a in alerts(args)} == ALERTS, stack
+        assert {s.alert for s in scenarios(args)} == ALERTS, stack
 
 
+def test_per_deployment_alerts_name_their_deployment_and_model() -> None:
+    per_deployment = [
+        (a.name, dict(a.labels)) for a in alerts(stack_monitoring(synth_stack("production").stack)) if a.labels
+    ]
+    assert per_deployment == [
+        ("TritonQueueBacklogAtMaxReplicas", {"deployment": "triton-general"}),
+        ("TritonModelNotLoaded", {"deployment": "triton-general", "model": "classifier"}),
+        ("TritonModelNotLoaded", {"deployment": "triton-general", "model": "pipeline"}),
+        ("TritonModelNotLoaded", {"deployment": "triton-general", "model": "preprocess"}),
+        ("TritonQueueBacklogAtMaxReplicas", {"deployment": "triton-ranker"}),
+        ("TritonModelNotLoaded", {"deployment": "triton-ranker", "model": "ranker"}),
+    ]
+
+
+@pytest.mark.real_tools
 @pytest.mark.parametrize("stack", STACKS)
 def test_alerts_stay_silent_when_healthy_and_within_for_then_fire(stack: str, tmp_path: Path) -> None:
-    loaded = synth_stack(stack).stack
-    config, signals = loaded.config, stack_signals(loaded)
-    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule_groups(config, signals)}, sort_keys=False))
-    tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": promtool_tests(config, signals)}
+    args = stack_monitoring(synth_stack(stack).stack)
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule_groups(args)}, sort_keys=False))
+    tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": promtool_tests(args)}
     (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False))
     run = subprocess.run(
         [tool("promtool"), "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False
@@ -473,7 +515,7 @@ def test_plain_text_credentials_are_rejected_even_beside_secret_ones(tmp_path: P
     )
     path.write_text(text.replace("{value: https://hooks.example.com/plain-text-token}", "{value: {secure: v1:AAAAx}}"))
     config = load_stack_file(path).config
-    assert [s.values for s in receiver_secrets(config)] == [{"webhook-url": "[secret]", "url": "[secret]"}]
+    assert [s.values for s in receiver_secrets(config.monitoring)] == [{"webhook-url": "[secret]", "url": "[secret]"}]
 
 
 def test_one_secret_per_receiver_holds_all_its_credentials() -> None:
@@ -482,5 +524,5 @@ def test_one_secret_per_receiver_holds_all_its_credentials() -> None:
     setting("triton-platform:monitoring", "receivers", value={"both": receiver})(values)
     setting("triton-platform:monitoring", "routes", value={"critical": "both"})(values)
     config = parse_config(encode(values), "x", secret_keys={"triton-platform:monitoring"})
-    [secret] = receiver_secrets(config)
+    [secret] = receiver_secrets(config.monitoring)
     assert (secret.secret_name, secret.values) == ("alertmanager-both", {"webhook-url": "s", "routing-key": "p"})

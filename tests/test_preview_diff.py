@@ -139,6 +139,7 @@ def offline(fixture_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> tup
     return (out / "production.md").read_text(), (out / "production.diff.txt").read_text()
 
 
+@pytest.mark.real_tools
 def test_offline_comment_names_its_mode_and_both_commits(fixture_repo: Path, offline: tuple[str, str]) -> None:
     report, _ = offline
     assert "**Mode: offline.**" in report
@@ -146,6 +147,7 @@ def test_offline_comment_names_its_mode_and_both_commits(fixture_repo: Path, off
     assert f"Head: `HEAD` at `{git(fixture_repo, 'rev-parse', 'HEAD')}`." in report
 
 
+@pytest.mark.real_tools
 def test_chart_bump_shows_as_settings_and_per_object_values(offline: tuple[str, str]) -> None:
     report, _ = offline
     chart = report[report.index("#### Chart versions and values") :]
@@ -164,6 +166,7 @@ def test_chart_bump_shows_as_settings_and_per_object_values(offline: tuple[str, 
     assert "keda.chart" not in tuning[: tuning.index("####", 5)]
 
 
+@pytest.mark.real_tools
 def test_batching_change_shows_old_and_new_values(offline: tuple[str, str]) -> None:
     report, _ = offline
     assert '| `models.classifier.dynamicBatching.maxQueueDelayMicroseconds` | `"5000"` | `"8000"` |' in report
@@ -176,6 +179,7 @@ def test_batching_change_shows_old_and_new_values(offline: tuple[str, str]) -> N
         assert f"| {label} |" in impact
 
 
+@pytest.mark.real_tools
 def test_warnings_and_every_policy_result_are_kept(offline: tuple[str, str]) -> None:
     report, _ = offline
     warnings = report[report.index("#### Warnings") : report.index("#### Policy results")]
@@ -191,6 +195,7 @@ def test_warnings_and_every_policy_result_are_kept(offline: tuple[str, str]) -> 
     assert re.search(r"Passed: .*`no-load-balancer`.*`triton-health`", policy)
 
 
+@pytest.mark.real_tools
 def test_secrets_stay_masked(offline: tuple[str, str]) -> None:
     report, text = offline
     for secret in (BASE_SECRET, HEAD_SECRET, "base-plaintext", "head-plaintext"):
@@ -200,6 +205,7 @@ def test_secrets_stay_masked(offline: tuple[str, str]) -> None:
     assert f"`{MASK}` → `{MASK}`" in report
 
 
+@pytest.mark.real_tools
 def test_full_diff_is_collapsed_and_fits_a_comment(offline: tuple[str, str]) -> None:
     report, text = offline
     details = report[report.index("<details><summary>Full <code>pulumi preview --diff</code> output</summary>") :]
@@ -209,6 +215,7 @@ def test_full_diff_is_collapsed_and_fits_a_comment(offline: tuple[str, str]) -> 
     assert "~ kubernetes:apps/v1:Deployment: (update)" in text
 
 
+@pytest.mark.real_tools
 def test_live_mode_previews_against_the_stacks_real_state(fixture_repo: Path, tmp_path: Path) -> None:
     """dev, deployed from base with an outside change (delay 700, in no commit), stands for the live stack."""
     live = preview_diff.export_tree(fixture_repo, "HEAD~1", tmp_path / "live")
@@ -233,6 +240,7 @@ def test_live_mode_previews_against_the_stacks_real_state(fixture_repo: Path, tm
     assert "_Not refreshed: this stack renders manifests (`kubernetes.mode: render`)" in report
 
 
+@pytest.mark.real_tools
 def test_live_mode_needs_a_backend(
     fixture_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -244,6 +252,7 @@ def test_live_mode_needs_a_backend(
     assert capsys.readouterr().err.startswith("preview-diff: --mode live needs PULUMI_BACKEND_URL")
 
 
+@pytest.mark.real_tools
 def test_live_mode_refuses_a_stack_the_backend_lacks(
     fixture_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -256,6 +265,7 @@ def test_live_mode_refuses_a_stack_the_backend_lacks(
     )
 
 
+@pytest.mark.real_tools
 def test_a_base_that_is_no_commit_is_named(
     fixture_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -6,8 +6,8 @@ import pulumi
 import pytest
 
 from components.kubernetes_provider import provider_args
+from components.kubernetes_provider_config import KubernetesConfig
 from platform_config.loader import pulumi_config_from_stack_file, stack_file
-from platform_config.schema import KubernetesConfig
 from stackctl.mock_runtime import EchoMocks, RecordingMonitor, run_program
 from stackctl.synth import SynthResult
 from tests.conftest import synth_stack

@@ -18,9 +18,12 @@ import pytest
 
 from components.keda_scaling import gpu_memory_query
 from components.monitoring_rules import GPU_MEMORY_RATIO_POD, GPU_UTILIZATION, GPU_UTILIZATION_POD, rule_groups
+from components.platform import monitoring_args
 from components.triton_manifests import deployment_object_name
 from platform_config.loader import load_stack
 from tests.triton_prometheus import Served, load, query, serve_with_prometheus
+
+pytestmark = pytest.mark.real_tools  # tritonserver and prometheus
 
 STACK, DEPLOYMENT = "production", "general"
 GPU_ONLY = {GPU_UTILIZATION_POD, GPU_UTILIZATION, GPU_MEMORY_RATIO_POD}
@@ -37,7 +40,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 def test_every_recording_rule_returns_a_number(stack: Served) -> None:
     load(stack.triton, 12)
-    records = [r["record"] for g in rule_groups(stack.config, stack.signals) for r in g["rules"] if "record" in r]
+    groups = rule_groups(monitoring_args(stack.config, stack.signals))
+    records = [r["record"] for g in groups for r in g["rules"] if "record" in r]
     deadline = time.monotonic() + 30
     missing = records
     while time.monotonic() < deadline:
@@ -66,7 +70,8 @@ def test_every_keda_query_returns_exactly_one_series_and_sees_the_load(stack: Se
     (with some slack: compute and execution counters are scraped at slightly different moments)."""
     signal = stack.signals[DEPLOYMENT]
     assert signal.name == "busy-ratio"
-    assert query(stack.prometheus_url, gpu_memory_query(stack.config, DEPLOYMENT)) == []
+    gpu_query = gpu_memory_query(stack.config.kubernetes.namespace, deployment_object_name(DEPLOYMENT))
+    assert query(stack.prometheus_url, gpu_query) == []
     seen = 0.0
     loader = threading.Thread(target=lambda: load(stack.triton, 15))
     loader.start()
@@ -94,5 +99,5 @@ def test_the_alerts_evaluate_without_errors(stack: Served) -> None:
     with urllib.request.urlopen(f"{stack.prometheus_url}/api/v1/rules", timeout=10) as response:
         groups = json.load(response)["data"]["groups"]
     rules = [rule for group in groups for rule in group["rules"]]
-    assert len(rules) == sum(len(g["rules"]) for g in rule_groups(stack.config, stack.signals))
+    assert len(rules) == sum(len(g["rules"]) for g in rule_groups(monitoring_args(stack.config, stack.signals)))
     assert [r["name"] for r in rules if r.get("health") != "ok"] == []

@@ -29,6 +29,8 @@ from tests.invented_names import INVENTED_FLAG
 from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
 from tests.pulumi_cli import Project, make_project, rendered_objects
 
+pytestmark = pytest.mark.real_tools  # the Pulumi CLI and the go-fetched CRDs
+
 KUBERNETES_VERSION = "1.33.0"
 # The one field that differs between render mode and `stackctl synth`, and why: the values
 # of Secrets drawn by RandomPassword. The real provider draws a random value, the mocks

@@ -39,6 +39,7 @@ def tools_dir(tmp_path: Path, *tools: str) -> str:
     return str(bin_dir)
 
 
+@pytest.mark.real_tools
 def test_a_second_run_does_nothing() -> None:
     """`make tools` built everything before the tests; running again only checks the stamps."""
     run = subprocess.run([str(SCRIPT)], capture_output=True, text=True, check=False, cwd=PROJECT_ROOT)
@@ -90,6 +91,7 @@ def test_what_is_missing_is_named(tmp_path: Path, kubernetes: str, expected: str
     assert run.stderr.startswith(expected), run.stderr
 
 
+@pytest.mark.real_tools
 def test_a_users_own_plugin_home_is_never_written(tmp_path: Path) -> None:
     """An exported PULUMI_HOME is the user's plugin cache: the toolchain registers its plugins only in its own."""
     users = tmp_path / "user-pulumi-home"

@@ -60,6 +60,7 @@ def test_other_secrets_providers_and_passphrases_pass(tmp_path: Path, text: str,
     assert default_passphrase_problem("production", stack_file(tmp_path, text), environ) is None
 
 
+@pytest.mark.real_tools
 def test_pulumi_preview_of_a_deploy_stack_stops_on_the_default_passphrase(tmp_path: Path) -> None:
     """The real CLI: production (deploy mode) initialised with the default passphrase stops before any cluster call."""
     project = make_project(tmp_path, render_override=False)

@@ -27,14 +27,15 @@ import tritonclient.grpc as triton_grpc
 import tritonclient.http as triton_http
 from tritonclient.utils import InferenceServerException
 
-from components.triton_manifests import ADMIN_KEY_HEADER, assemble_script, dynamic_model_control, tritonserver_args
-from local_triton.server import TritonServer, free_ports
-from model_repository.examples import expected_output
-from model_repository.publish import write_model_repository
-from model_repository.render import RenderedRepository, render_repository
-from model_repository.source import DEFAULT_MODEL_REPO, read_repository
+from components.triton_manifests import ADMIN_KEY_HEADER, dynamic_model_control, tritonserver_args
+from model_packaging.examples import expected_output
+from model_packaging.layout import assemble_script
+from model_packaging.publish import write_model_repository
+from model_packaging.render import RenderedRepository, render_repository
+from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
 from platform_config.loader import StackConfig, load_stack
 from tests.conftest import STACKS
+from tests.local_triton.server import TritonServer, free_ports
 
 ADMIN_KEY = "test-admin-key"
 INPUTS = {"classifier": "input_tensor", "preprocess": "raw", "pipeline": "raw", "ranker": "features"}
@@ -90,7 +91,7 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     stack_name, deployment = request.param
     stack = load_stack(stack_name)
     repo = read_repository(DEFAULT_MODEL_REPO)
-    rendered = render_repository(stack_name, stack.config, repo)
+    rendered = render_repository(stack_name, stack.config.serving, stack.config.models, repo)
     out = tmp_path_factory.mktemp(f"{stack_name}-{deployment}")
     models = stack.config.serving.deployments[deployment].models
     write_model_repository(rendered, out, models)
@@ -113,6 +114,7 @@ def expected_versions(rendered: RenderedRepository, model: str) -> list[int]:
     return versions[-(policy.latest.num_versions or 1) :]
 
 
+@pytest.mark.real_tools
 def test_every_selected_model_version_is_ready(served: Served) -> None:
     for model in served.models:
         selected = expected_versions(served.rendered, model)
@@ -121,6 +123,7 @@ def test_every_selected_model_version_is_ready(served: Served) -> None:
             assert (status == 200) == (version in selected), (model, version, status, selected)
 
 
+@pytest.mark.real_tools
 def test_triton_loaded_the_stacks_config(served: Served) -> None:
     # With dynamic model control the model-config API is restricted to holders of the admin key.
     headers = {ADMIN_KEY_HEADER: ADMIN_KEY} if dynamic_model_control(served.stack.config.serving) else {}
@@ -143,6 +146,7 @@ def test_triton_loaded_the_stacks_config(served: Served) -> None:
         assert len(loaded.get("model_warmup", [])) == len(rendered.model_warmup)
 
 
+@pytest.mark.real_tools
 def test_every_model_version_answers_correctly(served: Served) -> None:
     client = triton_http.InferenceServerClient(served.server.http_url)
     rng = np.random.default_rng(7)
@@ -196,6 +200,7 @@ POLICY_REJECTIONS = ("Request timeout expired", "Exceeds maximum queue size")
 """What the stack's queue policy may answer on a slow machine: a bounded queue and timeout at work."""
 
 
+@pytest.mark.real_tools
 def test_dynamic_batching_batches_under_concurrent_load(served: Served) -> None:
     model = batching_model(served)
     bound = served.rendered.models[model].config.dynamic_batching.default_queue_policy.max_queue_size
@@ -214,6 +219,7 @@ def test_dynamic_batching_batches_under_concurrent_load(served: Served) -> None:
     assert executions < success, f"{model}: {executions} executions for {success} requests: nothing batched"
 
 
+@pytest.mark.real_tools
 def test_operator_apis_need_the_admin_key(served: Served) -> None:
     key = {ADMIN_KEY_HEADER: ADMIN_KEY}
     assert served.post("/v2/repository/index") == 403
@@ -226,6 +232,7 @@ def test_operator_apis_need_the_admin_key(served: Served) -> None:
     assert served.get("/v2/health/ready")[0] == 200
 
 
+@pytest.mark.real_tools
 def test_grpc_callers_send_the_key_with_the_protocol_prefix(served: Served) -> None:
     client = triton_grpc.InferenceServerClient(served.server.grpc_url)
     with pytest.raises(InferenceServerException, match="restricted"):
@@ -241,7 +248,9 @@ def test_the_pod_assembly_script_builds_the_published_repository(tmp_path: Path)
         stack = load_stack(stack_name)
         if dynamic_model_control(stack.config.serving):
             continue
-        rendered = render_repository(stack_name, stack.config, read_repository(DEFAULT_MODEL_REPO))
+        rendered = render_repository(
+            stack_name, stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO)
+        )
         for deployment, config in stack.config.serving.deployments.items():
             published = tmp_path / f"{stack_name}-{deployment}-published"
             write_model_repository(rendered, published, config.models)
@@ -262,11 +271,12 @@ def test_the_pod_assembly_script_builds_the_published_repository(tmp_path: Path)
             assert _tree(assembled) == _tree(published)
 
 
+@pytest.mark.real_tools
 def test_triton_serves_a_repository_assembled_from_a_config_map_volume(tmp_path: Path) -> None:
     """Bundled files arrive as a ConfigMap volume: items behind `..data` symlinks, as the kubelet lays them out."""
     stack = load_stack("dev")
     config = stack.config.serving.deployments["general"]
-    rendered = render_repository("dev", stack.config, read_repository(DEFAULT_MODEL_REPO))
+    rendered = render_repository("dev", stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO))
     store, configs, assembled = tmp_path / "store", tmp_path / "rendered", tmp_path / "models"
     timestamped = store / "..2026_11_30_00_00_00.000000001"
     write_model_repository(rendered, timestamped, config.models)

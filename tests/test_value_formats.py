@@ -8,7 +8,7 @@ import pytest
 
 from platform_config.errors import excerpt
 from platform_config.paths import PROJECT_ROOT
-from platform_config.schema import (
+from platform_config.types import (
     DNS_LABEL,
     DNS_NAME,
     DNS_SUBDOMAIN,
