@@ -40,6 +40,12 @@ class TritonPlatformArgs:
     """Kubernetes version charts are templated for when rendering; None when deploying (the API server's)."""
 
 
+def protects_model_data(config: PlatformConfig) -> bool:
+    """Model data outlives the stack everywhere; in production Pulumi may not even delete or replace
+    what holds it (the model claim, and the namespace it lives in)."""
+    return config.environment == "production"
+
+
 def monitoring_args(
     config: PlatformConfig, signals: Mapping[str, ScalingSignal], kube_version: str | None = None
 ) -> MonitoringArgs:
@@ -90,8 +96,7 @@ def serving_args(
         labels=platform_labels(config.environment),
         autoscaled=config.scaling.enabled,
         image_digests=config.image_digests,
-        # Model data outlives the stack; in production it may not even be replaced.
-        protect_model_claim=config.environment == "production",
+        protect_model_claim=protects_model_data(config),
     )
 
 
@@ -157,9 +162,7 @@ class TritonPlatform(pulumi.ComponentResource):
         objects = namespace_manifests(config.kubernetes.namespace, config.environment)
         # Deleting a namespace deletes the claims in it: keep it wherever the stack owns model storage.
         owns_claim = config.serving.model_repository.pvc is not None and config.serving.model_repository.pvc.create
-        keep = pulumi.ResourceOptions(
-            retain_on_delete=owns_claim, protect=owns_claim and config.environment == "production"
-        )
+        keep = pulumi.ResourceOptions(retain_on_delete=owns_claim, protect=owns_claim and protects_model_data(config))
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             metadata=objects["namespace"]["metadata"],
