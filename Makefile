@@ -10,7 +10,7 @@ ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 KUBE_SCORE_VERSION := v1.20.0
 KUBE_SCORE := .tools/bin/kube-score-$(KUBE_SCORE_VERSION)
 
-.PHONY: test lint docs up synth scan venv runtime-venv policy-venv tools pulumi-toolchain local-cluster golden
+.PHONY: test test-fast lint docs up synth scan venv runtime-venv policy-venv tools pulumi-toolchain local-cluster golden
 
 # Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs).
 $(RUNTIME_STAMP): requirements.txt
@@ -82,6 +82,13 @@ local-cluster:
 # The whole suite: format, lint, types, then every test.
 test: lint tools
 	$(BIN)/python -m pytest
+
+# Every test that starts no real tool (those are marked real_tools; tests/conftest.py fails one that
+# starts a tool unmarked) and runs no long simulation (marked slow), on every core, with a few
+# Hypothesis examples each (the `fast` profile): under a minute on two cores, after building the
+# development virtualenv only. `make test` runs everything, with full example counts.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not real_tools and not slow" -n auto --dist worksteal --hypothesis-profile=fast
 
 # Regenerate the README's config reference from the schema.
 docs: $(STAMP)

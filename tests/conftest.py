@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from model_packaging.source import ModelRepository
 from platform_config.errors import ConfigError
@@ -106,6 +107,21 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
 
 
+# --- Hypothesis: every example in `make test`, a few in `make test-fast` ---------------------------------------
+
+FAST_EXAMPLES = 10
+settings.register_profile("fast", max_examples=FAST_EXAMPLES)
+"""`make test-fast` runs `--hypothesis-profile=fast`; `make test` keeps the default profile."""
+
+
+def example_count(full: int) -> int:
+    """A property test's `max_examples`: `full`, or at most FAST_EXAMPLES under the fast profile.
+
+    Each test sets its own count, which no profile overrides: the test asks here instead.
+    """
+    return min(full, FAST_EXAMPLES) if settings.default is settings.get_profile("fast") else full
+
+
 STACKS = ("dev", "staging", "production")
 _SYNTH_CACHE: dict[str, SynthResult] = {}
 
@@ -179,13 +195,15 @@ def setting(key: str, *path: str | int, value: Any) -> Mutation:
     """Set `value` at `path` inside config key `key`, creating mappings on the way."""
 
     def mutate(values: dict[str, Any]) -> None:
+        # A copy: a later mutation must never reach into this one's value, which other tests share.
+        fresh = copy.deepcopy(value)
         if not path:
-            values[key] = value
+            values[key] = fresh
             return
         node = values.setdefault(key, {})
         for part in path[:-1]:
             node = node.setdefault(part, {}) if isinstance(part, str) else node[part]
-        node[path[-1]] = value
+        node[path[-1]] = fresh
 
     return mutate
 

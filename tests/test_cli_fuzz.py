@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from platform_config.paths import PROJECT_ROOT
 from stackctl.cli import main
-from tests.conftest import STACKS, stack_values
+from tests.conftest import STACKS, example_count, stack_values
 from tests.test_config_fuzz import mutated_configs
 
 OUTPUT_LIMIT = 20_000
@@ -38,7 +38,7 @@ HANG_SECONDS = 120
 
 
 def fuzz(examples: int) -> settings:
-    return settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    return settings(max_examples=example_count(examples), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @contextlib.contextmanager

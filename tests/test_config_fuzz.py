@@ -14,7 +14,7 @@ from platform_config.errors import ConfigError
 from platform_config.loader import DISABLE_DEFAULT_PROVIDERS, parse_config, pulumi_config_from_stack_file
 from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import SECTION_KEYS, PlatformConfig
-from tests.conftest import STACKS, encode, stack_values
+from tests.conftest import STACKS, encode, example_count, stack_values
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=12),
@@ -53,7 +53,7 @@ def mutated_configs(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     return values, stack
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=example_count(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_configs())
 def test_mutations_validate_or_fail_with_key_paths(case: tuple[dict[str, Any], str]) -> None:
     values, stack = case
@@ -94,7 +94,7 @@ YAML_SNIPPETS = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=example_count(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_any_stack_file_text_gives_a_report_never_a_traceback(tmp_path: Path, data: st.DataObject) -> None:
     """The YAML layer too: odd scalars, tags, aliases, duplicates and bytes end in a report or success."""

@@ -95,17 +95,20 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("stack", "shape", "multiple"), CASES)
 def test_busy_ratio_matches_the_detailed_engine(stack: str, shape: str, multiple: float) -> None:
     assert disagreements(*runs(stack, "busy-ratio", shape, multiple)) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("multiple", [1.3, 2.7])
 @pytest.mark.parametrize("signal", ["queue-excess", "queue-time"])
 def test_queue_signals_match_the_detailed_engine(signal: Signal, multiple: float) -> None:
     assert disagreements(*runs("production", signal, "spike", multiple)) == []
 
 
+@pytest.mark.slow
 def test_queue_depth_matches_the_detailed_engine_over_seeds() -> None:
     s = with_signal(scenario(load_stack("production")), "queue-depth")
     rate = shaped_trace("spike", 2.7 * trigger_rps(s), HOURS)

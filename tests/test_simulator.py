@@ -23,6 +23,7 @@ from simulator.keda import Fallback, FallbackBehavior, KedaAdapter
 from simulator.report import COLUMNS
 from simulator.scenario import read_trace, scenario, shaped_trace
 from simulator.signals import SignalSpec
+from tests.conftest import example_count
 
 QUEUE = (Metric("AverageValue", 10),)
 
@@ -290,7 +291,7 @@ def test_a_gpu_memory_footprint_above_the_target_drives_the_deployment_to_max() 
     assert set(light.desired) == {PRODUCTION.min_replicas}
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=example_count(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     levels=st.lists(st.floats(min_value=0, max_value=30_000), min_size=2, max_size=5),
     seed=st.integers(0, 2**16),

@@ -135,6 +135,7 @@ def source_env(tmp_path: Path, choice: str | None, path: str) -> subprocess.Comp
     )
 
 
+@pytest.mark.real_tools  # sourcing scripts/pulumi-env offline runs scripts/pulumi-toolchain
 def test_offline_when_asked_always_uses_its_own_plugin_home(tmp_path: Path) -> None:
     path, log = stub_path(tmp_path)
     run = source_env(tmp_path, "offline", path)
@@ -144,6 +145,7 @@ def test_offline_when_asked_always_uses_its_own_plugin_home(tmp_path: Path) -> N
     assert calls(log) == []  # the stock CLI on PATH is not used
 
 
+@pytest.mark.real_tools  # sourcing scripts/pulumi-env offline runs scripts/pulumi-toolchain
 def test_offline_is_the_fallback_when_no_cli_is_on_path(tmp_path: Path) -> None:
     path, _ = stub_path(tmp_path)
     (tmp_path / "bin" / "pulumi").unlink()
