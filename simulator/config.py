@@ -25,4 +25,4 @@ class SimulationConfig(Strict):
     """Time for the autoscaler to bring up a GPU node (launch, boot, GPU driver, device plugin)."""
 
     pod_start_seconds: Annotated[int, Field(ge=1, le=3600)] = 60
-    """Image pull, model load and first readiness of a pod on a node already up (seeds: 30-60 s)."""
+    """Image pull, model load and first readiness of a pod on a node already up (a Triton cold start is 30-60 s)."""
