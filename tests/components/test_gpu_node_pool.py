@@ -5,35 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import pulumi
 import pulumi_kubernetes as k8s
-from pulumi.runtime.mocks import MockMonitor, MockResourceArgs
+from pulumi.runtime.mocks import MockMonitor
 
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_node_pool_config import GpuPoolConfig
 from components.gpu_pool_contract import PoolContract
+from tests.components.mocks import RecordingMocks, install, pulumi_test
 
 POOL_TYPE = "triton-platform:gpu:GpuNodePool"
 PLUGIN_DIGEST = "sha256:7089559ce6153018806857f5049085bae15b3bf6f1c8bd19d8b12f707d087dea"
-pulumi_test: Callable[[Callable[[], None]], Callable[[], None]] = pulumi.runtime.test
-"""Pulumi's `@pulumi.runtime.test`, typed (the SDK leaves it untyped)."""
-
-
-class EchoMocks(pulumi.runtime.Mocks):
-    """Every resource's state is its inputs, as a successful apply would leave it."""
-
-    def new_resource(self, args: MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        return f"{args.name}-id", dict(args.inputs)
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
-        return {}, None
 
 
 def run_alone(program: Callable[[], object]) -> dict[str, dict[str, Any]]:
     """Run `program` under fresh mocks; the inputs of every resource it registered, by `<parent type> <type> <name>`."""
-    monitor = MockMonitor(EchoMocks())
+    mocks = RecordingMocks()
+    monitor = MockMonitor(mocks)
     # Set here, per run: other tests in the same process install their own mocks.
-    pulumi.runtime.set_mocks(monitor.mocks, project="unit", stack="test", preview=False, monitor=monitor)
+    install(mocks, monitor=monitor)
 
     @pulumi_test
     def run() -> None:

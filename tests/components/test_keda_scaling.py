@@ -1,4 +1,4 @@
-"""`KedaScaling` alone, on a Deployment of its own, under Pulumi's public mocks (`pulumi.runtime.set_mocks`).
+"""`KedaScaling` alone, on a Deployment of its own, under Pulumi's public mocks (tests/components/mocks.py).
 
 No stack file: each case writes its Args by hand, as a user of the component would, and asserts what
 the component registered against literal values. The pure builders have cases of their own at the end.
@@ -7,13 +7,10 @@ the component registered against literal values. The pure builders have cases of
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
-from pulumi.runtime import mocks as pulumi_mocks
 
 from components.keda_scaling import (
     KedaScaling,
@@ -25,6 +22,7 @@ from components.keda_scaling import (
     scaled_object_manifest,
 )
 from components.keda_scaling_config import Fallback, KedaInstall, PrometheusAuth, ScalePolicy
+from tests.components.mocks import RecordingMocks, install, pulumi_test
 
 KEDA = "triton-platform:scaling:KedaScaling"
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
@@ -35,40 +33,10 @@ GPU_QUERY = (
 """The GPU-memory trigger's query for Deployment `my-model` in namespace `ml`, written out."""
 
 
-Test = TypeVar("Test", bound=Callable[..., Any])
-
-
-def pulumi_test(test: Test) -> Test:
-    """`pulumi.runtime.test`, typed: runs the test in Pulumi's loop and awaits the Output it returns."""
-    return cast(Test, pulumi.runtime.test(test))  # type: ignore[no-untyped-call]
-
-
-class RecordingMocks(pulumi.runtime.Mocks):
-    """Echoes every resource's inputs as its state (as an apply would) and keeps each registration and call."""
-
-    def __init__(self) -> None:
-        self.resources: list[pulumi_mocks.MockResourceArgs] = []
-        self.calls: list[pulumi_mocks.MockCallArgs] = []
-
-    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
-        self.resources.append(args)
-        return (f"{args.name}-id" if args.custom else None), dict(args.inputs)
-
-    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-        self.calls.append(args)
-        # `kubernetes:helm:template`: a chart of no objects (templating it needs Helm and the chart).
-        return {"result": []}, []
-
-    def registered(self, typ: str) -> dict[str, dict[str, Any]]:
-        return {r.name: r.inputs for r in self.resources if r.typ == typ}
-
-
 @pytest.fixture
 def mocks() -> RecordingMocks:
     # Set per test: other tests of the same process install mocks of their own.
-    recording = RecordingMocks()
-    pulumi.runtime.set_mocks(recording, project="keda-test", stack="unit", preview=False)
-    return recording
+    return install(project="keda-test", stack="unit")
 
 
 def my_deployment(name: str = "my-model", namespace: str = "ml") -> k8s.apps.v1.Deployment:

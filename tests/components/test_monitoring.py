@@ -1,4 +1,4 @@
-"""`Monitoring` built alone under Pulumi's public mocks (`pulumi.runtime.set_mocks`).
+"""`Monitoring` built alone under Pulumi's public mocks (tests/components/mocks.py).
 
 No stack file: the Args are written by hand, for one Deployment `my-model` in namespace `ml`, as a
 user of the component would, and what the component registered is compared with literal values.
@@ -7,17 +7,16 @@ user of the component would, and what the component registered is compared with 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pulumi
 import pytest
-from pulumi.runtime import MockCallArgs, MockResourceArgs
 
 from components.monitoring import MonitoredDeployment, Monitoring, MonitoringArgs
 from components.monitoring_config import MonitoringConfig
 from components.monitoring_rules import alerts
 from components.scaling_signal import ScalingSignal
+from tests.components.mocks import HELM_TEMPLATE, RecordingMocks, install, pulumi_test
 
 MONITORING = "triton-platform:monitoring:Monitoring"
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
@@ -25,7 +24,6 @@ PROMETHEUS_RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
 ALERTMANAGER_CONFIG = "kubernetes:monitoring.coreos.com/v1alpha1:AlertmanagerConfig"
 CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 SECRET = "kubernetes:core/v1:Secret"
-HELM_TEMPLATE = "kubernetes:helm:template"
 
 SELECTOR = 'namespace="ml", deployment="my-model"'
 PER_REPLICA = f"namespace_deployment:nv_inference_pending_request_count:avg_per_replica{{{SELECTOR}}}"
@@ -81,33 +79,10 @@ def my_args(mode: str = "existing", *, scaling_enabled: bool = True) -> Monitori
     )
 
 
-pulumi_test: Callable[[Callable[[], pulumi.Output[None]]], Callable[[], None]] = pulumi.runtime.test
-"""Pulumi's `@pulumi.runtime.test`, typed (the SDK leaves it untyped): runs in Pulumi's loop, awaits the Output."""
-
-
-class Recorder(pulumi.runtime.Mocks):
-    """Echoes inputs as outputs, as a successful create would, and keeps each registration and call."""
-
-    def __init__(self) -> None:
-        self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
-        self.calls: list[MockCallArgs] = []
-
-    def new_resource(self, args: MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        self.inputs[args.typ, args.name] = args.inputs
-        return f"{args.name}-id", dict(args.inputs)
-
-    def call(self, args: MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-        self.calls.append(args)
-        # Templating the chart needs Helm and the chart: a chart of no objects here.
-        return {"result": []}, []
-
-
 @pytest.fixture
-def recorder() -> Recorder:
+def recorder() -> RecordingMocks:
     # Set per test: other tests of the same process install mocks of their own.
-    mocks = Recorder()
-    pulumi.runtime.set_mocks(mocks, project="unit", stack="test", preview=False)
-    return mocks
+    return install()
 
 
 def build(args: MonitoringArgs) -> dict[str, Any]:
@@ -128,7 +103,7 @@ def build(args: MonitoringArgs) -> dict[str, Any]:
     return resolved
 
 
-def test_existing_mode_watches_one_deployment_of_ones_own(recorder: Recorder) -> None:
+def test_existing_mode_watches_one_deployment_of_ones_own(recorder: RecordingMocks) -> None:
     outputs = build(my_args())
 
     assert outputs == {
@@ -147,7 +122,7 @@ def test_existing_mode_watches_one_deployment_of_ones_own(recorder: Recorder) ->
     assert recorder.calls == []
 
 
-def test_the_service_monitor_scrapes_the_namespace(recorder: Recorder) -> None:
+def test_the_service_monitor_scrapes_the_namespace(recorder: RecordingMocks) -> None:
     build(my_args())
 
     monitor = recorder.inputs[SERVICE_MONITOR, "mon-service-monitor"]
@@ -180,7 +155,7 @@ def test_the_service_monitor_scrapes_the_namespace(recorder: Recorder) -> None:
     }
 
 
-def test_the_rules_record_and_alert_on_the_deployment(recorder: Recorder) -> None:
+def test_the_rules_record_and_alert_on_the_deployment(recorder: RecordingMocks) -> None:
     build(my_args())
 
     rule = recorder.inputs[PROMETHEUS_RULE, "mon-rules"]
@@ -255,7 +230,7 @@ def test_without_keda_no_scaling_alerts() -> None:
     assert names == [*ALERT_NAMES, "TritonModelNotLoaded"]
 
 
-def test_alerts_route_by_severity_with_the_credential_in_a_secret(recorder: Recorder) -> None:
+def test_alerts_route_by_severity_with_the_credential_in_a_secret(recorder: RecordingMocks) -> None:
     build(my_args())
 
     routing = recorder.inputs[ALERTMANAGER_CONFIG, "mon-alert-routing"]
@@ -292,7 +267,7 @@ def test_alerts_route_by_severity_with_the_credential_in_a_secret(recorder: Reco
     }
 
 
-def test_the_dashboard_config_map(recorder: Recorder) -> None:
+def test_the_dashboard_config_map(recorder: RecordingMocks) -> None:
     build(my_args())
 
     config_map = recorder.inputs[CONFIG_MAP, "mon-demo-dashboard"]
@@ -335,7 +310,7 @@ def test_the_dashboard_config_map(recorder: Recorder) -> None:
     ]
 
 
-def test_install_mode_brings_the_operator_first(recorder: Recorder) -> None:
+def test_install_mode_brings_the_operator_first(recorder: RecordingMocks) -> None:
     outputs = build(my_args("install"))
 
     [chart] = outputs["operator"]
@@ -372,7 +347,7 @@ def test_install_mode_brings_the_operator_first(recorder: Recorder) -> None:
     }
 
 
-def test_outputs_name_the_prometheus_of_mode_install_too(recorder: Recorder) -> None:
+def test_outputs_name_the_prometheus_of_mode_install_too(recorder: RecordingMocks) -> None:
     outputs = build(my_args("install"))
     assert (outputs["prometheus_url"], outputs["metrics_namespace"]) == (
         "http://prometheus-operated.observability.svc:9090",

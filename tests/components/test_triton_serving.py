@@ -9,13 +9,13 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
-from pulumi.runtime import MockCallArgs, MockResourceArgs
 
 from components.gpu_pool_contract import PoolContract
 from components.triton_serving import TritonServing, TritonServingArgs
 from components.triton_serving_config import ModelSettings, ServingConfig
 from model_packaging.render import RenderedModel, RenderedRepository, config_text, effective_settings, render_config
 from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from tests.components.mocks import RecordingMocks, install, pulumi_test
 
 TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
 DIGEST = "sha256:" + "a" * 64
@@ -54,29 +54,13 @@ def rendered_classifier() -> RenderedRepository:
     )
 
 
-class Recorder(pulumi.runtime.Mocks):
-    """Echoes inputs as outputs, as a successful create would, and keeps each resource's inputs."""
-
-    def __init__(self) -> None:
-        self.inputs: dict[tuple[str, str], dict[str, Any]] = {}
-
-    def new_resource(self, args: MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        self.inputs[args.typ, args.name] = args.inputs
-        state = dict(args.inputs)
-        if args.typ == "random:index/randomPassword:RandomPassword":
-            state["result"] = "k" * 40
-        return f"{args.name}-id", state
-
-    def call(self, args: MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-        raise NotImplementedError(f"TritonServing makes no provider call; got {args.token}")
-
-
 @pytest.fixture
-def recorder() -> Recorder:
+def recorder() -> RecordingMocks:
     # Set here, not once per module: other tests in the same process install their own mocks.
-    mocks = Recorder()
-    pulumi.runtime.set_mocks(mocks, project="unit", stack="test", preview=False)
-    return mocks
+    # A RandomPassword's result, as the provider would set it; TritonServing makes no provider call.
+    return install(
+        RecordingMocks({"random:index/randomPassword:RandomPassword": {"result": "k" * 40}}, refuse_calls=True)
+    )
 
 
 def build(
@@ -85,7 +69,7 @@ def build(
     """Runs a program of a metrics Namespace and TritonServing; returns what the component exposes, resolved."""
     seen: dict[str, Any] = {}
 
-    @pulumi.runtime.test  # type: ignore[untyped-decorator]
+    @pulumi_test
     def program() -> pulumi.Output[Any]:
         # The metrics namespace comes from another resource's output, as Monitoring's does.
         metrics = k8s.core.v1.Namespace("metrics", metadata={"name": "observability"})
@@ -114,7 +98,7 @@ def bundled(metrics_namespace: pulumi.Output[str]) -> TritonServingArgs:
     )
 
 
-def test_one_deployment_alone(recorder: Recorder) -> None:
+def test_one_deployment_alone(recorder: RecordingMocks) -> None:
     assert build(bundled) == {
         "urn": "urn:pulumi:test::unit::triton-platform:serving:TritonServing$kubernetes:apps/v1:Deployment::unit-demo-deployment",
         "name": "triton-demo",
@@ -137,7 +121,7 @@ def test_one_deployment_alone(recorder: Recorder) -> None:
     }
 
 
-def test_the_deployment_runs_triton_restricted_on_the_pool(recorder: Recorder) -> None:
+def test_the_deployment_runs_triton_restricted_on_the_pool(recorder: RecordingMocks) -> None:
     build(bundled)
     deployment = recorder.inputs["kubernetes:apps/v1:Deployment", "unit-demo-deployment"]
     assert deployment["metadata"] == METADATA
@@ -228,7 +212,7 @@ def test_the_deployment_runs_triton_restricted_on_the_pool(recorder: Recorder) -
     assert list(bundle["binaryData"]) == ["classifier.1.model.onnx"]
 
 
-def test_service_pdb_and_network_policy(recorder: Recorder) -> None:
+def test_service_pdb_and_network_policy(recorder: RecordingMocks) -> None:
     build(bundled)
     service = recorder.inputs["kubernetes:core/v1:Service", "unit-demo-service"]
     assert service["metadata"] == METADATA
@@ -274,7 +258,7 @@ def test_service_pdb_and_network_policy(recorder: Recorder) -> None:
     }
 
 
-def test_an_autoscaled_deployment_leaves_replicas_unset_and_runs_images_by_digest(recorder: Recorder) -> None:
+def test_an_autoscaled_deployment_leaves_replicas_unset_and_runs_images_by_digest(recorder: RecordingMocks) -> None:
     def scaled(metrics_namespace: pulumi.Output[str]) -> TritonServingArgs:
         return TritonServingArgs(
             namespace="inference",
@@ -296,7 +280,7 @@ def test_an_autoscaled_deployment_leaves_replicas_unset_and_runs_images_by_diges
 
 @pytest.mark.parametrize(("protect", "expected"), [(False, (False, True)), (True, (True, True))])
 def test_a_created_claim_is_always_kept_and_protected_on_request(
-    recorder: Recorder, protect: bool, expected: tuple[bool, bool]
+    recorder: RecordingMocks, protect: bool, expected: tuple[bool, bool]
 ) -> None:
     claim = {
         "claimName": "models",
