@@ -161,8 +161,13 @@ class TritonServer:
                 raise TritonUnavailableError(f"tritonserver exited with {self.process.returncode}:\n{self.errors()}")
             try:
                 with urllib.request.urlopen(f"http://{self.http_url}/v2/health/ready", timeout=2) as response:
-                    if response.status == 200:
-                        return
+                    ready = response.status == 200
+                # The metrics endpoint is a server of its own, which may start listening after HTTP is ready.
+                if ready and "--allow-metrics=false" not in self.args:
+                    with urllib.request.urlopen(self.metrics_url, timeout=2) as response:
+                        ready = response.status == 200
+                if ready:
+                    return
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 pass
             time.sleep(0.25)
