@@ -26,6 +26,7 @@ from platform_config.paths import PROJECT_ROOT
 from platform_config.types import duration_seconds
 from stackctl.cli import main
 from stackctl.synth import SynthResult
+from tests.components.test_monitoring import ALERT_NAMES
 from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack
 from tests.invented_names import INVENTED_METRIC
 
@@ -433,18 +434,7 @@ def promtool_tests(args: MonitoringArgs) -> list[dict[str, Any]]:
     return out
 
 
-ALERTS = {
-    "TritonLatencyAboveSLO",
-    "TritonQueueTimeHigh",
-    "TritonInferenceFailures",
-    "TritonReplicasUnavailable",
-    "TritonTargetDown",
-    "TritonGPUMemoryHigh",
-    "TritonGPUUnderutilized",
-    "TritonModelNotLoaded",
-    "KedaScalerErrors",
-    "TritonQueueBacklogAtMaxReplicas",
-}
+ALERTS = {*ALERT_NAMES, "TritonModelNotLoaded", "KedaScalerErrors", "TritonQueueBacklogAtMaxReplicas"}
 """Every alert of a stack that KEDA scales (all three do)."""
 
 
