@@ -92,6 +92,18 @@ def template_options(
     return options
 
 
+def as_stored(obj: dict[str, Any]) -> dict[str, Any]:
+    """A chart's object as the API server stores it, so the next preview shows no diff.
+
+    An RBAC Role or ClusterRole rendered with `rules: []` (grafana's chart does, for its Role when
+    `rbac.namespaced` is off) is stored with no `rules` at all: protobuf keeps no empty repeated field
+    (k8s.io/api rbac/v1 `Rules []PolicyRule`), so every later preview would propose adding it back.
+    """
+    if obj.get("kind") in ("Role", "ClusterRole") and obj.get("rules") == []:
+        return {key: value for key, value in obj.items() if key != "rules"}
+    return obj
+
+
 def _protect_crds(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
     """CRDs hold every custom resource of their kind, cluster-wide: never deleted with the stack."""
     if args.type_ != CRD_TYPE:
@@ -158,7 +170,7 @@ class InstalledChart(pulumi.ComponentResource):
             {"jsonOpts": options},
             pulumi.InvokeOutputOptions(parent=self),
         )
-        objects = template.apply(lambda result: list((result or {}).get("result") or []))
+        objects = template.apply(lambda result: [as_stored(obj) for obj in (result or {}).get("result") or []])
         group = k8s.yaml.v2.ConfigGroup(
             f"{name}-objects",
             objs=objects,

@@ -142,6 +142,14 @@ def prometheus_rule_manifest(args: MonitoringArgs) -> dict[str, Any]:
     }
 
 
+GRAFANA_RESOURCES = {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
+SIDECAR_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "256Mi"}}
+KUBE_STATE_METRICS_RESOURCES = {
+    "requests": {"cpu": "50m", "memory": "128Mi"},
+    "limits": {"cpu": "500m", "memory": "512Mi"},
+}
+
+
 def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
     """kube-prometheus-stack values: select the platform's objects, keep Grafana's password in a Secret."""
     select = {"matchLabels": dict(selector_labels)}
@@ -185,7 +193,17 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
         },
         "grafana": {
             "admin": {"existingSecret": GRAFANA_ADMIN_SECRET, "userKey": "admin-user", "passwordKey": "admin-password"},
+            # The chart sets no resources and leaves the root filesystem writable (grafana/helm-charts
+            # charts/grafana/values.yaml; Helm merges these maps into its defaults). Grafana writes only under
+            # /var/lib/grafana (the chart's `storage` emptyDir) and /tmp; it logs to the console (`log.mode`).
+            "resources": GRAFANA_RESOURCES,
+            "containerSecurityContext": {"readOnlyRootFilesystem": True},
+            "extraVolumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "256Mi"}}],
+            "extraVolumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
             "sidecar": {
+                # The dashboard and datasource sidecars (kiwigrid/k8s-sidecar) write only into their emptyDirs.
+                "resources": SIDECAR_RESOURCES,
+                "securityContext": {"readOnlyRootFilesystem": True},
                 "dashboards": {
                     "enabled": True,
                     "label": next(iter(DASHBOARD_LABEL)),
@@ -193,9 +211,12 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
                     "searchNamespace": "ALL",
                     "folderAnnotation": FOLDER_ANNOTATION,
                     "provider": {"foldersFromFilesStructure": True},
-                }
+                },
             },
         },
+        # kube-state-metrics already runs read-only and non-root (its chart's containerSecurityContext) but sets
+        # no resources; its memory grows with the number of objects in the cluster.
+        "kube-state-metrics": {"resources": KUBE_STATE_METRICS_RESOURCES},
     }
 
 

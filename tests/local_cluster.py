@@ -80,9 +80,9 @@ def use_offline_charts(config: dict[str, Any]) -> None:
     """Install-mode charts from the offline chart folders, as an air-gapped user sets `chart.path`.
 
     The stack's own version pin stays: validation checks it against the folder's Chart.yaml. A
-    dependency the folder lacks is turned off through `chart.values`, as such a user would have to:
-    the offline kube-prometheus-stack folder holds only its `crds` subchart, although its README
-    lists kube-state-metrics, node-exporter, windows-exporter and grafana too.
+    dependency the folder lacks is turned off through `chart.values`, as such a user would have to.
+    The offline kube-prometheus-stack folder holds every subchart its Chart.yaml lists, so production
+    installs grafana and kube-state-metrics (node-exporter and windows-exporter stay off by its values).
     """
     for section, chart in (
         ("triton-platform:monitoring", "kube-prometheus-stack"),

@@ -58,6 +58,18 @@ def rolled_out(cluster: LocalCluster, namespace: str) -> bool:
     )
 
 
+def assert_full_monitoring_stack(stack: str, cluster: LocalCluster) -> None:
+    """In install mode, the whole kube-prometheus-stack ran, its grafana and kube-state-metrics subcharts
+    included, from the offline folder: the policy pack passed them and the API server accepted every object."""
+    monitoring = stack_values(stack)["triton-platform:monitoring"]
+    if monitoring.get("mode") != "install":
+        return
+    metrics_namespace = (monitoring.get("prometheus") or {}).get("namespace", "monitoring")
+    listed = cluster.get("deployments", "-n", metrics_namespace)["items"]
+    ready = {d["metadata"]["name"] for d in listed if d["status"].get("readyReplicas")}
+    assert {"kube-prometheus-stack-grafana", "kube-prometheus-stack-kube-state-metrics"} <= ready, ready
+
+
 @pytest.fixture(params=STACKS)
 def deployed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Project, LocalCluster]]:
     stack: str = request.param
@@ -98,6 +110,7 @@ def test_stack_deploys_updates_and_destroys_on_a_real_control_plane(
     assert "violates PodSecurity" in refused.stderr, refused.stderr
     # Pulumi's await logic waited for each rollout; kwok made the pods Ready.
     assert rolled_out(cluster, namespace)
+    assert_full_monitoring_stack(stack, cluster)
     # A claim with an origin was filled by the loader Job before the Deployments came (kwok completed its pod).
     if (stack_values(stack)["triton-platform:serving"]["modelRepository"].get("pvc") or {}).get("origin"):
         loaders = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.helm_chart import merged, missing_dependencies, template_options
+from components.helm_chart import as_stored, merged, missing_dependencies, template_options
 from components.keda_scaling_config import KedaChart
 
 
@@ -60,3 +60,18 @@ def test_a_chart_folder_missing_dependencies_the_values_turn_on_is_named(tmp_pat
         "grafana 10.2.0",
         "node-exporter 4.0.0",
     ]
+
+
+def test_an_empty_rbac_rule_list_is_dropped_as_the_api_server_drops_it() -> None:
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "g"}, "rules": []}
+    assert as_stored(role) == {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "g"}}
+    cluster_role = {**role, "kind": "ClusterRole"}
+    assert "rules" not in as_stored(cluster_role)
+
+
+def test_objects_the_api_server_stores_as_rendered_are_unchanged() -> None:
+    granted = {"kind": "Role", "metadata": {"name": "g"}, "rules": [{"apiGroups": [""], "verbs": ["get"]}]}
+    assert as_stored(granted) == granted
+    # Only RBAC's rules: an empty list elsewhere is the object's own business.
+    config_map = {"kind": "ConfigMap", "metadata": {"name": "c"}, "rules": []}
+    assert as_stored(config_map) == config_map
