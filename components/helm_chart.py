@@ -24,16 +24,30 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NotRequired, Optional, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from platform_config.paths import PROJECT_ROOT
-from platform_config.types import HelmChart
-
 CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+
+
+class ChartSource(TypedDict):
+    """A pinned Helm chart: from its repository, or from a local folder (air-gapped clusters, mirrors)."""
+
+    version: str
+    """Exact chart version, e.g. `2.20.2`. With `path`, the folder's `Chart.yaml` declares it."""
+
+    repository: NotRequired[str]
+    """Chart repository URL (`https://` or `oci://`). Used when `path` is unset."""
+
+    path: NotRequired[str]
+    """An absolute path to an unpacked chart folder, its dependencies in its `charts/`, used instead of
+    `repository`. Default: unset (the chart is fetched from `repository`)."""
+
+    values: NotRequired[dict[str, Any]]
+    """Values merged over the component's own (maps key by key; anything else replaces). Default: none."""
 
 
 def merged(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
@@ -71,21 +85,27 @@ def missing_dependencies(folder: Path, values: dict[str, Any]) -> list[str]:
 
 
 def template_options(
-    *, chart_name: str, chart: HelmChart, release: str, namespace: str, values: dict[str, Any], kube_version: str | None
+    *,
+    chart_name: str,
+    chart: ChartSource,
+    release: str,
+    namespace: str,
+    values: dict[str, Any],
+    kube_version: str | None,
 ) -> dict[str, Any]:
     """The options of `kubernetes:helm:template` (provider/pkg/provider/invoke_helm_template.go, HelmChartOpts)."""
     options: dict[str, Any] = {
         "release_name": release,
         "namespace": namespace,
-        "values": merged(values, chart.values),
+        "values": merged(values, chart.get("values") or {}),
         "include_test_hook_resources": False,
     }
-    if chart.path is not None:
+    if "path" in chart:
         # A local chart folder: the function loads <path>/<chart>, so split the folder's parent off.
-        folder = (PROJECT_ROOT / chart.path).resolve()
+        folder = Path(chart["path"])
         options.update(path=str(folder.parent), chart=folder.name)
     else:
-        options.update(chart=chart_name, fetch_opts={"repo": chart.repository, "version": chart.version})
+        options.update(chart=chart_name, fetch_opts={"repo": chart.get("repository"), "version": chart["version"]})
     if kube_version is not None:
         # Deploying, the provider asks the API server; rendering, Helm would assume v1.20.0.
         options["kube_version"] = kube_version
@@ -119,7 +139,7 @@ class HelmChartArgs:
     chart_name: str
     """The chart's name in its repository (`keda`, `kube-prometheus-stack`)."""
 
-    chart: HelmChart
+    chart: ChartSource
     """Where the chart comes from and its pinned version."""
 
     release: str
@@ -143,9 +163,9 @@ class InstalledChart(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: HelmChartArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("triton-platform:helm:InstalledChart", name, None, opts)
-        if args.chart.path is not None:
-            folder = (PROJECT_ROOT / args.chart.path).resolve()
-            missing = missing_dependencies(folder, merged(args.values, args.chart.values))
+        if "path" in args.chart:
+            folder = Path(args.chart["path"])
+            missing = missing_dependencies(folder, merged(args.values, args.chart.get("values") or {}))
             if missing:
                 # Helm's own message for this is a nil-pointer error deep inside a template.
                 raise pulumi.RunError(

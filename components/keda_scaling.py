@@ -320,7 +320,7 @@ class KedaScaling(pulumi.ComponentResource):
             f"{name}-keda",
             HelmChartArgs(
                 chart_name="keda",
-                chart=keda.chart,
+                chart=keda.chart.source(),
                 release="keda",
                 namespace=keda.namespace,
                 values=KEDA_VALUES,

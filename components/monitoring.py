@@ -332,7 +332,7 @@ class Monitoring(pulumi.ComponentResource):
             f"{name}-{RELEASE_NAME}",
             HelmChartArgs(
                 chart_name=RELEASE_NAME,
-                chart=args.monitoring.chart,
+                chart=args.monitoring.chart.source(),
                 release=RELEASE_NAME,
                 namespace=namespace,
                 values=chart_values(args.monitoring.selector_labels),

@@ -322,6 +322,12 @@ class HelmChart(Strict):
     path: str | None = None
     """A chart folder (unpacked, dependencies in its `charts/`), relative to the project root or absolute, used instead of `repository`: for air-gapped clusters and mirrors. Unset: the chart is fetched from `repository`."""
 
+    def source(self) -> dict[str, Any]:
+        """The chart as components take it (components/helm_chart.py `ChartSource`): a folder as an absolute path."""
+        if self.path is not None:
+            return {"version": self.version, "path": str((PROJECT_ROOT / self.path).resolve()), "values": self.values}
+        return {"version": self.version, "repository": self.repository, "values": self.values}
+
     @model_validator(mode="after")
     def _local_chart(self) -> HelmChart:
         if self.path is None:

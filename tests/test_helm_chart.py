@@ -9,7 +9,7 @@ from components.keda_scaling_config import KedaChart
 
 
 def test_a_repository_chart_is_fetched_at_its_pinned_version() -> None:
-    chart = KedaChart()
+    chart = KedaChart().source()
     options = template_options(
         chart_name="keda", chart=chart, release="keda", namespace="keda", values={"a": 1}, kube_version=None
     )
@@ -27,7 +27,7 @@ def test_a_chart_folder_is_loaded_from_its_parent_and_rendering_pins_the_kuberne
     folder = tmp_path / "charts" / "keda"
     folder.mkdir(parents=True)
     (folder / "Chart.yaml").write_text("apiVersion: v2\nname: keda\nversion: 2.20.2\n")
-    chart = KedaChart(path=str(folder))
+    chart = KedaChart(path=str(folder)).source()
     options = template_options(
         chart_name="keda", chart=chart, release="keda", namespace="keda", values={}, kube_version="v1.34.0"
     )
