@@ -1,7 +1,7 @@
 """The GPU node pool: device plugin, node autoscaling, priorities and warm spare capacity.
 
 Builders return plain manifests; `GpuNodePool` wires them and exposes the pool
-contract (where GPU pods may run, what they tolerate) that TritonServing uses.
+placement (where GPU pods may run, what they tolerate, the GPU resource) that TritonServing uses.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.gpu_node_pool_config import GpuPoolConfig
-from components.gpu_pool_contract import PoolContract, pool_contract
+from components.gpu_pool_contract import PoolPlacement, pool_placement
 from components.kubernetes_objects import create_object
 from components.namespace import DNS_EGRESS, deny_all
 from components.policy_exceptions import exception_annotations
@@ -62,7 +62,7 @@ def device_plugin_config(pool: GpuPoolConfig) -> dict[str, Any]:
 
 
 def device_plugin_manifests(
-    pool: GpuPoolConfig, contract: PoolContract, platform: dict[str, str], digests: dict[str, str]
+    pool: GpuPoolConfig, placement: PoolPlacement, platform: dict[str, str], digests: dict[str, str]
 ) -> dict[str, dict[str, Any]]:
     """The `gpu-system` namespace, its egress lock-down, and the device plugin with its config."""
     labels = {"app.kubernetes.io/name": "nvidia-device-plugin"}
@@ -72,8 +72,8 @@ def device_plugin_manifests(
     pod_spec = {
         # Node-critical: without it the node advertises no GPUs at all.
         "priorityClassName": "system-node-critical",
-        "nodeSelector": dict(contract.node_selector),
-        "tolerations": [*contract.tolerations, {"key": "CriticalAddonsOnly", "operator": "Exists"}],
+        "nodeSelector": dict(placement["node_selector"]),
+        "tolerations": [*placement["tolerations"], {"key": "CriticalAddonsOnly", "operator": "Exists"}],
         "automountServiceAccountToken": False,
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [
@@ -180,7 +180,7 @@ def advertised_per_gpu(pool: GpuPoolConfig) -> int:
 
 
 def karpenter_node_pool(
-    pool: GpuPoolConfig, contract: PoolContract, prefix: str, platform: dict[str, str]
+    pool: GpuPoolConfig, placement: PoolPlacement, prefix: str, platform: dict[str, str]
 ) -> dict[str, Any]:
     """The Karpenter NodePool `<prefix>-gpu`, sized and shaped for the pool."""
     karpenter = pool.karpenter
@@ -205,7 +205,7 @@ def karpenter_node_pool(
         "metadata": _meta(platform, f"{prefix}-gpu", None),
         "spec": {
             "template": {
-                "metadata": {"labels": dict(contract.node_selector)},
+                "metadata": {"labels": dict(placement["node_selector"])},
                 "spec": {
                     "nodeClassRef": {
                         "group": "karpenter.k8s.aws",
@@ -396,7 +396,7 @@ def priority_class(name: str, value: int, description: str, preempt: bool, platf
 
 
 def overprovisioning_manifest(
-    pool: GpuPoolConfig, contract: PoolContract, namespace: str, platform: dict[str, str], digests: dict[str, str]
+    pool: GpuPoolConfig, placement: PoolPlacement, namespace: str, platform: dict[str, str], digests: dict[str, str]
 ) -> dict[str, Any]:
     """Placeholder pods in `namespace`, one GPU each, at the priority `<namespace>-overprovisioning`."""
     labels = {"app.kubernetes.io/name": "gpu-overprovisioning"}
@@ -413,8 +413,8 @@ def overprovisioning_manifest(
                     "priorityClassName": f"{namespace}-overprovisioning",
                     "automountServiceAccountToken": False,
                     "terminationGracePeriodSeconds": 0,
-                    "nodeSelector": dict(contract.node_selector),
-                    "tolerations": list(contract.tolerations),
+                    "nodeSelector": dict(placement["node_selector"]),
+                    "tolerations": list(placement["tolerations"]),
                     # The pause image's own nobody user and group (gpuPool.overprovisioningImage must run as them).
                     "securityContext": {
                         "runAsNonRoot": True,
@@ -433,7 +433,7 @@ def overprovisioning_manifest(
                                     "cpu": "10m",
                                     "memory": "16Mi",
                                     **AGENT_LOG_STORAGE["limits"],
-                                    contract.gpu_resource: "1",
+                                    placement["gpu_resource"]: "1",
                                 },
                             },
                         }
@@ -446,7 +446,7 @@ def overprovisioning_manifest(
 
 def dcgm_manifests(
     pool: GpuPoolConfig,
-    contract: PoolContract,
+    placement: PoolPlacement,
     *,
     platform: dict[str, str],
     digests: dict[str, str],
@@ -478,8 +478,8 @@ def dcgm_manifests(
                 "template": {
                     "metadata": {"labels": labels},
                     "spec": {
-                        "nodeSelector": dict(contract.node_selector),
-                        "tolerations": list(contract.tolerations),
+                        "nodeSelector": dict(placement["node_selector"]),
+                        "tolerations": list(placement["tolerations"]),
                         "automountServiceAccountToken": False,
                         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                         "volumes": [
@@ -573,7 +573,7 @@ class GpuNodePoolArgs:
     """What the pool's ServiceMonitor waits for: the Prometheus Operator's chart (its CRDs) when installed."""
 
 
-def pool_manifests(args: GpuNodePoolArgs, contract: PoolContract) -> dict[str, dict[str, Any]]:
+def pool_manifests(args: GpuNodePoolArgs, placement: PoolPlacement) -> dict[str, dict[str, Any]]:
     """Every object of the GPU pool, by role, but for the static NodePatches and `metrics_only_policy`.
 
     Reads only `args`' plain values: `metrics_namespace` may be another resource's output.
@@ -593,18 +593,18 @@ def pool_manifests(args: GpuNodePoolArgs, contract: PoolContract) -> dict[str, d
             False,
             platform,
         )
-        out["overprovisioning"] = overprovisioning_manifest(pool, contract, prefix, platform, digests)
+        out["overprovisioning"] = overprovisioning_manifest(pool, placement, prefix, platform, digests)
     if not pool.manage:
         return out  # another stack owns the cluster-level objects
-    out |= device_plugin_manifests(pool, contract, platform, digests)
+    out |= device_plugin_manifests(pool, placement, platform, digests)
     if pool.autoscaler == "karpenter":
-        out["node-pool"] = karpenter_node_pool(pool, contract, prefix, platform)
+        out["node-pool"] = karpenter_node_pool(pool, placement, prefix, platform)
     elif pool.autoscaler == "cluster-autoscaler":
         out |= cluster_autoscaler_manifests(pool, prefix, platform, digests)
     if pool.dcgm_exporter:
         out |= dcgm_manifests(
             pool,
-            contract,
+            placement,
             platform=platform,
             digests=digests,
             selector_labels=args.metrics_selector_labels,
@@ -616,15 +616,15 @@ def pool_manifests(args: GpuNodePoolArgs, contract: PoolContract) -> dict[str, d
 class GpuNodePool(pulumi.ComponentResource):
     """Device plugin, node autoscaling, priorities and spare capacity of the GPU pool."""
 
-    contract: PoolContract
-    """Where GPU pods may run and what they tolerate: TritonServing places its pods by it."""
+    placement: PoolPlacement
+    """Where GPU pods may run, what they tolerate and the GPU resource: TritonServing places its pods by it."""
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         pool = args.pool
-        self.contract = pool_contract(pool)
-        manifests = pool_manifests(args, self.contract)
+        self.placement = pool_placement(pool)
+        manifests = pool_manifests(args, self.placement)
         after: list[pulumi.Resource] = []
         if "system-namespace" in manifests:
             after.append(create_object(f"{name}-system-namespace", manifests.pop("system-namespace"), child))
@@ -645,7 +645,7 @@ class GpuNodePool(pulumi.ComponentResource):
             # A patch: the nodes stay the cluster's; Pulumi only owns these labels and taints.
             k8s.core.v1.NodePatch(
                 f"{name}-node-{node}",
-                metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=node, labels=dict(self.contract.node_selector)),
+                metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=node, labels=dict(self.placement["node_selector"])),
                 spec=k8s.core.v1.NodeSpecPatchArgs(taints=taints),
                 opts=child,
             )

@@ -90,7 +90,7 @@ def serving_args(
         namespace=config.kubernetes.namespace,
         serving=config.serving,
         rendered=rendered,
-        pool=pool.contract,
+        pool=pool.placement,
         metrics_namespace=monitoring.metrics_namespace,
         metrics_pod_labels=config.monitoring.prometheus.pod_labels,
         labels=platform_labels(config.environment),

@@ -384,7 +384,7 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
                 "cpu": resources.limits.cpu,
                 "memory": resources.limits.memory,
                 "ephemeral-storage": triton_ephemeral_storage(serving),
-                ctx.args.pool.gpu_resource: str(deployment.gpus_per_pod),
+                ctx.args.pool["gpu_resource"]: str(deployment.gpus_per_pod),
             },
         },
         # Model loading can take minutes: the startup probe allows for it, the others start after it.
@@ -527,8 +527,8 @@ def deployment_manifest(ctx: ServingContext, name: str, deployment: DeploymentCo
         + serving.drain.exit_timeout_seconds
         + GRACE_MARGIN_SECONDS,
         "securityContext": _pod_security_context(),
-        "nodeSelector": dict(ctx.args.pool.node_selector),
-        "tolerations": list(ctx.args.pool.tolerations),
+        "nodeSelector": dict(ctx.args.pool["node_selector"]),
+        "tolerations": list(ctx.args.pool["tolerations"]),
         "containers": [_triton_container(ctx, deployment)],
         "volumes": _volumes(ctx, name, deployment),
     }

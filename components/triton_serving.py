@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.gpu_pool_contract import PoolContract
+from components.gpu_pool_contract import PoolPlacement
 from components.kubernetes_objects import create_object
 from components.monitoring_config import PrometheusPeer
 from components.triton_manifests import (
@@ -42,8 +42,8 @@ class TritonServingArgs:
     """Every model of `serving.deployments`, rendered for one stack: pods read each as
     `configs/<rendered.stack>.pbtxt`, and a published repository is found by its digest."""
 
-    pool: PoolContract
-    """Where the GPU pool lets Triton pods run and the GPU resource they request (`GpuNodePool.contract`)."""
+    pool: PoolPlacement
+    """Where the GPU pool lets Triton pods run and the GPU resource they request (`GpuNodePool.placement`)."""
 
     metrics_namespace: pulumi.Input[str]
     """Namespace of the Prometheus that scrapes Triton (`Monitoring.metrics_namespace`): each Deployment's

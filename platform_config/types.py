@@ -16,6 +16,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from components.helm_chart import ChartSource
 from platform_config.errors import excerpt
 from platform_config.paths import PROJECT_ROOT
 
@@ -322,8 +323,8 @@ class HelmChart(Strict):
     path: str | None = None
     """A chart folder (unpacked, dependencies in its `charts/`), relative to the project root or absolute, used instead of `repository`: for air-gapped clusters and mirrors. Unset: the chart is fetched from `repository`."""
 
-    def source(self) -> dict[str, Any]:
-        """The chart as components take it (components/helm_chart.py `ChartSource`): a folder as an absolute path."""
+    def source(self) -> ChartSource:
+        """The chart as components take it: a folder as an absolute path."""
         if self.path is not None:
             return {"version": self.version, "path": str((PROJECT_ROOT / self.path).resolve()), "values": self.values}
         return {"version": self.version, "repository": self.repository, "values": self.values}

@@ -63,7 +63,7 @@ triton = TritonServing(
         namespace=NAMESPACE,
         serving=serving,
         rendered=render_repository("example", serving, {}, read_repository(DEFAULT_MODEL_REPO)),
-        pool=pool.contract,
+        pool=pool.placement,
         # Only this namespace's Prometheus may scrape Triton's metrics port.
         metrics_namespace="monitoring",
     ),

@@ -10,7 +10,6 @@ from pulumi.runtime.mocks import MockMonitor
 
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.gpu_node_pool_config import GpuPoolConfig
-from components.gpu_pool_contract import PoolContract
 from tests.components.mocks import RecordingMocks, install, pulumi_test
 
 POOL_TYPE = "triton-platform:gpu:GpuNodePool"
@@ -86,14 +85,11 @@ def test_a_karpenter_pool_alone_with_the_metrics_namespace_from_another_resource
         "kubernetes:scheduling.k8s.io/v1:PriorityClass pool-batch-priority",
         "kubernetes:scheduling.k8s.io/v1:PriorityClass pool-overprovisioning-priority",
     ]
-    assert built[0].contract == PoolContract(
-        node_selector={"pool": "gpu"},
-        tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-        gpu_resource="nvidia.com/gpu",
-        gpus_per_node=1,
-        min_nodes=0,
-        max_nodes=3,
-    )
+    assert built[0].placement == {
+        "node_selector": {"pool": "gpu"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "gpu_resource": "nvidia.com/gpu",
+    }
 
     plugin = objects["kubernetes:apps/v1:DaemonSet pool-device-plugin"]
     assert plugin["metadata"]["namespace"] == "gpu-system"

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.gpu_pool_contract import PoolContract
+from components.gpu_pool_contract import PoolPlacement
 from components.triton_serving import TritonServing, TritonServingArgs
 from components.triton_serving_config import ModelSettings, ServingConfig
 from model_packaging.render import RenderedModel, RenderedRepository, config_text, effective_settings, render_config
@@ -22,14 +22,11 @@ DIGEST = "sha256:" + "a" * 64
 SELECTOR = {"app.kubernetes.io/name": "triton-inference-server", "app.kubernetes.io/instance": "triton-demo"}
 LABELS = {**SELECTOR, "app.kubernetes.io/component": "inference-server", "team": "ml"}
 METADATA = {"name": "triton-demo", "namespace": "inference", "labels": LABELS}
-POOL = PoolContract(
-    node_selector={"pool": "gpu"},
-    tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-    gpu_resource="nvidia.com/gpu",
-    gpus_per_node=1,
-    min_nodes=0,
-    max_nodes=2,
-)
+POOL: PoolPlacement = {
+    "node_selector": {"pool": "gpu"},
+    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    "gpu_resource": "nvidia.com/gpu",
+}
 
 
 def serving_config(repository: dict[str, Any]) -> ServingConfig:
