@@ -1,0 +1,57 @@
+"""Checking a component's Args: every problem collected, then one error naming the component and each Arg path.
+
+Args may come from any Pulumi language through the component provider, as plain JSON: an integer can
+arrive as a float (`16.0`) and a key the type marks NotRequired can be missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+class ArgsError(ValueError):
+    """A component's Args are wrong: one line per problem, `<Component> <name>: args.<path>: <problem>`."""
+
+
+class ArgProblems:
+    """The problems found in one component's Args, raised together by `check()`."""
+
+    def __init__(self, component: str, name: str) -> None:
+        self.prefix = f"{component} {name}"
+        self.problems: list[str] = []
+
+    def add(self, path: str, problem: str) -> None:
+        """`path` is the Arg's snake_case path below `args`, e.g. `karpenter.expire_after` or `taints[0].key`."""
+        self.problems.append(f"{self.prefix}: args.{path}: {problem}")
+
+    def integer(self, path: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
+        """`value` as an int (a whole float such as 16.0 is one), within the bounds; 0 after a recorded problem."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+            self.add(path, f"{value!r} is not a whole number")
+            return 0
+        number = int(value)
+        if minimum is not None and number < minimum:
+            self.add(path, f"{number} is below the minimum {minimum}")
+        if maximum is not None and number > maximum:
+            self.add(path, f"{number} is above the maximum {maximum}")
+        return number
+
+    def choice(self, path: str, value: Any, allowed: tuple[str, ...]) -> str:
+        """`value` if it is one of `allowed`; the first allowed after a recorded problem."""
+        if value not in allowed:
+            self.add(path, f"{value!r} is not one of {', '.join(allowed)}")
+            return allowed[0]
+        return str(value)
+
+    def required(self, path: str, args: Mapping[str, Any], key: str) -> Any:
+        """`args[key]`, or None after recording that it is missing."""
+        if key not in args or args[key] is None:
+            self.add(f"{path}{key}" if not path or path.endswith(".") else f"{path}.{key}", "missing (required)")
+            return None
+        return args[key]
+
+    def check(self) -> None:
+        """Raise every problem found, or nothing."""
+        if self.problems:
+            raise ArgsError("\n".join(self.problems))

@@ -1,0 +1,36 @@
+"""The shared checks of component Args: every problem named by component, name and Arg path, raised together."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.arg_problems import ArgProblems, ArgsError
+
+
+def test_every_problem_is_raised_together_naming_component_name_and_path() -> None:
+    problems = ArgProblems("GpuNodePool", "gpu")
+    assert problems.integer("min_nodes", 2.0, minimum=0) == 2
+    problems.integer("max_nodes", 1.5)
+    problems.integer("gpus_per_node", 0, minimum=1)
+    problems.integer("replicas", 9, maximum=8)
+    assert problems.choice("autoscaler", "keda", ("karpenter", "static")) == "karpenter"
+    assert problems.required("karpenter", {}, "node_class") is None
+    problems.integer("count", True)
+    with pytest.raises(ArgsError) as raised:
+        problems.check()
+    assert str(raised.value).splitlines() == [
+        "GpuNodePool gpu: args.max_nodes: 1.5 is not a whole number",
+        "GpuNodePool gpu: args.gpus_per_node: 0 is below the minimum 1",
+        "GpuNodePool gpu: args.replicas: 9 is above the maximum 8",
+        "GpuNodePool gpu: args.autoscaler: 'keda' is not one of karpenter, static",
+        "GpuNodePool gpu: args.karpenter.node_class: missing (required)",
+        "GpuNodePool gpu: args.count: True is not a whole number",
+    ]
+
+
+def test_args_without_problems_pass() -> None:
+    problems = ArgProblems("Monitoring", "mon")
+    assert problems.integer("latency_slo_ms", 200, minimum=1) == 200
+    assert problems.choice("mode", "install", ("existing", "install")) == "install"
+    assert problems.required("", {"namespace": "ml"}, "namespace") == "ml"
+    problems.check()
