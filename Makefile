@@ -90,7 +90,7 @@ test: lint tools
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not real_tools and not slow" -n auto --dist worksteal --hypothesis-profile=fast
 
-# Regenerate the README's config reference from the schema.
+# Regenerate the config reference in docs/configuration.md from the schema.
 docs: $(STAMP)
 	$(BIN)/python -m platform_config.reference --write
 

@@ -6,7 +6,7 @@ and every default beside its field. Each top-level section is one Pulumi config 
 namespace (``triton-platform:serving`` and so on). Keys are camelCase like the
 Kubernetes and KEDA objects they feed; unknown keys are errors, so a typo never
 silently falls back to a default. Field docstrings are the config reference in
-the README (``python -m platform_config.reference``).
+docs/configuration.md (``python -m platform_config.reference``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The README stays true: its config reference is the schema's, and CI runs its test command."""
+"""The docs stay true: docs/configuration.md's config reference is the schema's, CI runs the README's test
+command, and the README's layout table names the tree's top-level entries."""
 
 from __future__ import annotations
 
@@ -7,13 +8,26 @@ import re
 from pydantic import BaseModel
 
 from platform_config.paths import PROJECT_ROOT
-from platform_config.reference import README, nested_model, readme_with_reference, reference_markdown
+from platform_config.reference import BEGIN, CONFIGURATION, END, nested_model, reference_markdown, with_reference
 from platform_config.schema import PlatformConfig
 
+README = PROJECT_ROOT / "README.md"
 
-def test_readme_config_reference_matches_the_schema() -> None:
-    readme = README.read_text(encoding="utf-8")
-    assert readme_with_reference(readme) == readme, "README config reference is stale: run `make docs`"
+
+def test_config_reference_matches_the_schema() -> None:
+    text = CONFIGURATION.read_text(encoding="utf-8")
+    assert with_reference(text) == text, "docs/configuration.md's config reference is stale: run `make docs`"
+
+
+def test_a_stale_config_reference_is_noticed() -> None:
+    # One key's row missing between the markers, as after a schema change without `make docs`.
+    fresh = with_reference(CONFIGURATION.read_text(encoding="utf-8"))
+    block = fresh[fresh.index(BEGIN) : fresh.index(END)]
+    row = next(line for line in block.splitlines() if line.startswith("| `"))
+    stale = fresh.replace(row + "\n", "", 1)
+    assert stale != fresh
+    assert with_reference(stale) != stale
+    assert with_reference(stale) == fresh
 
 
 def test_reference_documents_every_key_with_a_description() -> None:
