@@ -27,7 +27,7 @@ class PolicyException(Strict):
     """One object allowed to break one rule of the policy pack (`policy/`), with the reason on record."""
 
     policy: Literal[POLICY_NAMES]  # type: ignore[valid-type]
-    """The policy's name, as in the README's policy table."""
+    """The policy's name, as in the policy table of docs/policy.md."""
 
     kind: Annotated[str, Field(pattern=KIND, max_length=63)]
     """Kind of the object, e.g. `Service`."""

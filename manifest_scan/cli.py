@@ -9,7 +9,7 @@ from pathlib import Path
 
 from manifest_scan.exceptions import EXCEPTIONS_FILE, ExceptionsError, load_exceptions
 from manifest_scan.matching import apply, stale
-from manifest_scan.report import count_table, readme_table
+from manifest_scan.report import count_table, exceptions_table
 from manifest_scan.runners import ScanError
 from manifest_scan.scan import known_stacks, synth_and_scan
 from platform_config.errors import ConfigError
@@ -33,15 +33,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="FILE",
         help="default: manifest_scan/exceptions.yaml",
     )
-    parser.add_argument("--readme", action="store_true", help="print the exceptions as the README's Markdown table")
+    parser.add_argument(
+        "--markdown", action="store_true", help="print the exceptions as docs/policy.md's Markdown table"
+    )
     args = parser.parse_args(argv)
     try:
         exceptions = load_exceptions(args.exceptions, stacks)
     except ExceptionsError as err:
         print(err, file=sys.stderr)
         return 1
-    if args.readme:
-        print(readme_table(exceptions), end="")
+    if args.markdown:
+        print(exceptions_table(exceptions), end="")
         return 0
 
     chosen = list(dict.fromkeys(args.stack or stacks))

@@ -1,4 +1,4 @@
-"""What the scan prints: counts per stack, and the exceptions as the README's table."""
+"""What the scan prints: counts per stack, and the exceptions as docs/policy.md's table."""
 
 from __future__ import annotations
 
@@ -39,8 +39,8 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def readme_table(exceptions: list[ScanException]) -> str:
-    """The exceptions as a Markdown table, for the README's scanner-exceptions section."""
+def exceptions_table(exceptions: list[ScanException]) -> str:
+    """The exceptions as a Markdown table, for docs/policy.md's scanner-exceptions section."""
     lines = ["| scanner | check | objects | reason |", "| --- | --- | --- | --- |"]
     for exception in exceptions:
         objects = ", ".join(f"`{pattern}`" for pattern in exception.objects)

@@ -4,7 +4,7 @@ Each stack file is copied with its context pointed at the local cluster (and ins
 read from the offline chart folders); nothing else changes. For each stack, in order: preview with
 the policy pack, up (the real API server admits every object, PSS `restricted` enforced; Deployments
 roll out to Ready pods, which kwok fakes), no changes on a second preview and on refresh, a batching
-change rolls the Deployment to a new ReplicaSet, and destroy keeps what the README says it keeps.
+change rolls the Deployment to a new ReplicaSet, and destroy keeps what docs/architecture.md says it keeps.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools  # the local control plane and the Pulumi CLI
 
-# What production keeps after `pulumi destroy` (README, "Environments"): its namespace and the model
+# What production keeps after `pulumi destroy` (docs/architecture.md, "Publishing and the PVC loader"): its namespace and the model
 # claim in it (retained), and the CRDs of the charts it installed (protected, retained).
 PRODUCTION_KEEPS = [
     ("namespace", "triton-production", ""),

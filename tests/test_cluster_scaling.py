@@ -6,7 +6,7 @@ scrapes it with the labels the ServiceMonitor gives; the stack is deployed to th
 its Prometheus address pointed there. Only the scale-down window and policy period are shortened, and the
 busy-ratio target lowered (BUSY_TARGET), in the test's copy of the stack, so the test takes minutes. The time from the load step to the HPA's first new
 desired count is measured and set beside `stackctl simulate`'s for the same settings (printed, and written
-to the test's folder as reaction.json; the README quotes a run).
+to the test's folder as reaction.json; docs/testing.md quotes a run).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ command, and the README's layout table names the tree's top-level entries."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from pydantic import BaseModel
 
@@ -98,3 +99,52 @@ def test_the_layout_table_names_every_top_level_entry() -> None:
 def test_the_layout_check_notices_a_missing_row() -> None:
     readme = "## Layout\n\n| path | what |\n| --- | --- |\n| `components/` | x |\n\n## Next\n"
     assert layout_paths(readme) == {"components"}
+
+
+DOCUMENTS = [README, *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def anchors(doc: Path) -> set[str]:
+    """The anchors GitHub gives a Markdown file's headings (lowercase, punctuation dropped, spaces as -)."""
+    found: set[str] = set()
+    for heading in re.findall(r"^#+ (.+)$", without_code_blocks(doc.read_text(encoding="utf-8")), re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        suffix = 0
+        while (slug if not suffix else f"{slug}-{suffix}") in found:
+            suffix += 1
+        found.add(slug if not suffix else f"{slug}-{suffix}")
+    return found
+
+
+def without_code_blocks(text: str) -> str:
+    return re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+
+
+def broken_links(doc: Path) -> list[str]:
+    """Every relative link or image in `doc` whose file, or heading anchor, does not exist."""
+    broken = []
+    for target in LINK.findall(without_code_blocks(doc.read_text(encoding="utf-8"))):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        file = (doc.parent / path).resolve() if path else doc
+        if not file.exists() or (anchor and file.suffix == ".md" and anchor not in anchors(file)):
+            broken.append(f"{doc.name}: {target}")
+    return broken
+
+
+def test_every_relative_link_in_the_docs_resolves() -> None:
+    assert [link for doc in DOCUMENTS for link in broken_links(doc)] == []
+
+
+def test_a_broken_link_is_noticed(tmp_path: Path) -> None:
+    doc = tmp_path / "guide.md"
+    (tmp_path / "other.md").write_text("# Other: `the` part\n")
+    doc.write_text(
+        "# Guide\n\n[a](#guide) [b](other.md#other-the-part) [c](https://example.com/x)\n"
+        "[gone](missing.md) [nowhere](#no-such-heading) ![img](other.md#nope)\n"
+        "```md\n[in code](ignored.md)\n```\n",
+        encoding="utf-8",
+    )
+    assert broken_links(doc) == ["guide.md: missing.md", "guide.md: #no-such-heading", "guide.md: other.md#nope"]

@@ -25,8 +25,9 @@ from platform_config.paths import PROJECT_ROOT
 from stackctl.synth import write_synth
 from tests.conftest import STACKS, synth_stack
 
-README_START = "<!-- scanner-exceptions:start -->"
-README_END = "<!-- scanner-exceptions:end -->"
+POLICY_DOC = PROJECT_ROOT / "docs" / "policy.md"
+TABLE_START = "<!-- scanner-exceptions:start -->"
+TABLE_END = "<!-- scanner-exceptions:end -->"
 TRITON_DEPLOYMENT = "deployment-triton-dev-triton-general.yaml"
 
 
@@ -223,15 +224,15 @@ def test_the_cli_prints_each_finding_left_and_fails(tmp_path: Path, capsys: pyte
     assert not [line for line in out if line.startswith(str(path))]
 
 
-def test_readme_section_lists_the_exceptions(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--readme"]) == 0
+def test_the_policy_doc_lists_the_exceptions(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--markdown"]) == 0
     table = capsys.readouterr().out
-    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    assert README_START in readme, f"README.md needs a {README_START} ... {README_END} section"
-    assert README_END in readme, f"README.md needs a {README_START} ... {README_END} section"
-    section = readme[readme.index(README_START) + len(README_START) : readme.index(README_END)]
+    doc = POLICY_DOC.read_text(encoding="utf-8")
+    assert TABLE_START in doc, f"docs/policy.md needs a {TABLE_START} ... {TABLE_END} section"
+    assert TABLE_END in doc, f"docs/policy.md needs a {TABLE_START} ... {TABLE_END} section"
+    section = doc[doc.index(TABLE_START) + len(TABLE_START) : doc.index(TABLE_END)]
     assert section.strip("\n") + "\n" == table, (
-        "README's scanner exceptions are stale: paste `python -m manifest_scan --readme`"
+        "docs/policy.md's scanner exceptions are stale: paste `python -m manifest_scan --markdown`"
     )
 
 

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.real_tools
 BASE_REVISION = "6b4dc4cbc40dd75b7caa2f19bea50e49200cc617"
 """The last commit before issue 19's component rework: stacks deployed from it must see no change."""
 
-# Production's objects whose loss loses data (README, "Environments"): (resource type, object name).
+# Production's objects whose loss loses data (docs/architecture.md, "Publishing and the PVC loader"): (resource type, object name).
 PRODUCTION_PROTECTED = {
     ("kubernetes:core/v1:Namespace", "triton-production"),
     ("kubernetes:core/v1:PersistentVolumeClaim", "triton-model-repository"),

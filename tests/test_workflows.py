@@ -1,4 +1,4 @@
-"""The GitHub workflows deploy the way the README says: the pinned stock CLI, a preview before approval, nothing secret uploaded."""
+"""The GitHub workflows deploy the way docs/environments.md says: the pinned stock CLI, a preview before approval, nothing secret uploaded."""
 
 from __future__ import annotations
 
