@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from components.durations import duration_seconds
 from components.monitoring_config import Severity
-from platform_config.types import duration_seconds
 
 if TYPE_CHECKING:  # scaling_signal builds on this module's records; monitoring on its rules
     from components.monitoring import MonitoredDeployment, MonitoringArgs

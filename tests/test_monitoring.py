@@ -15,6 +15,7 @@ import yaml
 
 from components.alert_routing import alertmanager_yaml, receiver_secrets
 from components.dashboards import dashboard, panel_queries
+from components.durations import duration_seconds
 from components.keda_scaling import gpu_memory_query
 from components.monitoring import MonitoringArgs
 from components.monitoring_rules import alerts, rule_groups
@@ -23,7 +24,6 @@ from components.scaling_signal import stack_signals
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, load_stack_file, parse_config
 from platform_config.paths import PROJECT_ROOT
-from platform_config.types import duration_seconds
 from stackctl.cli import main
 from stackctl.synth import SynthResult
 from tests.components.test_monitoring import ALERT_NAMES
