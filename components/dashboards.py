@@ -1,21 +1,18 @@
 """Grafana dashboards, one per Triton deployment, built as JSON in code.
 
-Panels read the recording rules (components.monitoring_rules) and
+Panels read the recorded series (components/recorded_series.py) and
 kube-state-metrics; a `model` variable filters the per-model panels.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from components import monitoring_rules as rules
+from components import recorded_series as series
+from components.monitoring_args import MonitoringSettings, Watched
+from components.scaling_signal import per_replica_series
 
-if TYPE_CHECKING:  # monitoring wires these dashboards
-    from components.monitoring import MonitoredDeployment, MonitoringArgs
-
-DASHBOARD_TAGS = ("triton", "triton-platform")
-"""Grafana tags every dashboard carries unless told otherwise."""
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 """The label kube-prometheus-stack's Grafana sidecar loads dashboards by."""
 FOLDER_ANNOTATION = "grafana_folder"
@@ -39,34 +36,32 @@ def _panel(panel_id: int, title: str, unit: str, targets: list[tuple[str, str]])
     }
 
 
-def panel_queries(
-    args: MonitoringArgs, deployment: MonitoredDeployment
-) -> list[tuple[str, str, list[tuple[str, str]]]]:
+def panel_queries(settings: MonitoringSettings, deployment: Watched) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """(title, unit, [(expr, legend)]) of every panel: also what the metric-name test reads."""
-    ns, target, signal = args.namespace, deployment.object_name, deployment.signal
-    window = rules.rate_window(args.monitoring.scrape_interval)
+    ns, target, signal = settings.namespace, deployment.object_name, deployment.signal
+    window = series.rate_window(settings.scrape_interval)
     model = f'namespace="{ns}", deployment="{target}", model=~"$model"'
     dep = f'namespace="{ns}", deployment="{target}"'
     return [
-        ("Requests per second", "reqps", [(f"{rules.REQUESTS_RATE}{window}{{{model}}}", "{{model}}")]),
+        ("Requests per second", "reqps", [(f"{series.REQUESTS_RATE}{window}{{{model}}}", "{{model}}")]),
         (
             "Request latency p95 / p99",
             "s",
             [
-                (f"{rules.LATENCY_P95}{{{model}}}", "p95 {{model}}"),
-                (f"{rules.LATENCY_P99}{{{model}}}", "p99 {{model}}"),
+                (f"{series.LATENCY_P95}{{{model}}}", "p95 {{model}}"),
+                (f"{series.LATENCY_P99}{{{model}}}", "p99 {{model}}"),
             ],
         ),
-        ("Queue time per request", "s", [(f"{rules.QUEUE_SECONDS}{window}{{{model}}}", "{{model}}")]),
-        ("Average batch size", "short", [(f"{rules.BATCH_SIZE}{window}{{{model}}}", "{{model}}")]),
+        ("Queue time per request", "s", [(f"{series.QUEUE_SECONDS}{window}{{{model}}}", "{{model}}")]),
+        ("Average batch size", "short", [(f"{series.BATCH_SIZE}{window}{{{model}}}", "{{model}}")]),
         (
-            f"Scaling signal: {signal.name} per replica",
+            f"Scaling signal: {signal.kind} per replica",
             "short",
-            [(signal.per_replica, "per replica"), (f"{signal.target:g}", "target")],
+            [(per_replica_series(signal.kind, ns, target), "per replica"), (f"{signal.target:g}", "target")],
         ),
-        ("Pending requests per replica", "short", [(f"{rules.PENDING_PER_REPLICA}{{{dep}}}", "per replica")]),
-        ("GPU utilization", "percentunit", [(f"{rules.GPU_UTILIZATION_POD}{{{dep}}}", "{{pod}}")]),
-        ("GPU memory used", "percentunit", [(f"{rules.GPU_MEMORY_RATIO_POD}{{{dep}}}", "{{pod}}")]),
+        ("Pending requests per replica", "short", [(f"{series.PENDING_PER_REPLICA}{{{dep}}}", "per replica")]),
+        ("GPU utilization", "percentunit", [(f"{series.GPU_UTILIZATION_POD}{{{dep}}}", "{{pod}}")]),
+        ("GPU memory used", "percentunit", [(f"{series.GPU_MEMORY_RATIO_POD}{{{dep}}}", "{{pod}}")]),
         (
             "Replicas",
             "short",
@@ -89,15 +84,16 @@ def panel_queries(
     ]
 
 
-def dashboard(args: MonitoringArgs, deployment: MonitoredDeployment) -> dict[str, Any]:
-    ns, target = args.namespace, deployment.object_name
+def dashboard(settings: MonitoringSettings, deployment: Watched) -> dict[str, Any]:
+    ns, target = settings.namespace, deployment.object_name
     panels = [
-        _panel(i + 1, title, unit, targets) for i, (title, unit, targets) in enumerate(panel_queries(args, deployment))
+        _panel(i + 1, title, unit, targets)
+        for i, (title, unit, targets) in enumerate(panel_queries(settings, deployment))
     ]
     return {
         "uid": f"{ns}-{target}"[:40],
         "title": f"Triton {target} ({ns})",
-        "tags": list(args.dashboard_tags),
+        "tags": list(settings.dashboard_tags),
         "timezone": "utc",
         "schemaVersion": 39,
         "refresh": "30s",
@@ -121,16 +117,16 @@ def dashboard(args: MonitoringArgs, deployment: MonitoredDeployment) -> dict[str
     }
 
 
-def dashboard_manifest(args: MonitoringArgs, deployment: MonitoredDeployment) -> dict[str, Any]:
+def dashboard_manifest(settings: MonitoringSettings, deployment: Watched) -> dict[str, Any]:
     target = deployment.object_name
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
             "name": f"{target}-dashboard",
-            "namespace": args.namespace,
-            "labels": {**args.labels, **DASHBOARD_LABEL},
-            "annotations": {FOLDER_ANNOTATION: args.monitoring.grafana_folder},
+            "namespace": settings.namespace,
+            "labels": {**settings.labels, **DASHBOARD_LABEL},
+            "annotations": {FOLDER_ANNOTATION: settings.grafana_folder},
         },
-        "data": {f"{target}.json": json.dumps(dashboard(args, deployment), indent=2, sort_keys=True)},
+        "data": {f"{target}.json": json.dumps(dashboard(settings, deployment), indent=2, sort_keys=True)},
     }

@@ -17,9 +17,9 @@ which applies CRDs and namespaces before the objects that need them. Every objec
 previewed, diffed, policy-checked and rendered like the platform's own, and CRDs are
 applied server-side on every chart bump. Hooks come out as plain objects; the platform
 turns off the hooks of the charts it installs (see their values).
-"""
 
-from __future__ import annotations
+No `from __future__ import annotations` here: TypedDict reads `NotRequired` only from evaluated annotations.
+"""
 
 import json
 from dataclasses import dataclass

@@ -7,83 +7,29 @@ for it (its CRDs); with `existing` only the platform's own objects are made.
 What it watches is a contract: Services labelled `app.kubernetes.io/name: triton-inference-server`
 with a port named `metrics`, and `app.kubernetes.io/instance` set to their Deployment's name
 (components/triton_manifests.py labels Triton's that way).
+
+Its Args are components/monitoring_args.py's `MonitoringArgs`. No `from __future__ import annotations`: Pulumi's
+schema inference reads `__init__`'s annotations as types.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 import pulumi_random as random
 
 from components.alert_routing import NULL_RECEIVER, alertmanager_config_manifest, receiver_secrets
-from components.dashboards import DASHBOARD_LABEL, DASHBOARD_TAGS, FOLDER_ANNOTATION, dashboard_manifest
+from components.dashboards import DASHBOARD_LABEL, FOLDER_ANNOTATION, dashboard_manifest
 from components.helm_chart import HelmChartArgs, InstalledChart
 from components.kubernetes_objects import create_object
-from components.monitoring_config import MonitoringConfig
+from components.monitoring_args import MonitoringArgs, MonitoringSettings, monitoring_settings
 from components.monitoring_rules import rule_groups
 from components.policy_exceptions import exception_annotations
-from components.scaling_signal import ScalingSignal
 from components.triton_manifests import APP_NAME
 
 TYPE_TOKEN = "triton-platform:monitoring:Monitoring"
 RELEASE_NAME = "kube-prometheus-stack"
 GRAFANA_ADMIN_SECRET = "grafana-admin"
-
-
-@dataclass(frozen=True)
-class MonitoredDeployment:
-    """One Deployment the rules, alerts and a dashboard watch."""
-
-    object_name: str
-    """Its `metadata.name` (and its Service's), e.g. `triton-general`: the `deployment` label of its series."""
-
-    max_replicas: int
-    """Its replica ceiling: the at-ceiling alert fires there, and the dashboard draws it."""
-
-    models: tuple[str, ...]
-    """The models it serves: each gets a not-loaded alert."""
-
-    signal: ScalingSignal
-    """What it scales on (components/scaling_signal.py): its recording rule, dashboard panel and at-ceiling alert."""
-
-
-@dataclass(frozen=True)
-class MonitoringArgs:
-    """What `Monitoring` needs: where the watched Deployments run, which they are, and the monitoring settings."""
-
-    namespace: str
-    """Namespace of the monitored Deployments and Services; the ServiceMonitor, rules, alert routing, receiver
-    Secrets and dashboards go there too. Required."""
-
-    latency_slo_ms: int
-    """p95 request latency objective in milliseconds, for every model: above it `TritonLatencyAboveSLO` fires.
-    Required."""
-
-    deployments: Mapping[str, MonitoredDeployment] = field(default_factory=dict)
-    """The Deployments to watch, by key; the key names the dashboard's resource (`<name>-<key>-dashboard`).
-    Default: none (only the namespace-wide rules and alerts)."""
-
-    monitoring: MonitoringConfig = field(default_factory=MonitoringConfig)
-    """Mode (`existing` or `install` the operator), the Prometheus peer, selector labels, receivers and routes,
-    runbook URL, Grafana folder, scrape interval and alert thresholds. Default: the schema's defaults (mode
-    `existing`, Prometheus in `monitoring`, no receivers)."""
-
-    labels: Mapping[str, str] = field(default_factory=dict)
-    """Labels every object created carries (the operator's selector labels are added where it selects).
-    Default: none."""
-
-    scaling_enabled: bool = False
-    """Whether KEDA scales the Deployments: adds the KEDA-errors and at-max-replicas alerts. Default: False."""
-
-    dashboard_tags: tuple[str, ...] = DASHBOARD_TAGS
-    """Grafana tags of every dashboard. Default: `triton`, `triton-platform`."""
-
-    kube_version: str | None = None
-    """Kubernetes version the chart is templated for when the stack renders; None when deploying (the API server's).
-    Only used in mode `install`."""
 
 
 def in_cluster_prometheus_url(namespace: str) -> str:
@@ -92,13 +38,13 @@ def in_cluster_prometheus_url(namespace: str) -> str:
     return f"http://prometheus-operated.{namespace}.svc:9090"
 
 
-def _selected_labels(args: MonitoringArgs) -> dict[str, str]:
-    return {**args.labels, **args.monitoring.selector_labels}
+def _selected_labels(settings: MonitoringSettings) -> dict[str, str]:
+    return {**settings.labels, **settings.selector_labels}
 
 
-def service_monitor_manifest(args: MonitoringArgs) -> dict[str, Any]:
+def service_monitor_manifest(settings: MonitoringSettings) -> dict[str, Any]:
     """Scrapes every Triton Service's metrics port; relabelings guarantee the labels rules and KEDA select on."""
-    ns = args.namespace
+    ns = settings.namespace
     relabelings = [
         # A pod still loading models is not ready and serves no metrics yet: not a target until ready
         # (endpoints and EndpointSlice discovery name the condition differently).
@@ -117,7 +63,7 @@ def service_monitor_manifest(args: MonitoringArgs) -> dict[str, Any]:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",
-        "metadata": {"name": "triton", "namespace": ns, "labels": _selected_labels(args)},
+        "metadata": {"name": "triton", "namespace": ns, "labels": _selected_labels(settings)},
         "spec": {
             "selector": {"matchLabels": {"app.kubernetes.io/name": APP_NAME}},
             "namespaceSelector": {"matchNames": [ns]},
@@ -125,7 +71,7 @@ def service_monitor_manifest(args: MonitoringArgs) -> dict[str, Any]:
                 {
                     "port": "metrics",
                     "path": "/metrics",
-                    "interval": args.monitoring.scrape_interval,
+                    "interval": settings.scrape_interval,
                     "relabelings": relabelings,
                 }
             ],
@@ -133,12 +79,12 @@ def service_monitor_manifest(args: MonitoringArgs) -> dict[str, Any]:
     }
 
 
-def prometheus_rule_manifest(args: MonitoringArgs) -> dict[str, Any]:
+def prometheus_rule_manifest(settings: MonitoringSettings) -> dict[str, Any]:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
-        "metadata": {"name": "triton-platform", "namespace": args.namespace, "labels": _selected_labels(args)},
-        "spec": {"groups": rule_groups(args)},
+        "metadata": {"name": "triton-platform", "namespace": settings.namespace, "labels": _selected_labels(settings)},
+        "spec": {"groups": rule_groups(settings)},
     }
 
 
@@ -220,43 +166,48 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def monitoring_manifests(args: MonitoringArgs) -> dict[str, dict[str, Any]]:
+def monitoring_manifests(settings: MonitoringSettings) -> dict[str, dict[str, Any]]:
     """The monitoring objects, by role (the chart, in install mode, is separate)."""
     out = {
-        "service-monitor": service_monitor_manifest(args),
-        "rules": prometheus_rule_manifest(args),
-        "alert-routing": alertmanager_config_manifest(args.monitoring, args.namespace, _selected_labels(args)),
+        "service-monitor": service_monitor_manifest(settings),
+        "rules": prometheus_rule_manifest(settings),
+        "alert-routing": alertmanager_config_manifest(
+            settings.receivers, settings.routes, settings.namespace, _selected_labels(settings)
+        ),
     }
-    for key, deployment in sorted(args.deployments.items()):
-        out[f"{key}-dashboard"] = dashboard_manifest(args, deployment)
+    for key, deployment in sorted(settings.deployments.items()):
+        out[f"{key}-dashboard"] = dashboard_manifest(settings, deployment)
     return out
 
 
 class Monitoring(pulumi.ComponentResource):
     """ServiceMonitor, PrometheusRule, AlertmanagerConfig and dashboards; in install mode the operator stack too."""
 
-    grafana_admin_password: pulumi.Output[str] | None
+    grafana_admin_password: Optional[pulumi.Output[str]]
     """Grafana's generated admin password (a secret), in install mode."""
 
-    operator: list[pulumi.Resource]
-    """What the Prometheus Operator's custom resources wait for: its chart in install mode, else nothing."""
-
     metrics_namespace: pulumi.Output[str]
-    """Namespace the Prometheus that scrapes the metrics runs in (`monitoring.prometheus.namespace`): other
-    components admit its scrapes from there."""
+    """Namespace the Prometheus that scrapes the metrics runs in (`prometheus_namespace`): other components admit
+    its scrapes from there."""
+
+    metrics_pod_labels: pulumi.Output[dict[str, str]]
+    """Labels of that Prometheus' pods (`prometheus_pod_labels`): other components admit its scrapes from them."""
 
     prometheus_url: pulumi.Output[str]
     """That Prometheus' in-cluster URL, `http://prometheus-operated.<metrics namespace>.svc:9090`."""
 
     def __init__(self, name: str, args: MonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        settings = monitoring_settings(name, args)
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         after: list[pulumi.Resource] = []
         self.grafana_admin_password = None
-        if args.monitoring.mode == "install":
-            after.extend(self._install(name, args, child))
-        self.operator = list(after)
-        for secret in receiver_secrets(args.monitoring):
+        if settings.mode == "install":
+            after.extend(self._install(name, settings, child))
+        # Not an output (resources are no component output): what the Prometheus Operator's custom resources of
+        # other components wait for, its chart in install mode, else nothing.
+        self.operator: list[pulumi.Resource] = list(after)
+        for secret in receiver_secrets(settings.receivers):
             create_object(
                 f"{name}-{secret.secret_name}",
                 {
@@ -264,8 +215,8 @@ class Monitoring(pulumi.ComponentResource):
                     "kind": "Secret",
                     "metadata": {
                         "name": secret.secret_name,
-                        "namespace": args.namespace,
-                        "labels": dict(args.labels),
+                        "namespace": settings.namespace,
+                        "labels": dict(settings.labels),
                     },
                     "type": "Opaque",
                     "stringData": {k: pulumi.Output.secret(v) for k, v in secret.values.items()},
@@ -273,22 +224,23 @@ class Monitoring(pulumi.ComponentResource):
                 child,
             )
         ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after))
-        for role, manifest in monitoring_manifests(args).items():
+        for role, manifest in monitoring_manifests(settings).items():
             create_object(f"{name}-{role}", manifest, ordered)
-        metrics_namespace = args.monitoring.prometheus.namespace
-        self.metrics_namespace = pulumi.Output.from_input(metrics_namespace)
-        self.prometheus_url = pulumi.Output.from_input(in_cluster_prometheus_url(metrics_namespace))
+        self.metrics_namespace = pulumi.Output.from_input(settings.prometheus_namespace)
+        self.metrics_pod_labels = pulumi.Output.from_input(dict(settings.prometheus_pod_labels))
+        self.prometheus_url = pulumi.Output.from_input(in_cluster_prometheus_url(settings.prometheus_namespace))
         self.register_outputs(
             {
                 "grafanaAdminPassword": self.grafana_admin_password,
                 "metricsNamespace": self.metrics_namespace,
+                "metricsPodLabels": self.metrics_pod_labels,
                 "prometheusUrl": self.prometheus_url,
             }
         )
 
-    def _install(self, name: str, args: MonitoringArgs, child: pulumi.ResourceOptions) -> list[pulumi.Resource]:
-        namespace = args.monitoring.prometheus.namespace
-        labels = dict(args.labels)
+    def _install(self, name: str, settings: MonitoringSettings, child: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+        namespace = settings.prometheus_namespace
+        labels = dict(settings.labels)
         # The chart's components pass the baseline profile; warn about everything restricted would refuse.
         pss = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"}
         ns = create_object(
@@ -332,11 +284,11 @@ class Monitoring(pulumi.ComponentResource):
             f"{name}-{RELEASE_NAME}",
             HelmChartArgs(
                 chart_name=RELEASE_NAME,
-                chart=args.monitoring.chart.source(),
+                chart=settings.chart,
                 release=RELEASE_NAME,
                 namespace=namespace,
-                values=chart_values(args.monitoring.selector_labels),
-                kube_version=args.kube_version,
+                values=chart_values(settings.selector_labels),
+                kube_version=settings.kube_version,
             ),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[secret])),
         )

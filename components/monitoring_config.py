@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from components.monitoring_args import AlertReceiver, AlertThresholds, ReceiverCredential
 from platform_config.types import (
     DNS_LABEL,
     AlertFor,
@@ -76,6 +77,25 @@ class AlertsConfig(Strict):
     keda_errors_for: AlertFor = "5m"
     """How long KEDA may fail to read a trigger (its fallback replicas apply meanwhile)."""
 
+    def args(self) -> AlertThresholds:
+        """The thresholds as Monitoring takes them."""
+        return {
+            "latency_for": self.latency_for,
+            "queue_time_ms": self.queue_time_ms,
+            "queue_time_for": self.queue_time_for,
+            "failure_ratio": self.failure_ratio,
+            "failure_for": self.failure_for,
+            "gpu_memory_ratio": self.gpu_memory_ratio,
+            "gpu_memory_for": self.gpu_memory_for,
+            "gpu_utilization_low": self.gpu_utilization_low,
+            "gpu_utilization_low_for": self.gpu_utilization_low_for,
+            "backlog_at_max_for": self.backlog_at_max_for,
+            "replicas_unavailable_for": self.replicas_unavailable_for,
+            "model_missing_for": self.model_missing_for,
+            "target_down_for": self.target_down_for,
+            "keda_errors_for": self.keda_errors_for,
+        }
+
 
 class PrometheusPeer(Strict):
     """The Prometheus that scrapes Triton; the NetworkPolicy admits it to the metrics port."""
@@ -111,6 +131,13 @@ class Credential(Strict):
         if (self.value is None) == (self.secret is None):
             raise ValueError("set exactly one of value (a Pulumi secret) and secret (an existing Secret's key)")
         return self
+
+    def args(self) -> ReceiverCredential:
+        """The credential as Monitoring takes it."""
+        if self.secret is not None:
+            return {"secret": {"name": self.secret.name, "key": self.secret.key}}
+        assert self.value is not None, "_exactly_one holds"
+        return {"value": self.value}
 
 
 class SlackReceiver(Strict):
@@ -154,6 +181,17 @@ class Receiver(Strict):
         if not (self.slack or self.pagerduty or self.webhook):
             raise ValueError("a receiver needs at least one of slack, pagerduty, webhook")
         return self
+
+    def args(self) -> AlertReceiver:
+        """The receiver as Monitoring takes it."""
+        out: AlertReceiver = {}
+        if self.slack:
+            out["slack"] = {"webhook_url": self.slack.webhook_url.args(), "channel": self.slack.channel}
+        if self.pagerduty:
+            out["pagerduty"] = {"routing_key": self.pagerduty.routing_key.args()}
+        if self.webhook:
+            out["webhook"] = {"url": self.webhook.url.args()}
+        return out
 
 
 Severity = Literal["critical", "warning", "info"]

@@ -9,30 +9,26 @@ labels because the ServiceMonitor's relabelings put them there.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from components.monitoring_config import Severity
-from platform_config.types import duration_seconds
-
-if TYPE_CHECKING:  # scaling_signal builds on this module's records; monitoring on its rules
-    from components.monitoring import MonitoredDeployment, MonitoringArgs
-
-BY_MODEL = "namespace, deployment, model"
-BY_DEPLOYMENT = "namespace, deployment"
-BY_POD = "namespace, deployment, pod"
-
-REQUESTS_RATE = "namespace_deployment_model:nv_inference_request_success:rate"
-DEPLOYMENT_REQUESTS_RATE = "namespace_deployment:nv_inference_request_success:rate"
-BATCH_SIZE = "namespace_deployment_model:nv_inference_batch_size:avg"
-QUEUE_SECONDS = "namespace_deployment_model:nv_inference_queue_seconds_per_request:avg"
-LATENCY_P95 = "namespace_deployment_model:nv_inference_request_seconds:p95"
-LATENCY_P99 = "namespace_deployment_model:nv_inference_request_seconds:p99"
-PENDING_PER_REPLICA = "namespace_deployment:nv_inference_pending_request_count:avg_per_replica"
-BUSY_RATIO = "namespace_deployment:nv_inference_instance_busy:ratio"
-"""The mean over pods of each pod's busiest model's instance busy ratio (components/scaling_signal.py)."""
-GPU_UTILIZATION_POD = "namespace_deployment_pod:nv_gpu_utilization:avg"
-GPU_UTILIZATION = "namespace_deployment:nv_gpu_utilization:avg"
-GPU_MEMORY_RATIO_POD = "namespace_deployment_pod:nv_gpu_memory_used:ratio"
+from components.monitoring_args import MonitoringSettings, Watched
+from components.recorded_series import (
+    BATCH_SIZE,
+    BY_DEPLOYMENT,
+    BY_MODEL,
+    BY_POD,
+    DEPLOYMENT_REQUESTS_RATE,
+    GPU_MEMORY_RATIO_POD,
+    GPU_UTILIZATION,
+    GPU_UTILIZATION_POD,
+    LATENCY_P95,
+    LATENCY_P99,
+    PENDING_PER_REPLICA,
+    QUEUE_SECONDS,
+    REQUESTS_RATE,
+    rate_window,
+)
+from components.scaling_signal import per_replica_series, signal_record
 
 
 @dataclass(frozen=True)
@@ -42,26 +38,21 @@ class Alert:
     name: str
     expr: str
     duration: str
-    severity: Severity
+    severity: str
+    """One of components/alert_routing.py SEVERITIES."""
     summary: str
     description: str
     labels: tuple[tuple[str, str], ...] = ()
     """Extra labels: the deployment and model a per-deployment rule is about."""
 
 
-def rate_window(scrape_interval: str) -> str:
-    """rate() needs at least four samples to be stable: 1m, or four scrape intervals if longer."""
-    seconds = max(60, int(4 * duration_seconds(scrape_interval)))
-    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
-
-
 def _selector(namespace: str) -> str:
     return f'namespace="{namespace}"'
 
 
-def recording_rules(args: MonitoringArgs) -> list[dict[str, Any]]:
-    sel = _selector(args.namespace)
-    window = rate_window(args.monitoring.scrape_interval)
+def recording_rules(settings: MonitoringSettings) -> list[dict[str, Any]]:
+    sel = _selector(settings.namespace)
+    window = rate_window(settings.scrape_interval)
 
     def rate(metric: str, by: str) -> str:
         return f"sum by ({by}) (rate({metric}{{{sel}}}[{window}]))"
@@ -96,16 +87,19 @@ def recording_rules(args: MonitoringArgs) -> list[dict[str, Any]]:
         ),
     ]
     # The deployments' own scaling-signal rules (busy ratio: its instance counts are per deployment).
-    own = [d.signal.record for _, d in sorted(args.deployments.items()) if d.signal.record is not None]
-    return [{"record": record, "expr": expr} for record, expr in rules] + own
+    own = [
+        signal_record(d.signal.kind, settings.namespace, d.object_name, window, d.signal.instances)
+        for _, d in sorted(settings.deployments.items())
+    ]
+    return [{"record": record, "expr": expr} for record, expr in rules] + [r for r in own if r is not None]
 
 
-def alerts(args: MonitoringArgs) -> list[Alert]:
-    """Every alert, thresholds and `for:` from the monitoring config."""
-    sel, ns = _selector(args.namespace), args.namespace
-    thresholds = args.monitoring.alerts
-    window = rate_window(args.monitoring.scrape_interval)
-    slo_s = args.latency_slo_ms / 1000
+def alerts(settings: MonitoringSettings) -> list[Alert]:
+    """Every alert, thresholds and `for:` from the settings."""
+    sel, ns = _selector(settings.namespace), settings.namespace
+    thresholds = settings.alerts
+    window = rate_window(settings.scrape_interval)
+    slo_s = settings.latency_slo_ms / 1000
     out = [
         Alert(
             "TritonLatencyAboveSLO",
@@ -114,7 +108,7 @@ def alerts(args: MonitoringArgs) -> list[Alert]:
             "critical",
             "p95 latency of {{ $labels.model }} is above the SLO",
             f"p95 latency of {{{{ $labels.model }}}} in {{{{ $labels.deployment }}}} is above the "
-            f"{args.latency_slo_ms} ms SLO.",
+            f"{settings.latency_slo_ms} ms SLO.",
         ),
         Alert(
             "TritonQueueTimeHigh",
@@ -176,7 +170,7 @@ def alerts(args: MonitoringArgs) -> list[Alert]:
             "the warm floor or maxNodes may be oversized.",
         ),
     ]
-    if args.scaling_enabled:
+    if settings.scaling_enabled:
         out.append(
             Alert(
                 "KedaScalerErrors",
@@ -194,27 +188,28 @@ def alerts(args: MonitoringArgs) -> list[Alert]:
                 "fallback replica count instead of following load.",
             )
         )
-    for _, deployment in sorted(args.deployments.items()):
-        out += _per_deployment_alerts(args, deployment)
+    for _, deployment in sorted(settings.deployments.items()):
+        out += _per_deployment_alerts(settings, deployment)
     return out
 
 
-def _per_deployment_alerts(args: MonitoringArgs, deployment: MonitoredDeployment) -> list[Alert]:
-    thresholds = args.monitoring.alerts
-    ns, target, signal = args.namespace, deployment.object_name, deployment.signal
+def _per_deployment_alerts(settings: MonitoringSettings, deployment: Watched) -> list[Alert]:
+    thresholds = settings.alerts
+    ns, target, signal = settings.namespace, deployment.object_name, deployment.signal
+    per_replica = per_replica_series(signal.kind, ns, target)
     max_replicas = deployment.max_replicas
     sel = f'namespace="{ns}", deployment="{target}"'
     out = []
-    if args.scaling_enabled:
+    if settings.scaling_enabled:
         out.append(
             Alert(
                 "TritonQueueBacklogAtMaxReplicas",
-                f"{signal.per_replica} > {signal.target:g}"
+                f"{per_replica} > {signal.target:g}"
                 f" and on (namespace, deployment) kube_deployment_spec_replicas{{{sel}}} >= {max_replicas}",
                 thresholds.backlog_at_max_for,
                 "critical",
                 f"{target} is at its {max_replicas}-replica ceiling and requests still queue",
-                f"The scaling signal ({signal.name}) of {target} is above its target of {signal.target:g} per "
+                f"The scaling signal ({signal.kind}) of {target} is above its target of {signal.target:g} per "
                 f"replica while it already runs replicas.max ({max_replicas}): raise replicas.max and the GPU "
                 "pool, or shed load.",
                 (("deployment", target),),
@@ -253,14 +248,14 @@ def alert_rule(alert: Alert, runbook_base_url: str) -> dict[str, Any]:
     }
 
 
-def rule_groups(args: MonitoringArgs) -> list[dict[str, Any]]:
+def rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
     """The rule file's groups, exactly as the PrometheusRule carries them."""
-    runbooks = args.monitoring.runbook_base_url
+    runbooks = settings.runbook_base_url
     return [
         {
             "name": "triton-platform.recording",
-            "interval": args.monitoring.scrape_interval,
-            "rules": recording_rules(args),
+            "interval": settings.scrape_interval,
+            "rules": recording_rules(settings),
         },
-        {"name": "triton-platform.alerts", "rules": [alert_rule(a, runbooks) for a in alerts(args)]},
+        {"name": "triton-platform.alerts", "rules": [alert_rule(a, runbooks) for a in alerts(settings)]},
     ]

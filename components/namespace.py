@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_config.types import PROJECT
+PROJECT = "triton-platform"
+"""The platform's name: the value of `app.kubernetes.io/part-of` and the prefix of its own label keys on every
+object (the policy pack tells the platform's objects by it), and the stacks' Pulumi project and config namespace."""
+ENVIRONMENT_LABEL = f"{PROJECT}/environment"
+"""The label that names a stack's environment (dev, staging, production) on every object."""
 
 DNS_EGRESS = {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
 """An egress rule for name lookups, to any address: cluster DNS may be a Service or a node-local cache."""
@@ -15,7 +19,7 @@ def platform_labels(environment: str) -> dict[str, str]:
     return {
         "app.kubernetes.io/part-of": PROJECT,
         "app.kubernetes.io/managed-by": "pulumi",
-        f"{PROJECT}/environment": environment,
+        ENVIRONMENT_LABEL: environment,
     }
 
 

@@ -9,15 +9,17 @@ from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
+from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-from components.dashboards import DASHBOARD_TAGS
 from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
 from components.keda_scaling import KedaScaling, KedaScalingArgs, LoadTrigger, ScaleTarget, ScalingBehavior
 from components.kubernetes_objects import create_object
 from components.kubernetes_provider import check_reachable, create_provider, deploys, provider_options, render_dir
-from components.monitoring import MonitoredDeployment, Monitoring, MonitoringArgs
+from components.monitoring import Monitoring
+from components.monitoring_args import DASHBOARD_TAGS, DeploymentSignal, MonitoringArgs
 from components.namespace import namespace_manifests, platform_labels
-from components.scaling_signal import ScalingSignal, scaling_signals
+from components.recorded_series import rate_window
+from components.scaling_signal import BUSY_RATIO_SIGNAL, trigger_query
 from components.triton_manifests import deployment_object_name
 from components.triton_serving import TritonServing, TritonServingArgs
 from model_packaging.render import RenderedRepository
@@ -46,28 +48,91 @@ def protects_model_data(config: PlatformConfig) -> bool:
     return config.environment == "production"
 
 
+# protobuf ModelInstanceGroup.Kind: KIND_AUTO = 0, KIND_GPU = 1, KIND_CPU = 2.
+KIND_CPU = 2
+
+
+def instances_per_pod(model_config: ModelConfig, gpus_per_pod: int) -> int:
+    """Model instances one Triton pod runs: a GPU group's count is per GPU (model_config.proto `count`)."""
+    total = 0
+    for group in model_config.instance_group:
+        count = group.count or 1
+        total += count if group.kind == KIND_CPU or group.gpus else count * gpus_per_pod
+    return total or gpus_per_pod
+
+
+def deployment_instances(config: PlatformConfig, rendered: RenderedRepository) -> dict[str, dict[str, int]]:
+    """Per deployment, the instances per pod of each model it serves, ensembles left out (they run none)."""
+    return {
+        name: {
+            model: instances_per_pod(rendered.models[model].config, deployment.gpus_per_pod)
+            for model in deployment.models
+            if rendered.models[model].config.platform != "ensemble"
+        }
+        for name, deployment in config.serving.deployments.items()
+    }
+
+
+def deployment_signals(config: PlatformConfig, rendered: RenderedRepository) -> dict[str, DeploymentSignal]:
+    """What each deployment scales on (`scaling.signal`), with the instances per pod a busy ratio divides by."""
+    scaling = config.scaling
+    if scaling.signal == BUSY_RATIO_SIGNAL:
+        return {
+            name: {"kind": scaling.signal, "target": scaling.busy_ratio_target, "instances_per_pod": instances}
+            for name, instances in deployment_instances(config, rendered).items()
+        }
+    return {name: {"kind": scaling.signal, "target": scaling.queue_depth_target} for name in config.serving.deployments}
+
+
+def load_trigger(config: PlatformConfig, key: str, signal: DeploymentSignal) -> LoadTrigger:
+    """KEDA's trigger for a deployment: the query the same builder writes as Monitoring's recording rule reads."""
+    query = trigger_query(
+        signal["kind"],
+        config.kubernetes.namespace,
+        deployment_object_name(key),
+        rate_window(config.monitoring.scrape_interval),
+        signal.get("instances_per_pod", {}),
+    )
+    # A busy ratio has no activation step of its own; `activationQueueDepth` is the pending count's.
+    activation = 0 if signal["kind"] == BUSY_RATIO_SIGNAL else config.scaling.activation_queue_depth
+    return LoadTrigger(signal["kind"], query, signal["target"], activation)
+
+
 def monitoring_args(
-    config: PlatformConfig, signals: Mapping[str, ScalingSignal], kube_version: str | None = None
+    config: PlatformConfig, signals: Mapping[str, DeploymentSignal], kube_version: str | None = None
 ) -> MonitoringArgs:
     """The stack's monitoring; `stackctl rules` writes the same, so the files it checks are the rules deployed."""
-    return MonitoringArgs(
-        namespace=config.kubernetes.namespace,
-        latency_slo_ms=config.serving.p95_latency_slo_ms,
-        deployments={
-            key: MonitoredDeployment(
-                object_name=deployment_object_name(key),
-                max_replicas=deployment.replicas.max,
-                models=tuple(deployment.models),
-                signal=signals[key],
-            )
+    monitoring = config.monitoring
+    args: MonitoringArgs = {
+        "namespace": config.kubernetes.namespace,
+        "latency_slo_ms": config.serving.p95_latency_slo_ms,
+        "deployments": {
+            key: {
+                "object_name": deployment_object_name(key),
+                "max_replicas": deployment.replicas.max,
+                "models": list(deployment.models),
+                "signal": signals[key],
+            }
             for key, deployment in config.serving.deployments.items()
         },
-        monitoring=config.monitoring,
-        labels=platform_labels(config.environment),
-        scaling_enabled=config.scaling.enabled,
-        dashboard_tags=(*DASHBOARD_TAGS, config.environment),
-        kube_version=kube_version,
-    )
+        "mode": monitoring.mode,
+        "chart": monitoring.chart.source(),
+        "prometheus_namespace": monitoring.prometheus.namespace,
+        "prometheus_pod_labels": monitoring.prometheus.pod_labels,
+        "selector_labels": monitoring.selector_labels,
+        "receivers": {name: receiver.args() for name, receiver in monitoring.receivers.items()},
+        "routes": {severity: receiver for severity, receiver in monitoring.routes.items()},
+        "runbook_base_url": monitoring.runbook_base_url,
+        "grafana_folder": monitoring.grafana_folder,
+        "scrape_interval": monitoring.scrape_interval,
+        "alerts": monitoring.alerts.args(),
+        "labels": platform_labels(config.environment),
+        "scaling_enabled": config.scaling.enabled,
+        "dashboard_tags": [*DASHBOARD_TAGS, config.environment],
+    }
+    if kube_version is not None:
+        args["kube_version"] = kube_version
+    return args
 
 
 def gpu_pool_args(config: PlatformConfig, monitoring: Monitoring) -> GpuNodePoolArgs:
@@ -102,7 +167,7 @@ def serving_args(
 
 def scaling_args(
     config: PlatformConfig,
-    signals: Mapping[str, ScalingSignal],
+    signals: Mapping[str, DeploymentSignal],
     serving: TritonServing,
     monitoring: Monitoring,
     kube_version: str | None,
@@ -114,7 +179,7 @@ def scaling_args(
                 serving.deployments[key],
                 deployment.replicas.min,
                 deployment.replicas.max,
-                LoadTrigger(signals[key].name, signals[key].query, signals[key].target, signals[key].activation),
+                load_trigger(config, key, signals[key]),
             )
             for key, deployment in config.serving.deployments.items()
         },
@@ -171,7 +236,7 @@ class TritonPlatform(pulumi.ComponentResource):
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
         create_object(f"{name}-default-deny", objects["default-deny"], in_namespace)
         create_object(f"{name}-default-deny-egress", objects["default-deny-egress"], in_namespace)
-        signals = scaling_signals(config, args.rendered)
+        signals = deployment_signals(config, args.rendered)
         # First: in install mode it brings the Prometheus Operator's CRDs, which the GPU pool's and
         # KEDA's ServiceMonitors need in the same `pulumi up`.
         self.monitoring = Monitoring(

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 
-from policy.rules import EXCEPTIONS_ANNOTATION
+EXCEPTIONS_ANNOTATION = "policy.triton-platform.io/exceptions"
+"""Objects that must break a rule carry the reason in this annotation: `{"<policy>": "<why>"}` in JSON. The policy
+pack reads the same key (policy/rules.py keeps its own copy: its virtualenv lacks the components' dependencies)."""
 
 
 def exception_annotations(reasons: dict[str, str]) -> dict[str, str]:

@@ -12,67 +12,29 @@ by the model's instances per pod and taken for the busiest model of each pod, it
 instances never idle: unlike the pending count, it does not rise with the batcher's own waiting
 (bench/scaling_signals.py measures both). `queue-depth` is the pending-request gauge, kept for stacks
 tuned on it.
+
+The builders take what a deployment scales on, plain: Monitoring derives its recording rule, dashboard panel
+and at-ceiling alert from them, and the stack's program KEDA's trigger query.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from tritonclient.grpc.model_config_pb2 import ModelConfig
+from components.recorded_series import BUSY_RATIO, BY_DEPLOYMENT, PENDING_PER_REPLICA
 
-from components.monitoring_rules import BUSY_RATIO, BY_DEPLOYMENT, PENDING_PER_REPLICA, rate_window
-from components.triton_manifests import deployment_object_name
-from model_packaging.render import RenderedRepository
-from platform_config.loader import StackConfig
-from platform_config.schema import PlatformConfig
-
+BUSY_RATIO_SIGNAL = "busy-ratio"
+QUEUE_DEPTH_SIGNAL = "queue-depth"
+SIGNAL_KINDS = (BUSY_RATIO_SIGNAL, QUEUE_DEPTH_SIGNAL)
+"""What a deployment may scale on."""
 COMPUTE_PHASES = ("input", "infer", "output")
 """What an instance does with a batch, each a Triton counter of its own."""
-# protobuf ModelInstanceGroup.Kind: KIND_AUTO = 0, KIND_GPU = 1, KIND_CPU = 2.
-KIND_CPU = 2
 
 
-@dataclass(frozen=True)
-class ScalingSignal:
-    """One deployment's load trigger."""
-
-    name: str
-    """`busy-ratio` or `queue-depth` (`scaling.signal`)."""
-    query: str
-    """What KEDA asks Prometheus: the deployment's total, which an AverageValue target divides by replicas."""
-    per_replica: str
-    """The recorded per-replica value, for dashboards and alerts."""
-    record: dict[str, Any] | None
-    """The recording rule behind `per_replica`, when it is the deployment's own."""
-    target: float
-    """Per replica: busy ratio or pending requests."""
-    models: tuple[str, ...]
-    """The models the query reads (ensembles run no instances of their own)."""
-    activation: float
-    """KEDA's `activationThreshold`: its 0 <-> 1 step, inert while replicas.min >= 1."""
-
-
-def instances_per_pod(model_config: ModelConfig, gpus_per_pod: int) -> int:
-    """Model instances one Triton pod runs: a GPU group's count is per GPU (model_config.proto `count`)."""
-    total = 0
-    for group in model_config.instance_group:
-        count = group.count or 1
-        total += count if group.kind == KIND_CPU or group.gpus else count * gpus_per_pod
-    return total or gpus_per_pod
-
-
-def deployment_instances(config: PlatformConfig, rendered: RenderedRepository) -> dict[str, dict[str, int]]:
-    """Per deployment, the instances per pod of each model it serves, ensembles left out (they run none)."""
-    return {
-        name: {
-            model: instances_per_pod(rendered.models[model].config, deployment.gpus_per_pod)
-            for model in deployment.models
-            if rendered.models[model].config.platform != "ensemble"
-        }
-        for name, deployment in config.serving.deployments.items()
-    }
+def deployment_selector(namespace: str, object_name: str) -> str:
+    """The label matchers of one Deployment's series."""
+    return f'namespace="{namespace}", deployment="{object_name}"'
 
 
 def busy_ratio_expr(selector: str, window: str, instances: Mapping[str, int]) -> str:
@@ -94,45 +56,33 @@ def busy_ratio_expr(selector: str, window: str, instances: Mapping[str, int]) ->
     return "max by (namespace, deployment, pod) (" + " or ".join(terms) + ")"
 
 
-def scaling_signals(config: PlatformConfig, rendered: RenderedRepository) -> dict[str, ScalingSignal]:
-    """Each deployment's signal, from the stack's config and its rendered model configs."""
-    scaling = config.scaling
-    window = rate_window(config.monitoring.scrape_interval)
-    instances = deployment_instances(config, rendered)
-    out = {}
-    for name in sorted(config.serving.deployments):
-        selector = f'namespace="{config.kubernetes.namespace}", deployment="{deployment_object_name(name)}"'
-        if scaling.signal == "busy-ratio":
-            per_pod = busy_ratio_expr(selector, window, instances[name])
-            out[name] = ScalingSignal(
-                name="busy-ratio",
-                query=f"sum({per_pod})",
-                per_replica=f"{BUSY_RATIO}{{{selector}}}",
-                # One rule per deployment under one name: the static label tells them apart (promtool's lint).
-                record={
-                    "record": BUSY_RATIO,
-                    "expr": f"avg by ({BY_DEPLOYMENT}) ({per_pod})",
-                    "labels": {"deployment": deployment_object_name(name)},
-                },
-                target=scaling.busy_ratio_target,
-                models=tuple(sorted(instances[name])),
-                activation=0,
-            )
-        else:
-            # monitoring_rules records pending requests per replica for every deployment.
-            out[name] = ScalingSignal(
-                name="queue-depth",
-                query=f"sum(nv_inference_pending_request_count{{{selector}}})",
-                per_replica=f"{PENDING_PER_REPLICA}{{{selector}}}",
-                record=None,
-                target=scaling.queue_depth_target,
-                models=tuple(sorted(config.serving.deployments[name].models)),
-                activation=scaling.activation_queue_depth,
-            )
-    return out
+def trigger_query(kind: str, namespace: str, object_name: str, window: str, instances: Mapping[str, int]) -> str:
+    """What KEDA asks Prometheus: the deployment's total, which an AverageValue target divides by replicas.
+
+    `instances`: for `busy-ratio`, the instances per pod of each model it reads (ensembles run none)."""
+    selector = deployment_selector(namespace, object_name)
+    if kind == BUSY_RATIO_SIGNAL:
+        return f"sum({busy_ratio_expr(selector, window, instances)})"
+    return f"sum(nv_inference_pending_request_count{{{selector}}})"
 
 
-def stack_signals(stack: StackConfig) -> dict[str, ScalingSignal]:
-    """`scaling_signals` of a validated stack, from the model configs its validation rendered."""
-    assert stack.rendered is not None, "a stack whose models are left to ESC has no rendered configs"
-    return scaling_signals(stack.config, stack.rendered)
+def per_replica_series(kind: str, namespace: str, object_name: str) -> str:
+    """The recorded per-replica value, for dashboards and alerts."""
+    record = BUSY_RATIO if kind == BUSY_RATIO_SIGNAL else PENDING_PER_REPLICA
+    return f"{record}{{{deployment_selector(namespace, object_name)}}}"
+
+
+def signal_record(
+    kind: str, namespace: str, object_name: str, window: str, instances: Mapping[str, int]
+) -> dict[str, Any] | None:
+    """The recording rule behind `per_replica_series` when it is the deployment's own: a busy ratio's
+    instance counts are per deployment, while pending requests are recorded for every deployment at once."""
+    if kind != BUSY_RATIO_SIGNAL:
+        return None
+    per_pod = busy_ratio_expr(deployment_selector(namespace, object_name), window, instances)
+    # One rule per deployment under one name: the static label tells them apart (promtool's lint).
+    return {
+        "record": BUSY_RATIO,
+        "expr": f"avg by ({BY_DEPLOYMENT}) ({per_pod})",
+        "labels": {"deployment": object_name},
+    }

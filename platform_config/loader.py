@@ -25,6 +25,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
 from components.kubernetes_provider_config import KubernetesConfig
+from components.namespace import PROJECT
 from model_packaging.render import RenderedRepository, render_repository
 from model_packaging.source import DEFAULT_MODEL_REPO, ModelRepository, read_repository
 from platform_config import url_credentials, yaml12
@@ -33,7 +34,7 @@ from platform_config.errors import EXCERPT_CHARS, ConfigError, ConfigIssue, exce
 from platform_config.paths import PROJECT_ROOT, display_path
 from platform_config.reference import type_text
 from platform_config.schema import SECTION_KEYS, PlatformConfig, section_key
-from platform_config.types import PATTERN_NAMES, PROJECT, KeyProblemError, stack_name_problem
+from platform_config.types import PATTERN_NAMES, KeyProblemError, stack_name_problem
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 DISABLE_DEFAULT_PROVIDERS = "pulumi:disable-default-providers"

@@ -20,9 +20,10 @@ from components.gpu_node_pool_config import GpuPoolConfig
 from components.keda_scaling_config import ScalingConfig
 from components.kubernetes_provider_config import KubernetesConfig
 from components.monitoring_config import MonitoringConfig
+from components.namespace import PROJECT
 from components.policy_exceptions_config import PolicyException
 from components.triton_serving_config import ModelSettings, ServingConfig
-from platform_config.types import MODEL_NAME, PROJECT, ImageDigest, ImageTag, Strict
+from platform_config.types import MODEL_NAME, ImageDigest, ImageTag, Strict
 
 Environment = Literal["dev", "staging", "production"]
 

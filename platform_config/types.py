@@ -16,15 +16,11 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from components.durations import PROM_DURATION, duration_seconds
 from components.helm_chart import ChartSource
 from platform_config.errors import excerpt
 from platform_config.paths import PROJECT_ROOT
 
-PROJECT = "triton-platform"
-
-# A Prometheus duration such as 30s, 5m or 1h30m: units largest first, each at most once
-# (https://github.com/prometheus/common/blob/main/model/time.go, ParseDuration).
-PROM_DURATION = r"^(?:[0-9]+y)?(?:[0-9]+w)?(?:[0-9]+d)?(?:[0-9]+h)?(?:[0-9]+m)?(?:[0-9]+s)?(?:[0-9]+ms)?$"
 # The subset of Go's time.ParseDuration that Karpenter and the cluster-autoscaler are given.
 GO_DURATION = r"^([0-9]+(s|m|h))+$"
 GO_DURATION_OR_NEVER = r"^(([0-9]+(s|m|h))+|Never)$"
@@ -154,13 +150,6 @@ Image = Annotated[str, Field(pattern=IMAGE_REFERENCE), AfterValidator(_pinned_im
 ImageTag = Annotated[str, AfterValidator(_tagged_image)]
 """An image by its tag, as `imageDigests` keys name them."""
 ImageDigest = Annotated[str, Field(pattern=SHA256_DIGEST)]
-
-_DURATION_UNITS = {"y": 365 * 86400, "w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1, "ms": 0.001}
-
-
-def duration_seconds(duration: str) -> float:
-    """Seconds in a duration that matched PROM_DURATION or GO_DURATION, e.g. 1h30m."""
-    return sum(int(n) * _DURATION_UNITS[unit] for n, unit in re.findall(r"([0-9]+)(ms|[ywdhms])", duration))
 
 
 def within(low: str, high: str, what: str) -> Any:

@@ -17,8 +17,8 @@ from pulumi.runtime.settings import ROOT
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from components.namespace import PROJECT
 from platform_config.paths import PROJECT_ROOT
-from platform_config.types import PROJECT
 
 PROGRAM = PROJECT_ROOT / "__main__.py"
 REDACTED = "[generated secret]"

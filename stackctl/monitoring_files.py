@@ -9,9 +9,9 @@ import yaml
 
 from components.alert_routing import alertmanager_yaml
 from components.dashboards import dashboard
+from components.monitoring_args import MonitoringSettings, monitoring_settings
 from components.monitoring_rules import rule_groups
-from components.platform import monitoring_args
-from components.scaling_signal import stack_signals
+from components.platform import deployment_signals, monitoring_args
 from platform_config.loader import StackConfig
 from stackctl.out_folder import claim
 
@@ -20,17 +20,25 @@ ALERTMANAGER_FILE = "alertmanager.yml"
 DASHBOARDS_DIR = "dashboards"
 
 
+def stack_monitoring(stack: StackConfig) -> MonitoringSettings:
+    """What the stack's Monitoring component builds from, as it checks its Args."""
+    assert stack.rendered is not None, "a stack whose models are left to ESC has no rendered configs"
+    args = monitoring_args(stack.config, deployment_signals(stack.config, stack.rendered))
+    return monitoring_settings(f"{stack.stack}-monitoring", args)
+
+
 def write_monitoring_files(stack: StackConfig, out: Path) -> list[Path]:
     """rules.yaml (the PrometheusRule's groups, for promtool), alertmanager.yml (credentials redacted, for amtool)
     and dashboards/<deployment>.json; returns the paths written.
 
     Only into a new or empty folder, or one an earlier `stackctl rules` wrote (stackctl/out_folder.py)."""
-    args = monitoring_args(stack.config, stack_signals(stack))
+    settings = stack_monitoring(stack)
+    routing = alertmanager_yaml(settings.receivers, settings.routes, settings.namespace)
     files = {
-        RULES_FILE: yaml.safe_dump({"groups": rule_groups(args)}, sort_keys=False).encode(),
-        ALERTMANAGER_FILE: yaml.safe_dump(alertmanager_yaml(args.monitoring, args.namespace), sort_keys=False).encode(),
+        RULES_FILE: yaml.safe_dump({"groups": rule_groups(settings)}, sort_keys=False).encode(),
+        ALERTMANAGER_FILE: yaml.safe_dump(routing, sort_keys=False).encode(),
     }
-    for _, deployment in sorted(args.deployments.items()):
-        text = json.dumps(dashboard(args, deployment), indent=2, sort_keys=True) + "\n"
+    for _, deployment in sorted(settings.deployments.items()):
+        text = json.dumps(dashboard(settings, deployment), indent=2, sort_keys=True) + "\n"
         files[f"{DASHBOARDS_DIR}/{deployment.object_name}.json"] = text.encode()
     return claim(out, "rules").replace(files)

@@ -144,13 +144,13 @@ def test_load_scales_out_and_back_in_and_fallback_holds_without_metrics(loop: Lo
     loader = threading.Thread(target=keep_loading, daemon=True)
     started = time.monotonic()
     loader.start()
-    signal = loop.served.signals[DEPLOYMENT]
+    signal_query = loop.served.queries[DEPLOYMENT]
     over: list[float] = []
 
     def decided() -> bool:
         """Also notes when Prometheus first shows the signal over its target (1.1x: the HPA's tolerance)."""
         if not over:
-            sample = query(loop.served.prometheus_url, signal.query)
+            sample = query(loop.served.prometheus_url, signal_query)
             if sample and float(sample[0]["value"][1]) > 1.1 * BUSY_TARGET * REPLICAS.min:
                 over.append(time.monotonic())
         return desired(cluster) > REPLICAS.min

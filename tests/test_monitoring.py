@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -13,18 +14,21 @@ import promql_parser
 import pytest
 import yaml
 
-from components.alert_routing import alertmanager_yaml, receiver_secrets
+from components.alert_routing import Receiver, alertmanager_yaml, receiver_secrets
 from components.dashboards import dashboard, panel_queries
+from components.durations import duration_seconds
 from components.keda_scaling import gpu_memory_query
-from components.monitoring import MonitoringArgs
+from components.monitoring_args import MonitoringArgs, MonitoringSettings, monitoring_settings
+from components.monitoring_config import MonitoringConfig
 from components.monitoring_rules import alerts, rule_groups
-from components.platform import monitoring_args
-from components.scaling_signal import stack_signals
+from components.recorded_series import rate_window
+from components.scaling_signal import trigger_query
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, load_stack_file, parse_config
 from platform_config.paths import PROJECT_ROOT
-from platform_config.types import duration_seconds
+from platform_config.schema import PlatformConfig
 from stackctl.cli import main
+from stackctl.monitoring_files import stack_monitoring
 from stackctl.synth import SynthResult
 from tests.components.test_monitoring import ALERT_NAMES
 from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack
@@ -33,9 +37,14 @@ from tests.invented_names import INVENTED_METRIC
 INSTALL_HINT = "run `make tools` (apt-get install prometheus prometheus-alertmanager)"
 
 
-def stack_monitoring(stack: StackConfig) -> MonitoringArgs:
-    """What the stack's program hands its Monitoring component."""
-    return monitoring_args(stack.config, stack_signals(stack))
+def stack_receivers(config: PlatformConfig) -> dict[str, Receiver]:
+    """The stack's receivers as its Monitoring component checks them."""
+    args: MonitoringArgs = {
+        "namespace": "ml",
+        "latency_slo_ms": 1,
+        "receivers": {k: r.args() for k, r in config.monitoring.receivers.items()},
+    }
+    return dict(monitoring_settings("test", args).receivers)
 
 
 def tool(name: str) -> str:
@@ -94,17 +103,38 @@ def test_every_alert_is_documented_and_routed_by_severity(synth: SynthResult) ->
             assert anchor in headings, f"docs/runbooks.md has no section for {rule['alert']}"
 
 
+def test_the_components_defaults_are_the_stack_schemas() -> None:
+    """A stack that sets nothing under `monitoring` gets what a Monitoring user who sets nothing gets."""
+    component = monitoring_settings("mon", {"namespace": "ml", "latency_slo_ms": 250})
+    schema = MonitoringConfig()
+    chart = schema.chart.source()
+    assert component.chart == {"version": chart["version"], "repository": chart.get("repository")}
+    assert (component.mode, component.prometheus_namespace, component.prometheus_pod_labels) == (
+        schema.mode,
+        schema.prometheus.namespace,
+        schema.prometheus.pod_labels,
+    )
+    assert (component.selector_labels, component.runbook_base_url, component.grafana_folder) == (
+        schema.selector_labels,
+        schema.runbook_base_url,
+        schema.grafana_folder,
+    )
+    assert component.scrape_interval == schema.scrape_interval
+    assert (dict(component.receivers), dict(component.routes)) == ({}, {}) == (schema.receivers, schema.routes)
+    assert dataclasses.asdict(component.alerts) == schema.alerts.model_dump()
+
+
 def test_routes_send_each_severity_to_its_receiver() -> None:
-    production = synth_stack("production").stack.config
-    routing = alertmanager_yaml(production.monitoring, production.kubernetes.namespace)
+    production = stack_monitoring(synth_stack("production").stack)
+    routing = alertmanager_yaml(production.receivers, production.routes, production.namespace)
     routes = {r["matchers"][0]: r["receiver"] for r in routing["route"]["routes"]}
     assert routes == {
         'severity="critical"': "oncall",
         'severity="info"': "team-chat",
         'severity="warning"': "team-chat",
     }
-    dev = synth_stack("dev").stack.config
-    assert alertmanager_yaml(dev.monitoring, dev.kubernetes.namespace)["route"]["routes"] == []
+    dev = stack_monitoring(synth_stack("dev").stack)
+    assert alertmanager_yaml(dev.receivers, dev.routes, dev.namespace)["route"]["routes"] == []
     [config] = [m for m in synth_stack("production").manifests() if m["kind"] == "AlertmanagerConfig"]
     oncall = next(r for r in config["spec"]["receivers"] if r["name"] == "oncall")
     assert oncall["pagerdutyConfigs"][0]["routingKey"] == {"key": "routing-key", "name": "alertmanager-pagerduty"}
@@ -142,8 +172,11 @@ def metric_names(expr: str) -> set[str]:
 def all_expressions(stack: StackConfig) -> list[str]:
     args = stack_monitoring(stack)
     exprs = [rule["expr"] for group in rule_groups(args) for rule in group["rules"]]
+    window = rate_window(args.scrape_interval)
     for deployment in args.deployments.values():
-        exprs += [deployment.signal.query, gpu_memory_query(args.namespace, deployment.object_name)]
+        signal = deployment.signal
+        query = trigger_query(signal.kind, args.namespace, deployment.object_name, window, signal.instances)
+        exprs += [query, gpu_memory_query(args.namespace, deployment.object_name)]
         exprs += [expr for _, _, targets in panel_queries(args, deployment) for expr, _ in targets]
         query = dashboard(args, deployment)["templating"]["list"][1]["query"]
         exprs.append(re.fullmatch(r"label_values\((.*), model\)", query).group(1))  # type: ignore[union-attr]
@@ -221,7 +254,7 @@ def _selector(name: str, labels: dict[str, str]) -> str:
     return name + "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
 
 
-def scenarios(args: MonitoringArgs) -> list[Scenario]:
+def scenarios(args: MonitoringSettings) -> list[Scenario]:
     ns = args.namespace
     deployment = args.deployments[sorted(args.deployments)[0]]
     dep = deployment.object_name
@@ -229,7 +262,7 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
     pod = f"{dep}-5d8f7c9b6-abcde"
     triton = {"namespace": ns, "deployment": dep, "model": model, "version": "1", "pod": pod, "service": dep}
     by_model = {"namespace": ns, "deployment": dep, "model": model}
-    a = args.monitoring.alerts
+    a = args.alerts
     slo_us = args.latency_slo_ms * 1000
     out = [
         Scenario(
@@ -329,10 +362,10 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
     if args.scaling_enabled:
         max_replicas = deployment.max_replicas
         signal = deployment.signal
-        if signal.name == "busy-ratio":
+        if signal.kind == "busy-ratio":
             # Instances busy all along: a batch of 10 each second, each request charged 100 s of compute
             # (Triton charges the batch's time to each of its requests), far above any instance count.
-            busy = {**triton, "model": signal.models[0]}
+            busy = {**triton, "model": sorted(signal.instances)[0]}
             overload = [
                 (_selector("nv_inference_count", busy), "+600", "+600"),
                 (_selector("nv_inference_exec_count", busy), "+60", "+60"),
@@ -403,7 +436,7 @@ def _annotations(rule: dict[str, Any], labels: dict[str, str]) -> dict[str, str]
     return {k: fill(v) for k, v in rule["annotations"].items()}
 
 
-def promtool_tests(args: MonitoringArgs) -> list[dict[str, Any]]:
+def promtool_tests(args: MonitoringSettings) -> list[dict[str, Any]]:
     groups = rule_groups(args)
     rules = {r["alert"]: r for g in groups for r in g["rules"] if "alert" in r}
     out = []
@@ -505,7 +538,9 @@ def test_plain_text_credentials_are_rejected_even_beside_secret_ones(tmp_path: P
     )
     path.write_text(text.replace("{value: https://hooks.example.com/plain-text-token}", "{value: {secure: v1:AAAAx}}"))
     config = load_stack_file(path).config
-    assert [s.values for s in receiver_secrets(config.monitoring)] == [{"webhook-url": "[secret]", "url": "[secret]"}]
+    assert [s.values for s in receiver_secrets(stack_receivers(config))] == [
+        {"webhook-url": "[secret]", "url": "[secret]"}
+    ]
 
 
 def test_one_secret_per_receiver_holds_all_its_credentials() -> None:
@@ -514,5 +549,5 @@ def test_one_secret_per_receiver_holds_all_its_credentials() -> None:
     setting("triton-platform:monitoring", "receivers", value={"both": receiver})(values)
     setting("triton-platform:monitoring", "routes", value={"critical": "both"})(values)
     config = parse_config(encode(values), "x", secret_keys={"triton-platform:monitoring"})
-    [secret] = receiver_secrets(config.monitoring)
+    [secret] = receiver_secrets(stack_receivers(config))
     assert (secret.secret_name, secret.values) == ("alertmanager-both", {"webhook-url": "s", "routing-key": "p"})

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 import pytest
 
 from components.keda_scaling import gpu_memory_query
-from components.monitoring_rules import GPU_MEMORY_RATIO_POD, GPU_UTILIZATION, GPU_UTILIZATION_POD, rule_groups
-from components.platform import monitoring_args
+from components.monitoring_rules import rule_groups
+from components.recorded_series import GPU_MEMORY_RATIO_POD, GPU_UTILIZATION, GPU_UTILIZATION_POD
 from components.triton_manifests import deployment_object_name
 from platform_config.loader import load_stack
 from tests.triton_prometheus import Served, load, query, serve_with_prometheus
@@ -40,7 +40,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 def test_every_recording_rule_returns_a_number(stack: Served) -> None:
     load(stack.triton, 12)
-    groups = rule_groups(monitoring_args(stack.config, stack.signals))
+    groups = rule_groups(stack.monitoring)
     records = [r["record"] for g in groups for r in g["rules"] if "record" in r]
     deadline = time.monotonic() + 30
     missing = records
@@ -68,8 +68,8 @@ def test_every_keda_query_returns_exactly_one_series_and_sees_the_load(stack: Se
 
     Under load the busy ratio of a CPU server's instances rises above zero and, a ratio, stays at most 1
     (with some slack: compute and execution counters are scraped at slightly different moments)."""
-    signal = stack.signals[DEPLOYMENT]
-    assert signal.name == "busy-ratio"
+    assert stack.monitoring.deployments[DEPLOYMENT].signal.kind == "busy-ratio"
+    signal_query = stack.queries[DEPLOYMENT]
     gpu_query = gpu_memory_query(stack.config.kubernetes.namespace, deployment_object_name(DEPLOYMENT))
     assert query(stack.prometheus_url, gpu_query) == []
     seen = 0.0
@@ -78,13 +78,13 @@ def test_every_keda_query_returns_exactly_one_series_and_sees_the_load(stack: Se
     try:
         deadline = time.monotonic() + 25
         while time.monotonic() < deadline and seen <= 0:
-            [sample] = query(stack.prometheus_url, signal.query)
+            [sample] = query(stack.prometheus_url, signal_query)
             seen = max(seen, float(sample["value"][1]))
             time.sleep(0.5)
     finally:
         loader.join()
     assert 0 < seen <= 1.2, f"the busy-ratio query read {seen} under load on the one replica"
-    [sample] = query(stack.prometheus_url, signal.query)
+    [sample] = query(stack.prometheus_url, signal_query)
     assert sample["metric"] == {}, "an aggregated query: no labels, one series"
 
 
@@ -99,5 +99,5 @@ def test_the_alerts_evaluate_without_errors(stack: Served) -> None:
     with urllib.request.urlopen(f"{stack.prometheus_url}/api/v1/rules", timeout=10) as response:
         groups = json.load(response)["data"]["groups"]
     rules = [rule for group in groups for rule in group["rules"]]
-    assert len(rules) == sum(len(g["rules"]) for g in rule_groups(monitoring_args(stack.config, stack.signals)))
+    assert len(rules) == sum(len(g["rules"]) for g in rule_groups(stack.monitoring))
     assert [r["name"] for r in rules if r.get("health") != "ok"] == []

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from components.durations import PROM_DURATION
 from platform_config.errors import excerpt
 from platform_config.paths import PROJECT_ROOT
 from platform_config.types import (
@@ -16,7 +17,6 @@ from platform_config.types import (
     KIND,
     LABEL_KEY,
     PATTERN_NAMES,
-    PROM_DURATION,
     object_name_problem,
     stack_name_problem,
 )

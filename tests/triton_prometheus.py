@@ -24,9 +24,9 @@ import numpy as np
 import tritonclient.grpc as triton_grpc
 import yaml
 
+from components.monitoring_args import MonitoringSettings, monitoring_settings
 from components.monitoring_rules import rule_groups
-from components.platform import monitoring_args
-from components.scaling_signal import ScalingSignal, scaling_signals
+from components.platform import deployment_signals, load_trigger, monitoring_args
 from components.triton_manifests import deployment_object_name, tritonserver_args
 from model_packaging.publish import write_model_repository
 from model_packaging.render import render_repository
@@ -39,8 +39,10 @@ from tests.test_monitoring import INSTALL_HINT
 @dataclass
 class Served:
     config: PlatformConfig
-    signals: dict[str, ScalingSignal]
-    """Each deployment's scaling signal, as the stack's ScaledObjects and rules carry it."""
+    monitoring: MonitoringSettings
+    """What the stack's Monitoring builds its rules from."""
+    queries: dict[str, str]
+    """Each deployment's load query, as the stack's ScaledObjects carry it."""
     prometheus_url: str
     triton: TritonServer
     prometheus: subprocess.Popen[bytes]
@@ -113,12 +115,14 @@ def serve_with_prometheus(
     models = config.serving.deployments[deployment].models
     repo = work / "repo"
     rendered = render_repository(stack, config.serving, config.models, read_repository(DEFAULT_MODEL_REPO))
-    signals = scaling_signals(config, rendered)
+    signals = deployment_signals(config, rendered)
     write_model_repository(rendered, repo, models)
     ports = free_ports()
     args = tritonserver_args(stack, config.serving, models, model_repository=str(repo), ports=ports, admin_key="k")
     target = deployment_object_name(deployment)
-    groups = rule_groups(monitoring_args(config, signals))
+    monitoring = monitoring_settings(stack, monitoring_args(config, signals))
+    queries = {key: load_trigger(config, key, signal).query for key, signal in signals.items()}
+    groups = rule_groups(monitoring)
     for group in groups:
         group["interval"] = rule_interval
     (work / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
@@ -157,7 +161,7 @@ def serve_with_prometheus(
         try:
             base = f"http://127.0.0.1:{web}"
             wait_http(f"{base}/-/ready", 30)
-            yield Served(config, signals, base, triton, process)
+            yield Served(config, monitoring, queries, base, triton, process)
         finally:
             if process.poll() is None:
                 process.terminate()

@@ -6,16 +6,26 @@ user of the component would, and what the component registered is compared with 
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pytest
+from pulumi.provider.experimental.analyzer import Analyzer
 
-from components.monitoring import MonitoredDeployment, Monitoring, MonitoringArgs
-from components.monitoring_config import MonitoringConfig
-from components.monitoring_rules import alerts
-from components.scaling_signal import ScalingSignal
+from components.arg_problems import ArgsError
+from components.dashboards import panel_queries
+from components.monitoring import Monitoring
+from components.monitoring_args import (
+    AlertThresholds,
+    MonitoredDeployment,
+    MonitoringArgs,
+    Thresholds,
+    monitoring_settings,
+)
+from components.monitoring_rules import alerts, rule_groups
 from tests.components.mocks import HELM_TEMPLATE, RecordingMocks, install, pulumi_test
 
 MONITORING = "triton-platform:monitoring:Monitoring"
@@ -27,17 +37,13 @@ SECRET = "kubernetes:core/v1:Secret"
 
 SELECTOR = 'namespace="ml", deployment="my-model"'
 PER_REPLICA = f"namespace_deployment:nv_inference_pending_request_count:avg_per_replica{{{SELECTOR}}}"
-SIGNAL = ScalingSignal(
-    name="queue-depth",
-    query=f"sum(nv_inference_pending_request_count{{{SELECTOR}}})",
-    per_replica=PER_REPLICA,
-    record=None,
-    target=5,
-    models=("resnet",),
-    activation=1,
-)
-"""A hand-written signal: pending requests, five per replica."""
-MY_MODEL = MonitoredDeployment(object_name="my-model", max_replicas=3, models=("resnet",), signal=SIGNAL)
+MY_MODEL: MonitoredDeployment = {
+    "object_name": "my-model",
+    "max_replicas": 3,
+    "models": ["resnet"],
+    "signal": {"kind": "queue-depth", "target": 5},
+}
+"""It scales on pending requests, five per replica."""
 RUNBOOKS = "https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md"
 """The schema's default `runbookBaseUrl`."""
 ALERT_NAMES = [
@@ -52,31 +58,23 @@ ALERT_NAMES = [
 """The namespace-wide alerts, in the order the rule group lists them."""
 
 
-def settings(mode: str) -> MonitoringConfig:
-    """Prometheus in `observability`, selecting on `release: prom`, scraping every 30 s; criticals page."""
-    return MonitoringConfig.model_validate(
-        {
-            "mode": mode,
-            "prometheus": {"namespace": "observability"},
-            "selectorLabels": {"release": "prom"},
-            "scrapeInterval": "30s",
-            "grafanaFolder": "ML",
-            "receivers": {"oncall": {"pagerduty": {"routingKey": {"value": "pd-key"}}}},
-            "routes": {"critical": "oncall"},
-        }
-    )
-
-
 def my_args(mode: str = "existing", *, scaling_enabled: bool = True) -> MonitoringArgs:
-    return MonitoringArgs(
-        namespace="ml",
-        latency_slo_ms=250,
-        deployments={"demo": MY_MODEL},
-        monitoring=settings(mode),
-        labels={"team": "ml"},
-        scaling_enabled=scaling_enabled,
-        kube_version="1.31.0",
-    )
+    """Prometheus in `observability`, selecting on `release: prom`, scraping every 30 s; criticals page."""
+    return {
+        "namespace": "ml",
+        "latency_slo_ms": 250,
+        "deployments": {"demo": MY_MODEL},
+        "mode": mode,
+        "prometheus_namespace": "observability",
+        "selector_labels": {"release": "prom"},
+        "scrape_interval": "30s",
+        "grafana_folder": "ML",
+        "receivers": {"oncall": {"pagerduty": {"routing_key": {"value": "pd-key"}}}},
+        "routes": {"critical": "oncall"},
+        "labels": {"team": "ml"},
+        "scaling_enabled": scaling_enabled,
+        "kube_version": "1.31.0",
+    }
 
 
 @pytest.fixture
@@ -226,7 +224,7 @@ def test_the_rules_record_and_alert_on_the_deployment(recorder: RecordingMocks) 
 
 
 def test_without_keda_no_scaling_alerts() -> None:
-    names = [a.name for a in alerts(my_args(scaling_enabled=False))]
+    names = [a.name for a in alerts(monitoring_settings("mon", my_args(scaling_enabled=False)))]
     assert names == [*ALERT_NAMES, "TritonModelNotLoaded"]
 
 
@@ -353,3 +351,232 @@ def test_outputs_name_the_prometheus_of_mode_install_too(recorder: RecordingMock
         "http://prometheus-operated.observability.svc:9090",
         "observability",
     )
+
+
+# --- what a user can get wrong: each rule's message, naming the Arg ------------------------------------------
+
+BUSY: dict[str, Any] = {"kind": "busy-ratio", "target": 0.75, "instances_per_pod": {"resnet": 2}}
+"""A busy-ratio signal: two resnet instances per pod."""
+PAGE_KEY: dict[str, Any] = {"value": "pd-key"}
+
+
+DELETE = object()
+
+
+def changed(path: str, value: Any) -> dict[str, Any]:
+    """`my_args()` with the key at dotted `path` set to `value` (deleted when it is DELETE)."""
+    args: dict[str, Any] = copy.deepcopy(dict(my_args()))
+    *parents, last = path.split(".")
+    node = args
+    for key in parents:
+        node = node[key]
+    if value is DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return args
+
+
+DEMO = "deployments.demo"
+ONCALL = "receivers.oncall"
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "problems"),
+    [
+        ("namespace", DELETE, ["args.namespace: missing (required)"]),
+        ("latency_slo_ms", 0, ["args.latency_slo_ms: 0 is below the minimum 1"]),
+        (
+            "latency_slo",
+            250,
+            [
+                "args.latency_slo: is not an Arg here; known: namespace, latency_slo_ms, deployments, mode, chart, "
+                "prometheus_namespace, prometheus_pod_labels, selector_labels, receivers, routes, runbook_base_url, "
+                "grafana_folder, scrape_interval, alerts, labels, scaling_enabled, dashboard_tags, kube_version"
+            ],
+        ),
+        ("mode", "replace", ["args.mode: 'replace' is not one of existing, install"]),
+        ("scrape_interval", "5m", ["args.scrape_interval: '5m' is not between 1s and 2m"]),
+        (
+            "scrape_interval",
+            "15",
+            ["args.scrape_interval: '15' is not a Prometheus duration from 1s to 2m, such as 15s"],
+        ),
+        (
+            "alerts",
+            {"failure_for": "5 minutes"},
+            ["args.alerts.failure_for: '5 minutes' is not a Prometheus duration such as 30s, 5m or 1h30m"],
+        ),
+        ("alerts", {"failure_ratio": 1}, ["args.alerts.failure_ratio: 1 is not above 0 and below 1"]),
+        ("alerts", {"gpu_memory_ratio": 1.5}, ["args.alerts.gpu_memory_ratio: 1.5 is not above 0 and at most 1"]),
+        ("alerts", {"queue_time_ms": "20ms"}, ["args.alerts.queue_time_ms: '20ms' is not a number"]),
+        (
+            f"{DEMO}.replicas",
+            3,
+            [f"args.{DEMO}.replicas: is not an Arg here; known: object_name, max_replicas, models, signal"],
+        ),
+        (f"{DEMO}.max_replicas", 2.5, [f"args.{DEMO}.max_replicas: 2.5 is not a whole number"]),
+        (f"{DEMO}.signal", DELETE, [f"args.{DEMO}.signal: missing (required)"]),
+        (
+            f"{DEMO}.signal.kind",
+            "queue-time",
+            [f"args.{DEMO}.signal.kind: 'queue-time' is not one of busy-ratio, queue-depth"],
+        ),
+        (f"{DEMO}.signal.target", 0, [f"args.{DEMO}.signal.target: 0 is not above 0"]),
+        (f"{DEMO}.signal", {**BUSY, "target": 1.5}, [f"args.{DEMO}.signal.target: 1.5 is not above 0 and at most 1"]),
+        (
+            f"{DEMO}.signal",
+            {"kind": "busy-ratio", "target": 0.75},
+            [
+                f"args.{DEMO}.signal.instances_per_pod: missing (required for kind busy-ratio: what its ratio divides by)"
+            ],
+        ),
+        (
+            f"{DEMO}.signal",
+            {**BUSY, "instances_per_pod": {"bert": 1, "resnet": 0}},
+            [
+                f"args.{DEMO}.signal.instances_per_pod.bert: is not one of the deployment's models (resnet)",
+                f"args.{DEMO}.signal.instances_per_pod.resnet: 0 is below the minimum 1",
+            ],
+        ),
+        (
+            f"{DEMO}.signal.instances_per_pod",
+            {"resnet": 2},
+            [f"args.{DEMO}.signal.instances_per_pod: only kind busy-ratio reads it; this signal is 'queue-depth'"],
+        ),
+        ("routes", {"critical": "pager"}, ["args.routes.critical: 'pager' is not one of args.receivers (oncall)"]),
+        (
+            "routes",
+            {"page": "oncall"},
+            ["args.routes.page: 'page' is not a severity; they are critical, warning, info"],
+        ),
+        (ONCALL, {}, [f"args.{ONCALL}: names no integration; give one or more of slack, pagerduty, webhook"]),
+        (
+            "receivers.null",
+            {"pagerduty": {"routing_key": PAGE_KEY}},
+            ["args.receivers.null: the name 'null' is taken: it receives what no route claims"],
+        ),
+        (
+            f"{ONCALL}.pagerduty.routing_key",
+            {**PAGE_KEY, "secret": {"name": "pd", "key": "key"}},
+            [f"args.{ONCALL}.pagerduty.routing_key: sets both value and secret; give exactly one"],
+        ),
+        (
+            f"{ONCALL}.pagerduty.routing_key",
+            {},
+            [f"args.{ONCALL}.pagerduty.routing_key: sets neither value nor secret; give exactly one"],
+        ),
+        (
+            f"{ONCALL}.pagerduty.routing_key",
+            {"secret": {"name": "pd"}},
+            [f"args.{ONCALL}.pagerduty.routing_key.secret.key: missing (required)"],
+        ),
+        (
+            f"{ONCALL}.slack",
+            {"webhook_url": {"value": "https://hooks.slack.com/x"}},
+            [f"args.{ONCALL}.slack.channel: missing (required)"],
+        ),
+    ],
+)
+def test_each_mistake_is_named_with_its_arg(path: str, value: Any, problems: list[str]) -> None:
+    with pytest.raises(ArgsError) as raised:
+        monitoring_settings("mon", cast(MonitoringArgs, changed(path, value)))
+    assert str(raised.value).splitlines() == [f"Monitoring mon: {problem}" for problem in problems]
+
+
+def test_every_mistake_is_raised_at_once_before_anything_is_registered(recorder: RecordingMocks) -> None:
+    args = changed("mode", "replace")
+    args["routes"] = {"critical": "pager"}
+    with pytest.raises(ArgsError) as raised:
+        build(cast(MonitoringArgs, args))
+    assert str(raised.value).splitlines() == [
+        "Monitoring mon: args.mode: 'replace' is not one of existing, install",
+        "Monitoring mon: args.routes.critical: 'pager' is not one of args.receivers (oncall)",
+    ]
+    assert recorder.inputs == {}
+
+
+def test_whole_numbers_may_arrive_as_floats() -> None:
+    """Through the component provider, JSON numbers reach the component as floats."""
+    args = changed(f"{DEMO}.max_replicas", 3.0)
+    args["latency_slo_ms"] = 250.0
+    args["deployments"]["demo"]["signal"] = {**BUSY, "instances_per_pod": {"resnet": 2.0}}
+    as_floats = monitoring_settings("mon", cast(MonitoringArgs, args))
+    args = changed(f"{DEMO}.signal", BUSY)
+    assert rule_groups(as_floats) == rule_groups(monitoring_settings("mon", cast(MonitoringArgs, args)))
+    assert (as_floats.latency_slo_ms, as_floats.deployments["demo"].max_replicas) == (250, 3)
+
+
+def test_a_busy_ratio_signal_brings_its_recording_rule_panel_and_ceiling_alert() -> None:
+    """The signal says what the deployment scales on; Monitoring derives the PromQL (components/scaling_signal.py)."""
+    settings = monitoring_settings("mon", cast(MonitoringArgs, changed(f"{DEMO}.signal", BUSY)))
+    recording, alerting = rule_groups(settings)
+    busy = 'namespace="ml", deployment="my-model", model="resnet"'
+    by = "sum by (namespace, deployment, pod, model)"
+    assert recording["rules"][-1] == {
+        "record": "namespace_deployment:nv_inference_instance_busy:ratio",
+        "expr": "avg by (namespace, deployment) (max by (namespace, deployment, pod) ("
+        f"({by} (rate(nv_inference_compute_input_duration_us{{{busy}}}[2m]))"
+        f" + {by} (rate(nv_inference_compute_infer_duration_us{{{busy}}}[2m]))"
+        f" + {by} (rate(nv_inference_compute_output_duration_us{{{busy}}}[2m])))"
+        f" * {by} (rate(nv_inference_exec_count{{{busy}}}[2m]))"
+        f" / clamp_min({by} (rate(nv_inference_count{{{busy}}}[2m])), 1e-9) / 2000000))",
+        "labels": {"deployment": "my-model"},
+    }
+    backlog = next(r for r in alerting["rules"] if r["alert"] == "TritonQueueBacklogAtMaxReplicas")
+    assert backlog["expr"].startswith(f"namespace_deployment:nv_inference_instance_busy:ratio{{{SELECTOR}}} > 0.75 and")
+    [(title, _, targets)] = [p for p in panel_queries(settings, settings.deployments["demo"]) if "signal" in p[0]]
+    assert (title, targets) == (
+        "Scaling signal: busy-ratio per replica",
+        [(f"namespace_deployment:nv_inference_instance_busy:ratio{{{SELECTOR}}}", "per replica"), ("0.75", "target")],
+    )
+
+
+def test_the_defaults() -> None:
+    settings = monitoring_settings("mon", {"namespace": "ml", "latency_slo_ms": 250})
+    assert (settings.mode, settings.prometheus_namespace, settings.scrape_interval, settings.grafana_folder) == (
+        "existing",
+        "monitoring",
+        "15s",
+        "Triton",
+    )
+    assert settings.chart == {"version": "79.7.1", "repository": "https://prometheus-community.github.io/helm-charts"}
+    assert (settings.prometheus_pod_labels, settings.selector_labels) == (
+        {"app.kubernetes.io/name": "prometheus"},
+        {"release": "kube-prometheus-stack"},
+    )
+    assert (settings.deployments, settings.receivers, settings.routes, settings.labels) == ({}, {}, {}, {})
+    assert (settings.scaling_enabled, settings.dashboard_tags, settings.kube_version) == (
+        False,
+        ("triton", "triton-platform"),
+        None,
+    )
+    assert settings.runbook_base_url == RUNBOOKS
+
+
+def test_each_thresholds_documented_default_is_its_default() -> None:
+    """The Args' docstrings are the schema's descriptions: each says the default the component applies."""
+    analyzer = Analyzer("triton-platform")
+    for field in dataclasses.fields(Thresholds):
+        default = field.default
+        shown = f"{default:g}" if isinstance(default, float) else default
+        description = analyzer.get_docstring(AlertThresholds, field.name)
+        assert description is not None, field.name
+        assert description.endswith(f"Default: {shown}."), field.name
+
+
+def test_the_prometheus_peer_is_handed_on() -> None:
+    resolved: dict[str, Any] = {}
+
+    @pulumi_test
+    def program() -> pulumi.Output[None]:
+        monitoring = Monitoring("mon", my_args())
+
+        def keep(labels: dict[str, str]) -> None:
+            resolved["labels"] = labels
+
+        return monitoring.metrics_pod_labels.apply(keep)
+
+    install()
+    program()
+    assert resolved == {"labels": {"app.kubernetes.io/name": "prometheus"}}

@@ -1,0 +1,34 @@
+"""The series the platform's recording rules write, and the labels they keep: one owner for the names that the
+rules (components/monitoring_rules.py) record and the scaling signals, alerts and dashboards read.
+
+Series carry `namespace`, `pod`, `service` and `deployment` labels because the ServiceMonitor's relabelings put
+them there (components/monitoring.py).
+"""
+
+from __future__ import annotations
+
+from components.durations import duration_seconds
+
+BY_MODEL = "namespace, deployment, model"
+BY_DEPLOYMENT = "namespace, deployment"
+BY_POD = "namespace, deployment, pod"
+
+# The rate-based names end in their window (`rate_window`), e.g. `...:rate1m`.
+REQUESTS_RATE = "namespace_deployment_model:nv_inference_request_success:rate"
+DEPLOYMENT_REQUESTS_RATE = "namespace_deployment:nv_inference_request_success:rate"
+BATCH_SIZE = "namespace_deployment_model:nv_inference_batch_size:avg"
+QUEUE_SECONDS = "namespace_deployment_model:nv_inference_queue_seconds_per_request:avg"
+LATENCY_P95 = "namespace_deployment_model:nv_inference_request_seconds:p95"
+LATENCY_P99 = "namespace_deployment_model:nv_inference_request_seconds:p99"
+PENDING_PER_REPLICA = "namespace_deployment:nv_inference_pending_request_count:avg_per_replica"
+BUSY_RATIO = "namespace_deployment:nv_inference_instance_busy:ratio"
+"""The mean over pods of each pod's busiest model's instance busy ratio (components/scaling_signal.py)."""
+GPU_UTILIZATION_POD = "namespace_deployment_pod:nv_gpu_utilization:avg"
+GPU_UTILIZATION = "namespace_deployment:nv_gpu_utilization:avg"
+GPU_MEMORY_RATIO_POD = "namespace_deployment_pod:nv_gpu_memory_used:ratio"
+
+
+def rate_window(scrape_interval: str) -> str:
+    """rate() needs at least four samples to be stable: 1m, or four scrape intervals if longer."""
+    seconds = max(60, int(4 * duration_seconds(scrape_interval)))
+    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"

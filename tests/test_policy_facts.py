@@ -1,0 +1,22 @@
+"""Facts the components own and the policy pack keeps a copy of.
+
+The pack runs in its own virtualenv (policy/.venv: pulumi-policy, PyYAML), without the components' dependencies
+(pulumi-kubernetes, pydantic, tritonclient), which importing the component package would bring along. So it
+spells these out itself, and this test holds each copy to its owner.
+"""
+
+from __future__ import annotations
+
+from components.namespace import ENVIRONMENT_LABEL, PROJECT, platform_labels
+from components.policy_exceptions import EXCEPTIONS_ANNOTATION, exception_annotations
+from components.triton_manifests import APP_NAME
+from policy import rules
+
+
+def test_the_policy_pack_reads_what_the_components_write() -> None:
+    assert (rules.PROJECT, rules.ENVIRONMENT_LABEL) == (PROJECT, ENVIRONMENT_LABEL)
+    assert platform_labels("dev")["app.kubernetes.io/part-of"] == rules.PROJECT
+    assert platform_labels("dev")[rules.ENVIRONMENT_LABEL] == "dev"
+    assert rules.EXCEPTIONS_ANNOTATION == EXCEPTIONS_ANNOTATION
+    assert list(exception_annotations({"host-path": "why"})) == [rules.EXCEPTIONS_ANNOTATION]
+    assert rules.TRITON_NAME == APP_NAME
