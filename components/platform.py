@@ -11,7 +11,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.dashboards import DASHBOARD_TAGS
-from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
+from components.gpu_node_pool import GpuNodePool
+from components.gpu_node_pool_args import GpuNodePoolArgs
 from components.keda_scaling import KedaScaling, KedaScalingArgs, LoadTrigger, ScaleTarget, ScalingBehavior
 from components.kubernetes_objects import create_object
 from components.kubernetes_provider import check_reachable, create_provider, deploys, provider_options, render_dir
@@ -71,16 +72,58 @@ def monitoring_args(
 
 
 def gpu_pool_args(config: PlatformConfig, monitoring: Monitoring) -> GpuNodePoolArgs:
-    return GpuNodePoolArgs(
-        pool=config.gpu_pool,
-        workload_namespace=config.kubernetes.namespace,
-        labels=platform_labels(config.environment),
-        image_digests=config.image_digests,
-        metrics_namespace=monitoring.metrics_namespace,
-        metrics_selector_labels=config.monitoring.selector_labels,
-        scrape_interval=config.monitoring.scrape_interval,
-        metrics_crds=monitoring.operator,
-    )
+    pool = config.gpu_pool
+    plugin = pool.device_plugin
+    args: GpuNodePoolArgs = {
+        "workload_namespace": config.kubernetes.namespace,
+        "max_nodes": pool.max_nodes,
+        "gpus_per_node": pool.gpus_per_node,
+        "min_nodes": pool.min_nodes,
+        "manage": pool.manage,
+        "resource_name": pool.resource_name,
+        "node_labels": dict(pool.node_labels),
+        "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints],
+        "autoscaler": pool.autoscaler,
+        "static_nodes": list(pool.static_nodes),
+        "device_plugin": {
+            "image": plugin.image,
+            "sharing": plugin.sharing,
+            "time_slicing_replicas": plugin.time_slicing_replicas,
+            "mig_strategy": plugin.mig_strategy,
+        },
+        "overprovisioning_replicas": pool.overprovisioning_replicas,
+        "overprovisioning_image": pool.overprovisioning_image,
+        "dcgm_exporter": pool.dcgm_exporter,
+        "dcgm_exporter_image": pool.dcgm_exporter_image,
+        "labels": platform_labels(config.environment),
+        "image_digests": config.image_digests,
+        "metrics_namespace": monitoring.metrics_namespace,
+        "metrics_selector_labels": config.monitoring.selector_labels,
+    }
+    if pool.karpenter is not None:
+        karpenter = pool.karpenter
+        args["karpenter"] = {
+            "instance_families": list(karpenter.instance_families),
+            "gpu_names": list(karpenter.gpu_names),
+            "capacity_types": list(karpenter.capacity_types),
+            "node_class": karpenter.node_class,
+            "consolidate_after": karpenter.consolidate_after,
+            "expire_after": karpenter.expire_after,
+        }
+    if pool.cluster_autoscaler is not None:
+        autoscaler = pool.cluster_autoscaler
+        args["cluster_autoscaler"] = {
+            "cloud_provider": autoscaler.cloud_provider,
+            "node_groups": list(autoscaler.node_groups),
+            "image": autoscaler.image,
+            "scale_down_delay_after_add": autoscaler.scale_down_delay_after_add,
+            "scale_down_delay_after_delete": autoscaler.scale_down_delay_after_delete,
+            "scale_down_unneeded_time": autoscaler.scale_down_unneeded_time,
+            "service_account_annotations": dict(autoscaler.service_account_annotations),
+        }
+    if config.monitoring.scrape_interval is not None:
+        args["scrape_interval"] = config.monitoring.scrape_interval
+    return args
 
 
 def serving_args(
@@ -177,7 +220,10 @@ class TritonPlatform(pulumi.ComponentResource):
         self.monitoring = Monitoring(
             f"{name}-monitoring", monitoring_args(config, signals, args.kube_version), in_namespace
         )
-        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config, self.monitoring), in_namespace)
+        after_operator = pulumi.ResourceOptions.merge(
+            in_namespace, pulumi.ResourceOptions(depends_on=self.monitoring.operator)
+        )
+        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config, self.monitoring), after_operator)
         self.serving = TritonServing(
             f"{name}-serving", serving_args(config, args.rendered, self.gpu_pool, self.monitoring), in_namespace
         )
@@ -185,8 +231,7 @@ class TritonPlatform(pulumi.ComponentResource):
             KedaScaling(
                 f"{name}-scaling",
                 scaling_args(config, signals, self.serving, self.monitoring, args.kube_version),
-                # KEDA's chart brings a ServiceMonitor too.
-                pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=self.monitoring.operator)),
+                after_operator,
             )
         self.namespace = namespace.metadata.name
         self.register_outputs({"namespace": self.namespace, "services": self.serving.services})
