@@ -13,7 +13,9 @@ import pulumi_kubernetes as k8s
 from components.dashboards import DASHBOARD_TAGS
 from components.gpu_node_pool import GpuNodePool
 from components.gpu_node_pool_args import GpuNodePoolArgs
-from components.keda_scaling import KedaScaling, KedaScalingArgs, LoadTrigger, ScaleTarget, ScalingBehavior
+from components.keda_scaling import KedaScaling
+from components.keda_scaling_args import KedaScalingArgs, ScalePolicy
+from components.keda_scaling_config import ScalePolicy as SchemaScalePolicy
 from components.kubernetes_objects import create_object
 from components.kubernetes_provider import check_reachable, create_provider, deploys, provider_options, render_dir
 from components.monitoring import MonitoredDeployment, Monitoring, MonitoringArgs
@@ -151,31 +153,60 @@ def scaling_args(
     kube_version: str | None,
 ) -> KedaScalingArgs:
     scaling = config.scaling
-    return KedaScalingArgs(
-        targets={
-            key: ScaleTarget(
-                serving.deployments[key],
-                deployment.replicas.min,
-                deployment.replicas.max,
-                LoadTrigger(signals[key].name, signals[key].query, signals[key].target, signals[key].activation),
-            )
+
+    def policy(schema: SchemaScalePolicy) -> ScalePolicy:
+        out: ScalePolicy = {
+            "stabilization_seconds": schema.stabilization_seconds,
+            "percent": schema.percent,
+            "period_seconds": schema.period_seconds,
+        }
+        if schema.pods is not None:
+            out["pods"] = schema.pods
+        return out
+
+    args: KedaScalingArgs = {
+        "targets": {
+            key: {
+                # Outputs of the Deployment: its ScaledObject waits for it.
+                "deployment_name": serving.deployments[key].metadata.name,
+                "namespace": serving.deployments[key].metadata.namespace,
+                "min_replicas": deployment.replicas.min,
+                "max_replicas": deployment.replicas.max,
+                "trigger": {
+                    "name": signals[key].name,
+                    "query": signals[key].query,
+                    "threshold": signals[key].target,
+                    "activation_threshold": signals[key].activation,
+                },
+            }
             for key, deployment in config.serving.deployments.items()
         },
-        prometheus_url=scaling.prometheus_address or monitoring.prometheus_url,
-        behavior=ScalingBehavior(
-            polling_interval_seconds=scaling.polling_interval_seconds,
-            scale_up=scaling.scale_up,
-            scale_down=scaling.scale_down,
-            fallback=scaling.fallback,
-            gpu_memory_ratio_target=scaling.gpu_memory_ratio_target,
-            paused=scaling.paused,
-            paused_replicas=scaling.paused_replicas,
-        ),
-        prometheus_auth=scaling.prometheus_auth,
-        keda=scaling.keda,
-        labels=platform_labels(config.environment),
-        kube_version=kube_version,
-    )
+        "prometheus_url": scaling.prometheus_address or monitoring.prometheus_url,
+        "polling_interval_seconds": scaling.polling_interval_seconds,
+        "scale_up": policy(scaling.scale_up),
+        "scale_down": policy(scaling.scale_down),
+        "gpu_memory_ratio_target": scaling.gpu_memory_ratio_target,
+        "paused": scaling.paused,
+        "keda": {"mode": scaling.keda.mode, "namespace": scaling.keda.namespace, "chart": scaling.keda.chart.source()},
+        "labels": platform_labels(config.environment),
+    }
+    if scaling.fallback is not None:
+        fallback = scaling.fallback
+        args["fallback"] = {
+            "replicas": fallback.replicas,
+            "failure_threshold": fallback.failure_threshold,
+            "behavior": fallback.behavior,
+        }
+    if scaling.paused_replicas is not None:
+        args["paused_replicas"] = scaling.paused_replicas
+    if scaling.prometheus_auth is not None:
+        args["prometheus_auth"] = {
+            "mode": scaling.prometheus_auth.mode,
+            "secret_name": scaling.prometheus_auth.secret_name,
+        }
+    if kube_version is not None:
+        args["kube_version"] = kube_version
+    return args
 
 
 class TritonPlatform(pulumi.ComponentResource):
