@@ -1,26 +1,24 @@
 """The GPU node pool: device plugin, node autoscaling, priorities and warm spare capacity.
 
-Builders return plain manifests; `GpuNodePool` wires them and exposes the pool
-placement (where GPU pods may run, what they tolerate, the GPU resource) that TritonServing uses.
+Builders take the checked `Pool` (components/gpu_node_pool_args.py) and return plain manifests;
+`GpuNodePool` wires them and exposes the pool placement (where GPU pods may run, what they tolerate,
+the GPU resource) that TritonServing uses. No `from __future__ import annotations`: Pulumi infers the
+component's schema from its annotations as objects.
 """
 
-from __future__ import annotations
-
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.gpu_node_pool_config import GpuPoolConfig
-from components.gpu_pool_contract import PoolPlacement, pool_placement
+from components.gpu_node_pool_args import GpuNodePoolArgs, Pool, pool_of
+from components.gpu_pool_contract import PoolPlacement, Toleration
+from components.images import pinned
 from components.kubernetes_objects import create_object
 from components.namespace import DNS_EGRESS, deny_all
 from components.policy_exceptions import exception_annotations
-from platform_config.schema import pinned
 
 TYPE_TOKEN = "triton-platform:gpu:GpuNodePool"
 SYSTEM_NAMESPACE = "gpu-system"
@@ -48,7 +46,23 @@ def _meta(
     return metadata
 
 
-def device_plugin_config(pool: GpuPoolConfig) -> dict[str, Any]:
+def pool_placement(pool: Pool) -> PoolPlacement:
+    """The placement a pool offers: its node labels, a toleration for each taint, and its GPU resource."""
+    tolerations: list[Toleration] = [
+        {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+        if t.value
+        else {"key": t.key, "operator": "Exists", "effect": t.effect}
+        for t in pool.taints
+    ]
+    return {"node_selector": dict(pool.node_labels), "tolerations": tolerations, "gpu_resource": pool.resource_name}
+
+
+def node_taints(pool: Pool) -> list[dict[str, str]]:
+    """The taints of the pool's nodes as a Node's `spec.taints` and a NodePool's template write them."""
+    return [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints]
+
+
+def device_plugin_config(pool: Pool) -> dict[str, Any]:
     """The plugin's config file (`version: v1`): MIG strategy and time-slicing replicas."""
     plugin = pool.device_plugin
     config: dict[str, Any] = {
@@ -62,7 +76,7 @@ def device_plugin_config(pool: GpuPoolConfig) -> dict[str, Any]:
 
 
 def device_plugin_manifests(
-    pool: GpuPoolConfig, placement: PoolPlacement, platform: dict[str, str], digests: dict[str, str]
+    pool: Pool, placement: PoolPlacement, platform: dict[str, str], digests: dict[str, str]
 ) -> dict[str, dict[str, Any]]:
     """The `gpu-system` namespace, its egress lock-down, and the device plugin with its config."""
     labels = {"app.kubernetes.io/name": "nvidia-device-plugin"}
@@ -173,15 +187,13 @@ def metrics_only_policy(metrics_namespace: str, platform: dict[str, str]) -> dic
     }
 
 
-def advertised_per_gpu(pool: GpuPoolConfig) -> int:
+def advertised_per_gpu(pool: Pool) -> int:
     """How many `nvidia.com/gpu` the plugin advertises per physical GPU."""
     plugin = pool.device_plugin
     return plugin.time_slicing_replicas if plugin.sharing == "time-slicing" else 1
 
 
-def karpenter_node_pool(
-    pool: GpuPoolConfig, placement: PoolPlacement, prefix: str, platform: dict[str, str]
-) -> dict[str, Any]:
+def karpenter_node_pool(pool: Pool, placement: PoolPlacement, prefix: str, platform: dict[str, str]) -> dict[str, Any]:
     """The Karpenter NodePool `<prefix>-gpu`, sized and shaped for the pool."""
     karpenter = pool.karpenter
     assert karpenter is not None
@@ -198,7 +210,6 @@ def karpenter_node_pool(
         requirements.append(
             {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": list(karpenter.gpu_names)}
         )
-    taints = [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints]
     return {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
@@ -213,7 +224,7 @@ def karpenter_node_pool(
                         "name": karpenter.node_class,
                     },
                     "requirements": requirements,
-                    "taints": taints,
+                    "taints": node_taints(pool),
                     "expireAfter": karpenter.expire_after,
                 },
             },
@@ -230,7 +241,7 @@ def karpenter_node_pool(
 
 
 def cluster_autoscaler_manifests(
-    pool: GpuPoolConfig, prefix: str, platform: dict[str, str], digests: dict[str, str]
+    pool: Pool, prefix: str, platform: dict[str, str], digests: dict[str, str]
 ) -> dict[str, dict[str, Any]]:
     """The cluster-autoscaler in `gpu-system`, bounded to the pool's node groups; its ClusterRole is `<prefix>-...`."""
     ca = pool.cluster_autoscaler
@@ -396,7 +407,7 @@ def priority_class(name: str, value: int, description: str, preempt: bool, platf
 
 
 def overprovisioning_manifest(
-    pool: GpuPoolConfig, placement: PoolPlacement, namespace: str, platform: dict[str, str], digests: dict[str, str]
+    pool: Pool, placement: PoolPlacement, namespace: str, platform: dict[str, str], digests: dict[str, str]
 ) -> dict[str, Any]:
     """Placeholder pods in `namespace`, one GPU each, at the priority `<namespace>-overprovisioning`."""
     labels = {"app.kubernetes.io/name": "gpu-overprovisioning"}
@@ -445,7 +456,7 @@ def overprovisioning_manifest(
 
 
 def dcgm_manifests(
-    pool: GpuPoolConfig,
+    pool: Pool,
     placement: PoolPlacement,
     *,
     platform: dict[str, str],
@@ -540,46 +551,12 @@ def dcgm_manifests(
     }
 
 
-@dataclass(frozen=True)
-class GpuNodePoolArgs:
-    """What the pool needs to know; `TritonPlatform` maps a stack's config onto it."""
-
-    pool: GpuPoolConfig
-    """The pool: size, node labels and taints, node autoscaler, device plugin, spare capacity, DCGM exporter."""
-
-    workload_namespace: str
-    """Namespace of the GPU workloads the pool serves (the platform passes Triton's). The spare-capacity
-    placeholders run in it, and it prefixes the pool's cluster-scoped names (PriorityClasses `<ns>-batch` and
-    `<ns>-overprovisioning`, the Karpenter NodePool `<ns>-gpu`, the ClusterRole `<ns>-cluster-autoscaler`), as
-    Triton's `<ns>-inference` PriorityClass is, so that stacks sharing a cluster do not collide. Required."""
-
-    labels: dict[str, str] = field(default_factory=dict)
-    """Labels every object of the pool carries (never used in selectors). Default: none."""
-
-    image_digests: dict[str, str] = field(default_factory=dict)
-    """Digest of each image tag that must run by digest (`<image>@<digest>`). Default: none, images run by tag."""
-
-    metrics_namespace: pulumi.Input[str] = "monitoring"
-    """Namespace Prometheus runs in: the only one admitted to the node agents' metrics port. Default `monitoring`."""
-
-    metrics_selector_labels: dict[str, str] = field(default_factory=dict)
-    """Labels the Prometheus Operator selects ServiceMonitors by, put on the DCGM exporter's ServiceMonitor
-    (kube-prometheus-stack selects `release: <its release name>`). Default: none."""
-
-    scrape_interval: str | None = None
-    """How often Prometheus scrapes the DCGM exporter, e.g. `15s`. Default: Prometheus's global scrape interval."""
-
-    metrics_crds: Sequence[pulumi.Resource] = ()
-    """What the pool's ServiceMonitor waits for: the Prometheus Operator's chart (its CRDs) when installed."""
-
-
-def pool_manifests(args: GpuNodePoolArgs, placement: PoolPlacement) -> dict[str, dict[str, Any]]:
+def pool_manifests(pool: Pool, placement: PoolPlacement) -> dict[str, dict[str, Any]]:
     """Every object of the GPU pool, by role, but for the static NodePatches and `metrics_only_policy`.
 
-    Reads only `args`' plain values: `metrics_namespace` may be another resource's output.
+    Reads only the pool's plain values: `metrics_namespace` may be another resource's output.
     """
-    pool, platform, digests = args.pool, args.labels, args.image_digests
-    prefix = args.workload_namespace
+    platform, digests, prefix = pool.labels, pool.image_digests, pool.workload_namespace
     out: dict[str, dict[str, Any]] = {
         "batch-priority": priority_class(
             f"{prefix}-batch", BATCH_PRIORITY, "Batch and dev GPU work: below inference serving.", True, platform
@@ -607,40 +584,50 @@ def pool_manifests(args: GpuNodePoolArgs, placement: PoolPlacement) -> dict[str,
             placement,
             platform=platform,
             digests=digests,
-            selector_labels=args.metrics_selector_labels,
-            scrape_interval=args.scrape_interval,
+            selector_labels=pool.metrics_selector_labels,
+            scrape_interval=pool.scrape_interval,
         )
     return out
 
 
 class GpuNodePool(pulumi.ComponentResource):
-    """Device plugin, node autoscaling, priorities and spare capacity of the GPU pool."""
+    """Device plugin, node autoscaling, priorities and spare capacity of the GPU pool.
+
+    Its ServiceMonitor (with `dcgm_exporter`) waits for what the component's `opts.depends_on` names:
+    give it the Prometheus Operator's chart when that is installed in the same `pulumi up` (its CRDs).
+    """
 
     placement: PoolPlacement
     """Where GPU pods may run, what they tolerate and the GPU resource: TritonServing places its pods by it."""
 
+    max_gpus: int
+    """The most GPUs the pool's nodes hold together: `max_nodes` x `gpus_per_node`."""
+
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        pool = pool_of(name, args)
         super().__init__(TYPE_TOKEN, name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        pool = args.pool
         self.placement = pool_placement(pool)
-        manifests = pool_manifests(args, self.placement)
+        self.max_gpus = pool.max_gpus
+        manifests = pool_manifests(pool, self.placement)
         after: list[pulumi.Resource] = []
         if "system-namespace" in manifests:
             after.append(create_object(f"{name}-system-namespace", manifests.pop("system-namespace"), child))
         in_system = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after))
-        after_crds = pulumi.ResourceOptions.merge(in_system, pulumi.ResourceOptions(depends_on=list(args.metrics_crds)))
+        # What the component waits for (the operator's CRDs) only its ServiceMonitor needs.
+        waits = opts.depends_on if opts is not None and opts.depends_on is not None else []
+        after_crds = pulumi.ResourceOptions.merge(in_system, pulumi.ResourceOptions(depends_on=waits))
         for role, manifest in manifests.items():
             create_object(f"{name}-{role}", manifest, after_crds if manifest["kind"] == "ServiceMonitor" else in_system)
         if pool.manage:
             # Prometheus's namespace may be another resource's output: the policy is built once it is known.
-            policy = pulumi.Output.from_input(args.metrics_namespace).apply(
-                lambda namespace: metrics_only_policy(namespace, args.labels)
+            policy = pulumi.Output.from_input(pool.metrics_namespace).apply(
+                lambda namespace: metrics_only_policy(namespace, pool.labels)
             )
             k8s.networking.v1.NetworkPolicy(
                 f"{name}-system-network-policy", metadata=policy["metadata"], spec=policy["spec"], opts=in_system
             )
-        taints: list[Any] = [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints]
+        taints: list[Any] = node_taints(pool)
         for node in pool.static_nodes:
             # A patch: the nodes stay the cluster's; Pulumi only owns these labels and taints.
             k8s.core.v1.NodePatch(
@@ -649,4 +636,4 @@ class GpuNodePool(pulumi.ComponentResource):
                 spec=k8s.core.v1.NodeSpecPatchArgs(taints=taints),
                 opts=child,
             )
-        self.register_outputs({"maxGpus": pool.max_gpus})
+        self.register_outputs({"maxGpus": self.max_gpus, "placement": self.placement})

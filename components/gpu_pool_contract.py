@@ -1,10 +1,10 @@
-"""What the GPU node pool promises the pods that run on it."""
+"""What the GPU node pool promises the pods that run on it.
 
-from __future__ import annotations
+No `from __future__ import annotations` in a module of public Args or outputs: Pulumi infers the
+component schema from the annotations as objects, and postponed ones are strings it cannot read.
+"""
 
 from typing import NotRequired, TypedDict
-
-from components.gpu_node_pool_config import GpuPoolConfig
 
 
 class Toleration(TypedDict):
@@ -34,14 +34,3 @@ class PoolPlacement(TypedDict):
 
     gpu_resource: str
     """Extended resource the device plugin advertises, e.g. `nvidia.com/gpu`."""
-
-
-def pool_placement(pool: GpuPoolConfig) -> PoolPlacement:
-    """The placement a pool offers: its node labels, a toleration for each taint, and its GPU resource."""
-    tolerations: list[Toleration] = [
-        {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
-        if t.value
-        else {"key": t.key, "operator": "Exists", "effect": t.effect}
-        for t in pool.taints
-    ]
-    return {"node_selector": dict(pool.node_labels), "tolerations": tolerations, "gpu_resource": pool.resource_name}

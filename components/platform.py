@@ -11,8 +11,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
-from components.keda_scaling import KedaScaling, KedaScalingArgs, LoadTrigger, ScaleTarget, ScalingBehavior
+from components.gpu_node_pool import GpuNodePool
+from components.gpu_node_pool_args import GpuNodePoolArgs
+from components.keda_scaling import KedaScaling
+from components.keda_scaling_args import KedaScalingArgs, LoadTrigger, ScalePolicy
+from components.keda_scaling_config import ScalePolicy as SchemaScalePolicy
 from components.kubernetes_objects import create_object
 from components.kubernetes_provider import check_reachable, create_provider, deploys, provider_options, render_dir
 from components.monitoring import Monitoring
@@ -95,7 +98,7 @@ def load_trigger(config: PlatformConfig, key: str, signal: DeploymentSignal) -> 
     )
     # A busy ratio has no activation step of its own; `activationQueueDepth` is the pending count's.
     activation = 0 if signal["kind"] == BUSY_RATIO_SIGNAL else config.scaling.activation_queue_depth
-    return LoadTrigger(signal["kind"], query, signal["target"], activation)
+    return {"name": signal["kind"], "query": query, "threshold": signal["target"], "activation_threshold": activation}
 
 
 def monitoring_args(
@@ -136,16 +139,58 @@ def monitoring_args(
 
 
 def gpu_pool_args(config: PlatformConfig, monitoring: Monitoring) -> GpuNodePoolArgs:
-    return GpuNodePoolArgs(
-        pool=config.gpu_pool,
-        workload_namespace=config.kubernetes.namespace,
-        labels=platform_labels(config.environment),
-        image_digests=config.image_digests,
-        metrics_namespace=monitoring.metrics_namespace,
-        metrics_selector_labels=config.monitoring.selector_labels,
-        scrape_interval=config.monitoring.scrape_interval,
-        metrics_crds=monitoring.operator,
-    )
+    pool = config.gpu_pool
+    plugin = pool.device_plugin
+    args: GpuNodePoolArgs = {
+        "workload_namespace": config.kubernetes.namespace,
+        "max_nodes": pool.max_nodes,
+        "gpus_per_node": pool.gpus_per_node,
+        "min_nodes": pool.min_nodes,
+        "manage": pool.manage,
+        "resource_name": pool.resource_name,
+        "node_labels": dict(pool.node_labels),
+        "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints],
+        "autoscaler": pool.autoscaler,
+        "static_nodes": list(pool.static_nodes),
+        "device_plugin": {
+            "image": plugin.image,
+            "sharing": plugin.sharing,
+            "time_slicing_replicas": plugin.time_slicing_replicas,
+            "mig_strategy": plugin.mig_strategy,
+        },
+        "overprovisioning_replicas": pool.overprovisioning_replicas,
+        "overprovisioning_image": pool.overprovisioning_image,
+        "dcgm_exporter": pool.dcgm_exporter,
+        "dcgm_exporter_image": pool.dcgm_exporter_image,
+        "labels": platform_labels(config.environment),
+        "image_digests": config.image_digests,
+        "metrics_namespace": monitoring.metrics_namespace,
+        "metrics_selector_labels": config.monitoring.selector_labels,
+    }
+    if pool.karpenter is not None:
+        karpenter = pool.karpenter
+        args["karpenter"] = {
+            "instance_families": list(karpenter.instance_families),
+            "gpu_names": list(karpenter.gpu_names),
+            "capacity_types": list(karpenter.capacity_types),
+            "node_class": karpenter.node_class,
+            "consolidate_after": karpenter.consolidate_after,
+            "expire_after": karpenter.expire_after,
+        }
+    if pool.cluster_autoscaler is not None:
+        autoscaler = pool.cluster_autoscaler
+        args["cluster_autoscaler"] = {
+            "cloud_provider": autoscaler.cloud_provider,
+            "node_groups": list(autoscaler.node_groups),
+            "image": autoscaler.image,
+            "scale_down_delay_after_add": autoscaler.scale_down_delay_after_add,
+            "scale_down_delay_after_delete": autoscaler.scale_down_delay_after_delete,
+            "scale_down_unneeded_time": autoscaler.scale_down_unneeded_time,
+            "service_account_annotations": dict(autoscaler.service_account_annotations),
+        }
+    if config.monitoring.scrape_interval is not None:
+        args["scrape_interval"] = config.monitoring.scrape_interval
+    return args
 
 
 def serving_args(
@@ -173,31 +218,55 @@ def scaling_args(
     kube_version: str | None,
 ) -> KedaScalingArgs:
     scaling = config.scaling
-    return KedaScalingArgs(
-        targets={
-            key: ScaleTarget(
-                serving.deployments[key],
-                deployment.replicas.min,
-                deployment.replicas.max,
-                load_trigger(config, key, signals[key]),
-            )
+
+    def policy(schema: SchemaScalePolicy) -> ScalePolicy:
+        out: ScalePolicy = {
+            "stabilization_seconds": schema.stabilization_seconds,
+            "percent": schema.percent,
+            "period_seconds": schema.period_seconds,
+        }
+        if schema.pods is not None:
+            out["pods"] = schema.pods
+        return out
+
+    args: KedaScalingArgs = {
+        "targets": {
+            key: {
+                # Outputs of the Deployment: its ScaledObject waits for it.
+                "deployment_name": serving.deployments[key].metadata.name,
+                "namespace": serving.deployments[key].metadata.namespace,
+                "min_replicas": deployment.replicas.min,
+                "max_replicas": deployment.replicas.max,
+                "trigger": load_trigger(config, key, signals[key]),
+            }
             for key, deployment in config.serving.deployments.items()
         },
-        prometheus_url=scaling.prometheus_address or monitoring.prometheus_url,
-        behavior=ScalingBehavior(
-            polling_interval_seconds=scaling.polling_interval_seconds,
-            scale_up=scaling.scale_up,
-            scale_down=scaling.scale_down,
-            fallback=scaling.fallback,
-            gpu_memory_ratio_target=scaling.gpu_memory_ratio_target,
-            paused=scaling.paused,
-            paused_replicas=scaling.paused_replicas,
-        ),
-        prometheus_auth=scaling.prometheus_auth,
-        keda=scaling.keda,
-        labels=platform_labels(config.environment),
-        kube_version=kube_version,
-    )
+        "prometheus_url": scaling.prometheus_address or monitoring.prometheus_url,
+        "polling_interval_seconds": scaling.polling_interval_seconds,
+        "scale_up": policy(scaling.scale_up),
+        "scale_down": policy(scaling.scale_down),
+        "gpu_memory_ratio_target": scaling.gpu_memory_ratio_target,
+        "paused": scaling.paused,
+        "keda": {"mode": scaling.keda.mode, "namespace": scaling.keda.namespace, "chart": scaling.keda.chart.source()},
+        "labels": platform_labels(config.environment),
+    }
+    if scaling.fallback is not None:
+        fallback = scaling.fallback
+        args["fallback"] = {
+            "replicas": fallback.replicas,
+            "failure_threshold": fallback.failure_threshold,
+            "behavior": fallback.behavior,
+        }
+    if scaling.paused_replicas is not None:
+        args["paused_replicas"] = scaling.paused_replicas
+    if scaling.prometheus_auth is not None:
+        args["prometheus_auth"] = {
+            "mode": scaling.prometheus_auth.mode,
+            "secret_name": scaling.prometheus_auth.secret_name,
+        }
+    if kube_version is not None:
+        args["kube_version"] = kube_version
+    return args
 
 
 class TritonPlatform(pulumi.ComponentResource):
@@ -242,7 +311,10 @@ class TritonPlatform(pulumi.ComponentResource):
         self.monitoring = Monitoring(
             f"{name}-monitoring", monitoring_args(config, signals, args.kube_version), in_namespace
         )
-        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config, self.monitoring), in_namespace)
+        after_operator = pulumi.ResourceOptions.merge(
+            in_namespace, pulumi.ResourceOptions(depends_on=self.monitoring.operator)
+        )
+        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config, self.monitoring), after_operator)
         self.serving = TritonServing(
             f"{name}-serving", serving_args(config, args.rendered, self.gpu_pool, self.monitoring), in_namespace
         )
@@ -250,8 +322,7 @@ class TritonPlatform(pulumi.ComponentResource):
             KedaScaling(
                 f"{name}-scaling",
                 scaling_args(config, signals, self.serving, self.monitoring, args.kube_version),
-                # KEDA's chart brings a ServiceMonitor too.
-                pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=self.monitoring.operator)),
+                after_operator,
             )
         self.namespace = namespace.metadata.name
         self.register_outputs({"namespace": self.namespace, "services": self.serving.services})

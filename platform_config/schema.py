@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from pydantic.alias_generators import to_camel
 
+from components import images
 from components.gpu_node_pool_config import GpuPoolConfig
 from components.keda_scaling_config import ScalingConfig
 from components.kubernetes_provider_config import KubernetesConfig
@@ -59,9 +60,8 @@ class PlatformConfig(Strict):
     """Objects exempt from a policy-pack rule, each with its reason. Explicit and visible: every preview with `--policy-pack policy` lists them as advisory notes."""
 
 
-def pinned(image: str, digests: dict[str, str]) -> str:
-    """`image` as it should run: `<image>@<digest>` when `imageDigests` lists its tag."""
-    return f"{image}@{digests[image]}" if image in digests else image
+pinned = images.pinned
+"""Moved to components/images.py; components/triton_manifests.py still imports it from here."""
 
 
 def section_key(field_name: str) -> str:

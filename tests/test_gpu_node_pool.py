@@ -265,3 +265,15 @@ def test_node_agents_have_no_egress_and_the_autoscaler_reaches_only_apis() -> No
         {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
         {"ports": [{"protocol": "TCP", "port": 443}, {"protocol": "TCP", "port": 6443}]},
     ]
+
+
+def test_the_dcgm_service_monitor_waits_for_the_operator_the_stack_installs() -> None:
+    # The root gives the pool `depends_on` the operator's chart (its CRDs); the pool hands it to its ServiceMonitor.
+    result = synth_stack("production")
+    operator = result.find("kubernetes:yaml/v2:ConfigGroup", "production-monitoring-kube-prometheus-stack-objects")
+    monitor = result.find(
+        "kubernetes:monitoring.coreos.com/v1:ServiceMonitor", "production-gpu-pool-dcgm-service-monitor"
+    )
+    assert operator.urn in monitor.dependencies
+    plugin = result.find("kubernetes:apps/v1:DaemonSet", "production-gpu-pool-device-plugin")
+    assert operator.urn not in plugin.dependencies, "nothing else of the pool waits for Prometheus"

@@ -121,7 +121,7 @@ def serve_with_prometheus(
     args = tritonserver_args(stack, config.serving, models, model_repository=str(repo), ports=ports, admin_key="k")
     target = deployment_object_name(deployment)
     monitoring = monitoring_settings(stack, monitoring_args(config, signals))
-    queries = {key: load_trigger(config, key, signal).query for key, signal in signals.items()}
+    queries = {key: load_trigger(config, key, signal)["query"] for key, signal in signals.items()}
     groups = rule_groups(monitoring)
     for group in groups:
         group["interval"] = rule_interval

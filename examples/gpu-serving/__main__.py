@@ -16,8 +16,7 @@ import pulumi_kubernetes as k8s
 # The components are imported from this checkout (the repository root, two levels up).
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
-from components.gpu_node_pool_config import GpuPoolConfig
+from components.gpu_node_pool import GpuNodePool
 from components.triton_serving import TritonServing, TritonServingArgs
 from components.triton_serving_config import ServingConfig
 from model_packaging.render import render_repository
@@ -33,18 +32,14 @@ namespace = k8s.core.v1.Namespace("ml", metadata={"name": NAMESPACE}, opts=opts)
 # Two fixed, already labelled and tainted GPU nodes; each GPU shared by two pods.
 pool = GpuNodePool(
     "gpu",
-    GpuNodePoolArgs(
-        pool=GpuPoolConfig.model_validate(
-            {
-                "gpusPerNode": 1,
-                "minNodes": 2,
-                "maxNodes": 2,
-                "autoscaler": "static",
-                "devicePlugin": {"sharing": "time-slicing", "timeSlicingReplicas": 2},
-            }
-        ),
-        workload_namespace=NAMESPACE,
-    ),
+    {
+        "workload_namespace": NAMESPACE,
+        "gpus_per_node": 1,
+        "min_nodes": 2,
+        "max_nodes": 2,
+        "autoscaler": "static",
+        "device_plugin": {"sharing": "time-slicing", "time_slicing_replicas": 2},
+    },
     opts,
 )
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pulumi_kubernetes as k8s
+import pytest
 from pulumi.runtime.mocks import MockMonitor
 
-from components.gpu_node_pool import GpuNodePool, GpuNodePoolArgs
-from components.gpu_node_pool_config import GpuPoolConfig
+from components.arg_problems import ArgsError
+from components.gpu_node_pool import GpuNodePool
+from components.gpu_node_pool_args import DevicePlugin, GpuNodePoolArgs, NodeTaint, Pool, pool_of
 from tests.components.mocks import RecordingMocks, install, pulumi_test
 
 POOL_TYPE = "triton-platform:gpu:GpuNodePool"
@@ -43,30 +45,25 @@ def children(registered: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]
 
 
 def test_a_karpenter_pool_alone_with_the_metrics_namespace_from_another_resource() -> None:
-    pool = GpuPoolConfig.model_validate(
-        {
-            "maxNodes": 3,
-            "nodeLabels": {"pool": "gpu"},
-            "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}],
-            "autoscaler": "karpenter",
-            "karpenter": {"gpuNames": ["l4"]},
-            "overprovisioningReplicas": 1,
-            "dcgmExporter": True,
-        }
-    )
     built: list[GpuNodePool] = []
 
     def program() -> None:
         metrics = k8s.core.v1.Namespace("metrics", metadata={"name": "observability"})
-        args = GpuNodePoolArgs(
-            pool=pool,
-            workload_namespace="inference",
-            labels={"team": "ml"},
-            image_digests={"nvcr.io/nvidia/k8s-device-plugin:v0.17.0": PLUGIN_DIGEST},
-            metrics_namespace=metrics.metadata.name,
-            metrics_selector_labels={"release": "prom"},
-            scrape_interval="30s",
-        )
+        args: GpuNodePoolArgs = {
+            "workload_namespace": "inference",
+            "max_nodes": 3,
+            "node_labels": {"pool": "gpu"},
+            "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}],
+            "autoscaler": "karpenter",
+            "karpenter": {"gpu_names": ["l4"]},
+            "overprovisioning_replicas": 1,
+            "dcgm_exporter": True,
+            "labels": {"team": "ml"},
+            "image_digests": {"nvcr.io/nvidia/k8s-device-plugin:v0.17.0": PLUGIN_DIGEST},
+            "metrics_namespace": metrics.metadata.name,
+            "metrics_selector_labels": {"release": "prom"},
+            "scrape_interval": "30s",
+        }
         built.append(GpuNodePool("pool", args))
 
     objects = children(run_alone(program))
@@ -178,16 +175,15 @@ def test_a_karpenter_pool_alone_with_the_metrics_namespace_from_another_resource
 
 
 def test_defaults_leave_labels_out_and_let_prometheus_pick_the_interval() -> None:
-    pool = GpuPoolConfig.model_validate(
-        {
-            "minNodes": 1,
-            "maxNodes": 2,
-            "autoscaler": "cluster-autoscaler",
-            "clusterAutoscaler": {"cloudProvider": "aws", "nodeGroups": ["gpu-asg"]},
-            "dcgmExporter": True,
-        }
-    )
-    objects = children(run_alone(lambda: GpuNodePool("pool", GpuNodePoolArgs(pool=pool, workload_namespace="ml"))))
+    args: GpuNodePoolArgs = {
+        "workload_namespace": "ml",
+        "min_nodes": 1,
+        "max_nodes": 2,
+        "autoscaler": "cluster-autoscaler",
+        "cluster_autoscaler": {"cloud_provider": "aws", "node_groups": ["gpu-asg"]},
+        "dcgm_exporter": True,
+    }
+    objects = children(run_alone(lambda: GpuNodePool("pool", args)))
 
     monitor = objects["kubernetes:monitoring.coreos.com/v1:ServiceMonitor pool-dcgm-service-monitor"]
     assert monitor["metadata"] == {"name": "dcgm-exporter", "namespace": "gpu-system"}
@@ -205,10 +201,15 @@ def test_defaults_leave_labels_out_and_let_prometheus_pick_the_interval() -> Non
 
 
 def test_a_pool_another_stack_manages_gets_only_priorities_and_node_patches() -> None:
-    pool = GpuPoolConfig.model_validate(
-        {"minNodes": 1, "maxNodes": 1, "manage": False, "staticNodes": ["node-a"], "dcgmExporter": True}
-    )
-    objects = children(run_alone(lambda: GpuNodePool("pool", GpuNodePoolArgs(pool=pool, workload_namespace="ml"))))
+    args: GpuNodePoolArgs = {
+        "workload_namespace": "ml",
+        "min_nodes": 1,
+        "max_nodes": 1,
+        "manage": False,
+        "static_nodes": ["node-a"],
+        "dcgm_exporter": True,
+    }
+    objects = children(run_alone(lambda: GpuNodePool("pool", args)))
 
     assert objects == {
         "kubernetes:scheduling.k8s.io/v1:PriorityClass pool-batch-priority": {
@@ -226,3 +227,195 @@ def test_a_pool_another_stack_manages_gets_only_priorities_and_node_patches() ->
             "spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
         },
     }
+
+
+def test_outputs_whole_floats_and_defaults() -> None:
+    # As another Pulumi language sends them: whole numbers as floats, the optional keys absent.
+    built: list[GpuNodePool] = []
+    args: Any = {"workload_namespace": "ml", "min_nodes": 2.0, "max_nodes": 2.0, "gpus_per_node": 4.0}
+    run_alone(lambda: built.append(GpuNodePool("pool", args)))
+    assert built[0].max_gpus == 8
+    assert built[0].placement == {
+        "node_selector": {"triton-platform/gpu-pool": "inference"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}],
+        "gpu_resource": "nvidia.com/gpu",
+    }
+    assert pool_of("pool", args) == Pool(
+        workload_namespace="ml",
+        max_nodes=2,
+        gpus_per_node=4,
+        min_nodes=2,
+        manage=True,
+        resource_name="nvidia.com/gpu",
+        node_labels={"triton-platform/gpu-pool": "inference"},
+        taints=(NodeTaint("nvidia.com/gpu", "present", "NoSchedule"),),
+        autoscaler="static",
+        karpenter=None,
+        cluster_autoscaler=None,
+        static_nodes=(),
+        device_plugin=DevicePlugin("nvcr.io/nvidia/k8s-device-plugin:v0.17.0", "none", 4, "single"),
+        overprovisioning_replicas=0,
+        overprovisioning_image="registry.k8s.io/pause:3.10",
+        dcgm_exporter=False,
+        dcgm_exporter_image="nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04",
+        labels={},
+        image_digests={},
+        metrics_namespace="monitoring",
+        metrics_selector_labels={},
+        scrape_interval=None,
+    )
+
+
+def test_the_component_refuses_wrong_args_with_every_problem_at_once() -> None:
+    args: Any = {"workload_namespace": "ml", "max_nodes": 2, "autoscaler": "gke-autopilot", "gpus_per_node": 1.5}
+    with pytest.raises(ArgsError) as error:
+        run_alone(lambda: GpuNodePool("pool", args))
+    assert str(error.value) == (
+        "GpuNodePool pool: args.gpus_per_node: 1.5 is not a whole number\n"
+        "GpuNodePool pool: args.autoscaler: 'gke-autopilot' is not one of static, karpenter, cluster-autoscaler"
+    )
+
+
+STATIC = {"workload_namespace": "ml", "min_nodes": 2, "max_nodes": 2}
+KARPENTER = {"workload_namespace": "ml", "max_nodes": 2, "autoscaler": "karpenter", "karpenter": {"gpu_names": ["l4"]}}
+AUTOSCALER = {
+    "workload_namespace": "ml",
+    "max_nodes": 2,
+    "autoscaler": "cluster-autoscaler",
+    "cluster_autoscaler": {"cloud_provider": "aws", "node_groups": ["gpu"]},
+}
+
+
+def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """`base` with `changes`: a nested dict is merged key by key, a None value removes the key."""
+    out = dict(base)
+    for key, value in changes.items():
+        if value is None:
+            out.pop(key)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _with(out[key], **value)
+        else:
+            out[key] = value
+    return out
+
+
+@pytest.mark.parametrize(
+    ("args", "problems"),
+    [
+        (
+            _with(STATIC, workload_namespace=None, max_nodes=None, min_nodes=0),
+            ["args.max_nodes: missing (required)", "args.workload_namespace: missing (required)"],
+        ),
+        (_with(STATIC, max_nodes=1001), ["args.max_nodes: 1001 is above the maximum 1000"]),
+        (_with(STATIC, gpus_per_node=17), ["args.gpus_per_node: 17 is above the maximum 16"]),
+        (_with(STATIC, min_nodes=-1), ["args.min_nodes: -1 is below the minimum 0"]),
+        (
+            _with(STATIC, overprovisioning_replicas=101),
+            ["args.overprovisioning_replicas: 101 is above the maximum 100"],
+        ),
+        (
+            _with(STATIC, resource_name="amd.com/gpu"),
+            ["args.resource_name: 'amd.com/gpu' is not one of nvidia.com/gpu"],
+        ),
+        (
+            _with(STATIC, taints=[{"value": "x"}, {"key": "gpu", "effect": "NoRun"}]),
+            [
+                "args.taints[0].key: missing (required)",
+                "args.taints[1].effect: 'NoRun' is not one of NoSchedule, PreferNoSchedule, NoExecute",
+            ],
+        ),
+        (
+            _with(KARPENTER, karpenter={"gpu_names": None}),
+            ["args.karpenter: set instance_families or gpu_names: without one Karpenter may launch nodes without GPUs"],
+        ),
+        (
+            _with(KARPENTER, karpenter={"capacity_types": ["spot", "preemptible"]}),
+            ["args.karpenter.capacity_types[1]: 'preemptible' is not one of on-demand, spot, reserved"],
+        ),
+        (
+            _with(KARPENTER, karpenter={"expire_after": "3x", "consolidate_after": "Never"}),
+            [
+                "args.karpenter.consolidate_after: 'Never' is not a Go duration such as 10m or 1h30m",
+                "args.karpenter.expire_after: '3x' is not a Go duration such as 720h or Never",
+            ],
+        ),
+        (
+            _with(AUTOSCALER, cluster_autoscaler={"cloud_provider": None, "node_groups": []}),
+            [
+                "args.cluster_autoscaler.cloud_provider: missing (required)",
+                "args.cluster_autoscaler.node_groups: empty; name at least one node group",
+            ],
+        ),
+        (
+            _with(AUTOSCALER, cluster_autoscaler={"cloud_provider": "ibm", "node_groups": None}),
+            [
+                "args.cluster_autoscaler.node_groups: missing (required)",
+                "args.cluster_autoscaler.cloud_provider: 'ibm' is not one of aws, gce, azure",
+            ],
+        ),
+        (
+            _with(AUTOSCALER, cluster_autoscaler={"scale_down_unneeded_time": "10 minutes"}),
+            [
+                "args.cluster_autoscaler.scale_down_unneeded_time: '10 minutes' is not a Go duration such as 10m or 1h30m"
+            ],
+        ),
+        (
+            _with(STATIC, device_plugin={"sharing": "mps", "mig_strategy": "mixed", "time_slicing_replicas": 1}),
+            [
+                "args.device_plugin.sharing: 'mps' is not one of none, time-slicing, mig",
+                "args.device_plugin.time_slicing_replicas: 1 is below the minimum 2",
+                "args.device_plugin.mig_strategy: 'mixed' is not one of single",
+            ],
+        ),
+        (_with(STATIC, min_nodes=3), ["args.min_nodes: 3 is above max_nodes (2); it must be at most that"]),
+        (
+            _with(KARPENTER, karpenter=None),
+            ["args.karpenter: missing (required): autoscaler 'karpenter' needs its settings"],
+        ),
+        (
+            _with(STATIC, cluster_autoscaler=AUTOSCALER["cluster_autoscaler"]),
+            ["args.cluster_autoscaler: applies only to autoscaler 'cluster-autoscaler', not 'static'"],
+        ),
+        (
+            _with(AUTOSCALER, static_nodes=["node-a"]),
+            ["args.static_nodes: applies only to autoscaler 'static', not 'cluster-autoscaler'"],
+        ),
+        (
+            _with(KARPENTER, min_nodes=1),
+            [
+                "args.min_nodes: 1, but a Karpenter NodePool has no node minimum; set 0 and keep warm capacity with "
+                "overprovisioning_replicas"
+            ],
+        ),
+        (
+            _with(STATIC, min_nodes=1),
+            ["args.min_nodes: 1, but a static pool has a fixed size; set min_nodes = max_nodes (2)"],
+        ),
+    ],
+    ids=[
+        "required",
+        "max-nodes",
+        "gpus-per-node",
+        "min-nodes",
+        "overprovisioning-replicas",
+        "resource-name",
+        "taints",
+        "karpenter-gpus",
+        "capacity-types",
+        "karpenter-durations",
+        "autoscaler-required",
+        "cloud-provider",
+        "autoscaler-durations",
+        "device-plugin",
+        "min-above-max",
+        "mode-needs-settings",
+        "settings-of-another-mode",
+        "static-nodes",
+        "karpenter-minimum",
+        "static-size",
+    ],
+)
+def test_each_rule_names_the_arg_and_what_is_allowed(args: dict[str, Any], problems: list[str]) -> None:
+    with pytest.raises(ArgsError) as error:
+        pool_of("gpu", cast(GpuNodePoolArgs, args))
+    assert str(error.value).splitlines() == [f"GpuNodePool gpu: {problem}" for problem in problems]

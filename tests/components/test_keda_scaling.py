@@ -7,21 +7,27 @@ the component registered against literal values. The pure builders have cases of
 from __future__ import annotations
 
 import json
+from typing import Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.keda_scaling import (
-    KedaScaling,
+from components.arg_problems import ArgProblems, ArgsError
+from components.keda_scaling import KedaScaling, one_namespace, scaled_object_manifest
+from components.keda_scaling_args import (
+    DEFAULT_SCALE_DOWN,
+    Behavior,
+    Keda,
     KedaScalingArgs,
     LoadTrigger,
+    Policy,
     ScaleTarget,
-    ScalingBehavior,
-    one_namespace,
-    scaled_object_manifest,
+    Scaling,
+    Target,
+    Trigger,
+    scaling_of,
 )
-from components.keda_scaling_config import Fallback, KedaInstall, PrometheusAuth, ScalePolicy
 from tests.components.mocks import RecordingMocks, install, pulumi_test
 
 KEDA = "triton-platform:scaling:KedaScaling"
@@ -63,25 +69,32 @@ def prometheus_url() -> pulumi.Output[str]:
     return service.metadata.apply(lambda m: f"http://{m.name}.{m.namespace}.svc:9090")
 
 
-QUEUE = LoadTrigger(name="queue", query="sum(my_queue_depth)", threshold=5, activation_threshold=1)
+QUEUE: LoadTrigger = {"name": "queue", "query": "sum(my_queue_depth)", "threshold": 5, "activation_threshold": 1}
+
+
+def target_of(deployment: k8s.apps.v1.Deployment, min_replicas: int, max_replicas: int) -> ScaleTarget:
+    """The Deployment named by its outputs, as a user of the component would: the ScaledObject waits for it."""
+    return {
+        "deployment_name": deployment.metadata.name,
+        "namespace": deployment.metadata.namespace,
+        "min_replicas": min_replicas,
+        "max_replicas": max_replicas,
+        "trigger": QUEUE,
+    }
 
 
 @pulumi_test
 def test_a_deployment_of_ones_own_is_scaled_on_its_query(mocks: RecordingMocks) -> pulumi.Output[None]:
     scaling = KedaScaling(
         "my-scaling",
-        KedaScalingArgs(
-            targets={"my-model": ScaleTarget(my_deployment(), min_replicas=1, max_replicas=4, trigger=QUEUE)},
-            prometheus_url=prometheus_url(),
-            behavior=ScalingBehavior(
-                polling_interval_seconds=15,
-                scale_down=ScalePolicy.model_validate(
-                    {"stabilizationSeconds": 120, "percent": 50, "periodSeconds": 60}
-                ),
-                fallback=Fallback.model_validate({"replicas": 2}),
-            ),
-            labels={"team": "ml"},
-        ),
+        {
+            "targets": {"my-model": target_of(my_deployment(), 1, 4)},
+            "prometheus_url": prometheus_url(),
+            "polling_interval_seconds": 15,
+            "scale_down": {"stabilization_seconds": 120, "percent": 50, "period_seconds": 60},
+            "fallback": {"replicas": 2},
+            "labels": {"team": "ml"},
+        },
     )
     scaled = scaling.scaled_objects["my-model"]
 
@@ -158,13 +171,13 @@ def test_a_deployment_of_ones_own_is_scaled_on_its_query(mocks: RecordingMocks) 
 def test_install_mode_installs_keda_into_its_namespace_first(mocks: RecordingMocks) -> pulumi.Output[None]:
     scaling = KedaScaling(
         "my-scaling",
-        KedaScalingArgs(
-            targets={"my-model": ScaleTarget(my_deployment(), min_replicas=1, max_replicas=2, trigger=QUEUE)},
-            prometheus_url="http://prometheus.example.com:9090",
-            keda=KedaInstall.model_validate({"mode": "install", "namespace": "keda-system"}),
-            labels={"team": "ml"},
-            kube_version="v1.34.0",
-        ),
+        {
+            "targets": {"my-model": target_of(my_deployment(), 1, 2)},
+            "prometheus_url": "http://prometheus.example.com:9090",
+            "keda": {"mode": "install", "namespace": "keda-system"},
+            "labels": {"team": "ml"},
+            "kube_version": "v1.34.0",
+        },
     )
 
     def check(_: str) -> None:
@@ -202,12 +215,12 @@ def test_credentials_go_through_a_trigger_authentication_beside_the_deployment(
 ) -> pulumi.Output[None]:
     scaling = KedaScaling(
         "my-scaling",
-        KedaScalingArgs(
-            targets={"my-model": ScaleTarget(my_deployment(), min_replicas=1, max_replicas=2, trigger=QUEUE)},
-            prometheus_url="https://prometheus.example.com",
-            behavior=ScalingBehavior(gpu_memory_ratio_target=None),
-            prometheus_auth=PrometheusAuth.model_validate({"mode": "basic", "secretName": "prom-login"}),
-        ),
+        {
+            "targets": {"my-model": target_of(my_deployment(), 1, 2)},
+            "prometheus_url": "https://prometheus.example.com",
+            "gpu_memory_ratio_target": 0,
+            "prometheus_auth": {"mode": "basic", "secret_name": "prom-login"},
+        },
     )
 
     def check(_: str) -> None:
@@ -234,34 +247,27 @@ def test_credentials_go_through_a_trigger_authentication_beside_the_deployment(
     return scaling.scaled_objects["my-model"].urn.apply(check)
 
 
-@pulumi_test
-def test_a_target_with_more_replicas_at_least_than_at_most_is_refused(mocks: RecordingMocks) -> None:
-    with pytest.raises(ValueError, match=r"^ScaleTarget: ") as error:
-        ScaleTarget(my_deployment(), min_replicas=3, max_replicas=2, trigger=QUEUE)
-    assert str(error.value) == (
-        "ScaleTarget: min_replicas 3, max_replicas 2: need 0 <= min_replicas <= max_replicas and max_replicas >= 1"
-    )
-
-
 def test_credentials_for_targets_in_two_namespaces_are_refused() -> None:
-    with pytest.raises(ValueError, match=r"^KedaScalingArgs\.prometheus_auth: ") as error:
-        one_namespace(["ml", "search", "ml"])
+    with pytest.raises(ArgsError) as error:
+        one_namespace(["ml", "search", "ml"], ArgProblems("KedaScaling", "my-scaling"))
     assert str(error.value) == (
-        "KedaScalingArgs.prometheus_auth: the TriggerAuthentication goes in the namespace of the Deployments, "
-        "but the targets are in ['ml', 'search']; give targets of one namespace, or one KedaScaling per namespace"
+        "KedaScaling my-scaling: args.prometheus_auth: the TriggerAuthentication goes in the namespace of the "
+        "Deployments, but the targets are in ['ml', 'search']; give targets of one namespace, or one KedaScaling "
+        "per namespace"
     )
-    assert one_namespace(["ml", "ml"]) == "ml"
+    assert one_namespace(["ml", "ml"], ArgProblems("KedaScaling", "my-scaling")) == "ml"
 
 
 def test_pausing_annotates_the_scaled_object() -> None:
+    args: KedaScalingArgs = {"targets": {}, "prometheus_url": "http://prom:9090", "paused": True, "paused_replicas": 2}
     manifest = scaled_object_manifest(
         namespace="ml",
         deployment="my-model",
         min_replicas=1,
         max_replicas=4,
-        trigger=QUEUE,
+        trigger=Trigger("queue", "sum(my_queue_depth)", 5, 1),
         prometheus_url="http://prom:9090",
-        behavior=ScalingBehavior(paused=True, paused_replicas=2),
+        behavior=scaling_of("my-scaling", args).behavior,
         prometheus_auth=None,
         labels={},
     )
@@ -272,3 +278,187 @@ def test_pausing_annotates_the_scaled_object() -> None:
         "annotations": {"autoscaling.keda.sh/paused": "true", "autoscaling.keda.sh/paused-replicas": "2"},
     }
     assert "fallback" not in manifest["spec"]
+
+
+@pulumi_test
+def test_a_target_with_more_replicas_at_least_than_at_most_is_refused(mocks: RecordingMocks) -> None:
+    args: KedaScalingArgs = {"targets": {"my-model": target_of(my_deployment(), 3, 2)}, "prometheus_url": "http://p"}
+    with pytest.raises(ArgsError) as error:
+        KedaScaling("my-scaling", args)
+    assert str(error.value) == (
+        "KedaScaling my-scaling: args.targets.my-model.min_replicas: 3 is above max_replicas (2); "
+        "it must be at most that"
+    )
+
+
+def test_defaults_and_whole_floats_from_another_language() -> None:
+    # As another Pulumi language sends them: whole numbers as floats, the optional keys absent.
+    args: Any = {
+        "targets": {
+            "m": {
+                "deployment_name": "m",
+                "namespace": "ml",
+                "min_replicas": 1.0,
+                "max_replicas": 4.0,
+                "trigger": {"name": "load", "query": "sum(load)", "threshold": 10},
+            }
+        },
+        "prometheus_url": "http://p",
+        "polling_interval_seconds": 15.0,
+    }
+    scaling = scaling_of("my-scaling", args)
+    assert scaling == Scaling(
+        targets={"m": Target("m", "ml", 1, 4, Trigger("load", "sum(load)", 10, 0))},
+        prometheus_url="http://p",
+        behavior=Behavior(
+            polling_interval_seconds=15,
+            scale_up=Policy(0, 100, 30, 3),
+            scale_down=Policy(300, 25, 60, None),
+            fallback=None,
+            gpu_memory_ratio_target=0.8,
+            paused=False,
+            paused_replicas=None,
+        ),
+        prometheus_auth=None,
+        keda=Keda("existing", "keda", {"version": "2.20.2", "repository": "https://kedacore.github.io/charts"}),
+        labels={},
+        kube_version=None,
+    )
+    assert [type(n) for n in (scaling.behavior.polling_interval_seconds, scaling.targets["m"].max_replicas)] == [
+        int,
+        int,
+    ]
+
+
+TARGET: dict[str, Any] = {
+    "deployment_name": "m",
+    "namespace": "ml",
+    "min_replicas": 1,
+    "max_replicas": 2,
+    "trigger": {"name": "load", "query": "sum(load)", "threshold": 10},
+}
+
+
+def _args(**changes: Any) -> dict[str, Any]:
+    """Right Args with `changes`; a None value removes the key."""
+    args = {"targets": {"m": TARGET}, "prometheus_url": "http://p", **changes}
+    return {key: value for key, value in args.items() if value is not None}
+
+
+def _target(**changes: Any) -> dict[str, Any]:
+    target = {**TARGET, **changes}
+    return {key: value for key, value in target.items() if value is not None}
+
+
+@pytest.mark.parametrize(
+    ("args", "problems"),
+    [
+        pytest.param(
+            _args(targets=None, prometheus_url=None),
+            ["args.targets: missing (required)", "args.prometheus_url: missing (required)"],
+            id="required",
+        ),
+        pytest.param(
+            _args(targets={"m": _target(deployment_name=None, namespace=None, trigger=None)}),
+            [
+                "args.targets.m.trigger: missing (required)",
+                "args.targets.m.deployment_name: missing (required)",
+                "args.targets.m.namespace: missing (required)",
+            ],
+            id="target-required",
+        ),
+        pytest.param(
+            _args(targets={"m": _target(min_replicas=-1, max_replicas=0)}),
+            [
+                "args.targets.m.min_replicas: -1 is below the minimum 0",
+                "args.targets.m.max_replicas: 0 is below the minimum 1",
+            ],
+            id="replica-bounds",
+        ),
+        pytest.param(
+            _args(targets={"m": _target(max_replicas=2.5)}),
+            ["args.targets.m.max_replicas: 2.5 is not a whole number"],
+            id="whole-replicas",
+        ),
+        pytest.param(
+            _args(targets={"m": _target(trigger={"threshold": 0})}),
+            [
+                "args.targets.m.trigger.name: missing (required)",
+                "args.targets.m.trigger.query: missing (required)",
+                "args.targets.m.trigger.threshold: 0 is not above 0",
+            ],
+            id="trigger",
+        ),
+        pytest.param(
+            _args(
+                targets={"m": _target(trigger={**TARGET["trigger"], "threshold": "ten", "activation_threshold": -1})}
+            ),
+            [
+                "args.targets.m.trigger.threshold: 'ten' is not a number",
+                "args.targets.m.trigger.activation_threshold: -1 is below 0",
+            ],
+            id="trigger-numbers",
+        ),
+        pytest.param(
+            _args(polling_interval_seconds=0),
+            ["args.polling_interval_seconds: 0 is below the minimum 1"],
+            id="polling-interval",
+        ),
+        pytest.param(
+            _args(scale_up={"percent": 0, "period_seconds": 3600, "pods": 0}),
+            [
+                "args.scale_up.stabilization_seconds: missing (required)",
+                "args.scale_up.percent: 0 is below the minimum 1",
+                "args.scale_up.period_seconds: 3600 is above the maximum 1800",
+                "args.scale_up.pods: 0 is below the minimum 1",
+            ],
+            id="scale-policy",
+        ),
+        pytest.param(
+            _args(scale_down={**DEFAULT_SCALE_DOWN, "stabilization_seconds": 7200}),
+            ["args.scale_down.stabilization_seconds: 7200 is above the maximum 3600"],
+            id="stabilization",
+        ),
+        pytest.param(
+            _args(fallback={"failure_threshold": 0, "behavior": "zero"}),
+            [
+                "args.fallback.replicas: missing (required)",
+                "args.fallback.failure_threshold: 0 is below the minimum 1",
+                "args.fallback.behavior: 'zero' is not one of currentReplicasIfHigher, static, currentReplicas",
+            ],
+            id="fallback",
+        ),
+        pytest.param(
+            _args(gpu_memory_ratio_target=1.5),
+            ["args.gpu_memory_ratio_target: 1.5 is above 1"],
+            id="gpu-memory-ratio",
+        ),
+        pytest.param(
+            _args(paused_replicas=-2),
+            ["args.paused_replicas: -2 is below the minimum 0"],
+            id="paused-replicas",
+        ),
+        pytest.param(
+            _args(prometheus_auth={"mode": "oauth"}),
+            [
+                "args.prometheus_auth.mode: 'oauth' is not one of bearer, basic",
+                "args.prometheus_auth.secret_name: missing (required)",
+            ],
+            id="prometheus-auth",
+        ),
+        pytest.param(
+            _args(keda={"mode": "helm"}),
+            ["args.keda.mode: 'helm' is not one of existing, install"],
+            id="keda-mode",
+        ),
+        pytest.param(
+            _args(keda={"mode": "install", "chart": {"version": "2.20.2"}}),
+            ["args.keda.chart: neither repository nor path: say where the chart comes from"],
+            id="keda-chart",
+        ),
+    ],
+)
+def test_each_rule_names_the_arg_and_what_is_allowed(args: dict[str, Any], problems: list[str]) -> None:
+    with pytest.raises(ArgsError) as error:
+        scaling_of("s", cast(KedaScalingArgs, args))
+    assert str(error.value).splitlines() == [f"KedaScaling s: {problem}" for problem in problems]
