@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -12,9 +13,7 @@ import pytest
 
 from components.gpu_pool_contract import PoolPlacement
 from components.triton_serving import TritonServing, TritonServingArgs
-from components.triton_serving_config import ModelSettings, ServingConfig
-from model_packaging.render import RenderedModel, RenderedRepository, config_text, effective_settings, render_config
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from components.triton_serving_args import ModelClaimArgs, ModelRepositoryArgs
 from tests.components.mocks import RecordingMocks, install, pulumi_test
 
 TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
@@ -29,26 +28,22 @@ POOL: PoolPlacement = {
 }
 
 
-def serving_config(repository: dict[str, Any]) -> ServingConfig:
-    """One deployment of one model, two replicas at most, called by one client namespace."""
-    return ServingConfig.model_validate(
-        {
-            "p95LatencySloMs": 200,
-            "modelRepository": repository,
-            "deployments": {"demo": {"models": ["classifier"], "replicas": {"min": 1, "max": 2}}},
-            "inferenceClients": [{"namespace": "apps", "podLabels": {"app": "web"}}],
-        }
-    )
+MODEL_REPO = str(Path(__file__).resolve().parents[2] / "model_repo")
+"""The project's example models."""
 
 
-def rendered_classifier() -> RenderedRepository:
-    """model_repo/classifier's base config, with no settings laid over it, rendered for stack `demo`."""
-    repo = read_repository(DEFAULT_MODEL_REPO)
-    model = repo.models["classifier"]
-    config = render_config(model, effective_settings(model, ModelSettings(), None))
-    return RenderedRepository(
-        "demo", repo, {"classifier": RenderedModel("classifier", model.versions, config, config_text(config))}
-    )
+def serving_args(metrics_namespace: pulumi.Input[str], repository: ModelRepositoryArgs) -> TritonServingArgs:
+    """One deployment of model_repo/classifier, no settings laid over its base config, rendered as
+    `configs/demo.pbtxt`; two replicas at most, called by one client namespace."""
+    return {
+        "namespace": "inference",
+        "deployments": {"demo": {"models": ["classifier"], "replicas": {"min": 1, "max": 2}}},
+        "model_repository": repository,
+        "config_name": "demo",
+        "inference_clients": [{"namespace": "apps", "pod_labels": {"app": "web"}}],
+        "pool": POOL,
+        "metrics_namespace": metrics_namespace,
+    }
 
 
 @pytest.fixture
@@ -85,14 +80,10 @@ def build(
 
 
 def bundled(metrics_namespace: pulumi.Output[str]) -> TritonServingArgs:
-    return TritonServingArgs(
-        namespace="inference",
-        serving=serving_config({"source": "bundled"}),
-        rendered=rendered_classifier(),
-        pool=POOL,
-        metrics_namespace=metrics_namespace,
-        labels={"team": "ml"},
-    )
+    return {
+        **serving_args(metrics_namespace, {"path": MODEL_REPO, "source": "bundled"}),
+        "labels": {"team": "ml"},
+    }
 
 
 def test_one_deployment_alone(recorder: RecordingMocks) -> None:
@@ -257,15 +248,11 @@ def test_service_pdb_and_network_policy(recorder: RecordingMocks) -> None:
 
 def test_an_autoscaled_deployment_leaves_replicas_unset_and_runs_images_by_digest(recorder: RecordingMocks) -> None:
     def scaled(metrics_namespace: pulumi.Output[str]) -> TritonServingArgs:
-        return TritonServingArgs(
-            namespace="inference",
-            serving=serving_config({"source": "bundled"}),
-            rendered=rendered_classifier(),
-            pool=POOL,
-            metrics_namespace=metrics_namespace,
-            autoscaled=True,
-            image_digests={TRITON_IMAGE: DIGEST},
-        )
+        return {
+            **serving_args(metrics_namespace, {"path": MODEL_REPO, "source": "bundled"}),
+            "autoscaled": True,
+            "image_digests": {TRITON_IMAGE: DIGEST},
+        }
 
     build(scaled)
     spec = recorder.inputs["kubernetes:apps/v1:Deployment", "unit-demo-deployment"]["spec"]
@@ -279,22 +266,17 @@ def test_an_autoscaled_deployment_leaves_replicas_unset_and_runs_images_by_diges
 def test_a_created_claim_is_always_kept_and_protected_on_request(
     recorder: RecordingMocks, protect: bool, expected: tuple[bool, bool]
 ) -> None:
-    claim = {
-        "claimName": "models",
-        "create": True,
-        "accessMode": "ReadWriteMany",
-        "origin": "s3://models-bucket/repository",
-    }
-
     def with_claim(metrics_namespace: pulumi.Output[str]) -> TritonServingArgs:
-        return TritonServingArgs(
-            namespace="inference",
-            serving=serving_config({"source": "pvc", "pvc": claim}),
-            rendered=rendered_classifier(),
-            pool=POOL,
-            metrics_namespace=metrics_namespace,
-            protect_model_claim=protect,
-        )
+        claim: ModelClaimArgs = {
+            "claim_name": "models",
+            "create": True,
+            "access_mode": "ReadWriteMany",
+            "origin": "s3://models-bucket/repository",
+        }
+        return {
+            **serving_args(metrics_namespace, {"path": MODEL_REPO, "source": "pvc", "pvc": claim}),
+            "protect_model_claim": protect,
+        }
 
     options: dict[str, tuple[bool | None, bool | None]] = {}
 
@@ -309,3 +291,4 @@ def test_a_created_claim_is_always_kept_and_protected_on_request(
         "accessModes": ["ReadWriteMany"],
         "resources": {"requests": {"storage": "50Gi"}},
     }
+
