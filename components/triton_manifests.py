@@ -1,9 +1,9 @@
 """Pure builders for the Triton serving stack: every Kubernetes object, as plain manifests.
 
 `serving_manifests` returns all of them for one ServingSpec (TritonServing's Args,
-checked); TritonServing only turns them into resources. Nothing here talks to Pulumi except through the
-values it is handed (the admin key and the metrics namespace may be pulumi Outputs,
-which the manifests carry as they are).
+checked); TritonServing only turns them into resources. Nothing here talks to Pulumi
+except through the values it is handed (the admin key and the namespaces may be
+pulumi Outputs, which the manifests carry as they are).
 """
 
 from __future__ import annotations
