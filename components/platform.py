@@ -92,7 +92,7 @@ def serving_args(
         "namespace": config.kubernetes.namespace,
         "image": serving.image,
         "deployments": {key: deployment.args() for key, deployment in serving.deployments.items()},
-        "model_repository": serving.model_repository.args(str(rendered.source.path)),
+        "model_repository": serving.model_repository.args(str(rendered.source.path.absolute())),
         "config_name": rendered.config_name,
         "model_defaults": serving.model_defaults.args(),
         "models": {model: settings.args() for model, settings in config.models.items()},

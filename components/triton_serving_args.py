@@ -221,9 +221,10 @@ class ModelRepositoryArgs(TypedDict):
     """Where the models are read from, and where Triton's pods get the model files."""
 
     path: str
-    """The local folder of the model repository (`<model>/config.pbtxt` and version folders `<model>/1/`, ...),
-    read when the program runs: each served model's config is rendered from its config.pbtxt, and the
-    repository's content digest names the published version pods load."""
+    """The local folder of the model repository (`<model>/config.pbtxt` and version folders `<model>/1/`, ...), an
+    absolute path (from Pulumi YAML, e.g. `${pulumi.cwd}/model_repo`), read when the program runs: each served
+    model's config is rendered from its config.pbtxt, and the repository's content digest names the published
+    version pods load."""
 
     source: str
     """`bundled`: the version files of the served models ship in a ConfigMap (small dev models only, up to

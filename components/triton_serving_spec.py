@@ -562,7 +562,10 @@ def _model_source(problems: ArgProblems, value: ModelRepositoryArgs | None) -> M
     if value is None:
         return ModelSource(None, "bundled", None, None, None, None, ())
     folder = _text(problems, f"{path}.path", problems.required(path, args, "path"))
-    if folder and not Path(folder).is_dir():
+    if folder and not Path(folder).is_absolute():
+        # A relative path would depend on where the component runs: a provider's folder, from YAML or TypeScript.
+        problems.add(f"{path}.path", f"{folder!r} is not an absolute path; give the model repository's full path")
+    elif folder and not Path(folder).is_dir():
         problems.add(f"{path}.path", f"{folder!r} is not a folder; give the local folder of the model repository")
     source = _choice(problems, f"{path}.source", problems.required(path, args, "source"), SOURCES)
     claim, store = _source_settings(problems, path, args, source)
@@ -580,9 +583,8 @@ def _model_source(problems: ArgProblems, value: ModelRepositoryArgs | None) -> M
     if store is not None and args.get("store_egress") is None:
         egress = _default_egress(store, credentials)
     revision = _revision(problems, f"{path}.revision", args.get("revision"), source, published)
-    return ModelSource(
-        Path(folder) if folder and Path(folder).is_dir() else None, source, claim, store, revision, credentials, egress
-    )
+    readable = folder and Path(folder).is_absolute() and Path(folder).is_dir()
+    return ModelSource(Path(folder) if readable else None, source, claim, store, revision, credentials, egress)
 
 
 def _inference_client(problems: ArgProblems, path: str, value: InferenceClientArgs) -> InferenceClient:

@@ -446,6 +446,10 @@ REPOSITORY_CASES = {
         {"path": "/nonexistent", "source": "bundled"},
         ["model_repository.path: '/nonexistent' is not a folder; give the local folder of the model repository"],
     ),
+    "a relative folder": (
+        {"path": "model_repo", "source": "bundled"},
+        ["model_repository.path: 'model_repo' is not an absolute path; give the model repository's full path"],
+    ),
     "an unknown source": (
         repository(source="nfs"),
         ["model_repository.source: 'nfs' is not one of bundled, pvc, s3, gcs"],
