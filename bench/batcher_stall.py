@@ -29,9 +29,11 @@ from tritonclient.grpc import model_config_pb2  # noqa: E402
 
 from bench.triton_load import load  # noqa: E402
 from model_packaging.publish import write_model_repository  # noqa: E402
-from model_packaging.render import config_text, render_repository  # noqa: E402
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository  # noqa: E402
+from model_packaging.render import config_text  # noqa: E402
+from model_packaging.source import read_repository  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
+from platform_config.model_settings import render_stack  # noqa: E402
+from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: E402
 from tests.local_triton.server import TritonServer  # noqa: E402
 
 STALL_SECONDS = 0.4
@@ -72,7 +74,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0)
     args = parser.parse_args()
     config = load_stack(args.stack).config
-    rendered = render_repository(args.stack, config.serving, config.models, read_repository(DEFAULT_MODEL_REPO))
+    rendered = render_stack(args.stack, config.serving, config.models, read_repository(DEFAULT_MODEL_REPO))
     lines = [
         f"# Batcher stalls: {args.stack} {args.model}, closed loop of {args.clients} clients, {args.seconds:g} s",
         "",

@@ -34,9 +34,11 @@ sys.path.insert(0, str(ROOT))
 from bench.triton_load import INPUTS, load, loadgen  # noqa: E402
 from components.triton_manifests import tritonserver_args  # noqa: E402
 from model_packaging.publish import write_model_repository  # noqa: E402
-from model_packaging.render import config_text, render_repository  # noqa: E402
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository  # noqa: E402
+from model_packaging.render import config_text  # noqa: E402
+from model_packaging.source import read_repository  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
+from platform_config.model_settings import render_stack  # noqa: E402
+from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: E402
 from tests.local_triton.server import TritonServer, free_ports  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -115,9 +117,7 @@ def main() -> None:
     loadgen()  # built before any run, so its compile time is not counted as client CPU
 
     stack = load_stack(args.stack)
-    rendered = render_repository(
-        args.stack, stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO)
-    )
+    rendered = render_stack(args.stack, stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO))
     work = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-batching-{os.getpid()}"
     repos = {"A": work / "batching", "B": work / "off"}
     write_model_repository(rendered, repos["A"], [args.model])
@@ -130,7 +130,13 @@ def main() -> None:
     for label, repo in repos.items():
         ports = free_ports()
         flags = tritonserver_args(
-            args.stack, stack.config.serving, [args.model], model_repository=str(repo), ports=ports, admin_key="bench"
+            args.stack,
+            [args.model],
+            source=stack.config.serving.model_repository.source,
+            exit_timeout_seconds=stack.config.serving.drain.exit_timeout_seconds,
+            model_repository=str(repo),
+            ports=ports,
+            admin_key="bench",
         )
         servers[label] = TritonServer(flags, ports).start()
     try:

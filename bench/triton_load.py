@@ -16,10 +16,10 @@ from typing import Any
 
 from components.triton_manifests import tritonserver_args
 from model_packaging.publish import write_model_repository
-from model_packaging.render import render_repository
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.source import read_repository
 from platform_config.loader import load_stack
-from platform_config.paths import PROJECT_ROOT
+from platform_config.model_settings import render_stack
+from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT
 from tests.local_triton.server import TritonServer, free_ports
 
 # Input tensor name and width of each benchmarked model (one item per request).
@@ -31,13 +31,19 @@ ADMIN_KEY = "bench"
 def stack_server(stack: str, model: str) -> Iterator[tuple[TritonServer, int]]:
     """A tritonserver loading `model` with the stack's rendered config and flags; yields it and the max batch size."""
     config = load_stack(stack).config
-    rendered = render_repository(stack, config.serving, config.models, read_repository(DEFAULT_MODEL_REPO))
+    rendered = render_stack(stack, config.serving, config.models, read_repository(DEFAULT_MODEL_REPO))
     with tempfile.TemporaryDirectory(prefix="bench-repo-", dir=os.environ.get("TMPDIR")) as work:
         repo = Path(work) / "models"
         write_model_repository(rendered, repo, [model])
         ports = free_ports()
         flags = tritonserver_args(
-            stack, config.serving, [model], model_repository=str(repo), ports=ports, admin_key=ADMIN_KEY
+            stack,
+            [model],
+            source=config.serving.model_repository.source,
+            exit_timeout_seconds=config.serving.drain.exit_timeout_seconds,
+            model_repository=str(repo),
+            ports=ports,
+            admin_key=ADMIN_KEY,
         )
         with TritonServer(flags, ports) as server:
             yield server, rendered.models[model].config.max_batch_size

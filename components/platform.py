@@ -196,18 +196,31 @@ def gpu_pool_args(config: PlatformConfig, monitoring: Monitoring) -> GpuNodePool
 def serving_args(
     config: PlatformConfig, rendered: RenderedRepository, pool: GpuNodePool, monitoring: Monitoring
 ) -> TritonServingArgs:
-    return TritonServingArgs(
-        namespace=config.kubernetes.namespace,
-        serving=config.serving,
-        rendered=rendered,
-        pool=pool.placement,
-        metrics_namespace=monitoring.metrics_namespace,
-        metrics_pod_labels=config.monitoring.prometheus.pod_labels,
-        labels=platform_labels(config.environment),
-        autoscaled=config.scaling.enabled,
-        image_digests=config.image_digests,
-        protect_model_claim=protects_model_data(config),
-    )
+    """The stack's serving, its models read from the repository its validation rendered (and under the same name)."""
+    serving = config.serving
+    return {
+        "namespace": config.kubernetes.namespace,
+        "image": serving.image,
+        "deployments": {key: deployment.args() for key, deployment in serving.deployments.items()},
+        "model_repository": serving.model_repository.args(str(rendered.source.path.absolute())),
+        "config_name": rendered.config_name,
+        "model_defaults": serving.model_defaults.args(),
+        "models": {model: settings.args() for model, settings in config.models.items()},
+        "inference_clients": [client.args() for client in serving.inference_clients],
+        "ingress": serving.ingress.args(),
+        "startup_timeout_seconds": serving.startup_timeout_seconds,
+        "drain": serving.drain.args(),
+        "shm_size_limit": serving.shm_size_limit,
+        "tmp_size_limit": serving.tmp_size_limit,
+        "service_account_annotations": dict(serving.service_account_annotations),
+        "pool": pool.placement,
+        "metrics_namespace": monitoring.metrics_namespace,
+        "metrics_pod_labels": dict(config.monitoring.prometheus.pod_labels),
+        "labels": platform_labels(config.environment),
+        "autoscaled": config.scaling.enabled,
+        "image_digests": dict(config.image_digests),
+        "protect_model_claim": protects_model_data(config),
+    }
 
 
 def scaling_args(

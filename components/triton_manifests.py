@@ -1,9 +1,9 @@
 """Pure builders for the Triton serving stack: every Kubernetes object, as plain manifests.
 
-`serving_manifests` returns all of them for one TritonServingArgs; TritonServing
-only turns them into resources. Nothing here talks to Pulumi except through the
-values it is handed (the admin key and the metrics namespace may be pulumi Outputs,
-which the manifests carry as they are).
+`serving_manifests` returns all of them for one ServingSpec (TritonServing's Args,
+checked); TritonServing only turns them into resources. Nothing here talks to Pulumi
+except through the values it is handed (the admin key and the namespaces may be
+pulumi Outputs, which the manifests carry as they are).
 """
 
 from __future__ import annotations
@@ -12,24 +12,19 @@ import base64
 import hashlib
 import math
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import pulumi
+
+from components.kubernetes_values import quantity_value
 from components.namespace import DNS_EGRESS
-from components.triton_serving_config import DeploymentConfig, PvcSource, ServingConfig
-from model_packaging.layout import assemble_script
-from model_packaging.publish import MANIFEST, files_digest, repository_digest, version_files
+from components.triton_serving_spec import Claim, Deployment, ServingSpec
+from model_packaging.digest import files_digest, repository_digest, version_files
+from model_packaging.layout import MANIFEST, assemble_script
 from model_packaging.store import StoreUri, rclone_settings
-from platform_config.schema import pinned
-from platform_config.types import quantity_value
-
-if TYPE_CHECKING:
-    import pulumi
-
-    # The component's args are the builders' input; the component imports this module, not the reverse.
-    from components.triton_serving import TritonServingArgs
 
 HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
 MODELS_DIR, STORE_DIR, RENDERED_DIR, CLAIM_DIR = "/models", "/store", "/rendered", "/claim"
@@ -47,50 +42,51 @@ INFERENCE_PRIORITY = 100_000
 GRACE_MARGIN_SECONDS = 15
 
 
-def restricted_apis(serving: ServingConfig) -> str:
+def restricted_apis(source: str) -> str:
     """API groups that need the admin key; with dynamic model control the model config too (NVIDIA's deploy guide)."""
-    return ",".join((*ADMIN_APIS, "model-config") if dynamic_model_control(serving) else ADMIN_APIS)
+    return ",".join((*ADMIN_APIS, "model-config") if dynamic_model_control(source) else ADMIN_APIS)
 
 
-def dynamic_model_control(serving: ServingConfig) -> bool:
-    """Object storage is shared by every deployment, so each loads its own models explicitly.
+def dynamic_model_control(source: str) -> bool:
+    """Object storage (`source` s3 or gcs) is shared by every deployment, so each loads its own models explicitly.
 
     With bundled or PVC storage each pod assembles a repository of just its models
     and Triton loads everything it finds (mode none), with no model-control API at all.
     """
-    return serving.model_repository.source in ("s3", "gcs")
+    return source in ("s3", "gcs")
 
 
 def tritonserver_args(
-    stack: str,
-    serving: ServingConfig,
-    models: list[str],
+    config_name: str,
+    models: Iterable[str],
     *,
+    source: str,
+    exit_timeout_seconds: int,
     model_repository: str = MODELS_DIR,
     ports: tuple[int, int, int] = (HTTP_PORT, GRPC_PORT, METRICS_PORT),
     admin_key: str = f"$({ADMIN_KEY_ENV})",
 ) -> list[str]:
-    """tritonserver's flags for one deployment; tests run the real server with the same list."""
+    """tritonserver's flags for one deployment of models from `source`; tests run the real server with the same list."""
     http, grpc, metrics = ports
     args = [
         f"--model-repository={model_repository}",
-        # configs/<stack>.pbtxt is the stack's rendered config; the base config.pbtxt is not shipped.
-        f"--model-config-name={stack}",
+        # configs/<config_name>.pbtxt is the rendered config; the base config.pbtxt is not shipped.
+        f"--model-config-name={config_name}",
         "--disable-auto-complete-config",
     ]
-    if dynamic_model_control(serving):
+    if dynamic_model_control(source):
         args += ["--model-control-mode=explicit", *(f"--load-model={m}" for m in sorted(models))]
     else:
         args.append("--model-control-mode=none")
     # gRPC callers send the key as header `triton-grpc-protocol-<name>`, HTTP callers as `<name>`.
-    restriction = f"{restricted_apis(serving)}:{ADMIN_KEY_HEADER}={admin_key}"
+    restriction = f"{restricted_apis(source)}:{ADMIN_KEY_HEADER}={admin_key}"
     return [
         *args,
         f"--http-restricted-api={restriction}",
         f"--grpc-restricted-protocol={restriction}",
         "--strict-readiness=true",
         "--exit-on-error=true",
-        f"--exit-timeout-secs={serving.drain.exit_timeout_seconds}",
+        f"--exit-timeout-secs={exit_timeout_seconds}",
         f"--http-port={http}",
         f"--grpc-port={grpc}",
         "--allow-metrics=true",
@@ -165,40 +161,42 @@ def bundle_key(path: str) -> str:
 
 @dataclass(frozen=True)
 class ServingContext:
-    """What the builders read: TritonServing's args and the admin key it generated."""
+    """What the builders read: TritonServing's checked Args and the admin key it generated."""
 
-    args: TritonServingArgs
+    spec: ServingSpec
     admin_key: Any = None
     """The restricted-API key (a string or a pulumi Output)."""
 
     @cached_property
     def digest(self) -> str:
-        """Content digest of the stack's repository: where a published one lives (`<uri>/<digest>`)."""
-        return repository_digest(self.args.rendered)
+        """Content digest of the rendered repository: where a published one lives (`<uri>/<digest>`)."""
+        return repository_digest(self.spec.rendered)
 
     @property
     def store(self) -> StoreUri | None:
-        return self.serving.model_repository.store()
+        return self.spec.model_repository.store
 
     @property
     def namespace(self) -> str:
-        return self.args.namespace
+        return self.spec.namespace
 
     @property
-    def serving(self) -> ServingConfig:
-        return self.args.serving
+    def source(self) -> str:
+        """Where the model files come from: `bundled`, `pvc`, `s3` or `gcs`."""
+        return self.spec.model_repository.source
 
     @property
     def config_name(self) -> str:
-        """Triton reads each model's config from `configs/<config_name>.pbtxt`: the stack it was rendered for."""
-        return self.args.rendered.stack
+        """Triton reads each model's config from `configs/<config_name>.pbtxt`: the name it was rendered under."""
+        return self.spec.rendered.config_name
 
     def image(self, image: str) -> str:
         """The image as it runs: by digest where `image_digests` lists it."""
-        return pinned(image, dict(self.args.image_digests))
+        digest = self.spec.image_digests.get(image)
+        return image if digest is None else f"{image}@{digest}"
 
     def metadata(self, name: str, deployment: str | None = None, **extra: Any) -> dict[str, Any]:
-        labels = dict(self.args.labels)
+        labels = dict(self.spec.labels)
         if deployment:
             labels |= {**selector_labels(deployment), "app.kubernetes.io/component": "inference-server"}
         return {"name": name, "namespace": self.namespace, "labels": labels, **extra}
@@ -208,40 +206,40 @@ class ServingContext:
         return f"{self.namespace}-inference"
 
 
-def _bundle_files(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str, bytes]:
-    if ctx.serving.model_repository.source != "bundled":
+def _bundle_files(ctx: ServingContext, deployment: Deployment) -> dict[str, bytes]:
+    if ctx.source != "bundled":
         return {}
-    return version_files(ctx.args.rendered, deployment.models)
+    return version_files(ctx.spec.rendered, deployment.models)
 
 
-def pod_digest(ctx: ServingContext, deployment: DeploymentConfig) -> str:
+def pod_digest(ctx: ServingContext, deployment: Deployment) -> str:
     """Changes whenever what the pods load changes: rendered configs, bundled files, the store's revision."""
-    rendered = ctx.args.rendered.digest(deployment.models)
+    rendered = ctx.spec.rendered.digest(deployment.models)
     files = files_digest(_bundle_files(ctx, deployment))
-    revision = ctx.serving.model_repository.revision or ""
+    revision = ctx.spec.model_repository.revision or ""
     return hashlib.sha256(f"{rendered}:{files}:{revision}".encode()).hexdigest()
 
 
-def config_map_name(ctx: ServingContext, deployment: DeploymentConfig, name: str) -> str:
+def config_map_name(ctx: ServingContext, deployment: Deployment, name: str) -> str:
     # Named by content: a change is a new ConfigMap, created before the old one goes.
-    return f"triton-{name}-config-{ctx.args.rendered.digest(deployment.models)[:10]}"
+    return f"triton-{name}-config-{ctx.spec.rendered.digest(deployment.models)[:10]}"
 
 
-def bundle_map_name(ctx: ServingContext, deployment: DeploymentConfig, name: str) -> str:
+def bundle_map_name(ctx: ServingContext, deployment: Deployment, name: str) -> str:
     return f"triton-{name}-models-{files_digest(_bundle_files(ctx, deployment))[:10]}"
 
 
-def _config_map(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> dict[str, Any]:
+def _config_map(ctx: ServingContext, name: str, deployment: Deployment) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": ctx.metadata(config_map_name(ctx, deployment, name), name),
         "immutable": True,
-        "data": {f"{m}.pbtxt": ctx.args.rendered.models[m].text for m in sorted(deployment.models)},
+        "data": {f"{m}.pbtxt": ctx.spec.rendered.models[m].text for m in sorted(deployment.models)},
     }
 
 
-def _bundle_map(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> dict[str, Any]:
+def _bundle_map(ctx: ServingContext, name: str, deployment: Deployment) -> dict[str, Any]:
     files = _bundle_files(ctx, deployment)
     return {
         "apiVersion": "v1",
@@ -271,8 +269,8 @@ def _pod_security_context() -> dict[str, Any]:
     }
 
 
-def _store_volume(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> dict[str, Any]:
-    source = ctx.serving.model_repository
+def _store_volume(ctx: ServingContext, name: str, deployment: Deployment) -> dict[str, Any]:
+    source = ctx.spec.model_repository
     if source.source == "pvc":
         assert source.pvc is not None
         return {"name": "model-store", "persistentVolumeClaim": {"claimName": source.pvc.claim_name, "readOnly": True}}
@@ -284,7 +282,7 @@ def _store_volume(ctx: ServingContext, name: str, deployment: DeploymentConfig) 
 def _store_mount(ctx: ServingContext) -> dict[str, Any]:
     """The store, read-only; a loaded claim only through its `repositories/<digest>` folder."""
     mount = {"name": "model-store", "mountPath": STORE_DIR, "readOnly": True}
-    pvc = ctx.serving.model_repository.pvc
+    pvc = ctx.spec.model_repository.pvc
     if pvc is not None and pvc.origin is not None:
         mount["subPath"] = f"repositories/{ctx.digest}"
     return mount
@@ -302,7 +300,7 @@ class StoreAccess:
 
 def store_access(ctx: ServingContext) -> StoreAccess:
     """S3: the Secret's keys as the environment; GCS: its credentials.json as a file. Unset: workload identity."""
-    secret, store = ctx.serving.model_repository.credentials_secret, ctx.store
+    secret, store = ctx.spec.model_repository.credentials_secret, ctx.store
     if store is None or secret is None:
         return StoreAccess([], [], [], [])
     if store.backend == "s3":
@@ -315,14 +313,14 @@ def store_access(ctx: ServingContext) -> StoreAccess:
     )
 
 
-def _volumes(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> list[dict[str, Any]]:
-    serving = ctx.serving
+def _volumes(ctx: ServingContext, name: str, deployment: Deployment) -> list[dict[str, Any]]:
+    serving = ctx.spec
     volumes: list[dict[str, Any]] = [
         {"name": "tmp", "emptyDir": {"sizeLimit": serving.tmp_size_limit}},
         # The Python backend passes tensors through shared memory.
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": serving.shm_size_limit}},
     ]
-    if not dynamic_model_control(serving):
+    if not dynamic_model_control(ctx.source):
         return [
             *volumes,
             {"name": "models", "emptyDir": {"sizeLimit": MODELS_DIR_SIZE}},
@@ -338,7 +336,7 @@ LOG_ALLOWANCE = "512Mi"
 """Container logs count against ephemeral storage; the kubelet rotates them (10Mi x 5 files by default)."""
 
 
-def triton_ephemeral_storage(serving: ServingConfig) -> str:
+def triton_ephemeral_storage(serving: ServingSpec) -> str:
     """Every byte a Triton pod may write to node disk: /tmp (object-store downloads), the assembled repository, logs.
 
     Requested as much as allowed, so a pod within its bound is never the first evicted under disk pressure.
@@ -347,15 +345,15 @@ def triton_ephemeral_storage(serving: ServingConfig) -> str:
     return f"{math.ceil(mebibytes)}Mi"
 
 
-def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str, Any]:
-    serving = ctx.serving
+def _triton_container(ctx: ServingContext, deployment: Deployment) -> dict[str, Any]:
+    serving = ctx.spec
     resources = deployment.resources
     http = {"path": "/v2/health/ready", "port": "http"}
     mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}, {"name": "dshm", "mountPath": "/dev/shm"}]
     env: list[dict[str, Any]] = [
         {"name": ADMIN_KEY_ENV, "valueFrom": {"secretKeyRef": {"name": ADMIN_KEY_SECRET, "key": "key"}}}
     ]
-    if dynamic_model_control(serving):
+    if dynamic_model_control(ctx.source):
         assert ctx.store is not None
         # Triton reads the published version itself; a new digest is a new path, so the pods roll.
         repository, access = ctx.store.triton_path(ctx.digest), store_access(ctx)
@@ -368,7 +366,13 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
         "image": ctx.image(serving.image),
         "imagePullPolicy": "IfNotPresent",
         "command": ["tritonserver"],
-        "args": tritonserver_args(ctx.config_name, serving, deployment.models, model_repository=repository),
+        "args": tritonserver_args(
+            ctx.config_name,
+            deployment.models,
+            source=ctx.source,
+            exit_timeout_seconds=serving.drain.exit_timeout_seconds,
+            model_repository=repository,
+        ),
         "ports": [
             {"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"},
             {"name": "grpc", "containerPort": GRPC_PORT, "protocol": "TCP"},
@@ -384,7 +388,7 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
                 "cpu": resources.limits.cpu,
                 "memory": resources.limits.memory,
                 "ephemeral-storage": triton_ephemeral_storage(serving),
-                ctx.args.pool["gpu_resource"]: str(deployment.gpus_per_pod),
+                ctx.spec.pool["gpu_resource"]: str(deployment.gpus_per_pod),
             },
         },
         # Model loading can take minutes: the startup probe allows for it, the others start after it.
@@ -413,10 +417,10 @@ def _triton_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict
     return container
 
 
-def _assemble_container(ctx: ServingContext, deployment: DeploymentConfig) -> dict[str, Any]:
+def _assemble_container(ctx: ServingContext, deployment: Deployment) -> dict[str, Any]:
     return {
         "name": "assemble-model-repository",
-        "image": ctx.image(ctx.serving.image),
+        "image": ctx.image(ctx.spec.image),
         "imagePullPolicy": "IfNotPresent",
         "command": ["/bin/sh", "-c", assemble_script(deployment.models)],
         "env": [
@@ -449,13 +453,13 @@ def loader_job_name(ctx: ServingContext) -> str:
     return f"model-loader-{ctx.digest[:16]}"
 
 
-def loader_job_manifest(ctx: ServingContext, pvc: PvcSource) -> dict[str, Any]:
+def loader_job_manifest(ctx: ServingContext, pvc: Claim) -> dict[str, Any]:
     """Fills `repositories/<digest>` of the claim from pvc.origin, once per digest, for every deployment.
 
     One Job for the stack, not one per deployment: the repository is the stack's,
     and a single writer never races another for the same `.partial` folder.
     """
-    store = pvc.store()
+    store = ctx.store
     assert store is not None
     access = store_access(ctx)
     labels = {"app.kubernetes.io/name": LOADER_NAME, "app.kubernetes.io/component": "model-loader"}
@@ -514,8 +518,8 @@ def loader_job_manifest(ctx: ServingContext, pvc: PvcSource) -> dict[str, Any]:
     }
 
 
-def deployment_manifest(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> dict[str, Any]:
-    serving = ctx.serving
+def deployment_manifest(ctx: ServingContext, name: str, deployment: Deployment) -> dict[str, Any]:
+    serving = ctx.spec
     selector = selector_labels(name)
     pod_labels = {**ctx.metadata("", name)["labels"], "app.kubernetes.io/version": image_version(serving.image)}
     pod_spec: dict[str, Any] = {
@@ -527,12 +531,12 @@ def deployment_manifest(ctx: ServingContext, name: str, deployment: DeploymentCo
         + serving.drain.exit_timeout_seconds
         + GRACE_MARGIN_SECONDS,
         "securityContext": _pod_security_context(),
-        "nodeSelector": dict(ctx.args.pool["node_selector"]),
-        "tolerations": list(ctx.args.pool["tolerations"]),
+        "nodeSelector": dict(ctx.spec.pool["node_selector"]),
+        "tolerations": list(ctx.spec.pool["tolerations"]),
         "containers": [_triton_container(ctx, deployment)],
         "volumes": _volumes(ctx, name, deployment),
     }
-    if not dynamic_model_control(serving):
+    if not dynamic_model_control(ctx.source):
         pod_spec["initContainers"] = [_assemble_container(ctx, deployment)]
     if deployment.replicas.max > 1:
         # Prefer one replica per node and zone; never block scheduling when the pool is short of nodes.
@@ -572,7 +576,7 @@ def deployment_manifest(ctx: ServingContext, name: str, deployment: DeploymentCo
             "spec": pod_spec,
         },
     }
-    if not ctx.args.autoscaled:
+    if not ctx.spec.autoscaled:
         spec["replicas"] = deployment.replicas.min  # the autoscaler owns the count otherwise: never set it
     return {
         "apiVersion": "apps/v1",
@@ -624,7 +628,7 @@ def store_egress(ctx: ServingContext) -> list[dict[str, Any]]:
         DNS_EGRESS,
         *(
             {"to": [{"ipBlock": {"cidr": rule.cidr}}], "ports": [{"protocol": "TCP", "port": p} for p in rule.ports]}
-            for rule in ctx.serving.model_repository.egress()
+            for rule in ctx.spec.model_repository.egress
         ),
     ]
 
@@ -650,13 +654,13 @@ def network_policy_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
     """
     rules: list[dict[str, Any]] = [
         {
-            "from": [_peer(ctx.args.metrics_namespace, ctx.args.metrics_pod_labels)],
+            "from": [_peer(ctx.spec.metrics_namespace, ctx.spec.metrics_pod_labels)],
             "ports": [{"protocol": "TCP", "port": METRICS_PORT}],
         }
     ]
-    clients = [_peer(c.namespace, c.pod_labels) for c in ctx.serving.inference_clients]
-    if ctx.serving.ingress.enabled:
-        clients.append(_peer(ctx.serving.ingress.controller_namespace, {}))
+    clients = [_peer(c.namespace, c.pod_labels) for c in ctx.spec.inference_clients]
+    if ctx.spec.ingress.enabled:
+        clients.append(_peer(ctx.spec.ingress.controller_namespace, {}))
     if clients:
         ports = [{"protocol": "TCP", "port": HTTP_PORT}, {"protocol": "TCP", "port": GRPC_PORT}]
         rules.append({"from": clients, "ports": ports})
@@ -668,7 +672,7 @@ def network_policy_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
             "podSelector": {"matchLabels": selector_labels(name)},
             "policyTypes": ["Ingress", "Egress"],
             "ingress": rules,
-            "egress": store_egress(ctx) if dynamic_model_control(ctx.serving) else [DNS_EGRESS],
+            "egress": store_egress(ctx) if dynamic_model_control(ctx.source) else [DNS_EGRESS],
         },
     }
 
@@ -684,7 +688,7 @@ def pdb_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
 
 def ingress_manifests(ctx: ServingContext, name: str) -> list[dict[str, Any]]:
     """One Ingress per protocol: ingress-nginx's backend-protocol annotation applies to a whole Ingress."""
-    ingress = ctx.serving.ingress
+    ingress = ctx.spec.ingress
     out = []
     body = {"nginx.ingress.kubernetes.io/proxy-body-size": ingress.max_request_body}
     for protocol, host_suffix, extra in (
@@ -716,7 +720,7 @@ Manifests = dict[str, dict[str, Any]]
 
 def shared_manifests(ctx: ServingContext) -> Manifests:
     """Objects every deployment of the stack shares."""
-    serving = ctx.serving
+    serving = ctx.spec
     service_account = ctx.metadata(SERVICE_ACCOUNT)
     if serving.service_account_annotations:
         service_account["annotations"] = dict(serving.service_account_annotations)
@@ -758,20 +762,20 @@ def shared_manifests(ctx: ServingContext) -> Manifests:
     return out
 
 
-def deployment_manifests(ctx: ServingContext, name: str, deployment: DeploymentConfig) -> Manifests:
+def deployment_manifests(ctx: ServingContext, name: str, deployment: Deployment) -> Manifests:
     """Every object of one Triton deployment."""
     out: Manifests = {}
-    if not dynamic_model_control(ctx.serving):
+    if not dynamic_model_control(ctx.source):
         # Content-named: a change is a new ConfigMap under the same role, so a replace.
         out[f"{name}-config"] = _config_map(ctx, name, deployment)
-        if ctx.serving.model_repository.source == "bundled":
+        if ctx.source == "bundled":
             out[f"{name}-models"] = _bundle_map(ctx, name, deployment)
     out[f"{name}-deployment"] = deployment_manifest(ctx, name, deployment)
     out[f"{name}-service"] = service_manifest(ctx, name)
     out[f"{name}-network-policy"] = network_policy_manifest(ctx, name)
     if deployment.replicas.max > 1:
         out[f"{name}-pdb"] = pdb_manifest(ctx, name)
-    if ctx.serving.ingress.enabled:
+    if ctx.spec.ingress.enabled:
         http, grpc = ingress_manifests(ctx, name)
         out[f"{name}-ingress-http"], out[f"{name}-ingress-grpc"] = http, grpc
     return out
@@ -780,6 +784,6 @@ def deployment_manifests(ctx: ServingContext, name: str, deployment: DeploymentC
 def serving_manifests(ctx: ServingContext) -> Manifests:
     """All objects of the Triton serving stack."""
     out = shared_manifests(ctx)
-    for name, deployment in sorted(ctx.serving.deployments.items()):
+    for name, deployment in sorted(ctx.spec.deployments.items()):
         out |= deployment_manifests(ctx, name, deployment)
     return out

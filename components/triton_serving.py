@@ -1,71 +1,28 @@
 """The Triton serving stack as a Pulumi component: it only turns triton_manifests into resources."""
 
-from __future__ import annotations
-
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.gpu_pool_contract import PoolPlacement
 from components.kubernetes_objects import create_object
-from components.monitoring_config import PrometheusPeer
 from components.triton_manifests import (
     LOADER_DEADLINE_SECONDS,
     ServingContext,
     deployment_manifests,
     shared_manifests,
 )
-from components.triton_serving_config import ServingConfig
-from model_packaging.render import RenderedRepository
+from components.triton_serving_args import TritonServingArgs
+from components.triton_serving_spec import serving_spec
+
+__all__ = ["TritonServing", "TritonServingArgs"]
 
 TYPE_TOKEN = "triton-platform:serving:TritonServing"
 DEPLOY_TIMEOUT = "30m"
 """Long enough for a new GPU node, the image pull and the startup probe's model-load budget."""
 LOADER_TIMEOUT = f"{LOADER_DEADLINE_SECONDS // 60}m"
 """The loader Job's activeDeadlineSeconds: Pulumi waits exactly as long as the Job may run."""
-
-
-@dataclass(frozen=True)
-class TritonServingArgs:
-    namespace: str
-    """Namespace of every namespaced object (it must exist); it also names the cluster-scoped PriorityClass
-    `<namespace>-inference`, so stacks sharing a cluster do not collide."""
-
-    serving: ServingConfig
-    """Image, Deployments and the models each serves, model storage, inference clients, ingress, probes and drain."""
-
-    rendered: RenderedRepository
-    """Every model of `serving.deployments`, rendered for one stack: pods read each as
-    `configs/<rendered.stack>.pbtxt`, and a published repository is found by its digest."""
-
-    pool: PoolPlacement
-    """Where the GPU pool lets Triton pods run and the GPU resource they request (`GpuNodePool.placement`)."""
-
-    metrics_namespace: pulumi.Input[str]
-    """Namespace of the Prometheus that scrapes Triton (`Monitoring.metrics_namespace`): each Deployment's
-    NetworkPolicy admits it, and only it, to the metrics port."""
-
-    metrics_pod_labels: Mapping[str, str] = field(default_factory=lambda: dict(PrometheusPeer().pod_labels))
-    """Pod labels of that Prometheus; empty admits every pod of `metrics_namespace`.
-    Default `app.kubernetes.io/name: prometheus` (the Prometheus Operator's pods)."""
-
-    labels: Mapping[str, str] = field(default_factory=dict)
-    """Labels every object carries besides its own, never used in selectors (the platform's: `platform_labels`)."""
-
-    autoscaled: bool = False
-    """An autoscaler (e.g. `KedaScaling`) owns each Deployment's replica count, so `spec.replicas` is left unset.
-    False: each Deployment runs `replicas.min` pods."""
-
-    image_digests: Mapping[str, str] = field(default_factory=dict)
-    """Digest of each image tag (`<image>: sha256:<hex>`): a listed image runs as `<image>@<digest>`."""
-
-    protect_model_claim: bool = False
-    """Protect the model-repository claim this component creates (`modelRepository.pvc.create`) from deletion
-    and replacement. The claim is kept on `pulumi destroy` either way."""
 
 
 class TritonServing(pulumi.ComponentResource):
@@ -79,17 +36,19 @@ class TritonServing(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: TritonServingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__(TYPE_TOKEN, name, None, opts)
+        # Checked, and the models read and rendered, before any resource: a mistake stops here, named.
+        spec = serving_spec(name, args, pulumi.get_stack())
         child = pulumi.ResourceOptions(parent=self)
         password = random.RandomPassword(f"{name}-admin-key", length=40, special=False, opts=child)
-        ctx = ServingContext(args, password.result)
+        ctx = ServingContext(spec, password.result)
 
         shared: list[pulumi.CustomResource] = []
         for role, manifest in shared_manifests(ctx).items():
-            options = self._options(manifest, child, shared, args.protect_model_claim)
+            options = self._options(manifest, child, shared, spec.protect_model_claim)
             shared.append(create_object(f"{name}-{role}", manifest, options))
         self.deployments = {}
         services: dict[str, str] = {}
-        for dep_name, deployment in sorted(args.serving.deployments.items()):
+        for dep_name, deployment in sorted(spec.deployments.items()):
             created: list[pulumi.CustomResource] = []
             for role, manifest in deployment_manifests(ctx, dep_name, deployment).items():
                 if manifest["kind"] == "Deployment":

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal, TypeVar, cast
 
 from pydantic import Field, field_validator, model_validator
 
+from components.kubernetes_values import DNS_LABEL, quantity_value
+from components.triton_serving_args import (
+    DrainArgs,
+    InferenceClientArgs,
+    IngressArgs,
+    ModelRepositoryArgs,
+    ModelSettingsArgs,
+    TritonDeploymentArgs,
+)
+from model_packaging.settings import INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX
 from model_packaging.store import SCHEMES, StoreUri, parse_store_uri
 from platform_config.types import (
-    DNS_LABEL,
     DNS_NAME,
-    INT32_MAX,
-    INT64_MAX,
     MODEL_NAME,
-    UINT32_MAX,
-    UINT64_MAX,
     Image,
     KeyProblemError,
     LabelKey,
@@ -24,7 +29,6 @@ from platform_config.types import (
     ObjectName,
     Quantity,
     Strict,
-    quantity_value,
 )
 
 T = TypeVar("T")
@@ -164,6 +168,10 @@ class ModelSettings(Strict):
     warmup: Warmup | None = None
     """Warm the model up at load, so the first real requests do not pay for lazy initialisation. A model's own warmup replaces the defaults' whole, and the base config's."""
 
+    def args(self) -> ModelSettingsArgs:
+        """These settings as TritonServing takes them (`model_defaults`, `models`): the same snake_case fields, unset ones left out."""
+        return cast("ModelSettingsArgs", self.model_dump(exclude_none=True))
+
 
 class ComputeResources(Strict):
     """CPU and memory of the Triton container."""
@@ -214,6 +222,10 @@ class DeploymentConfig(Strict):
     @classmethod
     def _unique_models(cls, models: list[str]) -> list[str]:
         return listed_once(models, "models")
+
+    def args(self) -> TritonDeploymentArgs:
+        """This deployment as TritonServing takes it (`deployments`): the same snake_case fields."""
+        return cast("TritonDeploymentArgs", self.model_dump())
 
 
 class PvcSource(Strict):
@@ -352,6 +364,11 @@ class ModelRepositoryConfig(Strict):
             )
         return self
 
+    def args(self, path: str) -> ModelRepositoryArgs:
+        """This source as TritonServing takes it (`model_repository`), its models read from the folder `path`:
+        the same snake_case fields, unset ones left out."""
+        return cast("ModelRepositoryArgs", {"path": path, **self.model_dump(exclude_none=True)})
+
     def store(self) -> StoreUri | None:
         """The object store the stack's repository is published to: the uri, or the claim's origin."""
         if self.source in SCHEMES and self.uri is not None:
@@ -382,6 +399,10 @@ class Drain(Strict):
     exit_timeout_seconds: Annotated[int, Field(ge=1, le=3600)] = 30
     """Triton's `--exit-timeout-secs`: how long it waits for in-flight requests. terminationGracePeriodSeconds is preStop + this + 15 s."""
 
+    def args(self) -> DrainArgs:
+        """This drain as TritonServing takes it (`drain`)."""
+        return cast("DrainArgs", self.model_dump())
+
 
 class IngressConfig(Strict):
     """Ingress for clients outside the cluster: one HTTP and one gRPC host per deployment."""
@@ -411,6 +432,10 @@ class IngressConfig(Strict):
                 raise KeyProblemError(key, "required key is missing: an enabled ingress needs it")
         return self
 
+    def args(self) -> IngressArgs:
+        """This ingress as TritonServing takes it (`ingress`): the same snake_case fields, unset ones left out."""
+        return cast("IngressArgs", self.model_dump(exclude_none=True))
+
 
 class InferenceClient(Strict):
     """Pods allowed to call the inference ports (8000, 8001)."""
@@ -420,6 +445,10 @@ class InferenceClient(Strict):
 
     pod_labels: Labels = {}
     """Their labels; empty admits every pod of the namespace."""
+
+    def args(self) -> InferenceClientArgs:
+        """This client as TritonServing takes it (`inference_clients`)."""
+        return cast("InferenceClientArgs", self.model_dump())
 
 
 class ServingConfig(Strict):

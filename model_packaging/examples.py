@@ -18,7 +18,7 @@ import numpy.typing as npt
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from model_packaging.source import DEFAULT_MODEL_REPO as MODEL_REPO
+from platform_config.paths import DEFAULT_MODEL_REPO as MODEL_REPO
 
 OPSET = 17
 IR_VERSION = 8  # readable by every onnxruntime Triton has shipped since 2022

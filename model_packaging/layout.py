@@ -6,6 +6,7 @@
   instead of `<model>/config.pbtxt`. The base config.pbtxt is left out on purpose: Triton falls back to it
   silently when the named config is missing, so without it a missing rendered config fails loudly
   (checked against Triton 2.51).
+- `.stackctl-manifest.json`: in a written or published repository, its digest and file list (MANIFEST).
 
 Python callers (`stackctl model-repo`, `publish-models`, the digest) pass names. The init container's
 script is generated from the same functions with shell variables in their place, so the two cannot drift.
@@ -14,7 +15,10 @@ script is generated from the same functions with shell variables in their place,
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable
 
+MANIFEST = ".stackctl-manifest.json"
+"""The digest and file list of a written repository; the loader Job checks a published one has it."""
 CONFIGS = "configs"
 """The folder of a model's per-stack configs."""
 
@@ -23,9 +27,9 @@ def configs_dir(model: str) -> str:
     return f"{model}/{CONFIGS}"
 
 
-def config_path(model: str, stack: str) -> str:
-    """Where Triton looks for the stack's config of `model`, relative to the repository."""
-    return f"{configs_dir(model)}/{stack}.pbtxt"
+def config_path(model: str, config_name: str) -> str:
+    """Where Triton looks for the config `config_name` (a stack's name) of `model`, relative to the repository."""
+    return f"{configs_dir(model)}/{config_name}.pbtxt"
 
 
 def version_path(model: str, version: str) -> str:
@@ -33,7 +37,7 @@ def version_path(model: str, version: str) -> str:
     return f"{model}/{version}"
 
 
-def assemble_script(models: list[str]) -> str:
+def assemble_script(models: Iterable[str]) -> str:
     """The init container's script: a repository of symlinked version folders plus the rendered configs.
 
     Runs with MODELS_DIR, STORE_DIR, RENDERED_DIR and STACK in its environment,

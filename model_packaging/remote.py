@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from model_packaging.publish import MANIFEST, repository_digest, write_model_repository
+from model_packaging.digest import repository_digest
+from model_packaging.layout import MANIFEST
+from model_packaging.publish import write_model_repository
 from model_packaging.render import RenderedRepository
 from model_packaging.store import StoreUri, rclone_settings
 

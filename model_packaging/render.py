@@ -3,31 +3,25 @@
 Parsing and printing go through Triton's ModelConfig protobuf, never string
 templates, so every field Triton accepts survives untouched, including the
 ones this project does not model (sequence batching, parameters, response
-cache, ...). Validation (platform_config.checks) rejects settings that do not
-fit a model before anything is rendered; the renderer assumes they fit.
+cache, ...). The settings are plain values (model_packaging/settings.py); the
+stack's validation (platform_config.checks) rejects settings that do not fit a
+model before anything is rendered, and the renderer assumes they fit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, cast
 
 from google.protobuf import text_format
-from pydantic import BaseModel
 from tritonclient.grpc import model_config_pb2
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-from components.triton_serving_config import ModelSettings, ServingConfig, VersionPolicy, Warmup
+from model_packaging.settings import ModelSettings, VersionPolicy, Warmup
 from model_packaging.source import ModelRepository, RepoModel
-
-
-def served_models(serving: ServingConfig) -> list[str]:
-    return sorted({m for dep in serving.deployments.values() for m in dep.models})
-
-
-M = TypeVar("M", bound=BaseModel)
 
 ENSEMBLE_FIELDS = frozenset({"max_batch_size"})
 """The only settings that apply to an ensemble: it has no instances, batcher or warmup of its own."""
@@ -37,15 +31,16 @@ ATOMIC = (VersionPolicy, Warmup)
 """Settings replaced whole: mixing a default `latest` with a model's own `specific` means nothing."""
 
 
-def merge(below: M | None, above: M | None) -> M | None:
+def merge(below: Any, above: Any) -> Any:
     """`above` over `below`, field by field and recursively; unset (None) fields fall through."""
-    if below is None or above is None or isinstance(above, ATOMIC):
-        return above if above is not None else below
-    values: dict[str, Any] = {}
-    for name in type(above).model_fields:
-        top, bottom = getattr(above, name), getattr(below, name)
-        values[name] = merge(bottom, top) if isinstance(top, BaseModel) else (top if top is not None else bottom)
-    return type(above).model_construct(**values)
+    if above is None:
+        return below
+    if below is None or isinstance(above, ATOMIC) or not dataclasses.is_dataclass(above):
+        return above
+    fields = dataclasses.fields(above)
+    return dataclasses.replace(
+        cast(Any, above), **{f.name: merge(getattr(below, f.name), getattr(above, f.name)) for f in fields}
+    )
 
 
 def applicable_defaults(model: RepoModel, defaults: ModelSettings) -> ModelSettings:
@@ -54,20 +49,19 @@ def applicable_defaults(model: RepoModel, defaults: ModelSettings) -> ModelSetti
     if model.config.max_batch_size == 0:
         skip.add("max_batch_size")  # the model does not batch: a stack-wide default must not make it
     if model.is_ensemble:
-        skip |= set(ModelSettings.model_fields) - ENSEMBLE_FIELDS
+        skip |= {field.name for field in dataclasses.fields(ModelSettings)} - ENSEMBLE_FIELDS
     if model.config.HasField("sequence_batching"):
         skip.add("dynamic_batching")
-    return defaults.model_copy(update=dict.fromkeys(skip))
+    return dataclasses.replace(defaults, **dict.fromkeys(skip))
 
 
 def effective_settings(model: RepoModel, defaults: ModelSettings, own: ModelSettings | None) -> ModelSettings:
     """The model's own settings over the defaults that fit it."""
-    settings = merge(applicable_defaults(model, defaults), own)
-    assert settings is not None
+    settings: ModelSettings = merge(applicable_defaults(model, defaults), own)
     if (settings.max_batch_size if settings.max_batch_size is not None else model.config.max_batch_size) == 0 and (
         own is None or own.dynamic_batching is None
     ):
-        settings = settings.model_copy(update={"dynamic_batching": None})  # nothing to batch
+        settings = dataclasses.replace(settings, dynamic_batching=None)  # nothing to batch
     return settings
 
 
@@ -165,13 +159,14 @@ class RenderedModel:
 
 @dataclass(frozen=True)
 class RenderedRepository:
-    """What Triton sees for one stack: each served model's rendered config and version folders."""
+    """What Triton sees under one config name (a stack's): each served model's rendered config and version folders."""
 
-    stack: str
+    config_name: str
+    """Triton reads each model's config from `configs/<config_name>.pbtxt`."""
     source: ModelRepository
     models: dict[str, RenderedModel]
 
-    def digest(self, names: list[str] | None = None) -> str:
+    def digest(self, names: Iterable[str] | None = None) -> str:
         """Content hash of the rendered configs (of `names`, default all): changes exactly when they do."""
         sha = hashlib.sha256()
         for name in sorted(names if names is not None else self.models):
@@ -180,16 +175,20 @@ class RenderedRepository:
 
 
 def render_repository(
-    config_name: str, serving: ServingConfig, models: Mapping[str, ModelSettings], repo: ModelRepository
+    config_name: str,
+    repo: ModelRepository,
+    served: Iterable[str],
+    defaults: ModelSettings,
+    models: Mapping[str, ModelSettings],
 ) -> RenderedRepository:
-    """Every model `serving` serves, rendered as `<model>/configs/<config_name>.pbtxt` (a stack's name).
+    """Each `served` model of `repo`, rendered as `<model>/configs/<config_name>.pbtxt` (a stack's name).
 
-    `models` holds per-model settings over `serving.modelDefaults`; both must have passed validation.
+    `models` holds per-model settings over the `defaults`; both must fit the models they apply to.
     """
     rendered = {}
-    for name in served_models(serving):
+    for name in sorted(set(served)):
         model = repo.models[name]
-        settings = effective_settings(model, serving.model_defaults, models.get(name))
+        settings = effective_settings(model, defaults, models.get(name))
         model_config = render_config(model, settings)
         rendered[name] = RenderedModel(name, model.versions, model_config, config_text(model_config))
     return RenderedRepository(config_name, repo, rendered)

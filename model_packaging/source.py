@@ -6,7 +6,6 @@ Triton accepts parses here, fields this project does not model included.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,10 +13,6 @@ from pathlib import Path
 from google.protobuf import text_format
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-from platform_config.paths import PROJECT_ROOT, display_path
-
-DEFAULT_MODEL_REPO = Path(os.environ.get("TRITON_PLATFORM_MODEL_REPO", PROJECT_ROOT / "model_repo"))
-"""The project's model_repo/, or the folder TRITON_PLATFORM_MODEL_REPO names (benchmarks, CI of another repo)."""
 BASE_CONFIG = "config.pbtxt"
 
 
@@ -41,7 +36,7 @@ class RepoModel:
 class RepoProblem:
     """Something in a model folder that Triton could not load as it is."""
 
-    file: str
+    file: Path
     message: str
 
 
@@ -58,14 +53,14 @@ class ModelRepository:
     def names(self) -> set[str]:
         return set(self.models) | set(self.problems)
 
-    def describe(self) -> str:
-        """The known models, for error messages."""
+    def describe(self, shown: str) -> str:
+        """The known models, for error messages that write the repository's path as `shown`."""
         if not self.path.is_dir():
-            return f"none: the model repository {display_path(self.path)} does not exist"
-        return ", ".join(sorted(self.names)) or f"none: {display_path(self.path)} holds no folder with a config.pbtxt"
+            return f"none: the model repository {shown} does not exist"
+        return ", ".join(sorted(self.names)) or f"none: {shown} holds no folder with a config.pbtxt"
 
     def add_problem(self, name: str, file: Path, message: str) -> None:
-        self.problems.setdefault(name, []).append(RepoProblem(display_path(file), message))
+        self.problems.setdefault(name, []).append(RepoProblem(file, message))
 
 
 def parse_model_config(text: str) -> ModelConfig:

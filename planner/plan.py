@@ -8,12 +8,13 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.source import read_repository
 from planner.candidates import Limits, Space, space
 from planner.search import Bounds, Job, Progress, Result, passing, search
 from planner.settings import Place, Settings, StackInputs, Value, current_settings, edits, locations
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig
+from platform_config.paths import DEFAULT_MODEL_REPO
 from simulator.scenario import Scenario
 
 

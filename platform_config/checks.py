@@ -6,6 +6,7 @@ never hides the errors of another.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,9 +17,11 @@ from components.keda_scaling_config import ScalingConfig
 from components.kubernetes_provider_config import KubernetesConfig
 from components.monitoring_config import MonitoringConfig
 from components.triton_serving_config import ModelSettings, ServingConfig
-from model_packaging.render import ENSEMBLE_FIELDS, effective_settings, served_models, version_policy
+from model_packaging import settings as plain
+from model_packaging.render import ENSEMBLE_FIELDS, effective_settings, version_policy
 from model_packaging.source import BASE_CONFIG, ModelRepository, RepoModel
 from platform_config.errors import ConfigIssue, excerpt
+from platform_config.model_settings import plain_settings, served_models
 from platform_config.paths import display_path
 from platform_config.schema import section_key
 
@@ -48,10 +51,14 @@ def _deployment_models_exist(sections: Sections, repo: ModelRepository) -> Itera
             if model not in repo.names:
                 yield ConfigIssue(
                     f"{SERVING}.deployments.{dep_name}.models[{i}]",
-                    f"model {model!r} is not in the model repository; known models: {repo.describe()}",
+                    f"model {model!r} is not in the model repository; known models: {_known(repo)}",
                 )
             else:
-                yield from (ConfigIssue(p.file, p.message) for p in repo.problems.get(model, []))
+                yield from (ConfigIssue(display_path(p.file), p.message) for p in repo.problems.get(model, []))
+
+
+def _known(repo: ModelRepository) -> str:
+    return repo.describe(display_path(repo.path))
 
 
 def _model_settings_exist(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -60,7 +67,7 @@ def _model_settings_exist(sections: Sections, repo: ModelRepository) -> Iterator
         if model not in repo.names:
             yield ConfigIssue(
                 f"{MODELS}.{model}",
-                f"settings for model {model!r}, which is not in the model repository; known models: {repo.describe()}",
+                f"settings for model {model!r}, which is not in the model repository; known models: {_known(repo)}",
             )
 
 
@@ -76,7 +83,7 @@ def _model_settings_served(sections: Sections, repo: ModelRepository) -> Iterato
             )
 
 
-def _origin(own: ModelSettings | None, model: str, key: str) -> str:
+def _origin(own: plain.ModelSettings | None, model: str, key: str) -> str:
     """Config path of the layer an effective setting came from: the model's own, or the defaults."""
     node: Any = own
     for part in key.split("."):
@@ -92,18 +99,24 @@ def _model_fit(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssu
     """Each served model's effective settings against what the model is and what it has."""
     serving: ServingConfig = sections["serving"]
     models: dict[str, ModelSettings] = sections["models"]
+    defaults = plain_settings(serving.model_defaults)
     # One issue per offending value, naming every model it breaks.
     shared: dict[tuple[str, str], list[str]] = {}
     for name in sorted(set(served_models(serving)) | set(models)):
         model = repo.models.get(name)
         if model is None:
             continue  # reported by the existence checks
-        own = models.get(name)
-        for path, message in _fit(model, serving.model_defaults, own, serving.p95_latency_slo_ms * 1000):
+        own = _own(models, name)
+        for path, message in _fit(model, defaults, own, serving.p95_latency_slo_ms * 1000):
             shared.setdefault((path, message), []).append(name)
     for (path, message), names in shared.items():
         label = f"model{'s' if len(names) > 1 else ''} {', '.join(map(repr, names))}"
         yield ConfigIssue(path, message.replace("{models}", label))
+
+
+def _own(models: dict[str, ModelSettings], name: str) -> plain.ModelSettings | None:
+    """The model's own settings, as the renderer takes them."""
+    return plain_settings(models[name]) if name in models else None
 
 
 def base_config_path(model: RepoModel) -> str:
@@ -111,11 +124,11 @@ def base_config_path(model: RepoModel) -> str:
     return display_path(model.path / BASE_CONFIG)
 
 
-def _explicit_fit(model: RepoModel, own: ModelSettings) -> Iterator[tuple[str, str]]:
+def _explicit_fit(model: RepoModel, own: plain.ModelSettings) -> Iterator[tuple[str, str]]:
     """A model's own settings that cannot apply to it (defaults that do not fit are skipped instead)."""
     own_path, base = f"{MODELS}.{model.name}", model.config
     if model.is_ensemble:
-        explicit = {f for f in type(own).model_fields if getattr(own, f) is not None}
+        explicit = {f.name for f in dataclasses.fields(own) if getattr(own, f.name) is not None}
         for field in sorted(explicit - ENSEMBLE_FIELDS):
             yield (
                 f"{own_path}.{to_camel(field)}",
@@ -133,7 +146,7 @@ def _explicit_fit(model: RepoModel, own: ModelSettings) -> Iterator[tuple[str, s
 
 
 def _fit(
-    model: RepoModel, defaults: ModelSettings, own: ModelSettings | None, slo_us: int
+    model: RepoModel, defaults: plain.ModelSettings, own: plain.ModelSettings | None, slo_us: int
 ) -> Iterator[tuple[str, str]]:
     name, base = model.name, model.config
     base_path = base_config_path(model)
@@ -179,14 +192,18 @@ def _fit(
 
 
 def _batcher_limits(
-    model: RepoModel, settings: ModelSettings, own: ModelSettings | None, max_batch: tuple[int, str], slo_us: int
+    model: RepoModel,
+    settings: plain.ModelSettings,
+    own: plain.ModelSettings | None,
+    max_batch: tuple[int, str],
+    slo_us: int,
 ) -> Iterator[tuple[str, str]]:
     """Preferred sizes and the queue delay Triton will run with, wherever they were set, base config included."""
     base, base_path = model.config, base_config_path(model)
     batching = settings.dynamic_batching
     if batching is None and not base.HasField("dynamic_batching"):
         return
-    sizes, sizes_path = list(base.dynamic_batching.preferred_batch_size), f"preferred_batch_size in {base_path}"
+    sizes, sizes_path = tuple(base.dynamic_batching.preferred_batch_size), f"preferred_batch_size in {base_path}"
     if batching is not None and batching.preferred_batch_size is not None:
         sizes, sizes_path = (
             batching.preferred_batch_size,
@@ -219,7 +236,9 @@ def _batcher_limits(
             )
 
 
-def _versions(model: RepoModel, settings: ModelSettings, own: ModelSettings | None) -> Iterator[tuple[str, str]]:
+def _versions(
+    model: RepoModel, settings: plain.ModelSettings, own: plain.ModelSettings | None
+) -> Iterator[tuple[str, str]]:
     available = ", ".join(map(str, model.versions)) or "none"
     if not model.versions:
         yield (display_path(model.path), "{models} has no version folder (1/, 2/, ...); Triton serves versions only")
@@ -274,9 +293,11 @@ def _ensembles_complete(sections: Sections, repo: ModelRepository) -> Iterator[C
     serving: ServingConfig = sections["serving"]
     models: dict[str, ModelSettings] = sections["models"]
 
+    defaults = plain_settings(serving.model_defaults)
+
     def max_batch(name: str) -> int:
         model = repo.models[name]
-        settings = effective_settings(model, serving.model_defaults, models.get(name))
+        settings = effective_settings(model, defaults, _own(models, name))
         return settings.max_batch_size if settings.max_batch_size is not None else int(model.config.max_batch_size)
 
     for dep_name, dep in sorted(serving.deployments.items()):
@@ -292,13 +313,13 @@ def _ensembles_complete(sections: Sections, repo: ModelRepository) -> Iterator[C
                     )
                 elif step in repo.models and max_batch(step) < max_batch(name):
                     yield ConfigIssue(
-                        _origin(models.get(name), name, "max_batch_size"),
+                        _origin(_own(models, name), name, "max_batch_size"),
                         f"ensemble {name!r} has maxBatchSize {max_batch(name)} but the model it chains, {step!r}, "
                         f"has {max_batch(step)}; Triton requires the ensemble's to be <= each step's",
                     )
 
 
-def served_versions(model: RepoModel, settings: ModelSettings) -> tuple[int, ...]:
+def served_versions(model: RepoModel, settings: plain.ModelSettings) -> tuple[int, ...]:
     """The version folders Triton loads under the model's effective version policy (unset: the latest one)."""
     policy = version_policy(model, settings)
     if policy.HasField("specific"):
@@ -313,11 +334,12 @@ def _served_versions_have_files(sections: Sections, repo: ModelRepository) -> It
     """An empty version folder fails to load; an ensemble's is empty by design (it runs other models)."""
     serving: ServingConfig = sections["serving"]
     models: dict[str, ModelSettings] = sections["models"]
+    defaults = plain_settings(serving.model_defaults)
     for name in served_models(serving):
         model = repo.models.get(name)
         if model is None or model.is_ensemble:
             continue
-        settings = effective_settings(model, serving.model_defaults, models.get(name))
+        settings = effective_settings(model, defaults, _own(models, name))
         for version in served_versions(model, settings):
             if version in model.empty_versions:
                 yield ConfigIssue(

@@ -26,12 +26,13 @@ from pydantic.alias_generators import to_camel
 
 from components.kubernetes_provider_config import KubernetesConfig
 from components.namespace import PROJECT
-from model_packaging.render import RenderedRepository, render_repository
-from model_packaging.source import DEFAULT_MODEL_REPO, ModelRepository, read_repository
+from model_packaging.render import RenderedRepository
+from model_packaging.source import ModelRepository, read_repository
 from platform_config import url_credentials, yaml12
 from platform_config.checks import cross_section_issues
 from platform_config.errors import EXCERPT_CHARS, ConfigError, ConfigIssue, excerpt
-from platform_config.paths import PROJECT_ROOT, display_path
+from platform_config.model_settings import render_stack
+from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, display_path
 from platform_config.reference import type_text
 from platform_config.schema import SECTION_KEYS, PlatformConfig, section_key
 from platform_config.types import PATTERN_NAMES, KeyProblemError, stack_name_problem
@@ -571,7 +572,7 @@ def load_stack_file(
         config=config,
         environments=environments,
         deferred=absent,
-        rendered=render_repository(name, config.serving, config.models, repo) if renders else None,
+        rendered=render_stack(name, config.serving, config.models, repo) if renders else None,
     )
 
 

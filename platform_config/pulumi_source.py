@@ -7,11 +7,11 @@ from collections.abc import Iterable
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from model_packaging.render import render_repository
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.source import read_repository
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, parse_config, stack_file
-from platform_config.paths import display_path
+from platform_config.model_settings import render_stack
+from platform_config.paths import DEFAULT_MODEL_REPO, display_path
 
 
 def flat_config() -> dict[str, str]:
@@ -39,5 +39,5 @@ def stack_config_from_pulumi() -> StackConfig:
         stack=stack,
         source=source,
         config=config,
-        rendered=render_repository(stack, config.serving, config.models, repo),
+        rendered=render_stack(stack, config.serving, config.models, repo),
     )

@@ -16,6 +16,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from components import kubernetes_values
 from components.durations import PROM_DURATION, duration_seconds
 from components.helm_chart import ChartSource
 from platform_config.errors import excerpt
@@ -27,7 +28,7 @@ GO_DURATION_OR_NEVER = r"^(([0-9]+(s|m|h))+|Never)$"
 # Names as apimachinery validates them
 # (https://github.com/kubernetes/kubernetes/blob/master/staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go):
 # IsDNS1123Label (namespaces), IsDNS1035Label (Services: a letter first), IsDNS1123Subdomain (most other objects).
-DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS_LABEL = kubernetes_values.DNS_LABEL
 DNS1035_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 # A host name (RFC 1123 section 2.1): a subdomain whose every label is 1-63 characters.
@@ -35,7 +36,7 @@ DNS_NAME = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0
 # Triton model directory names end up in URLs and metric labels.
 MODEL_NAME = r"^[A-Za-z0-9_.-]+$"
 # A Kubernetes resource quantity (apimachinery resource.Quantity, decimal and binary SI).
-QUANTITY = r"^[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$"
+QUANTITY = kubernetes_values.QUANTITY
 # Label keys and values (apimachinery IsQualifiedName/IsValidLabelValue: optional subdomain prefix, 63-char name).
 LABEL_KEY = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 LABEL_VALUE = r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$"
@@ -56,13 +57,6 @@ IMAGE_PATH_MAX = 255
 """distribution/reference's RepositoryNameTotalLengthMax: the path after the registry, at most 255 characters."""
 SHA256_DIGEST = r"^sha256:[0-9a-f]{64}$"
 """The only digest a pin may use: what registries serve and `crane digest` prints (go-digest's sha256 form)."""
-
-# Largest values of the protobuf fields config.pbtxt settings land in
-# (https://github.com/triton-inference-server/common/blob/main/protobuf/model_config.proto).
-INT32_MAX = 2**31 - 1
-UINT32_MAX = 2**32 - 1
-INT64_MAX = 2**63 - 1
-UINT64_MAX = 2**64 - 1
 
 
 PATTERN_NAMES = {
@@ -282,15 +276,6 @@ LabelValue = Annotated[str, Field(pattern=LABEL_VALUE, max_length=63)]
 Labels = dict[LabelKey, LabelValue]
 ObjectName = Annotated[str, Field(pattern=DNS_SUBDOMAIN, max_length=253)]
 """The name of an object whose kind takes DNS-1123 subdomains: Secrets, claims, StorageClasses, Nodes, classes."""
-
-_QUANTITY_SCALE = {"m": 1e-3, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
-_QUANTITY_SCALE.update({f"{p}i": 1024.0**n for n, p in enumerate("KMGTPE", start=1)})
-
-
-def quantity_value(quantity: str) -> float:
-    """A Kubernetes quantity string that matched QUANTITY, as a number."""
-    number = quantity.rstrip("mkMGTPEi")
-    return float(number) * _QUANTITY_SCALE[quantity[len(number) :]]
 
 
 ChartVersion = Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")]

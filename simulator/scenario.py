@@ -13,11 +13,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from components.keda_scaling_config import ScalePolicy
-from model_packaging.render import render_repository
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.source import read_repository
 from platform_config.errors import excerpt
 from platform_config.loader import StackConfig
-from platform_config.paths import PROJECT_ROOT, display_path
+from platform_config.model_settings import render_stack
+from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, display_path
 from simulator.batcher import BatcherConfig, LatencyProfile
 from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
@@ -208,7 +208,7 @@ def scenario(
             f"measure it with bench/latency_profile.py --model {chosen}, or simulate a model with one"
             + (f" ({', '.join(profiled)})" if profiled else "")
         )
-    rendered = render_repository(stack.stack, config.serving, config.models, read_repository(repo))
+    rendered = render_stack(stack.stack, config.serving, config.models, read_repository(repo))
     model_config = rendered.models[chosen].config
     batching = model_config.dynamic_batching if model_config.HasField("dynamic_batching") else None
     policy = batching.default_queue_policy if batching and batching.HasField("default_queue_policy") else None

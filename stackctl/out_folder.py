@@ -16,10 +16,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from model_packaging.layout import MANIFEST as MODEL_REPO_MANIFEST
+
 MANIFEST = ".stackctl-output.json"
 """The manifest of synth, rules and simulate: `{"command": ..., "files": [relative paths]}`."""
 
-COMMAND_MANIFESTS = {"model-repo": ".stackctl-manifest.json"}
+COMMAND_MANIFESTS = {"model-repo": MODEL_REPO_MANIFEST}
 """Commands whose output already holds a manifest of its files: model-repo's (digest, stack, each file's sha256)
 is part of the repository it publishes, so it marks the folder too and the published files stay as they were."""
 

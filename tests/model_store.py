@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from model_packaging.publish import MANIFEST
+from model_packaging.layout import MANIFEST
 from model_packaging.store import parse_store_uri, rclone_settings
 
 MOTO_SERVER = Path(sys.executable).parent / "moto_server"

@@ -6,11 +6,12 @@ import os
 import subprocess
 from pathlib import Path
 
+from model_packaging.digest import repository_files
 from model_packaging.layout import assemble_script, config_path, version_path
-from model_packaging.publish import repository_files
-from model_packaging.render import render_repository
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.source import read_repository
 from platform_config.loader import load_stack
+from platform_config.model_settings import render_stack
+from platform_config.paths import DEFAULT_MODEL_REPO
 
 
 def test_paths_are_tritons_layout() -> None:
@@ -20,7 +21,7 @@ def test_paths_are_tritons_layout() -> None:
 
 def test_the_init_script_lays_out_exactly_what_is_published(tmp_path: Path) -> None:
     stack = load_stack("dev")
-    rendered = render_repository("dev", stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO))
+    rendered = render_stack("dev", stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO))
     published = {p for p in repository_files(rendered, ["classifier", "ranker"])}
     configs, models = tmp_path / "rendered", tmp_path / "models"
     configs.mkdir()

@@ -20,12 +20,13 @@ import pytest
 import yaml
 
 from components.triton_manifests import loader_script, tritonserver_args
-from model_packaging.layout import assemble_script
-from model_packaging.publish import MANIFEST, write_model_repository
-from model_packaging.render import render_repository
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.layout import MANIFEST, assemble_script
+from model_packaging.publish import write_model_repository
+from model_packaging.source import read_repository
 from model_packaging.store import parse_store_uri, rclone_settings
 from platform_config.loader import StackConfig, load_stack_file, stack_file
+from platform_config.model_settings import render_stack
+from platform_config.paths import DEFAULT_MODEL_REPO
 from stackctl.cli import main
 from tests.local_triton.server import TritonServer, free_ports
 from tests.model_store import CREDENTIALS, LocalS3, expected_digest, local_gcs, local_s3, tree
@@ -237,7 +238,7 @@ def test_triton_serves_what_the_loader_put_in_the_claim(
     claim = tmp_path / "claim"
     assert run_loader(s3.env(), s3.uri(BUCKET, "production"), digest, claim).returncode == 0
     stack = load_stack_file(path)
-    rendered = render_repository(
+    rendered = render_stack(
         "production", stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO)
     )
     for name, deployment in sorted(stack.config.serving.deployments.items()):
@@ -259,7 +260,12 @@ def test_triton_serves_what_the_loader_put_in_the_claim(
         assert {p: d for p, d in tree(assembled).items()} == {p: d for p, d in tree(expected).items() if p != MANIFEST}
         ports = free_ports()
         args = tritonserver_args(
-            "production", stack.config.serving, deployment.models, model_repository=str(assembled), ports=ports
+            "production",
+            deployment.models,
+            source=stack.config.serving.model_repository.source,
+            exit_timeout_seconds=stack.config.serving.drain.exit_timeout_seconds,
+            model_repository=str(assembled),
+            ports=ports,
         )
         with TritonServer(args, ports) as server:
             for model in deployment.models:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.source import read_repository
+from platform_config.paths import DEFAULT_MODEL_REPO
 from tests.conftest import errors_of, serving_only, setting, validate
 
 MODELS = "triton-platform:models"

@@ -6,9 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from components.triton_serving_config import ModelSettings
 from model_packaging.render import effective_settings, render_config
-from model_packaging.source import DEFAULT_MODEL_REPO, parse_model_config, read_repository
+from model_packaging.settings import (
+    DynamicBatching,
+    InstanceGroup,
+    LatestVersions,
+    ModelSettings,
+    QueuePolicy,
+    SpecificVersions,
+    VersionPolicy,
+)
+from model_packaging.source import parse_model_config, read_repository
+from platform_config.paths import DEFAULT_MODEL_REPO
 from stackctl.cli import main
 from tests.conftest import MODELS, SERVING, errors_of, model_folder, removing, serving_only, setting, validate
 
@@ -99,8 +108,10 @@ def test_dynamic_batching_needs_batching() -> None:
 
 def test_defaults_that_do_not_fit_a_model_are_skipped() -> None:
     repo = read_repository(DEFAULT_MODEL_REPO)
-    defaults = ModelSettings.model_validate(
-        {"maxBatchSize": 8, "instanceGroup": {"count": 2}, "dynamicBatching": {"maxQueueDelayMicroseconds": 100}}
+    defaults = ModelSettings(
+        max_batch_size=8,
+        instance_group=InstanceGroup(count=2),
+        dynamic_batching=DynamicBatching(max_queue_delay_microseconds=100),
     )
     pipeline = render_config(repo.models["pipeline"], effective_settings(repo.models["pipeline"], defaults, None))
     assert pipeline.max_batch_size == 8
@@ -113,16 +124,16 @@ def test_defaults_that_do_not_fit_a_model_are_skipped() -> None:
 
 def test_own_settings_merge_over_defaults_field_by_field() -> None:
     repo = read_repository(DEFAULT_MODEL_REPO)
-    defaults = ModelSettings.model_validate(
-        {
-            "dynamicBatching": {
-                "maxQueueDelayMicroseconds": 5000,
-                "defaultQueuePolicy": {"maxQueueSize": 256, "defaultTimeoutMicroseconds": 150000},
-            }
-        }
+    defaults = ModelSettings(
+        dynamic_batching=DynamicBatching(
+            max_queue_delay_microseconds=5000,
+            default_queue_policy=QueuePolicy(max_queue_size=256, default_timeout_microseconds=150000),
+        )
     )
-    own = ModelSettings.model_validate(
-        {"dynamicBatching": {"maxQueueDelayMicroseconds": 2000, "defaultQueuePolicy": {"maxQueueSize": 64}}}
+    own = ModelSettings(
+        dynamic_batching=DynamicBatching(
+            max_queue_delay_microseconds=2000, default_queue_policy=QueuePolicy(max_queue_size=64)
+        )
     )
     rendered = render_config(repo.models["ranker"], effective_settings(repo.models["ranker"], defaults, own))
     assert rendered.dynamic_batching.max_queue_delay_microseconds == 2000
@@ -143,7 +154,7 @@ optimization { input_pinned_memory { enable: false } }
     (tmp_path / "classifier" / "1").mkdir(parents=True)
     (tmp_path / "classifier" / "config.pbtxt").write_text(base)
     model = read_repository(tmp_path).models["classifier"]
-    settings = ModelSettings.model_validate({"maxBatchSize": 16, "dynamicBatching": {"maxQueueDelayMicroseconds": 100}})
+    settings = ModelSettings(max_batch_size=16, dynamic_batching=DynamicBatching(max_queue_delay_microseconds=100))
     rendered = render_config(model, settings)
     expected = parse_model_config(base)
     expected.max_batch_size = 16
@@ -341,8 +352,8 @@ def test_model_repo_names_an_unknown_deployment(tmp_path: Path, capsys: pytest.C
 
 def test_a_models_own_version_policy_replaces_the_defaults_whole() -> None:
     repo = read_repository(DEFAULT_MODEL_REPO)
-    defaults = ModelSettings.model_validate({"versionPolicy": {"latest": {"numVersions": 1}}})
-    own = ModelSettings.model_validate({"versionPolicy": {"specific": {"versions": [1, 2]}}})
+    defaults = ModelSettings(version_policy=VersionPolicy(latest=LatestVersions(1)))
+    own = ModelSettings(version_policy=VersionPolicy(specific=SpecificVersions((1, 2))))
     rendered = render_config(repo.models["ranker"], effective_settings(repo.models["ranker"], defaults, own))
     assert rendered.version_policy.WhichOneof("policy_choice") == "specific"
     assert list(rendered.version_policy.specific.versions) == [1, 2]
@@ -350,8 +361,8 @@ def test_a_models_own_version_policy_replaces_the_defaults_whole() -> None:
 
 def test_unset_instance_fields_keep_what_is_below() -> None:
     repo = read_repository(DEFAULT_MODEL_REPO)
-    defaults = ModelSettings.model_validate({"instanceGroup": {"count": 2, "kind": "KIND_GPU"}})
-    own = ModelSettings.model_validate({"instanceGroup": {"count": 1}})
+    defaults = ModelSettings(instance_group=InstanceGroup(count=2, kind="KIND_GPU"))
+    own = ModelSettings(instance_group=InstanceGroup(count=1))
     rendered = render_config(repo.models["ranker"], effective_settings(repo.models["ranker"], defaults, own))
     assert (rendered.instance_group[0].count, rendered.instance_group[0].kind) == (1, 1)  # KIND_GPU == 1
 
@@ -362,7 +373,7 @@ def test_the_base_kind_survives_a_count_change(tmp_path: Path) -> None:
         'name: "cpu_model"\nmax_batch_size: 4\ninstance_group [ { count: 1 kind: KIND_CPU } ]\n'
     )
     model = read_repository(tmp_path).models["cpu_model"]
-    rendered = render_config(model, ModelSettings.model_validate({"instanceGroup": {"count": 3}}))
+    rendered = render_config(model, ModelSettings(instance_group=InstanceGroup(count=3)))
     assert (rendered.instance_group[0].count, rendered.instance_group[0].kind) == (3, 2)  # KIND_CPU == 2
 
 
@@ -371,7 +382,7 @@ def test_defaults_never_make_a_non_batching_model_batch(tmp_path: Path) -> None:
         tmp_path, "classifier", 'max_batch_size: 0\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ -1, 16 ] } ]\n'
     )
     repo = read_repository(tmp_path)
-    defaults = ModelSettings.model_validate({"maxBatchSize": 8, "dynamicBatching": {"maxQueueDelayMicroseconds": 100}})
+    defaults = ModelSettings(max_batch_size=8, dynamic_batching=DynamicBatching(max_queue_delay_microseconds=100))
     rendered = render_config(repo.models["classifier"], effective_settings(repo.models["classifier"], defaults, None))
     assert rendered.max_batch_size == 0
     assert not rendered.HasField("dynamic_batching")

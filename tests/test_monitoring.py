@@ -190,19 +190,25 @@ def triton_metric_names() -> set[str]:
 
     from components.triton_manifests import tritonserver_args  # noqa: PLC0415
     from model_packaging.publish import write_model_repository  # noqa: PLC0415
-    from model_packaging.render import render_repository  # noqa: PLC0415
-    from model_packaging.source import DEFAULT_MODEL_REPO, read_repository  # noqa: PLC0415
+    from model_packaging.source import read_repository  # noqa: PLC0415
     from platform_config.loader import load_stack  # noqa: PLC0415
+    from platform_config.model_settings import render_stack  # noqa: PLC0415
+    from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: PLC0415
     from tests.local_triton.server import TritonServer, free_ports  # noqa: PLC0415
 
     stack = load_stack("staging")
     out = PROJECT_ROOT / ".pytest-triton-metrics"
-    rendered = render_repository(
-        "staging", stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO)
-    )
+    rendered = render_stack("staging", stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO))
     write_model_repository(rendered, out, ["classifier"])
     ports = free_ports()
-    args = tritonserver_args("staging", stack.config.serving, ["classifier"], model_repository=str(out), ports=ports)
+    args = tritonserver_args(
+        "staging",
+        ["classifier"],
+        source=stack.config.serving.model_repository.source,
+        exit_timeout_seconds=stack.config.serving.drain.exit_timeout_seconds,
+        model_repository=str(out),
+        ports=ports,
+    )
     try:
         with TritonServer(args, ports) as server, urllib.request.urlopen(server.metrics_url, timeout=10) as response:
             text = response.read().decode()

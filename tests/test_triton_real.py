@@ -31,9 +31,11 @@ from components.triton_manifests import ADMIN_KEY_HEADER, dynamic_model_control,
 from model_packaging.examples import expected_output
 from model_packaging.layout import assemble_script
 from model_packaging.publish import write_model_repository
-from model_packaging.render import RenderedRepository, render_repository
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.render import RenderedRepository
+from model_packaging.source import read_repository
 from platform_config.loader import StackConfig, load_stack
+from platform_config.model_settings import render_stack
+from platform_config.paths import DEFAULT_MODEL_REPO
 from tests.conftest import STACKS
 from tests.local_triton.server import TritonServer, free_ports
 
@@ -91,13 +93,19 @@ def served(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     stack_name, deployment = request.param
     stack = load_stack(stack_name)
     repo = read_repository(DEFAULT_MODEL_REPO)
-    rendered = render_repository(stack_name, stack.config.serving, stack.config.models, repo)
+    rendered = render_stack(stack_name, stack.config.serving, stack.config.models, repo)
     out = tmp_path_factory.mktemp(f"{stack_name}-{deployment}")
     models = stack.config.serving.deployments[deployment].models
     write_model_repository(rendered, out, models)
     ports = free_ports()
     args = tritonserver_args(
-        stack_name, stack.config.serving, models, model_repository=str(out), ports=ports, admin_key=ADMIN_KEY
+        stack_name,
+        models,
+        source=stack.config.serving.model_repository.source,
+        exit_timeout_seconds=stack.config.serving.drain.exit_timeout_seconds,
+        model_repository=str(out),
+        ports=ports,
+        admin_key=ADMIN_KEY,
     )
     with TritonServer(args, ports) as server:
         yield Served(stack, deployment, rendered, server)
@@ -126,7 +134,11 @@ def test_every_selected_model_version_is_ready(served: Served) -> None:
 @pytest.mark.real_tools
 def test_triton_loaded_the_stacks_config(served: Served) -> None:
     # With dynamic model control the model-config API is restricted to holders of the admin key.
-    headers = {ADMIN_KEY_HEADER: ADMIN_KEY} if dynamic_model_control(served.stack.config.serving) else {}
+    headers = (
+        {ADMIN_KEY_HEADER: ADMIN_KEY}
+        if dynamic_model_control(served.stack.config.serving.model_repository.source)
+        else {}
+    )
     for model in served.models:
         status, body = served.get(f"/v2/models/{model}/config", headers)
         assert status == 200
@@ -227,7 +239,7 @@ def test_operator_apis_need_the_admin_key(served: Served) -> None:
     assert served.get("/v2/logging")[0] == 403
     assert served.get("/v2/logging", key)[0] == 200
     config_status = served.get(f"/v2/models/{served.models[0]}/config")[0]
-    assert config_status == (403 if dynamic_model_control(served.stack.config.serving) else 200)
+    assert config_status == (403 if dynamic_model_control(served.stack.config.serving.model_repository.source) else 200)
     # Inference and health stay open to the clients the NetworkPolicy admits.
     assert served.get("/v2/health/ready")[0] == 200
 
@@ -246,9 +258,9 @@ def test_the_pod_assembly_script_builds_the_published_repository(tmp_path: Path)
     """What the init container assembles from a store (PVC or bundled files) equals `stackctl model-repo`."""
     for stack_name in STACKS:
         stack = load_stack(stack_name)
-        if dynamic_model_control(stack.config.serving):
+        if dynamic_model_control(stack.config.serving.model_repository.source):
             continue
-        rendered = render_repository(
+        rendered = render_stack(
             stack_name, stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO)
         )
         for deployment, config in stack.config.serving.deployments.items():
@@ -276,7 +288,7 @@ def test_triton_serves_a_repository_assembled_from_a_config_map_volume(tmp_path:
     """Bundled files arrive as a ConfigMap volume: items behind `..data` symlinks, as the kubelet lays them out."""
     stack = load_stack("dev")
     config = stack.config.serving.deployments["general"]
-    rendered = render_repository("dev", stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO))
+    rendered = render_stack("dev", stack.config.serving, stack.config.models, read_repository(DEFAULT_MODEL_REPO))
     store, configs, assembled = tmp_path / "store", tmp_path / "rendered", tmp_path / "models"
     timestamped = store / "..2026_11_30_00_00_00.000000001"
     write_model_repository(rendered, timestamped, config.models)
@@ -289,7 +301,14 @@ def test_triton_serves_a_repository_assembled_from_a_config_map_volume(tmp_path:
     env = {"STACK": "dev", "MODELS_DIR": str(assembled), "STORE_DIR": str(store), "RENDERED_DIR": str(configs)}
     subprocess.run(["/bin/sh", "-c", assemble_script(config.models)], env={**env, "PATH": "/usr/bin:/bin"}, check=True)
     ports = free_ports()
-    args = tritonserver_args("dev", stack.config.serving, config.models, model_repository=str(assembled), ports=ports)
+    args = tritonserver_args(
+        "dev",
+        config.models,
+        source=stack.config.serving.model_repository.source,
+        exit_timeout_seconds=stack.config.serving.drain.exit_timeout_seconds,
+        model_repository=str(assembled),
+        ports=ports,
+    )
     with TritonServer(args, ports) as server:
         for model in config.models:
             with urllib.request.urlopen(f"http://{server.http_url}/v2/models/{model}/ready", timeout=10) as response:

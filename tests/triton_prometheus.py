@@ -29,8 +29,9 @@ from components.monitoring_rules import rule_groups
 from components.platform import deployment_signals, load_trigger, monitoring_args
 from components.triton_manifests import deployment_object_name, tritonserver_args
 from model_packaging.publish import write_model_repository
-from model_packaging.render import render_repository
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from model_packaging.source import read_repository
+from platform_config.model_settings import render_stack
+from platform_config.paths import DEFAULT_MODEL_REPO
 from platform_config.schema import PlatformConfig
 from tests.local_triton.server import TritonServer, free_ports
 from tests.test_monitoring import INSTALL_HINT
@@ -114,11 +115,19 @@ def serve_with_prometheus(
     assert prometheus, f"prometheus is not on PATH: {INSTALL_HINT}"
     models = config.serving.deployments[deployment].models
     repo = work / "repo"
-    rendered = render_repository(stack, config.serving, config.models, read_repository(DEFAULT_MODEL_REPO))
+    rendered = render_stack(stack, config.serving, config.models, read_repository(DEFAULT_MODEL_REPO))
     signals = deployment_signals(config, rendered)
     write_model_repository(rendered, repo, models)
     ports = free_ports()
-    args = tritonserver_args(stack, config.serving, models, model_repository=str(repo), ports=ports, admin_key="k")
+    args = tritonserver_args(
+        stack,
+        models,
+        source=config.serving.model_repository.source,
+        exit_timeout_seconds=config.serving.drain.exit_timeout_seconds,
+        model_repository=str(repo),
+        ports=ports,
+        admin_key="k",
+    )
     target = deployment_object_name(deployment)
     monitoring = monitoring_settings(stack, monitoring_args(config, signals))
     queries = {key: load_trigger(config, key, signal)["query"] for key, signal in signals.items()}

@@ -17,12 +17,10 @@ import pulumi_kubernetes as k8s
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from components.gpu_node_pool import GpuNodePool
-from components.triton_serving import TritonServing, TritonServingArgs
-from components.triton_serving_config import ServingConfig
-from model_packaging.render import render_repository
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from components.triton_serving import TritonServing
 
 NAMESPACE = "ml"
+MODEL_REPO = Path(__file__).resolve().parents[2] / "model_repo"
 
 provider = k8s.Provider("render", render_yaml_to_directory="rendered")
 opts = pulumi.ResourceOptions(provider=provider)
@@ -43,25 +41,19 @@ pool = GpuNodePool(
     opts,
 )
 
-# One Deployment of the example classifier, its model files shipped in a ConfigMap.
-serving = ServingConfig.model_validate(
-    {
-        "p95LatencySloMs": 200,
-        "modelRepository": {"source": "bundled"},
-        "deployments": {"classifier": {"models": ["classifier"], "replicas": {"min": 1, "max": 1}}},
-        "modelDefaults": {"maxBatchSize": 8, "dynamicBatching": {"maxQueueDelayMicroseconds": 500}},
-    }
-)
+# One Deployment of the example classifier from the project's model_repo/, its model files shipped in a
+# ConfigMap; each model's config is rendered as configs/<stack>.pbtxt.
 triton = TritonServing(
     "triton",
-    TritonServingArgs(
-        namespace=NAMESPACE,
-        serving=serving,
-        rendered=render_repository("example", serving, {}, read_repository(DEFAULT_MODEL_REPO)),
-        pool=pool.placement,
+    {
+        "namespace": NAMESPACE,
+        "deployments": {"classifier": {"models": ["classifier"], "replicas": {"min": 1, "max": 1}}},
+        "model_repository": {"path": str(MODEL_REPO), "source": "bundled"},
+        "model_defaults": {"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 500}},
+        "pool": pool.placement,
         # Only this namespace's Prometheus may scrape Triton's metrics port.
-        metrics_namespace="monitoring",
-    ),
+        "metrics_namespace": "monitoring",
+    },
     pulumi.ResourceOptions(provider=provider, depends_on=[namespace]),
 )
 

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
+from components.arg_problems import ArgsError
 from components.gpu_pool_contract import PoolPlacement
 from components.triton_serving import TritonServing, TritonServingArgs
-from components.triton_serving_config import ModelSettings, ServingConfig
-from model_packaging.render import RenderedModel, RenderedRepository, config_text, effective_settings, render_config
-from model_packaging.source import DEFAULT_MODEL_REPO, read_repository
+from components.triton_serving_args import ModelClaimArgs, ModelRepositoryArgs
+from components.triton_serving_spec import Replicas, serving_spec
 from tests.components.mocks import RecordingMocks, install, pulumi_test
+from tests.conftest import model_folder
 
 TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
 DIGEST = "sha256:" + "a" * 64
@@ -29,26 +31,22 @@ POOL: PoolPlacement = {
 }
 
 
-def serving_config(repository: dict[str, Any]) -> ServingConfig:
-    """One deployment of one model, two replicas at most, called by one client namespace."""
-    return ServingConfig.model_validate(
-        {
-            "p95LatencySloMs": 200,
-            "modelRepository": repository,
-            "deployments": {"demo": {"models": ["classifier"], "replicas": {"min": 1, "max": 2}}},
-            "inferenceClients": [{"namespace": "apps", "podLabels": {"app": "web"}}],
-        }
-    )
+MODEL_REPO = str(Path(__file__).resolve().parents[2] / "model_repo")
+"""The project's example models."""
 
 
-def rendered_classifier() -> RenderedRepository:
-    """model_repo/classifier's base config, with no settings laid over it, rendered for stack `demo`."""
-    repo = read_repository(DEFAULT_MODEL_REPO)
-    model = repo.models["classifier"]
-    config = render_config(model, effective_settings(model, ModelSettings(), None))
-    return RenderedRepository(
-        "demo", repo, {"classifier": RenderedModel("classifier", model.versions, config, config_text(config))}
-    )
+def serving_args(metrics_namespace: pulumi.Input[str], repository: ModelRepositoryArgs) -> TritonServingArgs:
+    """One deployment of model_repo/classifier, no settings laid over its base config, rendered as
+    `configs/demo.pbtxt`; two replicas at most, called by one client namespace."""
+    return {
+        "namespace": "inference",
+        "deployments": {"demo": {"models": ["classifier"], "replicas": {"min": 1, "max": 2}}},
+        "model_repository": repository,
+        "config_name": "demo",
+        "inference_clients": [{"namespace": "apps", "pod_labels": {"app": "web"}}],
+        "pool": POOL,
+        "metrics_namespace": metrics_namespace,
+    }
 
 
 @pytest.fixture
@@ -85,14 +83,10 @@ def build(
 
 
 def bundled(metrics_namespace: pulumi.Output[str]) -> TritonServingArgs:
-    return TritonServingArgs(
-        namespace="inference",
-        serving=serving_config({"source": "bundled"}),
-        rendered=rendered_classifier(),
-        pool=POOL,
-        metrics_namespace=metrics_namespace,
-        labels={"team": "ml"},
-    )
+    return {
+        **serving_args(metrics_namespace, {"path": MODEL_REPO, "source": "bundled"}),
+        "labels": {"team": "ml"},
+    }
 
 
 def test_one_deployment_alone(recorder: RecordingMocks) -> None:
@@ -257,15 +251,11 @@ def test_service_pdb_and_network_policy(recorder: RecordingMocks) -> None:
 
 def test_an_autoscaled_deployment_leaves_replicas_unset_and_runs_images_by_digest(recorder: RecordingMocks) -> None:
     def scaled(metrics_namespace: pulumi.Output[str]) -> TritonServingArgs:
-        return TritonServingArgs(
-            namespace="inference",
-            serving=serving_config({"source": "bundled"}),
-            rendered=rendered_classifier(),
-            pool=POOL,
-            metrics_namespace=metrics_namespace,
-            autoscaled=True,
-            image_digests={TRITON_IMAGE: DIGEST},
-        )
+        return {
+            **serving_args(metrics_namespace, {"path": MODEL_REPO, "source": "bundled"}),
+            "autoscaled": True,
+            "image_digests": {TRITON_IMAGE: DIGEST},
+        }
 
     build(scaled)
     spec = recorder.inputs["kubernetes:apps/v1:Deployment", "unit-demo-deployment"]["spec"]
@@ -279,22 +269,17 @@ def test_an_autoscaled_deployment_leaves_replicas_unset_and_runs_images_by_diges
 def test_a_created_claim_is_always_kept_and_protected_on_request(
     recorder: RecordingMocks, protect: bool, expected: tuple[bool, bool]
 ) -> None:
-    claim = {
-        "claimName": "models",
-        "create": True,
-        "accessMode": "ReadWriteMany",
-        "origin": "s3://models-bucket/repository",
-    }
-
     def with_claim(metrics_namespace: pulumi.Output[str]) -> TritonServingArgs:
-        return TritonServingArgs(
-            namespace="inference",
-            serving=serving_config({"source": "pvc", "pvc": claim}),
-            rendered=rendered_classifier(),
-            pool=POOL,
-            metrics_namespace=metrics_namespace,
-            protect_model_claim=protect,
-        )
+        claim: ModelClaimArgs = {
+            "claim_name": "models",
+            "create": True,
+            "access_mode": "ReadWriteMany",
+            "origin": "s3://models-bucket/repository",
+        }
+        return {
+            **serving_args(metrics_namespace, {"path": MODEL_REPO, "source": "pvc", "pvc": claim}),
+            "protect_model_claim": protect,
+        }
 
     options: dict[str, tuple[bool | None, bool | None]] = {}
 
@@ -309,3 +294,313 @@ def test_a_created_claim_is_always_kept_and_protected_on_request(
         "accessModes": ["ReadWriteMany"],
         "resources": {"requests": {"storage": "50Gi"}},
     }
+
+
+# --- Args a direct user can get wrong: every problem at once, naming the Arg ------------------------------------
+
+PREFIX = "TritonServing unit: args."
+
+
+def problems(args: dict[str, Any]) -> list[str]:
+    """What `serving_spec` finds wrong with `args`, one problem a line, without the component's prefix."""
+    with pytest.raises(ArgsError) as raised:
+        serving_spec("unit", cast(TritonServingArgs, args), "test")
+    lines = str(raised.value).splitlines()
+    assert all(line.startswith(PREFIX) for line in lines), lines
+    return [line.removeprefix(PREFIX) for line in lines]
+
+
+def valid(**changes: Any) -> dict[str, Any]:
+    """The bundled demo's Args with `changes` over them."""
+    return {**serving_args("observability", {"path": MODEL_REPO, "source": "bundled"}), **changes}
+
+
+def repository(**settings: Any) -> dict[str, Any]:
+    return {"path": MODEL_REPO, **settings}
+
+
+def test_required_args_are_named_and_nothing_below_a_missing_one() -> None:
+    assert problems({}) == [
+        "namespace: missing (required)",
+        "deployments: missing (required)",
+        "model_repository: missing (required)",
+        "pool: missing (required)",
+        "metrics_namespace: missing (required)",
+    ]
+
+
+def test_whole_floats_are_integers_as_other_languages_send_them() -> None:
+    spec = serving_spec(
+        "unit",
+        cast(
+            TritonServingArgs,
+            valid(
+                deployments={
+                    "demo": {"models": ["classifier"], "replicas": {"min": 1.0, "max": 2.0}, "gpus_per_pod": 2.0}
+                },
+                model_defaults={"max_batch_size": 4.0, "instance_group": {"count": 2.0}},
+                drain={"pre_stop_seconds": 5.0},
+            ),
+        ),
+        "test",
+    )
+    assert spec.deployments["demo"].replicas == Replicas(1, 2)
+    assert (spec.deployments["demo"].gpus_per_pod, spec.drain.pre_stop_seconds) == (2, 5)
+    rendered = spec.rendered.models["classifier"].text
+    assert "max_batch_size: 4\n" in rendered
+    assert "count: 2\n" in rendered
+    assert problems(valid(deployments={"demo": {"models": ["classifier"], "replicas": {"min": 1.5, "max": 2}}})) == [
+        "deployments.demo.replicas.min: 1.5 is not a whole number"
+    ]
+
+
+def test_the_config_name_defaults_to_the_stack() -> None:
+    args = valid()
+    del args["config_name"]
+    spec = serving_spec("unit", cast(TritonServingArgs, args), "staging")
+    assert spec.rendered.config_name == "staging"
+    assert problems(valid(config_name="demo/x")) == [
+        "config_name: 'demo/x' is not a config name: letters, digits, '_', '.' and '-'"
+    ]
+
+
+DEPLOYMENT_CASES = {
+    "no deployment": ({}, ["deployments: no deployment; give at least one"]),
+    "a name objects cannot carry": (
+        {"Demo_1": {"models": ["classifier"], "replicas": {"min": 1, "max": 1}}},
+        [
+            "deployments.Demo_1: 'Demo_1' is not a deployment name: lowercase letters, digits and '-', starting "
+            "and ending with a letter or digit, at most 40 characters"
+        ],
+    ),
+    "no model": (
+        {"demo": {"models": [], "replicas": {"min": 1, "max": 1}}},
+        ["deployments.demo.models: empty; list at least one model"],
+    ),
+    "a model twice": (
+        {"demo": {"models": ["classifier", "classifier"], "replicas": {"min": 1, "max": 1}}},
+        ["deployments.demo.models: 'classifier' is listed twice; list each once"],
+    ),
+    "a model absent from the repository": (
+        {"demo": {"models": ["classifier", "nope"], "replicas": {"min": 1, "max": 1}}},
+        [
+            "deployments.demo.models[1]: model 'nope' is not in the model repository; "
+            "known models: classifier, pipeline, preprocess, ranker"
+        ],
+    ),
+    "an ensemble without its steps": (
+        {"demo": {"models": ["pipeline", "preprocess"], "replicas": {"min": 1, "max": 1}}},
+        [
+            "deployments.demo.models: ensemble 'pipeline' chains 'classifier', which deployment 'demo' does not serve; add it"
+        ],
+    ),
+    "min above max": (
+        {"demo": {"models": ["classifier"], "replicas": {"min": 3, "max": 2}}},
+        ["deployments.demo.replicas: min 3 is above max 2; min must be <= max"],
+    ),
+    "replicas without max": (
+        {"demo": {"models": ["classifier"], "replicas": {"min": 1}}},
+        ["deployments.demo.replicas.max: missing (required)"],
+    ),
+    "no GPU": (
+        {"demo": {"models": ["classifier"], "replicas": {"min": 1, "max": 1}, "gpus_per_pod": 0}},
+        ["deployments.demo.gpus_per_pod: 0 is below the minimum 1"],
+    ),
+    "a misspelt key": (
+        {"demo": {"models": ["classifier"], "replicas": {"min": 1, "max": 1}, "gpus": 1}},
+        ["deployments.demo.gpus: unknown key; known keys: gpus_per_pod, models, replicas, resources"],
+    ),
+    "resources": (
+        {
+            "demo": {
+                "models": ["classifier"],
+                "replicas": {"min": 1, "max": 1},
+                "resources": {"requests": {"cpu": "8", "memory": "8GB"}},
+            }
+        },
+        [
+            "deployments.demo.resources.requests.memory: '8GB' is not a Kubernetes quantity such as 500m, 4 or 16Gi",
+            "deployments.demo.resources.limits.cpu: 4 is below its request 8; limits must be >= requests",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(("deployments", "expected"), DEPLOYMENT_CASES.values(), ids=DEPLOYMENT_CASES)
+def test_deployments(deployments: dict[str, Any], expected: list[str]) -> None:
+    assert problems(valid(deployments=deployments)) == expected
+
+
+def test_a_served_model_the_repository_cannot_load_is_named_with_its_problem(tmp_path: Path) -> None:
+    model_folder(tmp_path, "classifier", "max_batch_size: 8\n")
+    (tmp_path / "classifier" / "01").mkdir()
+    assert problems(valid(model_repository={"path": str(tmp_path), "source": "bundled"})) == [
+        f"deployments.demo.models[0]: {tmp_path / 'classifier' / '01'}: version folder '01' of model 'classifier': "
+        "Triton ignores a version folder whose name starts with 0; version folders are named 1, 2, 3, ... "
+        "(no leading zeros, signs or dots)"
+    ]
+
+
+REPOSITORY_CASES = {
+    "no folder": (
+        {"path": "/nonexistent", "source": "bundled"},
+        ["model_repository.path: '/nonexistent' is not a folder; give the local folder of the model repository"],
+    ),
+    "a relative folder": (
+        {"path": "model_repo", "source": "bundled"},
+        ["model_repository.path: 'model_repo' is not an absolute path; give the model repository's full path"],
+    ),
+    "an unknown source": (
+        repository(source="nfs"),
+        ["model_repository.source: 'nfs' is not one of bundled, pvc, s3, gcs"],
+    ),
+    "pvc without its claim": (
+        repository(source="pvc"),
+        ["model_repository.pvc: missing (required for source 'pvc'): the claim (pvc.claim_name)"],
+    ),
+    "s3 without its uri": (
+        repository(source="s3"),
+        ["model_repository.uri: missing (required for source 's3'): s3://<bucket>/<prefix>"],
+    ),
+    "a uri of the other store": (
+        repository(source="gcs", uri="s3://models-bucket/repository"),
+        ["model_repository.uri: source 'gcs' needs uri gs://<bucket>/<prefix>; got 's3://models-bucket/repository'"],
+    ),
+    "settings of other sources": (
+        repository(
+            source="bundled",
+            pvc={"claim_name": "models"},
+            uri="s3://models-bucket/repository",
+            credentials_secret="store",
+            store_egress=[{"cidr": "10.0.0.0/8", "ports": [443]}],
+            revision="r1",
+        ),
+        [
+            "model_repository.pvc: applies only to source 'pvc', not 'bundled'",
+            "model_repository.uri: applies only to sources 's3' and 'gcs', not 'bundled'",
+            "model_repository.credentials_secret: applies only to sources 's3' and 'gcs' and to a pvc with origin, "
+            "not 'bundled'",
+            "model_repository.store_egress: applies only to sources 's3' and 'gcs' and to a pvc with origin, "
+            "not 'bundled'",
+            "model_repository.revision: does not apply to source 'bundled': the bundled files roll the pods by content",
+        ],
+    ),
+    "a revision of a published repository": (
+        repository(source="s3", uri="s3://models-bucket/repository", revision="r1"),
+        [
+            "model_repository.revision: does not apply to a published repository (s3, gcs, pvc.origin): the pods "
+            "read it under its content digest, so a model change rolls them by itself; remove revision"
+        ],
+    ),
+    "a created claim without origin": (
+        repository(source="pvc", pvc={"claim_name": "models", "create": True}),
+        [
+            "model_repository.pvc.origin: missing (required with create): a claim the component creates starts "
+            "empty, and Triton would find no model; set the s3:// or gs:// URI the repository is published to "
+            "(a Job then fills the claim), or use an existing, filled claim (create: false)"
+        ],
+    ),
+    "a claim the loader cannot write": (
+        repository(source="pvc", pvc={"claim_name": "models", "origin": "s3://models-bucket/repository"}),
+        [
+            "model_repository.pvc.access_mode: the loader Job writes the repository from origin into the claim, and "
+            "ReadOnlyMany cannot be written; use ReadWriteMany (Triton still mounts it read-only)"
+        ],
+    ),
+    "a claim's values": (
+        repository(
+            source="pvc",
+            pvc={"claim_name": "models", "origin": "http://store/models", "access_mode": "RWX", "size": "50GB"},
+        ),
+        [
+            "model_repository.pvc.origin: 'http://store/models' is not s3://<bucket>/<prefix> or gs://<bucket>/<prefix>",
+            "model_repository.pvc.size: '50GB' is not a Kubernetes quantity such as 500m, 4 or 16Gi",
+            "model_repository.pvc.access_mode: 'RWX' is not one of ReadOnlyMany, ReadWriteMany, ReadWriteOnce",
+        ],
+    ),
+    "store egress": (
+        repository(
+            source="s3", uri="s3://models-bucket/repository", store_egress=[{"cidr": "10.0.0.1/8", "ports": [0]}]
+        ),
+        [
+            "model_repository.store_egress[0].cidr: '10.0.0.1/8' is not a network in CIDR form (e.g. 10.0.0.0/16): "
+            "10.0.0.1/8 has host bits set",
+            "model_repository.store_egress[0].ports[0]: 0 is below the minimum 1",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(("given", "expected"), REPOSITORY_CASES.values(), ids=REPOSITORY_CASES)
+def test_model_repository(given: dict[str, Any], expected: list[str]) -> None:
+    assert problems(valid(model_repository=given)) == expected
+
+
+def test_model_settings() -> None:
+    assert problems(
+        valid(
+            model_defaults={
+                "max_batch_size": 5000,
+                "dynamic_batching": {"default_queue_policy": {"timeout_action": "DROP"}},
+                "instance_group": {"kind": "GPU"},
+            },
+            models={
+                "classifier": {
+                    "max_batch": 8,
+                    "version_policy": {"latest": {"num_versions": 1}, "all": {}},
+                    "warmup": {"batch_sizes": [], "data": "ones"},
+                },
+                "ranker": {"version_policy": {"specific": {"versions": [1, 1.0]}}},
+            },
+        )
+    ) == [
+        "model_defaults.max_batch_size: 5000 is above the maximum 4096",
+        "model_defaults.dynamic_batching.default_queue_policy.timeout_action: 'DROP' is not one of REJECT, DELAY",
+        "model_defaults.instance_group.kind: 'GPU' is not one of KIND_GPU, KIND_CPU, KIND_AUTO",
+        "models.classifier.max_batch: unknown key; known keys: dynamic_batching, instance_group, max_batch_size, "
+        "version_policy, warmup",
+        "models.classifier.version_policy: set exactly one of latest, all, specific; got latest, all",
+        "models.classifier.warmup.batch_sizes: empty; list at least one",
+        "models.classifier.warmup.data: 'ones' is not one of zero, random",
+        "models.ranker.version_policy.specific.versions: 1 is listed twice; list each once",
+        "models.ranker: settings for model 'ranker', which no deployment serves; add it to a deployment's models "
+        "or remove them",
+    ]
+
+
+def test_ingress_probes_drain_and_the_rest() -> None:
+    assert problems(
+        valid(
+            namespace="Inference",
+            ingress={"enabled": True},
+            startup_timeout_seconds=10,
+            drain={"pre_stop_seconds": 301, "exit_timeout_seconds": 0},
+            shm_size_limit="1 Gi",
+            inference_clients=[{"pod_labels": {}}],
+            labels=["team"],
+            autoscaled="yes",
+        )
+    ) == [
+        "namespace: 'Inference' is not a namespace name: lowercase letters, digits and '-', starting and ending "
+        "with a letter or digit",
+        "inference_clients[0].namespace: missing (required)",
+        "ingress.base_domain: missing (required when enabled)",
+        "ingress.tls_secret_name: missing (required when enabled)",
+        "startup_timeout_seconds: 10 is below the minimum 30",
+        "drain.pre_stop_seconds: 301 is above the maximum 300",
+        "drain.exit_timeout_seconds: 0 is below the minimum 1",
+        "shm_size_limit: '1 Gi' is not a Kubernetes quantity such as 500m, 4 or 16Gi",
+        "labels: ['team'] is not a mapping",
+        "autoscaled: 'yes' is not true or false",
+    ]
+
+
+def test_pool() -> None:
+    assert problems(
+        valid(pool={"node_selector": {"pool": 1}, "tolerations": [{"key": "k", "operator": "In", "effect": "NoRun"}]})
+    ) == [
+        "pool.node_selector.pool: 1 is not a string",
+        "pool.tolerations[0].operator: 'In' is not one of Equal, Exists",
+        "pool.tolerations[0].effect: 'NoRun' is not one of NoSchedule, PreferNoSchedule, NoExecute",
+        "pool.gpu_resource: missing (required)",
+    ]

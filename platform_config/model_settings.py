@@ -1,0 +1,43 @@
+"""The stack's models as model_packaging renders them: which are served, and their settings as plain values.
+
+Each layer of settings (`serving.modelDefaults`, `triton-platform:models`) is handed over as TritonServing's
+Args and read as the component reads them, so the stack's tools render exactly what the component deploys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from components.arg_problems import ArgProblems
+from components.triton_serving_config import ModelSettings, ServingConfig
+from components.triton_serving_spec import COMPONENT, model_settings
+from model_packaging import settings as plain
+from model_packaging.render import RenderedRepository, render_repository
+from model_packaging.source import ModelRepository
+
+
+def served_models(serving: ServingConfig) -> list[str]:
+    """Every model some deployment serves."""
+    return sorted({m for dep in serving.deployments.values() for m in dep.models})
+
+
+def plain_settings(settings: ModelSettings) -> plain.ModelSettings:
+    """Validated settings as the renderer takes them (the schema checks every rule the component does)."""
+    problems = ArgProblems(COMPONENT, "(stack)")
+    out = model_settings(problems, "", settings.args())
+    problems.check()
+    return out
+
+
+def render_stack(
+    stack: str, serving: ServingConfig, models: Mapping[str, ModelSettings], repo: ModelRepository
+) -> RenderedRepository:
+    """Every model `serving` serves, rendered as `<model>/configs/<stack>.pbtxt`; the config must have passed
+    validation."""
+    return render_repository(
+        stack,
+        repo,
+        served_models(serving),
+        plain_settings(serving.model_defaults),
+        {name: plain_settings(settings) for name, settings in models.items()},
+    )
