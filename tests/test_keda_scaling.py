@@ -121,8 +121,10 @@ def test_disabled_scaling_creates_no_scaled_object_and_sets_replicas() -> None:
 
 def test_keda_is_installed_before_the_scaled_objects_in_production() -> None:
     result = synth_stack("production")
-    # The chart's objects: a ConfigGroup under the InstalledChart (their CRDs come first inside it).
-    chart = result.find("kubernetes:yaml/v2:ConfigGroup", "production-scaling-keda-objects")
+    # The chart's objects: a ConfigGroup under the InstalledChart (their CRDs come first inside it). Waiting on
+    # the chart waits on them: the SDK expands a component named in depends_on into the resources under it.
+    chart = result.find("triton-platform:helm:InstalledChart", "production-scaling-keda")
+    assert result.find("kubernetes:yaml/v2:ConfigGroup", "production-scaling-keda-objects").parent == chart.urn
     for name in ("general", "ranker"):
         scaled = result.find("kubernetes:keda.sh/v1alpha1:ScaledObject", f"production-scaling-{name}-scaled-object")
         deployment = result.find("kubernetes:apps/v1:Deployment", f"production-serving-{name}-deployment")
