@@ -1,61 +1,81 @@
-"""The stack's explicit Kubernetes provider: a named cluster context, or YAML files."""
+"""The stack's explicit Kubernetes provider: a named cluster context, or YAML files.
+
+Whether the provider deploys is its own argument: it renders when `render_dir` is given, and
+deploys to `context` otherwise. Nothing here asks how the program is being run.
+"""
 
 from __future__ import annotations
 
 import os
 import socket
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 from urllib.parse import urlsplit
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
-from pulumi.runtime.mocks import MockMonitor
-from pulumi.runtime.settings import get_monitor
-
-from components.kubernetes_provider_config import KubernetesConfig
-
-# Renders every stack, whatever its mode, into $TRITON_PLATFORM_RENDER_DIR/<stack>: for
-# previews and end-to-end tests on machines with no cluster credentials. It changes
-# where objects go, never what they are, and every preview says it is active.
-RENDER_OVERRIDE_ENV = "TRITON_PLATFORM_RENDER_DIR"
 
 
-def render_override() -> str | None:
-    return os.environ.get(RENDER_OVERRIDE_ENV) or None
+class KubernetesProviderArgs(TypedDict):
+    """Where the provider sends objects: exactly one of `render_dir` and `context`."""
+
+    render_dir: NotRequired[str]
+    """Folder the provider writes every object into as YAML, instead of applying it; no cluster is contacted.
+    Default: unset, the provider deploys to `context`."""
+
+    context: NotRequired[str]
+    """kubeconfig context the provider deploys to; required unless `render_dir` is set, so the active context
+    is never used by accident. Default: unset."""
+
+    kubeconfig: NotRequired[str]
+    """Path of the kubeconfig file that defines `context`; only when deploying.
+    Default: client-go's lookup, `$KUBECONFIG`, then `~/.kube/config`."""
 
 
-def render_dir(config: KubernetesConfig, stack: str) -> str | None:
-    """Where the stack's manifests are written, relative to the project root (None when deploying)."""
-    override = render_override()
-    if override:
-        return str(Path(override) / stack)
-    if config.mode != "render":
-        return None
-    return config.render_dir or f"rendered/{stack}"
+@dataclass(frozen=True)
+class KubernetesTarget:
+    """A provider's validated arguments: it renders into `render_dir`, or deploys to `context`."""
+
+    name: str
+    """The provider's resource name."""
+    render_dir: str | None
+    context: str | None
+    kubeconfig: str | None
+
+    @property
+    def deploys(self) -> bool:
+        """True when the provider applies objects to a cluster."""
+        return self.render_dir is None
 
 
-def provider_args(config: KubernetesConfig, stack: str) -> dict[str, str]:
-    """Provider arguments: exactly one target, never the ambient kubeconfig context.
+def kubernetes_target(name: str, args: KubernetesProviderArgs) -> KubernetesTarget:
+    """`args` checked: every problem in one ValueError, each line naming the provider and the argument."""
+    render_dir = args.get("render_dir") or None
+    context = args.get("context") or None
+    kubeconfig = args.get("kubeconfig") or None
+    problems: list[str] = []
+    if render_dir is None and context is None:
+        problems.append(
+            "args.context: required unless args.render_dir is set (the active kubeconfig context is never used)"
+        )
+    if render_dir is not None and context is not None:
+        problems.append(
+            f"args.context: {context!r} cannot be combined with args.render_dir {render_dir!r}; "
+            "a provider renders or deploys, not both"
+        )
+    if render_dir is not None and kubeconfig is not None:
+        problems.append(f"args.kubeconfig: {kubeconfig!r} applies only when deploying; args.render_dir is set")
+    if problems:
+        raise ValueError("\n".join(f"Kubernetes provider {name}: {problem}" for problem in problems))
+    return KubernetesTarget(name, render_dir, context, kubeconfig)
 
-    No default namespace: every namespaced object names its own (a test holds the
-    program to that), and a default would be stamped onto cluster-scoped custom
-    resources in render mode, where the provider cannot ask the API server for scope.
-    """
-    directory = render_dir(config, stack)
-    if directory is not None:
-        return {"render_yaml_to_directory": directory}
-    args = {"context": config.context or ""}
-    if config.kubeconfig:
-        args["kubeconfig"] = config.kubeconfig
-    return args
 
-
-def kubeconfig_paths(config: KubernetesConfig) -> list[Path]:
+def kubeconfig_paths(target: KubernetesTarget) -> list[Path]:
     """The files the provider reads, in client-go's order: `kubeconfig`, else $KUBECONFIG, else ~/.kube/config."""
-    if config.kubeconfig:
-        return [Path(config.kubeconfig).expanduser()]
+    if target.kubeconfig:
+        return [Path(target.kubeconfig).expanduser()]
     listed = [Path(p).expanduser() for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
     return listed or [Path.home() / ".kube" / "config"]
 
@@ -64,15 +84,15 @@ def _named(entries: Any) -> dict[str, dict[str, Any]]:
     return {e["name"]: e for e in entries or [] if isinstance(e, dict) and "name" in e}
 
 
-def unreachable_reason(config: KubernetesConfig, timeout: float = 5.0) -> str | None:
+def unreachable_reason(target: KubernetesTarget, timeout: float = 5.0) -> str | None:
     """Why the deploy target cannot be reached, naming the context; None when its API server answers a connection.
 
     Only a TCP connection is tried: credentials are the provider's business. Without this the
     provider reports "cluster is unreachable" per object, without saying which context was meant,
     and previews go on as if the cluster were empty.
     """
-    context = config.context or ""
-    paths = kubeconfig_paths(config)
+    context = target.context or ""
+    paths = kubeconfig_paths(target)
     contexts: dict[str, dict[str, Any]] = {}
     clusters: dict[str, dict[str, Any]] = {}
     for path in paths:
@@ -99,32 +119,26 @@ def unreachable_reason(config: KubernetesConfig, timeout: float = 5.0) -> str | 
         return f"the API server of kubeconfig context {context!r}, {server}, cannot be reached: {err.strerror or err}"
 
 
-def deploys(config: KubernetesConfig, stack: str) -> bool:
-    """True when this run applies objects to a cluster: not rendering, not under Pulumi's mocks."""
-    return config.mode == "deploy" and render_dir(config, stack) is None and not isinstance(get_monitor(), MockMonitor)
-
-
-def check_reachable(config: KubernetesConfig, stack: str) -> None:
+def check_reachable(target: KubernetesTarget, stack: str) -> None:
     """Stop a deploying run at once, with one message, when its context's API server cannot be reached."""
-    reason = unreachable_reason(config)
+    reason = unreachable_reason(target)
     if reason is not None:
         raise pulumi.RunError(f"stack {stack}: {reason}")
 
 
-def create_provider(stack: str, config: KubernetesConfig) -> k8s.Provider:
-    # Pinned to the stack, not to the project, so two stacks never share state by accident.
-    args = provider_args(config, stack)
-    if render_override() and config.mode == "deploy":
-        pulumi.log.warn(
-            f"{RENDER_OVERRIDE_ENV} is set: this {config.mode} stack renders to {args['render_yaml_to_directory']} "
-            f"instead of deploying to context {config.context!r}"
-        )
+def create_provider(target: KubernetesTarget) -> k8s.Provider:
+    """The provider, with exactly one target and never the ambient kubeconfig context.
+
+    No default namespace: every namespaced object names its own (a test holds the program to
+    that), and a default would be stamped onto cluster-scoped custom resources in render mode,
+    where the provider cannot ask the API server for scope.
+    """
     return k8s.Provider(
-        f"{stack}-kubernetes",
+        target.name,
         k8s.ProviderArgs(
-            render_yaml_to_directory=args.get("render_yaml_to_directory"),
-            context=args.get("context"),
-            kubeconfig=args.get("kubeconfig"),
+            render_yaml_to_directory=target.render_dir,
+            context=target.context,
+            kubeconfig=target.kubeconfig,
         ),
     )
 

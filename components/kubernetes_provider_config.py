@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
+from components.kubernetes_provider import KubernetesProviderArgs
 from platform_config.types import KeyProblemError, NamespaceName, Strict, inside_project
+
+RENDER_OVERRIDE_ENV = "TRITON_PLATFORM_RENDER_DIR"
+"""Renders every stack, whatever its mode, into $TRITON_PLATFORM_RENDER_DIR/<stack>: for previews and end-to-end
+tests on machines with no cluster credentials, and for `stackctl synth`, whose mocks reach no cluster. It changes
+where objects go, never what they are; a deploy stack's preview says it is active."""
+
+
+def render_override() -> str | None:
+    """The folder every stack renders into instead of its own target, when $TRITON_PLATFORM_RENDER_DIR names one."""
+    return os.environ.get(RENDER_OVERRIDE_ENV) or None
 
 
 class KubernetesConfig(Strict):
@@ -52,3 +65,23 @@ class KubernetesConfig(Strict):
                     f"{value!r} applies only to mode 'deploy'; render mode cannot be combined with a cluster connection",
                 )
         return self
+
+    def provider_args(self, stack: str, render_override: str | None = None) -> KubernetesProviderArgs:
+        """The stack's Kubernetes provider: into `<render_override>/<stack>` when that is set, else as `mode` says."""
+        if render_override:
+            return {"render_dir": str(Path(render_override) / stack)}
+        if self.mode == "render":
+            return {"render_dir": self.render_dir or f"rendered/{stack}"}
+        args: KubernetesProviderArgs = {"context": self.context or ""}
+        if self.kubeconfig:
+            args["kubeconfig"] = self.kubeconfig
+        return args
+
+    def override_notice(self, stack: str, render_override: str | None) -> str | None:
+        """What a deploy stack's run says when the override sends its objects to files instead of its cluster."""
+        if not render_override or self.mode != "deploy":
+            return None
+        return (
+            f"{RENDER_OVERRIDE_ENV} is set: this deploy stack renders to {Path(render_override) / stack} instead "
+            f"of deploying to context {self.context!r}"
+        )

@@ -17,7 +17,8 @@ from components.keda_scaling import KedaScaling
 from components.keda_scaling_args import KedaScalingArgs, LoadTrigger, ScalePolicy
 from components.keda_scaling_config import ScalePolicy as SchemaScalePolicy
 from components.kubernetes_objects import create_object
-from components.kubernetes_provider import check_reachable, create_provider, deploys, provider_options, render_dir
+from components.kubernetes_provider import check_reachable, create_provider, kubernetes_target, provider_options
+from components.kubernetes_provider_config import render_override
 from components.monitoring import Monitoring
 from components.monitoring_args import DASHBOARD_TAGS, DeploymentSignal, MonitoringArgs
 from components.namespace import namespace_manifests, platform_labels
@@ -344,21 +345,26 @@ class TritonPlatform(pulumi.ComponentResource):
 def build_platform(stack: StackConfig) -> TritonPlatform:
     """Everything the stack deploys. `__main__.py` and `stackctl synth` both call this, nothing else."""
     config = stack.config
-    if deploys(config.kubernetes, stack.stack):
+    override = render_override()
+    notice = config.kubernetes.override_notice(stack.stack, override)
+    if notice:
+        pulumi.log.warn(notice)
+    # Pinned to the stack, not to the project, so two stacks never share state by accident.
+    target = kubernetes_target(f"{stack.stack}-kubernetes", config.kubernetes.provider_args(stack.stack, override))
+    if target.deploys:
         problem = default_passphrase_problem(stack.stack, stack_file(stack.stack), os.environ)
         if problem:
             raise pulumi.RunError(problem)
-        check_reachable(config.kubernetes, stack.stack)
-    provider = create_provider(stack.stack, config.kubernetes)
-    renders = render_dir(config.kubernetes, stack.stack) is not None
-    kube_version = config.kubernetes.kube_version if renders else None
+        check_reachable(target, stack.stack)
+    provider = create_provider(target)
+    kube_version = None if target.deploys else config.kubernetes.kube_version
     assert stack.rendered is not None, "the engine resolves every ESC import before the program runs"
     platform = TritonPlatform(
         stack.stack, TritonPlatformArgs(config, stack.rendered, kube_version), provider_options(provider)
     )
     pulumi.export("environment", config.environment)
     pulumi.export("kubernetesMode", config.kubernetes.mode)
-    pulumi.export("renderDir", render_dir(config.kubernetes, stack.stack))
+    pulumi.export("renderDir", target.render_dir)
     pulumi.export("namespace", platform.namespace)
     pulumi.export("tritonServices", platform.serving.services)
     return platform

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import pulumi
-from pulumi.runtime import config as runtime_config
 
 from model_packaging.source import read_repository
 from platform_config.errors import ConfigError
@@ -15,14 +12,18 @@ from platform_config.paths import DEFAULT_MODEL_REPO, display_path
 
 
 def flat_config() -> dict[str, str]:
-    """All config the engine passed to this program, whichever way it passed it."""
-    return {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    """All config the engine passed to this program.
+
+    The language host hands a program its config in the PULUMI_CONFIG environment variable (the
+    secret keys in PULUMI_CONFIG_SECRET_KEYS); `pulumi.Config` reads one key at a time, and these
+    are the SDK's public readers of the whole set.
+    """
+    return dict(pulumi.runtime.get_config_env())
 
 
-def secret_keys(keys: Iterable[str]) -> set[str]:
-    """Those of `keys` the engine marked secret, whichever way it passed them."""
-    from_env = set(runtime_config.get_config_secret_keys_env())
-    return {k for k in keys if k in from_env or runtime_config.is_config_secret(k)}
+def secret_keys() -> set[str]:
+    """The config keys the engine marked secret."""
+    return set(pulumi.runtime.get_config_secret_keys_env())
 
 
 def stack_config_from_pulumi() -> StackConfig:
@@ -32,7 +33,7 @@ def stack_config_from_pulumi() -> StackConfig:
     repo = read_repository(DEFAULT_MODEL_REPO)
     try:
         flat = flat_config()
-        config = parse_config(flat, source, repo, secret_keys=secret_keys(flat))
+        config = parse_config(flat, source, repo, secret_keys=secret_keys())
     except ConfigError as err:
         raise pulumi.RunError(err.report()) from None
     return StackConfig(

@@ -1,21 +1,25 @@
 """Run the real Pulumi program under Pulumi's mocks and record every resource it registers.
 
-Nothing here knows about our components: it executes `__main__.py` exactly as the
-language host does, with config injected the way the CLI injects it.
+Nothing here knows about our components: it executes `__main__.py` as the language host does, with
+the config in the environment variables the host sets for a program. Only the SDK's public API is
+used: `pulumi.runtime.set_mocks` and `pulumi.runtime.test` run the program; a stack transformation
+(`pulumi.runtime.register_stack_transformation`) sees each resource as the program declares it,
+with its parent and options; `Mocks.new_resource` sees its inputs and provider as the engine
+receives them.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import runpy
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-from pulumi.runtime import mocks as pulumi_mocks
-from pulumi.runtime import rpc
-from pulumi.runtime.settings import ROOT
-from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
 
 from components.namespace import PROJECT
 from platform_config.paths import PROJECT_ROOT
@@ -23,6 +27,15 @@ from platform_config.paths import PROJECT_ROOT
 PROGRAM = PROJECT_ROOT / "__main__.py"
 REDACTED = "[generated secret]"
 HELM_TEMPLATE = "kubernetes:helm:template"
+
+PROGRAM_LOG = logging.getLogger("stackctl.program")
+"""Where the program's engine log goes under mocks. Only errors: its notes say where objects would go, which a
+mock run, sending them nowhere, decides itself."""
+PROGRAM_LOG.setLevel(logging.ERROR)
+
+run_test: Callable[[Callable[[], Any]], Callable[[], None]] = pulumi.runtime.test
+"""`pulumi.runtime.test`, typed (the SDK leaves it untyped): runs a function in Pulumi's loop, awaits the Output it
+returns, then waits for every registration to finish."""
 
 
 @dataclass(frozen=True)
@@ -39,11 +52,12 @@ class Registered:
     protect: bool
     retain_on_delete: bool
     dependencies: tuple[str, ...]
-    """URNs the resource explicitly depends on (`depends_on`)."""
+    """URNs of the resources named in its `depends_on`, as the program names them (the SDK also waits on the
+    descendants of a component named there)."""
     inputs: dict[str, Any]
 
 
-def _object_id(args: pulumi_mocks.MockResourceArgs) -> str:
+def _object_id(args: pulumi.runtime.MockResourceArgs) -> str:
     """The id the Kubernetes provider gives an object: `namespace/name`, or `name` when cluster-scoped."""
     metadata = args.inputs.get("metadata") or {}
     name = metadata.get("name") or args.name
@@ -52,15 +66,22 @@ def _object_id(args: pulumi_mocks.MockResourceArgs) -> str:
 
 
 class EchoMocks(pulumi.runtime.Mocks):
-    """A provider that accepts every input as the resource's state, as a successful apply would."""
+    """A provider that accepts every input as the resource's state, as a successful apply would.
 
-    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+    It keeps what the engine received for each resource, by type and name.
+    """
+
+    def __init__(self) -> None:
+        self.received: dict[tuple[str, str], pulumi.runtime.MockResourceArgs] = {}
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        self.received[(args.typ, args.name)] = args
         if args.typ.startswith("random:"):
             # Generated values are secrets: never a real-looking one in synth output.
             return f"{args.name}-id", {**args.inputs, "result": REDACTED}
         return _object_id(args), dict(args.inputs)
 
-    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         if args.token == HELM_TEMPLATE:
             # Templating a chart needs Helm and the chart itself: the chart's objects appear in render
             # mode and in `pulumi preview` (components/helm_chart.py), not under mocks.
@@ -68,46 +89,146 @@ class EchoMocks(pulumi.runtime.Mocks):
         raise NotImplementedError(f"the program made an unexpected provider call: {args.token}")
 
 
-class RecordingMonitor(pulumi_mocks.MockMonitor):
-    """The mock engine, keeping every registration with its parent (MockResourceArgs has none)."""
+@dataclass(frozen=True)
+class Declared:
+    """A resource as the program constructed it: what the engine learns from its options."""
 
-    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
-        super().__init__(mocks)
-        self.registered: list[Registered] = []
+    type: str
+    name: str
+    resource: pulumi.Resource
+    parent: pulumi.Resource
+    protect: bool
+    retain_on_delete: bool
+    depends_on: tuple[pulumi.Resource, ...]
 
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - the gRPC method name
-        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
-        if request.type != "pulumi:pulumi:Stack":
-            # Secrets unwrapped: in a mock run they are placeholders, never decrypted values.
-            inputs, _ = rpc.deserialize_properties_unwrap_secrets(request.object)
-            self.registered.append(
-                Registered(
-                    response.urn,
-                    request.type,
-                    request.name,
-                    request.parent,
-                    request.custom,
-                    request.provider,
-                    request.protect,
-                    request.retainOnDelete,
-                    tuple(request.dependencies),
-                    inputs,
-                )
+
+def depends_on_resources(depends_on: Any, type_: str, name: str) -> tuple[pulumi.Resource, ...]:
+    """`depends_on` as the program gave it: none, one resource or a list of them (an Output of them is not read)."""
+    given = [] if depends_on is None else [depends_on] if isinstance(depends_on, pulumi.Resource) else depends_on
+    if not isinstance(given, Sequence) or not all(isinstance(r, pulumi.Resource) for r in given):
+        raise TypeError(f"{type_} {name}: stackctl records a depends_on of resources only; got {depends_on!r}")
+    return tuple(given)
+
+
+class Declarations:
+    """Every resource the program constructs, in order, seen by a stack transformation while `open`.
+
+    The root stack resource that holds the transformation outlives the run: whatever a later caller
+    builds on it in this process is not the program's.
+    """
+
+    def __init__(self) -> None:
+        self.declared: list[Declared] = []
+        self.protected: dict[pulumi.Resource, bool] = {}
+        self.names: set[tuple[str, str]] = set()
+        self.open = True
+
+    def __call__(self, args: pulumi.ResourceTransformationArgs) -> None:
+        if not self.open:
+            return
+        key = (args.type_, args.name)
+        if key in self.names:
+            raise ValueError(
+                f"two resources of type {args.type_} are named {args.name}: stackctl tells them apart by both"
             )
-        return response
+        self.names.add(key)
+        opts = args.opts
+        root = pulumi.runtime.get_root_resource()
+        assert root is not None, "the mocks create the root stack resource"
+        # The SDK's rule: an unset `protect` is that of the parent the options name.
+        inherited = self.protected.get(opts.parent, False) if opts.parent is not None else False
+        protect = inherited if opts.protect is None else opts.protect
+        self.protected[args.resource] = protect
+        self.declared.append(
+            Declared(
+                type=args.type_,
+                name=args.name,
+                resource=args.resource,
+                parent=root if opts.parent is None else opts.parent,
+                protect=protect,
+                retain_on_delete=bool(opts.retain_on_delete),
+                depends_on=depends_on_resources(opts.depends_on, args.type_, args.name),
+            )
+        )
+
+    def registered(self, mocks: EchoMocks, on_done: Callable[[list[Registered]], None]) -> pulumi.Output[None]:
+        """Calls `on_done` with every resource as the engine received it, once every URN is known."""
+
+        def urns(declared: Declared) -> pulumi.Output[list[str]]:
+            return pulumi.Output.all(declared.resource.urn, declared.parent.urn, *(r.urn for r in declared.depends_on))
+
+        def record(resolved: list[list[str]]) -> None:
+            records = []
+            for declared, (urn, parent, *dependencies) in zip(self.declared, resolved, strict=True):
+                received = mocks.received[(declared.type, declared.name)]
+                records.append(
+                    Registered(
+                        urn=urn,
+                        type=declared.type,
+                        name=declared.name,
+                        parent=parent,
+                        custom=bool(received.custom),
+                        provider=received.provider or "",
+                        protect=declared.protect,
+                        retain_on_delete=declared.retain_on_delete,
+                        dependencies=tuple(dependencies),
+                        # Secrets unwrapped: in a mock run they are placeholders, never decrypted values.
+                        inputs={k: pulumi.runtime.rpc.unwrap_rpc_secret(v) for k, v in received.inputs.items()},
+                    )
+                )
+            on_done(records)
+
+        return pulumi.Output.all(*(urns(d) for d in self.declared)).apply(record)
+
+
+@contextmanager
+def program_environment(variables: Mapping[str, str]) -> Iterator[None]:
+    """`variables` set in this process's environment while the program runs; the earlier values afterwards."""
+    before = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def run_program(
-    stack: str, flat_config: dict[str, str], secret_keys: list[str], monitor: RecordingMonitor | None = None
+    stack: str,
+    flat_config: Mapping[str, str],
+    secret_keys: Sequence[str],
+    environment: Mapping[str, str] | None = None,
+    mocks: EchoMocks | None = None,
 ) -> list[Registered]:
-    """Execute `__main__.py` for `stack` under mocks; return every resource it registered, in order."""
-    monitor = monitor or RecordingMonitor(EchoMocks())
-    ROOT.set(None)  # a fresh root stack resource for every run in this process
-    pulumi.runtime.set_all_config(dict(flat_config), secret_keys)
-    pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    """Execute `__main__.py` for `stack` under mocks; return every resource it registered, in order.
 
-    def program() -> None:
+    The config reaches the program as the language host passes it, in PULUMI_CONFIG and
+    PULUMI_CONFIG_SECRET_KEYS; `environment` adds variables of its own for the run.
+    """
+    mocks = mocks or EchoMocks()
+    variables = {
+        "PULUMI_CONFIG": json.dumps(dict(flat_config)),
+        "PULUMI_CONFIG_SECRET_KEYS": json.dumps(list(secret_keys)),
+        **(environment or {}),
+    }
+    registered: list[Registered] = []
+    declarations = Declarations()
+
+    def program() -> pulumi.Output[None]:
+        pulumi.runtime.register_stack_transformation(declarations)
         runpy.run_path(str(PROGRAM), run_name="__main__")
+        return declarations.registered(mocks, registered.extend)
 
-    _sync_await(run_pulumi_func(program))
-    return monitor.registered
+    with program_environment(variables):
+        # As the host's executor does: the config from the environment, then a fresh root stack resource.
+        pulumi.runtime.set_all_config(pulumi.runtime.get_config_env(), pulumi.runtime.get_config_secret_keys_env())
+        pulumi.runtime.reset_options(project=PROJECT, stack=stack)
+        pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False, logger=PROGRAM_LOG)
+        try:
+            run_test(program)()
+        finally:
+            declarations.open = False
+    return registered

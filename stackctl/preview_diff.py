@@ -28,7 +28,7 @@ import yaml
 from google.protobuf import json_format, text_format
 from tritonclient.grpc import model_config_pb2
 
-from components.kubernetes_provider import RENDER_OVERRIDE_ENV
+from components.kubernetes_provider_config import RENDER_OVERRIDE_ENV
 from model_packaging.layout import config_path
 from platform_config.paths import PROJECT_ROOT
 from platform_config.secrets_provider import LOCAL_PASSPHRASE

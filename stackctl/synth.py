@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from components.kubernetes_provider_config import RENDER_OVERRIDE_ENV
 from platform_config.loader import StackConfig, load_stack_file, pulumi_config_from_stack_file
-from stackctl.mock_runtime import Registered, run_program
+from stackctl.mock_runtime import EchoMocks, Registered, run_program
 from stackctl.out_folder import claim
 
 KUBERNETES_PREFIX = "kubernetes:"
@@ -18,6 +20,10 @@ KUBERNETES_PREFIX = "kubernetes:"
 
 MANIFEST_HEAD = ("apiVersion", "kind", "metadata")
 RESOURCES_FILE = "resources.json"
+
+SYNTH_RENDER_DIR = "rendered/synth"
+"""Where synth tells every stack to render (the render override): mocks send objects nowhere and reach no
+cluster, and the program says so through its own provider's arguments, not by detecting the mocks."""
 
 
 @dataclass(frozen=True)
@@ -76,11 +82,18 @@ def manifest_filename(obj: dict[str, Any]) -> str:
     return f"{obj['kind'].lower()}-{namespace}-{metadata['name']}.yaml"
 
 
+def run_synth(
+    stack: str, flat_config: Mapping[str, str], secret_keys: Sequence[str], mocks: EchoMocks | None = None
+) -> list[Registered]:
+    """The program's resources for `stack` and this config, run under mocks in render mode."""
+    return run_program(stack, flat_config, secret_keys, {RENDER_OVERRIDE_ENV: SYNTH_RENDER_DIR}, mocks)
+
+
 def synthesize(path: Path, stack: str | None = None) -> SynthResult:
     """Validate a stack file, then run the program for it under mocks."""
     loaded = load_stack_file(path, stack)
     flat, secret_keys = pulumi_config_from_stack_file(path)
-    return SynthResult(loaded, run_program(loaded.stack, flat, secret_keys))
+    return SynthResult(loaded, run_synth(loaded.stack, flat, secret_keys))
 
 
 def write_synth(result: SynthResult, out: Path) -> list[Path]:

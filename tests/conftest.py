@@ -19,8 +19,7 @@ from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file, stack_file
 from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import PlatformConfig
-from stackctl.mock_runtime import run_program
-from stackctl.synth import SynthResult, synthesize
+from stackctl.synth import SynthResult, run_synth, synthesize
 from tests.pulumi_cli import PULUMI_HOME, TOOLS_BIN
 
 
@@ -181,7 +180,7 @@ def synth_mutated(stack: str, *mutations: Mutation) -> SynthResult:
         mutate(values)
     flat, source = encode(values), f"stacks/Pulumi.{stack}.yaml"
     loaded = StackConfig(stack, source, parse_config(flat, source))
-    return SynthResult(loaded, run_program(stack, flat, []))
+    return SynthResult(loaded, run_synth(stack, flat, []))
 
 
 def errors_of(stack: str, *mutations: Mutation, repo: ModelRepository | None = None) -> list[str]:

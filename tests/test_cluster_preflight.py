@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from components.kubernetes_provider import unreachable_reason
-from components.kubernetes_provider_config import KubernetesConfig
+from components.kubernetes_provider import KubernetesTarget, kubernetes_target, unreachable_reason
 
 
 def kubeconfig(path: Path, server: str) -> Path:
@@ -21,8 +20,8 @@ def kubeconfig(path: Path, server: str) -> Path:
     return path
 
 
-def target(path: Path, context: str = "prod") -> KubernetesConfig:
-    return KubernetesConfig(mode="deploy", namespace="ns", context=context, kubeconfig=str(path))
+def target(path: Path, context: str = "prod") -> KubernetesTarget:
+    return kubernetes_target("prod-kubernetes", {"context": context, "kubeconfig": str(path)})
 
 
 @pytest.fixture(autouse=True)

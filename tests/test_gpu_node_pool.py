@@ -270,7 +270,7 @@ def test_node_agents_have_no_egress_and_the_autoscaler_reaches_only_apis() -> No
 def test_the_dcgm_service_monitor_waits_for_the_operator_the_stack_installs() -> None:
     # The root gives the pool `depends_on` the operator's chart (its CRDs); the pool hands it to its ServiceMonitor.
     result = synth_stack("production")
-    operator = result.find("kubernetes:yaml/v2:ConfigGroup", "production-monitoring-kube-prometheus-stack-objects")
+    operator = result.find("triton-platform:helm:InstalledChart", "production-monitoring-kube-prometheus-stack")
     monitor = result.find(
         "kubernetes:monitoring.coreos.com/v1:ServiceMonitor", "production-gpu-pool-dcgm-service-monitor"
     )

@@ -121,12 +121,17 @@ def test_disabled_scaling_creates_no_scaled_object_and_sets_replicas() -> None:
 
 def test_keda_is_installed_before_the_scaled_objects_in_production() -> None:
     result = synth_stack("production")
-    # The chart's objects: a ConfigGroup under the InstalledChart (their CRDs come first inside it).
-    chart = result.find("kubernetes:yaml/v2:ConfigGroup", "production-scaling-keda-objects")
+    # The chart's objects: a ConfigGroup under the InstalledChart (their CRDs come first inside it). Waiting on
+    # the chart waits on them: the SDK expands a component named in depends_on into the resources under it.
+    chart = result.find("triton-platform:helm:InstalledChart", "production-scaling-keda")
+    assert result.find("kubernetes:yaml/v2:ConfigGroup", "production-scaling-keda-objects").parent == chart.urn
     for name in ("general", "ranker"):
         scaled = result.find("kubernetes:keda.sh/v1alpha1:ScaledObject", f"production-scaling-{name}-scaled-object")
+        assert chart.urn in scaled.dependencies
+        # It waits for its Deployment through its input: scaleTargetRef.name is the Deployment's name output.
         deployment = result.find("kubernetes:apps/v1:Deployment", f"production-serving-{name}-deployment")
-        assert {chart.urn, deployment.urn} <= set(scaled.dependencies)
+        target = scaled.inputs["spec"]["scaleTargetRef"]["name"]
+        assert target == deployment.inputs["metadata"]["name"] == f"triton-{name}"
     pinned = result.stack.config.scaling.keda.chart
     # The chart release whose operator the local cluster runs (scripts/local-cluster KEDA_VERSION).
     assert (pinned.repository, pinned.version, pinned.path) == ("https://kedacore.github.io/charts", "2.20.2", None)

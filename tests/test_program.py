@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pulumi
 import pytest
 
-from components.kubernetes_provider import provider_args
-from components.kubernetes_provider_config import KubernetesConfig
-from platform_config.loader import pulumi_config_from_stack_file, stack_file
-from stackctl.mock_runtime import EchoMocks, RecordingMonitor, run_program
-from stackctl.synth import SynthResult
-from tests.conftest import synth_stack
+from components.kubernetes_provider_config import KubernetesConfig, render_override
+from platform_config.loader import load_stack_file, pulumi_config_from_stack_file, stack_file
+from stackctl.mock_runtime import EchoMocks, run_program
+from stackctl.synth import SYNTH_RENDER_DIR, SynthResult
+from tests.conftest import STACKS, synth_stack
 
 PLATFORM = "triton-platform:index:TritonPlatform"
 PROVIDER = "pulumi:providers:kubernetes"
@@ -80,23 +81,45 @@ def test_every_kubernetes_object_uses_the_stack_provider(synth: SynthResult) -> 
 
 
 def test_dev_renders_and_others_deploy_to_their_named_context() -> None:
-    assert synth_stack("dev").find(PROVIDER, "dev-kubernetes").inputs == {
-        "renderYamlToDirectory": "rendered/dev",
+    args = {stack: load_stack_file(stack_file(stack)).config.kubernetes.provider_args(stack) for stack in STACKS}
+    assert args == {
+        "dev": {"render_dir": "rendered/dev"},
+        "staging": {"context": "staging"},
+        "production": {"context": "production"},
     }
-    for stack in ("staging", "production"):
-        assert synth_stack(stack).find(PROVIDER, f"{stack}-kubernetes").inputs == {"context": stack}
+
+
+def test_synth_renders_every_stack_and_says_so_through_the_provider(synth: SynthResult) -> None:
+    """Mocks reach no cluster: synth sets the render override, so no stack deploys and none checks its cluster."""
+    stack = synth.stack.stack
+    assert synth.find(PROVIDER, f"{stack}-kubernetes").inputs == {
+        "renderYamlToDirectory": f"{SYNTH_RENDER_DIR}/{stack}"
+    }
+
+
+def test_a_deploy_stack_checks_its_cluster_before_anything_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run without the render override, staging deploys, under mocks too: nothing in the program detects them."""
+    monkeypatch.delenv("TRITON_PLATFORM_RENDER_DIR", raising=False)
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "absent"))
+    flat, secret_keys = pulumi_config_from_stack_file(stack_file("staging"))
+    mocks = EchoMocks()
+    with pytest.raises(pulumi.RunError) as caught:
+        run_program("staging", flat, secret_keys, mocks=mocks)
+    assert str(caught.value) == (
+        f"stack staging: kubeconfig context 'staging' is not defined in {tmp_path / 'absent'} (contexts there: none)"
+    )
+    assert mocks.received == {}
 
 
 def test_provider_takes_an_explicit_kubeconfig_and_render_dir() -> None:
     deploy = KubernetesConfig.model_validate(
         {"mode": "deploy", "context": "prod-eu", "kubeconfig": "/etc/kube/prod", "namespace": "t"}
     )
-    assert provider_args(deploy, "production") == {
-        "context": "prod-eu",
-        "kubeconfig": "/etc/kube/prod",
-    }
+    assert deploy.provider_args("production") == {"context": "prod-eu", "kubeconfig": "/etc/kube/prod"}
     render = KubernetesConfig.model_validate({"mode": "render", "renderDir": "out/dev", "namespace": "t"})
-    assert provider_args(render, "dev") == {"render_yaml_to_directory": "out/dev"}
+    assert render.provider_args("dev") == {"render_dir": "out/dev"}
 
 
 # Kinds without a namespace; everything else must name one, since the provider sets no default.
@@ -111,12 +134,25 @@ def test_every_namespaced_object_names_its_namespace(synth: SynthResult) -> None
     assert all(m["metadata"]["namespace"] for m in namespaced)
 
 
-def test_the_render_override_sends_every_stack_to_files(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_render_override_sends_every_stack_to_files_and_says_so_for_a_deploy_stack() -> None:
     deploy = KubernetesConfig.model_validate({"mode": "deploy", "context": "production", "namespace": "t"})
+    assert deploy.provider_args("production", "/tmp/review") == {"render_dir": "/tmp/review/production"}
+    assert deploy.override_notice("production", "/tmp/review") == (
+        "TRITON_PLATFORM_RENDER_DIR is set: this deploy stack renders to /tmp/review/production instead of "
+        "deploying to context 'production'"
+    )
+    assert deploy.provider_args("production", None) == {"context": "production"}
+    assert deploy.override_notice("production", None) is None
+    render = KubernetesConfig.model_validate({"mode": "render", "namespace": "t"})
+    assert render.provider_args("dev", "/tmp/review") == {"render_dir": "/tmp/review/dev"}
+    assert render.override_notice("dev", "/tmp/review") is None
+
+
+def test_the_render_override_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRITON_PLATFORM_RENDER_DIR", "/tmp/review")
-    assert provider_args(deploy, "production") == {"render_yaml_to_directory": "/tmp/review/production"}
-    monkeypatch.delenv("TRITON_PLATFORM_RENDER_DIR")
-    assert provider_args(deploy, "production") == {"context": "production"}
+    assert render_override() == "/tmp/review"
+    monkeypatch.setenv("TRITON_PLATFORM_RENDER_DIR", "")
+    assert render_override() is None
 
 
 def test_namespace_enforces_restricted_pod_security(synth: SynthResult) -> None:
@@ -133,10 +169,10 @@ def test_a_config_error_stops_the_program_with_the_full_report() -> None:
     flat, secret_keys = pulumi_config_from_stack_file(stack_file("dev"))
     flat["triton-platform:gpuPool"] = '{"maxNodes": 0, "gpusPerNode": 1}'
     flat["triton-platform:environment"] = "qa"
-    monitor = RecordingMonitor(EchoMocks())
+    mocks = EchoMocks()
     with pytest.raises(pulumi.RunError) as caught:
-        run_program("dev", flat, secret_keys, monitor)
-    assert monitor.registered == [], "nothing may be registered before the config is valid"
+        run_program("dev", flat, secret_keys, mocks=mocks)
+    assert mocks.received == {}, "nothing may be registered before the config is valid"
     assert str(caught.value).splitlines() == [
         "stacks/Pulumi.dev.yaml: 2 config errors",
         "stacks/Pulumi.dev.yaml: triton-platform:environment: Input should be 'dev', 'staging' or 'production'; got 'qa'",
@@ -149,14 +185,14 @@ def test_production_installs_both_charts_before_what_needs_their_crds() -> None:
     synth = synth_stack("production")
     charts = {r.name: r for r in synth.of_type(CHART)}
     assert sorted(charts) == ["production-monitoring-kube-prometheus-stack", "production-scaling-keda"]
+    # Each chart's objects are one ConfigGroup under it: the SDK expands a component named in depends_on
+    # into the resources under it, so waiting on the chart waits on its objects.
     groups = {r.parent: r for r in synth.of_type(CONFIG_GROUP)}
     assert {charts[n].urn for n in charts} == set(groups)
-    objects = {name: groups[chart.urn].urn for name, chart in charts.items()}
-    # The SDK expands a component in depends_on into the resources under it.
     scaling = synth.find(SCALING, "production-scaling")
-    assert objects["production-monitoring-kube-prometheus-stack"] in scaling.dependencies
+    assert charts["production-monitoring-kube-prometheus-stack"].urn in scaling.dependencies
     scaled = synth.find("kubernetes:keda.sh/v1alpha1:ScaledObject", "production-scaling-general-scaled-object")
-    assert objects["production-scaling-keda"] in scaled.dependencies
+    assert charts["production-scaling-keda"].urn in scaled.dependencies
 
 
 def test_stacks_without_install_mode_template_no_chart() -> None:
