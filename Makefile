@@ -13,7 +13,7 @@ KUBE_SCORE := .tools/bin/kube-score-$(KUBE_SCORE_VERSION)
 .PHONY: test test-fast lint docs up synth scan venv runtime-venv policy-venv tools pulumi-toolchain local-cluster golden
 
 # Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs).
-$(RUNTIME_STAMP): requirements.txt
+$(RUNTIME_STAMP): requirements.txt components/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --disable-pip-version-check --quiet -r requirements.txt
 	touch $@
@@ -48,7 +48,8 @@ lint: $(STAMP) $(ACTIONLINT)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy .
-	for program in examples/*/__main__.py; do $(BIN)/mypy "$$program" || exit 1; done
+	for program in examples/*/__main__.py components/__main__.py; do $(BIN)/mypy "$$program" || exit 1; done
+	$(BIN)/lint-imports
 	$(ACTIONLINT) .github/workflows/*.yml
 
 # The GitHub Actions linter, built from the Go module proxy.

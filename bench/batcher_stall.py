@@ -29,12 +29,12 @@ from tritonclient.grpc import model_config_pb2  # noqa: E402
 
 from bench.triton_load import load  # noqa: E402
 from model_packaging.publish import write_model_repository  # noqa: E402
-from model_packaging.render import config_text  # noqa: E402
-from model_packaging.source import read_repository  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
 from platform_config.model_settings import render_stack  # noqa: E402
 from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: E402
 from tests.local_triton.server import TritonServer  # noqa: E402
+from triton_platform.model_packaging.render import config_text  # noqa: E402
+from triton_platform.model_packaging.source import read_repository  # noqa: E402
 
 STALL_SECONDS = 0.4
 

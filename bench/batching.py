@@ -32,14 +32,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.triton_load import INPUTS, load, loadgen  # noqa: E402
-from components.triton_manifests import tritonserver_args  # noqa: E402
 from model_packaging.publish import write_model_repository  # noqa: E402
-from model_packaging.render import config_text  # noqa: E402
-from model_packaging.source import read_repository  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
 from platform_config.model_settings import render_stack  # noqa: E402
 from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: E402
 from tests.local_triton.server import TritonServer, free_ports  # noqa: E402
+from triton_platform.model_packaging.render import config_text  # noqa: E402
+from triton_platform.model_packaging.source import read_repository  # noqa: E402
+from triton_platform.triton_manifests import tritonserver_args  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 

@@ -36,7 +36,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.triton_load import INPUTS, load, stack_server  # noqa: E402
-from components.scaling_signal import COMPUTE_PHASES  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
 from simulator.batcher import (  # noqa: E402
     COUNTER_BUSY_SECONDS,
@@ -47,6 +46,7 @@ from simulator.batcher import (  # noqa: E402
 )
 from simulator.scenario import scenario  # noqa: E402
 from tests.local_triton.server import TritonServer  # noqa: E402
+from triton_platform.scaling_signal import COMPUTE_PHASES  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "simulator_fidelity.json"
 TOLERANCE = 0.20

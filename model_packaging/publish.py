@@ -1,7 +1,7 @@
 """Write the model repository exactly as Triton sees it for one stack, with its manifest.
 
 Every written repository carries a manifest (layout.MANIFEST) with its content digest
-(model_packaging/digest.py): what `stackctl publish-models` uploads under `<uri>/<digest>/`.
+(triton_platform/model_packaging/digest.py): what `stackctl publish-models` uploads under `<uri>/<digest>/`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from model_packaging.digest import files_digest, repository_files
-from model_packaging.render import RenderedRepository
 from stackctl.out_folder import claim
+from triton_platform.model_packaging.digest import files_digest, repository_files
+from triton_platform.model_packaging.render import RenderedRepository
 
 
 def manifest_text(stack: str, files: dict[str, bytes]) -> str:

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from model_packaging.digest import repository_digest
-from model_packaging.layout import MANIFEST
 from model_packaging.publish import write_model_repository
-from model_packaging.render import RenderedRepository
-from model_packaging.store import StoreUri, rclone_settings
+from triton_platform.model_packaging.digest import repository_digest
+from triton_platform.model_packaging.layout import MANIFEST
+from triton_platform.model_packaging.render import RenderedRepository
+from triton_platform.model_packaging.store import StoreUri, rclone_settings
 
 RCLONE_HINT = "install rclone (Debian: apt-get install rclone; or run scripts/install-tools as root)"
 NOT_FOUND_CODES = (3, 4)

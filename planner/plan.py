@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from model_packaging.source import read_repository
 from planner.candidates import Limits, Space, space
 from planner.search import Bounds, Job, Progress, Result, passing, search
 from planner.settings import Place, Settings, StackInputs, Value, current_settings, edits, locations
@@ -16,6 +15,7 @@ from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig
 from platform_config.paths import DEFAULT_MODEL_REPO
 from simulator.scenario import Scenario
+from triton_platform.model_packaging.source import read_repository
 
 
 @dataclass(frozen=True)

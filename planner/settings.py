@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from model_packaging.source import ModelRepository
 from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file
 from platform_config.schema import section_key
 from simulator.scenario import Scenario, scenario
+from triton_platform.model_packaging.source import ModelRepository
 
 Value = int | float | list[int] | None
 """A value written to the stack file; None removes the key (a scale policy without its `pods`)."""

@@ -12,18 +12,18 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from components.gpu_node_pool_config import GpuPoolConfig
-from components.keda_scaling_config import ScalingConfig
-from components.kubernetes_provider_config import KubernetesConfig
-from components.monitoring_config import MonitoringConfig
-from components.triton_serving_config import ModelSettings, ServingConfig
-from model_packaging import settings as plain
-from model_packaging.render import ENSEMBLE_FIELDS, effective_settings, version_policy
-from model_packaging.source import BASE_CONFIG, ModelRepository, RepoModel
 from platform_config.errors import ConfigIssue, excerpt
+from platform_config.gpu_pool import GpuPoolConfig
+from platform_config.kubernetes import KubernetesConfig
 from platform_config.model_settings import plain_settings, served_models
+from platform_config.monitoring import MonitoringConfig
 from platform_config.paths import display_path
+from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
+from platform_config.serving import ModelSettings, ServingConfig
+from triton_platform.model_packaging import settings as plain
+from triton_platform.model_packaging.render import ENSEMBLE_FIELDS, effective_settings, version_policy
+from triton_platform.model_packaging.source import BASE_CONFIG, ModelRepository, RepoModel
 
 Sections = dict[str, Any]
 """Parsed sections by schema field name; a section that failed to parse is absent."""
@@ -350,7 +350,7 @@ def _served_versions_have_files(sections: Sections, repo: ModelRepository) -> It
 
 
 INGRESS_HOST_SUFFIXES = ("", "-grpc")
-"""Each deployment's ingress hosts are `<deployment><suffix>.<baseDomain>` (components/triton_manifests.py)."""
+"""Each deployment's ingress hosts are `<deployment><suffix>.<baseDomain>` (triton_platform/triton_manifests.py)."""
 
 
 def _ingress_hosts(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:

@@ -24,18 +24,18 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
-from components.kubernetes_provider_config import KubernetesConfig
-from components.namespace import PROJECT
-from model_packaging.render import RenderedRepository
-from model_packaging.source import ModelRepository, read_repository
 from platform_config import url_credentials, yaml12
 from platform_config.checks import cross_section_issues
 from platform_config.errors import EXCERPT_CHARS, ConfigError, ConfigIssue, excerpt
+from platform_config.kubernetes import KubernetesConfig
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, display_path
 from platform_config.reference import type_text
 from platform_config.schema import SECTION_KEYS, PlatformConfig, section_key
 from platform_config.types import PATTERN_NAMES, KeyProblemError, stack_name_problem
+from triton_platform.model_packaging.render import RenderedRepository
+from triton_platform.model_packaging.source import ModelRepository, read_repository
+from triton_platform.namespace import PROJECT
 
 STACKS_DIR = PROJECT_ROOT / "stacks"
 DISABLE_DEFAULT_PROVIDERS = "pulumi:disable-default-providers"

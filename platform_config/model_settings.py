@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from components.arg_problems import ArgProblems
-from components.triton_serving_config import ModelSettings, ServingConfig
-from components.triton_serving_spec import COMPONENT, model_settings
-from model_packaging import settings as plain
-from model_packaging.render import RenderedRepository, render_repository
-from model_packaging.source import ModelRepository
+from platform_config.serving import ModelSettings, ServingConfig
+from triton_platform.arg_problems import ArgProblems
+from triton_platform.model_packaging import settings as plain
+from triton_platform.model_packaging.render import RenderedRepository, render_repository
+from triton_platform.model_packaging.source import ModelRepository
+from triton_platform.triton_serving_spec import COMPONENT, model_settings
 
 
 def served_models(serving: ServingConfig) -> list[str]:

@@ -16,15 +16,15 @@ from typing import Annotated, Literal
 from pydantic import Field
 from pydantic.alias_generators import to_camel
 
-from components import images
-from components.gpu_node_pool_config import GpuPoolConfig
-from components.keda_scaling_config import ScalingConfig
-from components.kubernetes_provider_config import KubernetesConfig
-from components.monitoring_config import MonitoringConfig
-from components.namespace import PROJECT
-from components.policy_exceptions_config import PolicyException
-from components.triton_serving_config import ModelSettings, ServingConfig
+from platform_config.gpu_pool import GpuPoolConfig
+from platform_config.kubernetes import KubernetesConfig
+from platform_config.monitoring import MonitoringConfig
+from platform_config.policy_exceptions import PolicyException
+from platform_config.scaling import ScalingConfig
+from platform_config.serving import ModelSettings, ServingConfig
 from platform_config.types import MODEL_NAME, ImageDigest, ImageTag, Strict
+from triton_platform import images
+from triton_platform.namespace import PROJECT
 
 Environment = Literal["dev", "staging", "production"]
 
@@ -61,7 +61,7 @@ class PlatformConfig(Strict):
 
 
 pinned = images.pinned
-"""Moved to components/images.py; components/triton_manifests.py still imports it from here."""
+"""Moved to triton_platform/images.py; triton_platform/triton_manifests.py still imports it from here."""
 
 
 def section_key(field_name: str) -> str:

@@ -16,11 +16,11 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from components import kubernetes_values
-from components.durations import PROM_DURATION, duration_seconds
-from components.helm_chart import ChartSource
 from platform_config.errors import excerpt
 from platform_config.paths import PROJECT_ROOT
+from triton_platform import kubernetes_values
+from triton_platform.durations import PROM_DURATION, duration_seconds
+from triton_platform.helm_chart import ChartSource
 
 # The subset of Go's time.ParseDuration that Karpenter and the cluster-autoscaler are given.
 GO_DURATION = r"^([0-9]+(s|m|h))+$"

@@ -120,7 +120,7 @@ def percentiles(counts: NDArray[np.int64], q: float) -> NDArray[np.float64]:
 
 
 def rate_window_seconds(scrape_seconds: float) -> float:
-    """The `rate()` window of the counter queries: four scrapes, and at least a minute (components/keda_scaling.py)."""
+    """The `rate()` window of the counter queries: four scrapes, and at least a minute (KEDA scaling)."""
     return max(4 * scrape_seconds, 60.0)
 
 

@@ -12,17 +12,17 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from components.keda_scaling_config import ScalePolicy
-from model_packaging.source import read_repository
 from platform_config.errors import excerpt
 from platform_config.loader import StackConfig
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, display_path
+from platform_config.scaling import ScalePolicy
 from simulator.batcher import BatcherConfig, LatencyProfile
 from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
 from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES
 from simulator.signals import SignalSpec, derived_target
+from triton_platform.model_packaging.source import read_repository
 
 PROFILES = PROJECT_ROOT / "bench" / "results" / "profiles"
 

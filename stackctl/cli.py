@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from model_packaging.publish import write_model_repository
 from model_packaging.remote import PublishError, publish_repository
-from model_packaging.source import read_repository
 from planner.options import budget_argument, rejected_pct_argument, seeds_argument, slo_ms_argument
 from platform_config.errors import ConfigError, ConfigIssue, bounded, excerpt
 from platform_config.loader import STACKS_DIR, StackConfig, load_stack_file, stack_file
@@ -34,6 +33,7 @@ from stackctl.image_pins import unpinned_images
 from stackctl.monitoring_files import write_monitoring_files
 from stackctl.out_folder import OutputFolderError, claim
 from stackctl.synth import synthesize, write_synth
+from triton_platform.model_packaging.source import read_repository
 
 if TYPE_CHECKING:
     # The simulator needs numba, which the runtime virtualenv lacks: only its types here.

@@ -21,8 +21,8 @@ from typing import Any
 
 import pulumi
 
-from components.namespace import PROJECT
 from platform_config.paths import PROJECT_ROOT
+from triton_platform.namespace import PROJECT
 
 PROGRAM = PROJECT_ROOT / "__main__.py"
 REDACTED = "[generated secret]"
@@ -84,7 +84,7 @@ class EchoMocks(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         if args.token == HELM_TEMPLATE:
             # Templating a chart needs Helm and the chart itself: the chart's objects appear in render
-            # mode and in `pulumi preview` (components/helm_chart.py), not under mocks.
+            # mode and in `pulumi preview` (triton_platform/helm_chart.py), not under mocks.
             return {"result": []}, []
         raise NotImplementedError(f"the program made an unexpected provider call: {args.token}")
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import yaml
 
-from components.alert_routing import alertmanager_yaml
-from components.dashboards import dashboard
-from components.monitoring_args import MonitoringSettings, monitoring_settings
-from components.monitoring_rules import rule_groups
-from components.platform import deployment_signals, monitoring_args
 from platform_config.loader import StackConfig
+from program.platform import deployment_signals, monitoring_args
 from stackctl.out_folder import claim
+from triton_platform.alert_routing import alertmanager_yaml
+from triton_platform.dashboards import dashboard
+from triton_platform.monitoring_args import MonitoringSettings, monitoring_settings
+from triton_platform.monitoring_rules import rule_groups
 
 RULES_FILE = "rules.yaml"
 ALERTMANAGER_FILE = "alertmanager.yml"

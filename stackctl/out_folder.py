@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from model_packaging.layout import MANIFEST as MODEL_REPO_MANIFEST
+from triton_platform.model_packaging.layout import MANIFEST as MODEL_REPO_MANIFEST
 
 MANIFEST = ".stackctl-output.json"
 """The manifest of synth, rules and simulate: `{"command": ..., "files": [relative paths]}`."""

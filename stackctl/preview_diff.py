@@ -28,12 +28,12 @@ import yaml
 from google.protobuf import json_format, text_format
 from tritonclient.grpc import model_config_pb2
 
-from components.kubernetes_provider_config import RENDER_OVERRIDE_ENV
-from model_packaging.layout import config_path
+from platform_config.kubernetes import RENDER_OVERRIDE_ENV
 from platform_config.paths import PROJECT_ROOT
 from platform_config.secrets_provider import LOCAL_PASSPHRASE
 from stackctl.preview_comment import StackReport, comment
 from stackctl.preview_events import MASK, Diagnostic, PreviewEvents, read_event_log
+from triton_platform.model_packaging.layout import config_path
 
 # Settings that move latency, throughput and cost: shown side by side when they change
 # (KEDA's own installation is not one: its chart has the table below).
@@ -41,7 +41,7 @@ TUNING_KEYS = re.compile(
     r"(^triton-platform:scaling\.(?!keda\.))|(\.replicas\.)|(\.gpusPerPod$)|(maxBatchSize$)|(dynamicBatching\.)|"
     r"(instanceGroup\.)|(\.batching\.)|(sequenceBatching\.)"
 )
-# The installed charts' pins and values (`keda.chart`, `monitoring.chart`: components/helm_chart.py).
+# The installed charts' pins and values (`keda.chart`, `monitoring.chart`: triton_platform/helm_chart.py).
 CHART_KEYS = re.compile(r"(^|\.)chart\.")
 MODES = ("live", "offline", "auto")
 MODE_TEXT = {

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from components.kubernetes_provider_config import RENDER_OVERRIDE_ENV
+from platform_config.kubernetes import RENDER_OVERRIDE_ENV
 from platform_config.loader import StackConfig, load_stack_file, pulumi_config_from_stack_file
 from stackctl.mock_runtime import EchoMocks, Registered, run_program
 from stackctl.out_folder import claim

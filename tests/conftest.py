@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from model_packaging.source import ModelRepository
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file, stack_file
 from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import PlatformConfig
 from stackctl.synth import SynthResult, run_synth, synthesize
 from tests.pulumi_cli import PULUMI_HOME, TOOLS_BIN
+from triton_platform.model_packaging.source import ModelRepository
 
 
 def pytest_report_header() -> str:

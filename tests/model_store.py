@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from model_packaging.layout import MANIFEST
-from model_packaging.store import parse_store_uri, rclone_settings
+from triton_platform.model_packaging.layout import MANIFEST
+from triton_platform.model_packaging.store import parse_store_uri, rclone_settings
 
 MOTO_SERVER = Path(sys.executable).parent / "moto_server"
 CREDENTIALS = {

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from components.namespace import namespace_manifests
-from components.triton_manifests import APP_NAME
 from tests.conftest import STACKS, stack_values
 from tests.local_cluster import LocalCluster, edit_stack, point_stack_at, start_cluster, wait_until
 from tests.pulumi_cli import Project, make_project
+from triton_platform.namespace import namespace_manifests
+from triton_platform.triton_manifests import APP_NAME
 
 pytestmark = pytest.mark.real_tools  # the local control plane and the Pulumi CLI
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from components.kubernetes_provider import KubernetesTarget, kubernetes_target, unreachable_reason
+from triton_platform.kubernetes_provider import KubernetesTarget, kubernetes_target, unreachable_reason
 
 
 def kubeconfig(path: Path, server: str) -> Path:

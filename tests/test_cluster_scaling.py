@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from components.triton_manifests import deployment_object_name
 from platform_config.loader import load_stack
 from tests.local_cluster import LocalCluster, edit_stack, point_stack_at, start_cluster, wait_until
 from tests.pulumi_cli import Project, make_project
 from tests.triton_prometheus import Served, load, query, serve_with_prometheus
+from triton_platform.triton_manifests import deployment_object_name
 
 pytestmark = pytest.mark.real_tools  # the local control plane, KEDA and the Pulumi CLI
 

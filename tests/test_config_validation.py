@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from model_packaging.source import read_repository
 from platform_config.errors import ConfigError
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
@@ -26,6 +25,7 @@ from tests.conftest import (
     setting,
     validate,
 )
+from triton_platform.model_packaging.source import read_repository
 
 GENERAL = ("deployments", "general")
 

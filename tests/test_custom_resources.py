@@ -5,9 +5,9 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from components.kubernetes_objects import CUSTOM_KINDS
 from stackctl.synth import SynthResult
 from tests.crd_schemas import validate
+from triton_platform.kubernetes_objects import CUSTOM_KINDS
 
 pytestmark = pytest.mark.real_tools  # `go mod download` for the operators' CRDs
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.helm_chart import as_stored, merged, missing_dependencies, template_options
-from components.keda_scaling_config import KedaChart
+from platform_config.scaling import KedaChart
+from triton_platform.helm_chart import as_stored, merged, missing_dependencies, template_options
 
 
 def test_a_repository_chart_is_fetched_at_its_pinned_version() -> None:

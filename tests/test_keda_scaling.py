@@ -114,7 +114,7 @@ def test_disabled_scaling_creates_no_scaled_object_and_sets_replicas() -> None:
         setting(SERVING, "deployments", "general", "replicas", value={"min": 2, "max": 2}),
     )
     assert scaled_objects(result) == {}
-    assert not any(r.type == "triton-platform:scaling:KedaScaling" for r in result.resources)
+    assert not any(r.type == "triton-platform:index:KedaScaling" for r in result.resources)
     [deployment] = [m for m in result.manifests() if m["kind"] == "Deployment"]
     assert deployment["spec"]["replicas"] == 2
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from components.kubernetes_objects import CUSTOM_KINDS
 from stackctl.synth import SynthResult
+from triton_platform.kubernetes_objects import CUSTOM_KINDS
 
 # The oldest and newest minor versions we promise to deploy to; strict rejects unknown fields.
 KUBERNETES_VERSIONS = ("1.29.0", "1.33.0")

@@ -1,4 +1,4 @@
-"""The model repository's layout is defined once (model_packaging/layout.py): published files and the init script agree."""
+"""The model repository's layout is defined once (triton_platform/model_packaging/layout.py): published files and the init script agree."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import os
 import subprocess
 from pathlib import Path
 
-from model_packaging.digest import repository_files
-from model_packaging.layout import assemble_script, config_path, version_path
-from model_packaging.source import read_repository
 from platform_config.loader import load_stack
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO
+from triton_platform.model_packaging.digest import repository_files
+from triton_platform.model_packaging.layout import assemble_script, config_path, version_path
+from triton_platform.model_packaging.source import read_repository
 
 
 def test_paths_are_tritons_layout() -> None:

@@ -1,7 +1,7 @@
 """Publishing to a real S3 API (moto on loopback) with the real rclone, and the PVC loader's real script.
 
 `stackctl publish-models` uploads `<uri>/<digest>/` once; the loader Job's script
-(components.triton_manifests.loader_script, run here by /bin/sh against a folder
+(triton_platform.triton_manifests.loader_script, run here by /bin/sh against a folder
 standing for the claim) copies it into `repositories/<digest>`; the init
 container's script assembles it; a real tritonserver loads the result.
 """
@@ -19,17 +19,17 @@ from typing import Any
 import pytest
 import yaml
 
-from components.triton_manifests import loader_script, tritonserver_args
-from model_packaging.layout import MANIFEST, assemble_script
 from model_packaging.publish import write_model_repository
-from model_packaging.source import read_repository
-from model_packaging.store import parse_store_uri, rclone_settings
 from platform_config.loader import StackConfig, load_stack_file, stack_file
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO
 from stackctl.cli import main
 from tests.local_triton.server import TritonServer, free_ports
 from tests.model_store import CREDENTIALS, LocalS3, expected_digest, local_gcs, local_s3, tree
+from triton_platform.model_packaging.layout import MANIFEST, assemble_script
+from triton_platform.model_packaging.source import read_repository
+from triton_platform.model_packaging.store import parse_store_uri, rclone_settings
+from triton_platform.triton_manifests import loader_script, tritonserver_args
 
 pytestmark = pytest.mark.real_tools  # moto_server, fake-gcs-server, rclone and tritonserver
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model_packaging.source import read_repository
 from platform_config.paths import DEFAULT_MODEL_REPO
 from tests.conftest import errors_of, serving_only, setting, validate
+from triton_platform.model_packaging.source import read_repository
 
 MODELS = "triton-platform:models"
 VERSION_RULE = "version folders are named 1, 2, 3, ... (no leading zeros, signs or dots)"

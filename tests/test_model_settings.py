@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from model_packaging.render import effective_settings, render_config
-from model_packaging.settings import (
+from platform_config.paths import DEFAULT_MODEL_REPO
+from stackctl.cli import main
+from tests.conftest import MODELS, SERVING, errors_of, model_folder, removing, serving_only, setting, validate
+from triton_platform.model_packaging.render import effective_settings, render_config
+from triton_platform.model_packaging.settings import (
     DynamicBatching,
     InstanceGroup,
     LatestVersions,
@@ -16,10 +19,7 @@ from model_packaging.settings import (
     SpecificVersions,
     VersionPolicy,
 )
-from model_packaging.source import parse_model_config, read_repository
-from platform_config.paths import DEFAULT_MODEL_REPO
-from stackctl.cli import main
-from tests.conftest import MODELS, SERVING, errors_of, model_folder, removing, serving_only, setting, validate
+from triton_platform.model_packaging.source import parse_model_config, read_repository
 
 GENERAL = ("deployments", "general")
 

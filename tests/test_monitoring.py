@@ -14,17 +14,9 @@ import promql_parser
 import pytest
 import yaml
 
-from components.alert_routing import Receiver, alertmanager_yaml, receiver_secrets
-from components.dashboards import dashboard, panel_queries
-from components.durations import duration_seconds
-from components.keda_scaling import gpu_memory_query
-from components.monitoring_args import MonitoringArgs, MonitoringSettings, monitoring_settings
-from components.monitoring_config import MonitoringConfig
-from components.monitoring_rules import alerts, rule_groups
-from components.recorded_series import rate_window
-from components.scaling_signal import trigger_query
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, load_stack_file, parse_config
+from platform_config.monitoring import MonitoringConfig
 from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import PlatformConfig
 from stackctl.cli import main
@@ -33,6 +25,14 @@ from stackctl.synth import SynthResult
 from tests.components.test_monitoring import ALERT_NAMES
 from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack
 from tests.invented_names import INVENTED_METRIC
+from triton_platform.alert_routing import Receiver, alertmanager_yaml, receiver_secrets
+from triton_platform.dashboards import dashboard, panel_queries
+from triton_platform.durations import duration_seconds
+from triton_platform.keda_scaling import gpu_memory_query
+from triton_platform.monitoring_args import MonitoringArgs, MonitoringSettings, monitoring_settings
+from triton_platform.monitoring_rules import alerts, rule_groups
+from triton_platform.recorded_series import rate_window
+from triton_platform.scaling_signal import trigger_query
 
 INSTALL_HINT = "run `make tools` (apt-get install prometheus prometheus-alertmanager)"
 
@@ -188,13 +188,13 @@ def triton_metric_names() -> set[str]:
     """Metric families a real tritonserver 2.51 exports (with summary latencies), read from its /metrics."""
     import urllib.request  # noqa: PLC0415
 
-    from components.triton_manifests import tritonserver_args  # noqa: PLC0415
     from model_packaging.publish import write_model_repository  # noqa: PLC0415
-    from model_packaging.source import read_repository  # noqa: PLC0415
     from platform_config.loader import load_stack  # noqa: PLC0415
     from platform_config.model_settings import render_stack  # noqa: PLC0415
     from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: PLC0415
     from tests.local_triton.server import TritonServer, free_ports  # noqa: PLC0415
+    from triton_platform.model_packaging.source import read_repository  # noqa: PLC0415
+    from triton_platform.triton_manifests import tritonserver_args  # noqa: PLC0415
 
     stack = load_stack("staging")
     out = PROJECT_ROOT / ".pytest-triton-metrics"

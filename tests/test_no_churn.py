@@ -1,5 +1,5 @@
 """No churn for existing stacks: state that `pulumi up` created at the revision before the
-component rework (issue 19) previews with no change at the working tree, for every stack.
+component package (issue 26) previews with no change at the working tree, for every stack.
 
 Per stack: the base revision's tree (`git archive`) runs `pulumi up` into a scratch file
 backend; the working tree then runs `pulumi preview --expect-no-changes` against the same
@@ -33,8 +33,9 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "6b4dc4cbc40dd75b7caa2f19bea50e49200cc617"
-"""The last commit before issue 19's component rework: stacks deployed from it must see no change."""
+BASE_REVISION = "5b85fc851deaee5d4370ed38086cbe33e1010969"
+"""The last commit before issue 26's component package (new type tokens, aliased; plain Args; a package
+folder): stacks deployed from it must see no change. Issue 19's rework was proven the same way from 6b4dc4c."""
 
 # Production's objects whose loss loses data (docs/architecture.md, "Publishing and the PVC loader"): (resource type, object name).
 PRODUCTION_PROTECTED = {

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from model_packaging.layout import MANIFEST as MODEL_REPO_MANIFEST
 from platform_config.paths import PROJECT_ROOT
 from stackctl.cli import main
 from stackctl.out_folder import MANIFEST, OutputFolder, OutputFolderError, claim, manifest_name
+from triton_platform.model_packaging.layout import MANIFEST as MODEL_REPO_MANIFEST
 
 COMMANDS = {
     "synth": ["synth", "--stack", "dev"],

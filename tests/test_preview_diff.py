@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from components.kubernetes_provider_config import RENDER_OVERRIDE_ENV
+from platform_config.kubernetes import RENDER_OVERRIDE_ENV
 from platform_config.paths import PROJECT_ROOT
 from platform_config.secrets_provider import LOCAL_PASSPHRASE
 from stackctl import preview_diff

@@ -7,7 +7,7 @@ from pathlib import Path
 import pulumi
 import pytest
 
-from components.kubernetes_provider_config import KubernetesConfig, render_override
+from platform_config.kubernetes import KubernetesConfig, render_override
 from platform_config.loader import load_stack_file, pulumi_config_from_stack_file, stack_file
 from stackctl.mock_runtime import EchoMocks, run_program
 from stackctl.synth import SYNTH_RENDER_DIR, SynthResult
@@ -16,10 +16,10 @@ from tests.conftest import STACKS, synth_stack
 PLATFORM = "triton-platform:index:TritonPlatform"
 PROVIDER = "pulumi:providers:kubernetes"
 NAMESPACE = "kubernetes:core/v1:Namespace"
-SERVING = "triton-platform:serving:TritonServing"
-MONITORING = "triton-platform:monitoring:Monitoring"
-SCALING = "triton-platform:scaling:KedaScaling"
-GPU_POOL = "triton-platform:gpu:GpuNodePool"
+SERVING = "triton-platform:index:TritonServing"
+MONITORING = "triton-platform:index:Monitoring"
+SCALING = "triton-platform:index:KedaScaling"
+GPU_POOL = "triton-platform:index:GpuNodePool"
 CHART = "triton-platform:helm:InstalledChart"
 CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
 

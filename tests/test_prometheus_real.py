@@ -16,12 +16,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from components.keda_scaling import gpu_memory_query
-from components.monitoring_rules import rule_groups
-from components.recorded_series import GPU_MEMORY_RATIO_POD, GPU_UTILIZATION, GPU_UTILIZATION_POD
-from components.triton_manifests import deployment_object_name
 from platform_config.loader import load_stack
 from tests.triton_prometheus import Served, load, query, serve_with_prometheus
+from triton_platform.keda_scaling import gpu_memory_query
+from triton_platform.monitoring_rules import rule_groups
+from triton_platform.recorded_series import GPU_MEMORY_RATIO_POD, GPU_UTILIZATION, GPU_UTILIZATION_POD
+from triton_platform.triton_manifests import deployment_object_name
 
 pytestmark = pytest.mark.real_tools  # tritonserver and prometheus
 

@@ -18,9 +18,6 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.kubernetes_objects import CUSTOM_KINDS
-from components.monitoring import GRAFANA_ADMIN_SECRET
-from components.triton_manifests import ADMIN_KEY_SECRET
 from policy.rules import POLICY_NAMES
 from stackctl.synth import synthesize
 from tests.conftest import STACKS
@@ -28,6 +25,9 @@ from tests.crd_schemas import validate as validate_custom
 from tests.invented_names import INVENTED_FLAG
 from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
 from tests.pulumi_cli import Project, make_project, rendered_objects
+from triton_platform.kubernetes_objects import CUSTOM_KINDS
+from triton_platform.monitoring import GRAFANA_ADMIN_SECRET
+from triton_platform.triton_manifests import ADMIN_KEY_SECRET
 
 pytestmark = pytest.mark.real_tools  # the Pulumi CLI and the go-fetched CRDs
 

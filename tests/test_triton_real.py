@@ -27,17 +27,17 @@ import tritonclient.grpc as triton_grpc
 import tritonclient.http as triton_http
 from tritonclient.utils import InferenceServerException
 
-from components.triton_manifests import ADMIN_KEY_HEADER, dynamic_model_control, tritonserver_args
 from model_packaging.examples import expected_output
-from model_packaging.layout import assemble_script
 from model_packaging.publish import write_model_repository
-from model_packaging.render import RenderedRepository
-from model_packaging.source import read_repository
 from platform_config.loader import StackConfig, load_stack
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO
 from tests.conftest import STACKS
 from tests.local_triton.server import TritonServer, free_ports
+from triton_platform.model_packaging.layout import assemble_script
+from triton_platform.model_packaging.render import RenderedRepository
+from triton_platform.model_packaging.source import read_repository
+from triton_platform.triton_manifests import ADMIN_KEY_HEADER, dynamic_model_control, tritonserver_args
 
 ADMIN_KEY = "test-admin-key"
 INPUTS = {"classifier": "input_tensor", "preprocess": "raw", "pipeline": "raw", "ranker": "features"}

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from components.durations import PROM_DURATION
 from platform_config.errors import excerpt
 from platform_config.paths import PROJECT_ROOT
 from platform_config.types import (
@@ -21,6 +20,7 @@ from platform_config.types import (
     stack_name_problem,
 )
 from tests.conftest import K8S, MODELS, MONITORING, POOL, SCALING, SERVING, Mutation, errors_of, setting, validate
+from triton_platform.durations import PROM_DURATION
 
 EXCEPTIONS = "triton-platform:policyExceptions"
 DIGESTS = "triton-platform:imageDigests"

@@ -24,17 +24,17 @@ import numpy as np
 import tritonclient.grpc as triton_grpc
 import yaml
 
-from components.monitoring_args import MonitoringSettings, monitoring_settings
-from components.monitoring_rules import rule_groups
-from components.platform import deployment_signals, load_trigger, monitoring_args
-from components.triton_manifests import deployment_object_name, tritonserver_args
 from model_packaging.publish import write_model_repository
-from model_packaging.source import read_repository
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO
 from platform_config.schema import PlatformConfig
+from program.platform import deployment_signals, load_trigger, monitoring_args
 from tests.local_triton.server import TritonServer, free_ports
 from tests.test_monitoring import INSTALL_HINT
+from triton_platform.model_packaging.source import read_repository
+from triton_platform.monitoring_args import MonitoringSettings, monitoring_settings
+from triton_platform.monitoring_rules import rule_groups
+from triton_platform.triton_manifests import deployment_object_name, tritonserver_args
 
 
 @dataclass

@@ -7,17 +7,12 @@ provider a kubeconfig context instead to deploy.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-# The components are imported from this checkout (the repository root, two levels up).
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from components.gpu_node_pool import GpuNodePool
-from components.triton_serving import TritonServing
+from triton_platform import GpuNodePool, TritonServing
 
 NAMESPACE = "ml"
 MODEL_REPO = Path(__file__).resolve().parents[2] / "model_repo"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.arg_problems import ArgProblems, ArgsError
+from triton_platform.arg_problems import ArgProblems, ArgsError
 
 
 def test_every_problem_is_raised_together_naming_component_name_and_path() -> None:

@@ -9,12 +9,12 @@ import pulumi_kubernetes as k8s
 import pytest
 from pulumi.runtime.mocks import MockMonitor
 
-from components.arg_problems import ArgsError
-from components.gpu_node_pool import GpuNodePool
-from components.gpu_node_pool_args import DevicePlugin, GpuNodePoolArgs, NodeTaint, Pool, pool_of
 from tests.components.mocks import RecordingMocks, install, pulumi_test
+from triton_platform.arg_problems import ArgsError
+from triton_platform.gpu_node_pool import GpuNodePool
+from triton_platform.gpu_node_pool_args import DevicePlugin, GpuNodePoolArgs, NodeTaint, Pool, pool_of
 
-POOL_TYPE = "triton-platform:gpu:GpuNodePool"
+POOL_TYPE = "triton-platform:index:GpuNodePool"
 PLUGIN_DIGEST = "sha256:7089559ce6153018806857f5049085bae15b3bf6f1c8bd19d8b12f707d087dea"
 
 

@@ -13,9 +13,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.arg_problems import ArgProblems, ArgsError
-from components.keda_scaling import KedaScaling, one_namespace, scaled_object_manifest
-from components.keda_scaling_args import (
+from tests.components.mocks import RecordingMocks, install, pulumi_test
+from triton_platform.arg_problems import ArgProblems, ArgsError
+from triton_platform.keda_scaling import KedaScaling, one_namespace, scaled_object_manifest
+from triton_platform.keda_scaling_args import (
     DEFAULT_SCALE_DOWN,
     Behavior,
     Keda,
@@ -28,9 +29,8 @@ from components.keda_scaling_args import (
     Trigger,
     scaling_of,
 )
-from tests.components.mocks import RecordingMocks, install, pulumi_test
 
-KEDA = "triton-platform:scaling:KedaScaling"
+KEDA = "triton-platform:index:KedaScaling"
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 GPU_QUERY = (
     'sum(sum by (pod) (nv_gpu_memory_used_bytes{namespace="ml", deployment="my-model"})'
@@ -101,7 +101,7 @@ def test_a_deployment_of_ones_own_is_scaled_on_its_query(mocks: RecordingMocks) 
     def check(urn: str) -> None:
         # The ScaledObject is the component's child: its URN's type chain runs through KedaScaling.
         assert urn == (
-            "urn:pulumi:unit::keda-test::triton-platform:scaling:KedaScaling$kubernetes:keda.sh/v1alpha1:ScaledObject"
+            "urn:pulumi:unit::keda-test::triton-platform:index:KedaScaling$kubernetes:keda.sh/v1alpha1:ScaledObject"
             "::my-scaling-my-model-scaled-object"
         )
         # The user's two resources, the component and one ScaledObject: no KEDA install, no credentials.

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from components.kubernetes_provider import (
+from tests.components.mocks import install, pulumi_test
+from triton_platform.kubernetes_provider import (
     KubernetesProviderArgs,
     KubernetesTarget,
     create_provider,
     kubernetes_target,
 )
-from tests.components.mocks import install, pulumi_test
 
 PROVIDER = "pulumi:providers:kubernetes"
 

@@ -15,20 +15,20 @@ import pulumi
 import pytest
 from pulumi.provider.experimental.analyzer import Analyzer
 
-from components.arg_problems import ArgsError
-from components.dashboards import panel_queries
-from components.monitoring import Monitoring
-from components.monitoring_args import (
+from tests.components.mocks import HELM_TEMPLATE, RecordingMocks, install, pulumi_test
+from triton_platform.arg_problems import ArgsError
+from triton_platform.dashboards import panel_queries
+from triton_platform.monitoring import Monitoring
+from triton_platform.monitoring_args import (
     AlertThresholds,
     MonitoredDeployment,
     MonitoringArgs,
     Thresholds,
     monitoring_settings,
 )
-from components.monitoring_rules import alerts, rule_groups
-from tests.components.mocks import HELM_TEMPLATE, RecordingMocks, install, pulumi_test
+from triton_platform.monitoring_rules import alerts, rule_groups
 
-MONITORING = "triton-platform:monitoring:Monitoring"
+MONITORING = "triton-platform:index:Monitoring"
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
 PROMETHEUS_RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
 ALERTMANAGER_CONFIG = "kubernetes:monitoring.coreos.com/v1alpha1:AlertmanagerConfig"
@@ -508,7 +508,7 @@ def test_whole_numbers_may_arrive_as_floats() -> None:
 
 
 def test_a_busy_ratio_signal_brings_its_recording_rule_panel_and_ceiling_alert() -> None:
-    """The signal says what the deployment scales on; Monitoring derives the PromQL (components/scaling_signal.py)."""
+    """The signal says what the deployment scales on; Monitoring derives the PromQL (triton_platform/scaling_signal.py)."""
     settings = monitoring_settings("mon", cast(MonitoringArgs, changed(f"{DEMO}.signal", BUSY)))
     recording, alerting = rule_groups(settings)
     busy = 'namespace="ml", deployment="my-model", model="resnet"'

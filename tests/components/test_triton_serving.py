@@ -11,13 +11,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.arg_problems import ArgsError
-from components.gpu_pool_contract import PoolPlacement
-from components.triton_serving import TritonServing, TritonServingArgs
-from components.triton_serving_args import ModelClaimArgs, ModelRepositoryArgs
-from components.triton_serving_spec import Replicas, serving_spec
 from tests.components.mocks import RecordingMocks, install, pulumi_test
 from tests.conftest import model_folder
+from triton_platform.arg_problems import ArgsError
+from triton_platform.gpu_pool_contract import PoolPlacement
+from triton_platform.triton_serving import TritonServing, TritonServingArgs
+from triton_platform.triton_serving_args import ModelClaimArgs, ModelRepositoryArgs
+from triton_platform.triton_serving_spec import Replicas, serving_spec
 
 TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
 DIGEST = "sha256:" + "a" * 64
@@ -91,14 +91,14 @@ def bundled(metrics_namespace: pulumi.Output[str]) -> TritonServingArgs:
 
 def test_one_deployment_alone(recorder: RecordingMocks) -> None:
     assert build(bundled) == {
-        "urn": "urn:pulumi:test::unit::triton-platform:serving:TritonServing$kubernetes:apps/v1:Deployment::unit-demo-deployment",
+        "urn": "urn:pulumi:test::unit::triton-platform:index:TritonServing$kubernetes:apps/v1:Deployment::unit-demo-deployment",
         "name": "triton-demo",
         "namespace": "inference",
         "services": {"demo": "triton-demo"},
     }
     assert set(recorder.inputs) == {
         ("kubernetes:core/v1:Namespace", "metrics"),
-        ("triton-platform:serving:TritonServing", "unit"),
+        ("triton-platform:index:TritonServing", "unit"),
         ("random:index/randomPassword:RandomPassword", "unit-admin-key"),
         ("kubernetes:core/v1:Secret", "unit-admin-key"),
         ("kubernetes:core/v1:ServiceAccount", "unit-service-account"),

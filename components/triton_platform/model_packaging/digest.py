@@ -1,4 +1,4 @@
-"""The files of a rendered model repository and their content digest, laid out by model_packaging/layout.py.
+"""The files of a rendered model repository and their content digest, laid out by layout.py.
 
 The digest names a published repository (`<uri>/<digest>/`): `stackctl publish-models` uploads under it,
 and TritonServing computes it from the same local files to point Triton (or the PVC loader) there.
@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from model_packaging.layout import config_path, version_path
-from model_packaging.render import RenderedRepository
+from triton_platform.model_packaging.layout import config_path, version_path
+from triton_platform.model_packaging.render import RenderedRepository
 
 
 def version_files(rendered: RenderedRepository, models: Iterable[str]) -> dict[str, bytes]:

@@ -1,7 +1,7 @@
 """What TritonServing makes of its Args: checked, defaults applied, its models read and rendered.
 
-`serving_spec` turns a TritonServingArgs dict (components/triton_serving_args.py) into a frozen ServingSpec,
-which the pure builders (components/triton_manifests.py) read. Every problem is collected and raised at once,
+`serving_spec` turns a TritonServingArgs dict (triton_platform/triton_serving_args.py) into a frozen ServingSpec,
+which the pure builders (triton_platform/triton_manifests.py) read. Every problem is collected and raised at once,
 each line naming the Arg's path, the bad value and what is allowed.
 """
 
@@ -16,10 +16,28 @@ from typing import Any
 
 import pulumi
 
-from components.arg_problems import ArgProblems
-from components.gpu_pool_contract import PoolPlacement, Toleration
-from components.kubernetes_values import DNS_LABEL, QUANTITY, quantity_value
-from components.triton_serving_args import (
+from triton_platform.arg_problems import ArgProblems
+from triton_platform.gpu_pool_contract import PoolPlacement, Toleration
+from triton_platform.kubernetes_values import DNS_LABEL, QUANTITY, quantity_value
+from triton_platform.model_packaging.render import RenderedRepository, render_repository
+from triton_platform.model_packaging.settings import (
+    INT32_MAX,
+    INT64_MAX,
+    UINT32_MAX,
+    UINT64_MAX,
+    AllVersions,
+    DynamicBatching,
+    InstanceGroup,
+    LatestVersions,
+    ModelSettings,
+    QueuePolicy,
+    SpecificVersions,
+    VersionPolicy,
+    Warmup,
+)
+from triton_platform.model_packaging.source import ModelRepository, read_repository
+from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
+from triton_platform.triton_serving_args import (
     AllVersionsArgs,
     ComputeResourcesArgs,
     ContainerResourcesArgs,
@@ -41,24 +59,6 @@ from components.triton_serving_args import (
     VersionPolicyArgs,
     WarmupArgs,
 )
-from model_packaging.render import RenderedRepository, render_repository
-from model_packaging.settings import (
-    INT32_MAX,
-    INT64_MAX,
-    UINT32_MAX,
-    UINT64_MAX,
-    AllVersions,
-    DynamicBatching,
-    InstanceGroup,
-    LatestVersions,
-    ModelSettings,
-    QueuePolicy,
-    SpecificVersions,
-    VersionPolicy,
-    Warmup,
-)
-from model_packaging.source import ModelRepository, read_repository
-from model_packaging.store import SCHEMES, StoreUri, parse_store_uri
 
 COMPONENT = "TritonServing"
 DEFAULT_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"

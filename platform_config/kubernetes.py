@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from components.kubernetes_provider import KubernetesProviderArgs
 from platform_config.types import KeyProblemError, NamespaceName, Strict, inside_project
+from triton_platform.kubernetes_provider import KubernetesProviderArgs
 
 RENDER_OVERRIDE_ENV = "TRITON_PLATFORM_RENDER_DIR"
 """Renders every stack, whatever its mode, into $TRITON_PLATFORM_RENDER_DIR/<stack>: for previews and end-to-end

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components.recorded_series import BUSY_RATIO, BY_DEPLOYMENT, PENDING_PER_REPLICA
+from triton_platform.recorded_series import BUSY_RATIO, BY_DEPLOYMENT, PENDING_PER_REPLICA
 
 BUSY_RATIO_SIGNAL = "busy-ratio"
 QUEUE_DEPTH_SIGNAL = "queue-depth"

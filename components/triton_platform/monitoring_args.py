@@ -2,7 +2,7 @@
 
 The Args may come from any Pulumi language through the component provider, as plain JSON: a whole number may
 arrive as a float and a NotRequired key may be missing. `monitoring_settings` applies every default, checks
-what a user could get wrong and raises every problem at once, each naming its Arg (components/arg_problems.py).
+what a user could get wrong and raises every problem at once, each naming its Arg (triton_platform/arg_problems.py).
 
 No `from __future__ import annotations` here: TypedDict reads `NotRequired` only from evaluated annotations,
 and Pulumi's schema inference reads the same.
@@ -14,11 +14,11 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from components.alert_routing import INTEGRATIONS, NULL_RECEIVER, SEVERITIES, Credential, Receiver, Slack
-from components.arg_problems import ArgProblems
-from components.durations import duration_seconds, is_prometheus_duration
-from components.helm_chart import ChartSource
-from components.scaling_signal import BUSY_RATIO_SIGNAL, SIGNAL_KINDS
+from triton_platform.alert_routing import INTEGRATIONS, NULL_RECEIVER, SEVERITIES, Credential, Receiver, Slack
+from triton_platform.arg_problems import ArgProblems
+from triton_platform.durations import duration_seconds, is_prometheus_duration
+from triton_platform.helm_chart import ChartSource
+from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, SIGNAL_KINDS
 
 COMPONENT = "Monitoring"
 MODES = ("existing", "install")
@@ -140,7 +140,7 @@ class AlertThresholds(TypedDict):
 
 
 class DeploymentSignal(TypedDict):
-    """What a deployment scales on (components/scaling_signal.py): Monitoring records it per replica, draws it
+    """What a deployment scales on (triton_platform/scaling_signal.py): Monitoring records it per replica, draws it
     against its target and alerts when it stays above the target at the replica ceiling."""
 
     kind: str

@@ -1,6 +1,6 @@
 """The GPU node pool: device plugin, node autoscaling, priorities and warm spare capacity.
 
-Builders take the checked `Pool` (components/gpu_node_pool_args.py) and return plain manifests;
+Builders take the checked `Pool` (triton_platform/gpu_node_pool_args.py) and return plain manifests;
 `GpuNodePool` wires them and exposes the pool placement (where GPU pods may run, what they tolerate,
 the GPU resource) that TritonServing uses. No `from __future__ import annotations`: Pulumi infers the
 component's schema from its annotations as objects.
@@ -13,14 +13,17 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.gpu_node_pool_args import GpuNodePoolArgs, Pool, pool_of
-from components.gpu_pool_contract import PoolPlacement, Toleration
-from components.images import pinned
-from components.kubernetes_objects import create_object
-from components.namespace import DNS_EGRESS, deny_all
-from components.policy_exceptions import exception_annotations
+from triton_platform.component_types import type_token, with_former_type
+from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, Pool, pool_of
+from triton_platform.gpu_pool_contract import PoolPlacement, Toleration
+from triton_platform.images import pinned
+from triton_platform.kubernetes_objects import create_object
+from triton_platform.namespace import DNS_EGRESS, deny_all
+from triton_platform.policy_exceptions import exception_annotations
 
-TYPE_TOKEN = "triton-platform:gpu:GpuNodePool"
+TYPE_TOKEN = type_token("GpuNodePool")
+FORMER_TYPE_TOKEN = "triton-platform:gpu:GpuNodePool"
+"""The type before the component package (component_types.py)."""
 SYSTEM_NAMESPACE = "gpu-system"
 BATCH_PRIORITY, OVERPROVISIONING_PRIORITY = 1_000, -10
 """Batch work ranks below inference (100,000); placeholders below everything, so any pod evicts them."""
@@ -605,7 +608,7 @@ class GpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         pool = pool_of(name, args)
-        super().__init__(TYPE_TOKEN, name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
         self.placement = pool_placement(pool)
         self.max_gpus = pool.max_gpus

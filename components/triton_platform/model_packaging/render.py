@@ -3,7 +3,7 @@
 Parsing and printing go through Triton's ModelConfig protobuf, never string
 templates, so every field Triton accepts survives untouched, including the
 ones this project does not model (sequence batching, parameters, response
-cache, ...). The settings are plain values (model_packaging/settings.py); the
+cache, ...). The settings are plain values (triton_platform/model_packaging/settings.py); the
 stack's validation (platform_config.checks) rejects settings that do not fit a
 model before anything is rendered, and the renderer assumes they fit.
 """
@@ -20,8 +20,8 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-from model_packaging.settings import ModelSettings, VersionPolicy, Warmup
-from model_packaging.source import ModelRepository, RepoModel
+from triton_platform.model_packaging.settings import ModelSettings, VersionPolicy, Warmup
+from triton_platform.model_packaging.source import ModelRepository, RepoModel
 
 ENSEMBLE_FIELDS = frozenset({"max_batch_size"})
 """The only settings that apply to an ensemble: it has no instances, batcher or warmup of its own."""

@@ -12,7 +12,7 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from components.arg_problems import ArgProblems
+from triton_platform.arg_problems import ArgProblems
 
 AUTOSCALERS = ("static", "karpenter", "cluster-autoscaler")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")

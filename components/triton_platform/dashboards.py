@@ -1,6 +1,6 @@
 """Grafana dashboards, one per Triton deployment, built as JSON in code.
 
-Panels read the recorded series (components/recorded_series.py) and
+Panels read the recorded series (triton_platform/recorded_series.py) and
 kube-state-metrics; a `model` variable filters the per-model panels.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components import recorded_series as series
-from components.monitoring_args import MonitoringSettings, Watched
-from components.scaling_signal import per_replica_series
+from triton_platform import recorded_series as series
+from triton_platform.monitoring_args import MonitoringSettings, Watched
+from triton_platform.scaling_signal import per_replica_series
 
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 """The label kube-prometheus-stack's Grafana sidecar loads dashboards by."""

@@ -16,7 +16,7 @@ import pulumi
 NULL_RECEIVER = "null"
 """Takes what no route claims: dev, or a severity the stack routes nowhere. No receiver of a stack's may take it."""
 SEVERITIES = ("critical", "warning", "info")
-"""The `severity` label of every alert (components/monitoring_rules.py); routes pick receivers by it."""
+"""The `severity` label of every alert (triton_platform/monitoring_rules.py); routes pick receivers by it."""
 INTEGRATIONS = ("slack", "pagerduty", "webhook")
 """What a receiver may send to."""
 GROUP_BY = ["alertname", "namespace", "deployment", "model"]

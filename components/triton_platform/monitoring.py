@@ -6,9 +6,9 @@ for it (its CRDs); with `existing` only the platform's own objects are made.
 
 What it watches is a contract: Services labelled `app.kubernetes.io/name: triton-inference-server`
 with a port named `metrics`, and `app.kubernetes.io/instance` set to their Deployment's name
-(components/triton_manifests.py labels Triton's that way).
+(triton_platform/triton_manifests.py labels Triton's that way).
 
-Its Args are components/monitoring_args.py's `MonitoringArgs`. No `from __future__ import annotations`: Pulumi's
+Its Args are triton_platform/monitoring_args.py's `MonitoringArgs`. No `from __future__ import annotations`: Pulumi's
 schema inference reads `__init__`'s annotations as types.
 """
 
@@ -18,16 +18,19 @@ from typing import Any, Optional
 import pulumi
 import pulumi_random as random
 
-from components.alert_routing import NULL_RECEIVER, alertmanager_config_manifest, receiver_secrets
-from components.dashboards import DASHBOARD_LABEL, FOLDER_ANNOTATION, dashboard_manifest
-from components.helm_chart import HelmChartArgs, InstalledChart
-from components.kubernetes_objects import create_object
-from components.monitoring_args import MonitoringArgs, MonitoringSettings, monitoring_settings
-from components.monitoring_rules import rule_groups
-from components.policy_exceptions import exception_annotations
-from components.triton_manifests import APP_NAME
+from triton_platform.alert_routing import NULL_RECEIVER, alertmanager_config_manifest, receiver_secrets
+from triton_platform.component_types import type_token, with_former_type
+from triton_platform.dashboards import DASHBOARD_LABEL, FOLDER_ANNOTATION, dashboard_manifest
+from triton_platform.helm_chart import HelmChartArgs, InstalledChart
+from triton_platform.kubernetes_objects import create_object
+from triton_platform.monitoring_args import MonitoringArgs, MonitoringSettings, monitoring_settings
+from triton_platform.monitoring_rules import rule_groups
+from triton_platform.policy_exceptions import exception_annotations
+from triton_platform.triton_manifests import APP_NAME
 
-TYPE_TOKEN = "triton-platform:monitoring:Monitoring"
+TYPE_TOKEN = type_token("Monitoring")
+FORMER_TYPE_TOKEN = "triton-platform:monitoring:Monitoring"
+"""The type before the component package (component_types.py)."""
 RELEASE_NAME = "kube-prometheus-stack"
 GRAFANA_ADMIN_SECRET = "grafana-admin"
 
@@ -101,7 +104,7 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
     select = {"matchLabels": dict(selector_labels)}
     return {
         # The operator's admission webhook gets its certificate from Helm hook Jobs, which are not part of
-        # the chart's objects here (components/helm_chart.py); without them the webhook and the operator's
+        # the chart's objects here (triton_platform/helm_chart.py); without them the webhook and the operator's
         # TLS listener would wait for a Secret nothing creates. Rules are checked by promtool before deploy.
         "prometheusOperator": {
             "admissionWebhooks": {"enabled": False},
@@ -198,7 +201,7 @@ class Monitoring(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: MonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         settings = monitoring_settings(name, args)
-        super().__init__(TYPE_TOKEN, name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
         after: list[pulumi.Resource] = []
         self.grafana_admin_password = None

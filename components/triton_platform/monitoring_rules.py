@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from components.monitoring_args import MonitoringSettings, Watched
-from components.recorded_series import (
+from triton_platform.monitoring_args import MonitoringSettings, Watched
+from triton_platform.recorded_series import (
     BATCH_SIZE,
     BY_DEPLOYMENT,
     BY_MODEL,
@@ -28,7 +28,7 @@ from components.recorded_series import (
     REQUESTS_RATE,
     rate_window,
 )
-from components.scaling_signal import per_replica_series, signal_record
+from triton_platform.scaling_signal import per_replica_series, signal_record
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Alert:
     expr: str
     duration: str
     severity: str
-    """One of components/alert_routing.py SEVERITIES."""
+    """One of triton_platform/alert_routing.py SEVERITIES."""
     summary: str
     description: str
     labels: tuple[tuple[str, str], ...] = ()

@@ -73,7 +73,7 @@ class PrometheusAuth(Strict):
 
 
 ScalingSignal = Literal["busy-ratio", "queue-depth"]
-"""The signals `scaling.signal` may name (components/scaling_signal.py queries them, simulator/signals.py models them)."""
+"""The signals `scaling.signal` may name (triton_platform/scaling_signal.py queries them, simulator/signals.py models them)."""
 
 
 class ScalingConfig(Strict):

@@ -19,12 +19,12 @@ from typing import Any
 
 import pulumi
 
-from components.kubernetes_values import quantity_value
-from components.namespace import DNS_EGRESS
-from components.triton_serving_spec import Claim, Deployment, ServingSpec
-from model_packaging.digest import files_digest, repository_digest, version_files
-from model_packaging.layout import MANIFEST, assemble_script
-from model_packaging.store import StoreUri, rclone_settings
+from triton_platform.kubernetes_values import quantity_value
+from triton_platform.model_packaging.digest import files_digest, repository_digest, version_files
+from triton_platform.model_packaging.layout import MANIFEST, assemble_script
+from triton_platform.model_packaging.store import StoreUri, rclone_settings
+from triton_platform.namespace import DNS_EGRESS
+from triton_platform.triton_serving_spec import Claim, Deployment, ServingSpec
 
 HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
 MODELS_DIR, STORE_DIR, RENDERED_DIR, CLAIM_DIR = "/models", "/store", "/rendered", "/claim"

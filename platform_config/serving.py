@@ -7,17 +7,6 @@ from typing import Annotated, Literal, TypeVar, cast
 
 from pydantic import Field, field_validator, model_validator
 
-from components.kubernetes_values import DNS_LABEL, quantity_value
-from components.triton_serving_args import (
-    DrainArgs,
-    InferenceClientArgs,
-    IngressArgs,
-    ModelRepositoryArgs,
-    ModelSettingsArgs,
-    TritonDeploymentArgs,
-)
-from model_packaging.settings import INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX
-from model_packaging.store import SCHEMES, StoreUri, parse_store_uri
 from platform_config.types import (
     DNS_NAME,
     MODEL_NAME,
@@ -29,6 +18,17 @@ from platform_config.types import (
     ObjectName,
     Quantity,
     Strict,
+)
+from triton_platform.kubernetes_values import DNS_LABEL, quantity_value
+from triton_platform.model_packaging.settings import INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX
+from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
+from triton_platform.triton_serving_args import (
+    DrainArgs,
+    InferenceClientArgs,
+    IngressArgs,
+    ModelRepositoryArgs,
+    ModelSettingsArgs,
+    TritonDeploymentArgs,
 )
 
 T = TypeVar("T")

@@ -1,6 +1,6 @@
 """KEDA autoscaling of Deployments on Prometheus queries: each Deployment's load query and its GPU memory.
 
-Builders take the checked `Scaling` (components/keda_scaling_args.py) and return plain manifests;
+Builders take the checked `Scaling` (triton_platform/keda_scaling_args.py) and return plain manifests;
 `KedaScaling` resolves its inputs (the Deployments' names and namespaces, the Prometheus URL) and wires
 the manifests, after KEDA itself (installed from its pinned chart, or already running) and after the
 Deployments it scales. The Deployments carry no `replicas`: KEDA's HPA owns it. No
@@ -12,9 +12,10 @@ from typing import Any, Optional
 
 import pulumi
 
-from components.arg_problems import ArgProblems
-from components.helm_chart import HelmChartArgs, InstalledChart
-from components.keda_scaling_args import (
+from triton_platform.arg_problems import ArgProblems
+from triton_platform.component_types import type_token, with_former_type
+from triton_platform.helm_chart import HelmChartArgs, InstalledChart
+from triton_platform.keda_scaling_args import (
     Behavior,
     Credentials,
     KedaScalingArgs,
@@ -24,10 +25,12 @@ from components.keda_scaling_args import (
     Trigger,
     scaling_of,
 )
-from components.kubernetes_objects import create_object
-from components.policy_exceptions import exception_annotations
+from triton_platform.kubernetes_objects import create_object
+from triton_platform.policy_exceptions import exception_annotations
 
-TYPE_TOKEN = "triton-platform:scaling:KedaScaling"
+TYPE_TOKEN = type_token("KedaScaling")
+FORMER_TYPE_TOKEN = "triton-platform:scaling:KedaScaling"
+"""The type before the component package (component_types.py)."""
 API_VERSION = "keda.sh/v1alpha1"
 AUTH_NAME = "triton-prometheus"
 GPU_TRIGGER = "gpu-memory"
@@ -174,7 +177,7 @@ class KedaScaling(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KedaScalingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         scaling = scaling_of(name, args)
-        super().__init__(TYPE_TOKEN, name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
         targets = sorted(scaling.targets.items())
         # KEDA first; each object also waits for the Deployments whose names and namespaces it reads.

@@ -11,25 +11,25 @@ import pulumi
 import pulumi_kubernetes as k8s
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-from components.gpu_node_pool import GpuNodePool
-from components.gpu_node_pool_args import GpuNodePoolArgs
-from components.keda_scaling import KedaScaling
-from components.keda_scaling_args import KedaScalingArgs, LoadTrigger, ScalePolicy
-from components.keda_scaling_config import ScalePolicy as SchemaScalePolicy
-from components.kubernetes_objects import create_object
-from components.kubernetes_provider import check_reachable, create_provider, kubernetes_target, provider_options
-from components.kubernetes_provider_config import render_override
-from components.monitoring import Monitoring
-from components.monitoring_args import DASHBOARD_TAGS, DeploymentSignal, MonitoringArgs
-from components.namespace import namespace_manifests, platform_labels
-from components.recorded_series import rate_window
-from components.scaling_signal import BUSY_RATIO_SIGNAL, trigger_query
-from components.triton_manifests import deployment_object_name
-from components.triton_serving import TritonServing, TritonServingArgs
-from model_packaging.render import RenderedRepository
+from platform_config.kubernetes import render_override
 from platform_config.loader import StackConfig, stack_file
+from platform_config.scaling import ScalePolicy as SchemaScalePolicy
 from platform_config.schema import PlatformConfig
 from platform_config.secrets_provider import default_passphrase_problem
+from triton_platform.gpu_node_pool import GpuNodePool
+from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
+from triton_platform.keda_scaling import KedaScaling
+from triton_platform.keda_scaling_args import KedaScalingArgs, LoadTrigger, ScalePolicy
+from triton_platform.kubernetes_objects import create_object
+from triton_platform.kubernetes_provider import check_reachable, create_provider, kubernetes_target, provider_options
+from triton_platform.model_packaging.render import RenderedRepository
+from triton_platform.monitoring import Monitoring
+from triton_platform.monitoring_args import DASHBOARD_TAGS, DeploymentSignal, MonitoringArgs
+from triton_platform.namespace import namespace_manifests, platform_labels
+from triton_platform.recorded_series import rate_window
+from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, trigger_query
+from triton_platform.triton_manifests import deployment_object_name
+from triton_platform.triton_serving import TritonServing, TritonServingArgs
 
 TYPE_TOKEN = "triton-platform:index:TritonPlatform"
 

@@ -14,8 +14,8 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from components.arg_problems import ArgProblems
-from components.helm_chart import ChartSource
+from triton_platform.arg_problems import ArgProblems
+from triton_platform.helm_chart import ChartSource
 
 KEDA_MODES = ("existing", "install")
 AUTH_MODES = ("bearer", "basic")

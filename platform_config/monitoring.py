@@ -6,7 +6,6 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from components.monitoring_args import AlertReceiver, AlertThresholds, ReceiverCredential
 from platform_config.types import (
     DNS_LABEL,
     AlertFor,
@@ -20,6 +19,7 @@ from platform_config.types import (
     ScrapeInterval,
     Strict,
 )
+from triton_platform.monitoring_args import AlertReceiver, AlertThresholds, ReceiverCredential
 
 
 class PrometheusStackChart(HelmChart):

@@ -1,13 +1,13 @@
 """The series the platform's recording rules write, and the labels they keep: one owner for the names that the
-rules (components/monitoring_rules.py) record and the scaling signals, alerts and dashboards read.
+rules (triton_platform/monitoring_rules.py) record and the scaling signals, alerts and dashboards read.
 
 Series carry `namespace`, `pod`, `service` and `deployment` labels because the ServiceMonitor's relabelings put
-them there (components/monitoring.py).
+them there (triton_platform/monitoring.py).
 """
 
 from __future__ import annotations
 
-from components.durations import duration_seconds
+from triton_platform.durations import duration_seconds
 
 BY_MODEL = "namespace, deployment, model"
 BY_DEPLOYMENT = "namespace, deployment"
@@ -22,7 +22,7 @@ LATENCY_P95 = "namespace_deployment_model:nv_inference_request_seconds:p95"
 LATENCY_P99 = "namespace_deployment_model:nv_inference_request_seconds:p99"
 PENDING_PER_REPLICA = "namespace_deployment:nv_inference_pending_request_count:avg_per_replica"
 BUSY_RATIO = "namespace_deployment:nv_inference_instance_busy:ratio"
-"""The mean over pods of each pod's busiest model's instance busy ratio (components/scaling_signal.py)."""
+"""The mean over pods of each pod's busiest model's instance busy ratio (triton_platform/scaling_signal.py)."""
 GPU_UTILIZATION_POD = "namespace_deployment_pod:nv_gpu_utilization:avg"
 GPU_UTILIZATION = "namespace_deployment:nv_gpu_utilization:avg"
 GPU_MEMORY_RATIO_POD = "namespace_deployment_pod:nv_gpu_memory_used:ratio"

@@ -1,6 +1,6 @@
 """TritonServing's Args: plain typed values a Python, YAML or TypeScript program passes.
 
-TritonServing checks them (components/triton_serving_spec.py) and names the Arg of every problem.
+TritonServing checks them (triton_platform/triton_serving_spec.py) and names the Arg of every problem.
 Whole numbers may arrive as floats (`16.0`) from other languages; they are taken as integers.
 """
 
@@ -8,7 +8,7 @@ from typing import NotRequired, TypedDict
 
 import pulumi
 
-from components.gpu_pool_contract import PoolPlacement
+from triton_platform.gpu_pool_contract import PoolPlacement
 
 
 class QueuePolicyArgs(TypedDict):

@@ -6,19 +6,22 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
-from components.kubernetes_objects import create_object
-from components.triton_manifests import (
+from triton_platform.component_types import type_token, with_former_type
+from triton_platform.kubernetes_objects import create_object
+from triton_platform.triton_manifests import (
     LOADER_DEADLINE_SECONDS,
     ServingContext,
     deployment_manifests,
     shared_manifests,
 )
-from components.triton_serving_args import TritonServingArgs
-from components.triton_serving_spec import serving_spec
+from triton_platform.triton_serving_args import TritonServingArgs
+from triton_platform.triton_serving_spec import serving_spec
 
 __all__ = ["TritonServing", "TritonServingArgs"]
 
-TYPE_TOKEN = "triton-platform:serving:TritonServing"
+TYPE_TOKEN = type_token("TritonServing")
+FORMER_TYPE_TOKEN = "triton-platform:serving:TritonServing"
+"""The type before the component package (component_types.py)."""
 DEPLOY_TIMEOUT = "30m"
 """Long enough for a new GPU node, the image pull and the startup probe's model-load budget."""
 LOADER_TIMEOUT = f"{LOADER_DEADLINE_SECONDS // 60}m"
@@ -35,7 +38,7 @@ class TritonServing(pulumi.ComponentResource):
     """The Deployment resource of each Triton deployment, by deployment key (an autoscaler targets these)."""
 
     def __init__(self, name: str, args: TritonServingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        super().__init__(TYPE_TOKEN, name, None, opts)
+        super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         # Checked, and the models read and rendered, before any resource: a mistake stops here, named.
         spec = serving_spec(name, args, pulumi.get_stack())
         child = pulumi.ResourceOptions(parent=self)

@@ -1,1 +1,0 @@
-"""Pulumi ComponentResources of the platform, each with the pure builders it wires."""

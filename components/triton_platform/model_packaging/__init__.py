@@ -1,0 +1,1 @@
+"""Reading, rendering and addressing a Triton model repository: what TritonServing needs of it."""
