@@ -1,6 +1,7 @@
-"""examples/gpu-serving: two components used alone, configured in code, run by the real Pulumi CLI.
+"""examples/python: the four components from the installed package, configured in code, run by the real CLI.
 
-No stack config exists for the example: what `GpuNodePool` and `TritonServing` need is in their Args.
+No stack config exists for the example, and it edits no `sys.path`: it imports `triton_platform` as any
+program that ran `pip install ./components` would. What each component needs is in its Args.
 """
 
 from __future__ import annotations
@@ -11,29 +12,36 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.policy_check import pack_violations
 from tests.pulumi_cli import make_project, rendered_objects
 
 pytestmark = pytest.mark.real_tools
 
-EXAMPLE = Path("examples") / "gpu-serving"
+EXAMPLE = Path("examples") / "python"
 
 # Every object the example renders: the pool's device plugin and policies, Triton's Deployment and its companions.
 OBJECTS = {
+    ("AlertmanagerConfig", "ml", "triton-platform"),
     ("ConfigMap", "gpu-system", "nvidia-device-plugin"),
-    ("ConfigMap", "ml", "triton-classifier-config-2670e9c6c3"),
-    ("ConfigMap", "ml", "triton-classifier-models-84f89d636f"),
+    ("ConfigMap", "ml", "triton-general-config-29f6b257e0"),
+    ("ConfigMap", "ml", "triton-general-dashboard"),
+    ("ConfigMap", "ml", "triton-general-models-08a0c7d887"),
     ("DaemonSet", "gpu-system", "nvidia-device-plugin"),
-    ("Deployment", "ml", "triton-classifier"),
+    ("Deployment", "ml", "triton-general"),
     ("Namespace", None, "gpu-system"),
     ("Namespace", None, "ml"),
     ("NetworkPolicy", "gpu-system", "default-deny-egress"),
     ("NetworkPolicy", "gpu-system", "metrics-only"),
-    ("NetworkPolicy", "ml", "triton-classifier"),
+    ("NetworkPolicy", "ml", "triton-general"),
+    ("PodDisruptionBudget", "ml", "triton-general"),
     ("PriorityClass", None, "ml-batch"),
     ("PriorityClass", None, "ml-inference"),
+    ("PrometheusRule", "ml", "triton-platform"),
+    ("ScaledObject", "ml", "triton-general"),
     ("Secret", "ml", "triton-admin-key"),
-    ("Service", "ml", "triton-classifier"),
+    ("Service", "ml", "triton-general"),
     ("ServiceAccount", "ml", "triton-server"),
+    ("ServiceMonitor", "ml", "triton"),
 }
 
 
@@ -55,13 +63,13 @@ def test_the_example_renders_the_pool_and_triton_and_is_stable(tmp_path: Path) -
     pulumi("stack", "init", "example")
     pulumi("up", "--yes", "--skip-preview")
     outputs = yaml.safe_load(pulumi("stack", "output", "--json"))
-    assert outputs == {"deployment": "triton-classifier", "services": {"classifier": "triton-classifier"}}
+    assert outputs == {"deployment": "triton-general", "services": {"general": "triton-general"}}
 
     objects = rendered_objects(example / "rendered")
     assert {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in objects} == OBJECTS
 
     # Triton lands where the pool lets it, and asks for the GPU the pool advertises.
-    pod = _find(objects, "Deployment", "triton-classifier")["spec"]["template"]["spec"]
+    pod = _find(objects, "Deployment", "triton-general")["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"triton-platform/gpu-pool": "inference"}
     [server] = [c for c in pod["containers"] if c["name"] == "triton"]
     assert server["image"] == "nvcr.io/nvidia/tritonserver:24.10-py3"
@@ -71,13 +79,27 @@ def test_the_example_renders_the_pool_and_triton_and_is_stable(tmp_path: Path) -
     plugin = yaml.safe_load(_find(objects, "ConfigMap", "nvidia-device-plugin")["data"]["config.yaml"])
     assert plugin["sharing"]["timeSlicing"]["resources"] == [{"name": "nvidia.com/gpu", "replicas": 2}]
     # Only the metrics namespace given in code may scrape Triton.
-    ingress = _find(objects, "NetworkPolicy", "triton-classifier")["spec"]["ingress"]
+    ingress = _find(objects, "NetworkPolicy", "triton-general")["spec"]["ingress"]
     assert {"kubernetes.io/metadata.name": "monitoring"} in [
         peer["namespaceSelector"]["matchLabels"]
         for rule in ingress
         for peer in rule["from"]
         if "namespaceSelector" in peer
     ]
+
+    # KEDA scales the Deployment, which leaves its replica count to the HPA, on the busy ratio Monitoring records.
+    scaled = _find(objects, "ScaledObject", "triton-general")["spec"]
+    assert scaled["scaleTargetRef"]["name"] == "triton-general"
+    assert (scaled["minReplicaCount"], scaled["maxReplicaCount"]) == (1, 3)
+    [busy] = [t for t in scaled["triggers"] if t["name"] == "busy-ratio"]
+    assert busy["metadata"]["serverAddress"] == "http://prometheus-operated.monitoring.svc:9090"
+    assert "replicas" not in _find(objects, "Deployment", "triton-general")["spec"]
+    rules = _find(objects, "PrometheusRule", "triton-platform")["spec"]["groups"]
+    assert "namespace_deployment:nv_inference_instance_busy:ratio" in {
+        r.get("record") for g in rules for r in g["rules"]
+    }
+    # What the program renders passes the project's own policy rules.
+    assert pack_violations(objects) == []
 
     # A second run of the same program changes nothing.
     pulumi("preview", "--expect-no-changes")
