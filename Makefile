@@ -63,7 +63,7 @@ $(KUBE_SCORE):
 	mkdir -p $(@D) && mv .tools/kube-score/kube-score $@
 
 # promtool, amtool, prometheus and rclone, which the monitoring and publishing tests run
-# for real; the Pulumi CLI, language host and providers the end-to-end tests run; the
+# for real; the Pulumi CLI, language hosts and providers the end-to-end tests run; the
 # local control plane (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run; and the
 # GCS emulator the publishing tests run; checkov and kube-score, which the manifest scan
 # runs (each built once, cached).

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,8 @@ from tests.crd_schemas import Yaml12Loader
 
 TOOLS_BIN = PROJECT_ROOT / ".tools" / "bin"
 PULUMI_HOME = PROJECT_ROOT / ".tools" / "pulumi-home"
+LANGUAGE_HOST_SOURCES = Path(os.environ.get("TRITON_LANGUAGE_HOST_SOURCES") or PROJECT_ROOT.parent / "shared")
+"""Where scripts/pulumi-toolchain finds the Python and Node.js language hosts' sources (docs/development.md)."""
 
 
 def pulumi_binary() -> str:
@@ -72,16 +76,27 @@ DEPLOY_PASSPHRASE = "tests-only-deploy-passphrase"
 """What deploying test stacks encrypt their secrets with: deploy-mode stacks refuse the local-only default."""
 
 
-def make_project(scratch: Path, render_override: bool = True, deploys: bool = False) -> Project:
-    """A copy of the tree run with the offline toolchain (this machine reaches no Pulumi downloads).
+def toolchain_env(scratch: Path) -> dict[str, str]:
+    """The offline toolchain's environment: its CLI and language hosts first on PATH, its plugin home.
 
-    `deploys`: the copy's stacks deploy to a cluster, with a passphrase of their own: the salts committed
-    for the local-only one go, and `stack init` draws new ones.
+    This machine reaches no Pulumi downloads. The file backend and the render folder are in `scratch`.
     """
     env = cli_env(scratch)
     env["PATH"] = f"{TOOLS_BIN}{os.pathsep}{env.get('PATH', '')}"
     env["PULUMI_HOME"] = str(PULUMI_HOME)
     env["TRITON_PULUMI_TOOLCHAIN"] = "offline"
+    # A project copy is not beside them: its own run of scripts/pulumi-toolchain (scripts/up) is told.
+    env["TRITON_LANGUAGE_HOST_SOURCES"] = str(LANGUAGE_HOST_SOURCES)
+    return env
+
+
+def make_project(scratch: Path, render_override: bool = True, deploys: bool = False) -> Project:
+    """A copy of the tree run with the offline toolchain.
+
+    `deploys`: the copy's stacks deploy to a cluster, with a passphrase of their own: the salts committed
+    for the local-only one go, and `stack init` draws new ones.
+    """
+    env = toolchain_env(scratch)
     if deploys:
         env["PULUMI_CONFIG_PASSPHRASE"] = DEPLOY_PASSPHRASE
     if not render_override or deploys:
@@ -100,3 +115,61 @@ def rendered_objects(folder: Path) -> list[dict[str, Any]]:
     for path in sorted(folder.rglob("*.yaml")):
         objects += [doc for doc in yaml.load_all(path.read_text(), Loader=Yaml12Loader) if doc]
     return objects
+
+
+PROJECT_PYTHON = PROJECT_ROOT / ".venv" / "bin" / "python"
+
+
+def component_virtualenv(dest: Path) -> Path:
+    """A virtualenv for a component package's PulumiPlugin.yaml to name, in which the project's packages import.
+
+    Before `pulumi package get-schema`, `gen-sdk` or `add` runs a Python component package, the CLI has the
+    Python language host install its dependencies: `python -m venv <virtualenv>` again, then `pip install
+    --upgrade pip setuptools wheel` (from PyPI, until they are current) and the package's requirements.txt.
+    So a package must not name the project's .venv: the host would upgrade a shared virtualenv's tools, and
+    `venv` refuses a symlinked one (as git worktrees and test project copies have). This one is the
+    package's own; a .pth file adds the project's site-packages to it, so nothing else is installed.
+    """
+    subprocess.run([str(PROJECT_PYTHON), "-m", "venv", "--without-pip", str(dest)], check=True)
+    lib = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
+    # addsitedir, not a bare path: the project's own .pth files (editable installs) apply too.
+    (dest / lib / "project-venv.pth").write_text(
+        f"import site; site.addsitedir({str(PROJECT_ROOT / '.venv' / lib)!r})\n"
+    )
+    return dest
+
+
+def package_env(scratch: Path) -> dict[str, str]:
+    """The offline toolchain's environment for `pulumi package` commands on a Python component package.
+
+    PULUMI_PYTHON_CMD: the interpreter the host runs `-m venv` with, the one the project's .venv was
+    made from, so a `component_virtualenv` keeps the Python version the project's packages are built for.
+    """
+    return {**toolchain_env(scratch), "PULUMI_PYTHON_CMD": str(PROJECT_PYTHON)}
+
+
+def package_schema(package: Path, scratch: Path) -> dict[str, Any]:
+    """The schema `pulumi package get-schema <package>` infers, with the offline toolchain.
+
+    `package` is a component package's folder (its PulumiPlugin.yaml names the runtime): the CLI runs
+    it through Pulumi's own language host for that runtime.
+    """
+    out = Project(package, package_env(scratch)).pulumi("package", "get-schema", str(package))
+    assert out.returncode == 0, f"pulumi package get-schema {package} failed:\n{out.stdout}\n{out.stderr}"
+    schema: dict[str, Any] = json.loads(out.stdout)
+    return schema
+
+
+def generate_sdk(package: Path, language: str, out: Path, scratch: Path) -> Path:
+    """`pulumi package gen-sdk <package> --language <language>` into `out`, with the offline toolchain.
+
+    Returns the SDK's folder, which the CLI names after the language's SDK (`nodejs` for typescript).
+    """
+    run = Project(package, package_env(scratch)).pulumi(
+        "package", "gen-sdk", str(package), "--language", language, "--out", str(out)
+    )
+    assert run.returncode == 0, (
+        f"pulumi package gen-sdk {package} --language {language} failed:\n{run.stdout}\n{run.stderr}"
+    )
+    [sdk] = list(out.iterdir())
+    return sdk

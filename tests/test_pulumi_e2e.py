@@ -3,7 +3,7 @@ second preview, and destroy for every stack; what it writes is what `stackctl sy
 writes, and valid for Kubernetes and the CRDs; a config error stops `pulumi preview`
 with the same report as `stackctl validate`.
 
-The CLI, language host and providers come from scripts/pulumi-toolchain (`make tools`).
+The CLI, language hosts and providers come from scripts/pulumi-toolchain (`make tools`).
 """
 
 from __future__ import annotations

@@ -48,6 +48,8 @@ def test_a_second_run_does_nothing() -> None:
     assert [p.split("] ", 1)[1] for p in parts[:-1]] == [
         "pulumi v3.260.0: up to date",
         "pulumi-language-python v3.260.0: up to date",
+        "pulumi-language-nodejs v3.260.0: up to date",
+        "pulumi-language-yaml v1.25.0: up to date",
         "pulumi-resource-kubernetes v4.25.0: up to date",
         "pulumi-resource-random v4.21.4: up to date",
     ]
@@ -67,26 +69,40 @@ def test_versions_come_from_requirements_txt() -> None:
         assert version not in script, f"{version} is pinned in requirements.txt; the script must not repeat it"
 
 
+SYSTEM_TOOLS = ("sed", "cat", "dirname")
+
+
 @pytest.mark.parametrize(
-    ("kubernetes", "expected"),
+    ("kubernetes", "tools", "expected"),
     [
         # Checked first: a pin the script has no provider module for.
         (
             "9.9.9",
+            SYSTEM_TOOLS,
             "pulumi-toolchain: requirements.txt pins pulumi-kubernetes==9.9.9, but scripts/pulumi-toolchain knows "
             "no provider module version for it;",
         ),
         # Then the build needs Go, which this PATH lacks.
         (
             "4.25.0",
+            SYSTEM_TOOLS,
             "pulumi-toolchain: Go is needed to build the toolchain: install Go 1.26 or newer "
             "(https://go.dev/dl/; the CLI module needs it)",
         ),
+        # Then the language hosts' sources, which are not beside the scratch project.
+        (
+            "4.25.0",
+            (*SYSTEM_TOOLS, "go"),
+            "pulumi-toolchain: the source of Pulumi's python language host is not in {root}/../shared/"
+            "pulumi-language-python (its Go module is not served by the module proxy); put that folder there, "
+            "or name the folder that holds it with TRITON_LANGUAGE_HOST_SOURCES\n",
+        ),
     ],
 )
-def test_what_is_missing_is_named(tmp_path: Path, kubernetes: str, expected: str) -> None:
+def test_what_is_missing_is_named(tmp_path: Path, kubernetes: str, tools: tuple[str, ...], expected: str) -> None:
     requirements = f"pulumi==3.260.0\npulumi-kubernetes=={kubernetes}\npulumi-random==4.21.4\n"
-    run = run_copy(tmp_path, requirements, tools_dir(tmp_path, "sed", "cat", "dirname"))
+    run = run_copy(tmp_path, requirements, tools_dir(tmp_path, *tools))
+    expected = expected.format(root=tmp_path)
     assert run.returncode == 1
     assert run.stderr.startswith(expected), run.stderr
 

@@ -1,19 +1,17 @@
-"""The two plugins the toolchain supplies itself (toolchain/): their rules, without the CLI.
+"""The random provider the toolchain supplies itself (toolchain/random_provider.py): its rules, without the CLI.
 
-The end-to-end tests (test_pulumi_e2e.py) run both under the real CLI.
+The end-to-end tests (test_pulumi_e2e.py) run it under the real CLI.
 """
 
 from __future__ import annotations
 
 import string
-from pathlib import Path
 
 import bcrypt
 import pytest
 from google.protobuf import json_format, struct_pb2
-from pulumi.runtime.proto import language_pb2, provider_pb2
+from pulumi.runtime.proto import provider_pb2
 
-from toolchain import language_host
 from toolchain import random_provider as rp
 
 
@@ -129,45 +127,3 @@ def test_unserved_types_fail_with_their_name() -> None:
     urn = "urn:pulumi:dev::triton-platform::random:index/randomUuid:RandomUuid::id"
     with pytest.raises(AbortedError, match="random:index/randomUuid:RandomUuid is not provided"):
         rp.RandomProvider("4.21.4").Check(provider_pb2.CheckRequest(urn=urn, news=struct({})), Context())
-
-
-def program_info(root: Path, **options: str) -> language_pb2.ProgramInfo:
-    info = language_pb2.ProgramInfo(root_directory=str(root), program_directory=str(root), entry_point=".")
-    if options:
-        info.options.update(dict(options))
-    return info
-
-
-def test_program_runs_in_the_virtualenv_pulumi_yaml_names(tmp_path: Path) -> None:
-    python = tmp_path / "venv" / "bin" / "python"
-    python.parent.mkdir(parents=True)
-    python.touch()
-    request = language_pb2.RunRequest(
-        project="triton-platform",
-        stack="dev",
-        pwd=str(tmp_path),
-        monitor_address="127.0.0.1:1",
-        parallel=8,
-        dryRun=True,
-        organization="organization",
-        info=program_info(tmp_path, virtualenv="venv"),
-    )
-    command = language_host.exec_command(request, "127.0.0.1:2", "/x/pulumi-language-python-exec")
-    assert command[:3] == [str(python), "-u", "/x/pulumi-language-python-exec"]
-    assert command[command.index("--dry_run") + 1] == "true"
-    assert command[command.index("--engine") + 1] == "127.0.0.1:2"
-    assert command[-1] == str(tmp_path)
-
-
-def test_a_missing_virtualenv_is_named(tmp_path: Path) -> None:
-    with pytest.raises(
-        FileNotFoundError, match=r"the virtualenv .*/\.venv named in the runtime options has no bin/python"
-    ):
-        language_host.interpreter(program_info(tmp_path, virtualenv=".venv"))
-
-
-def test_exit_codes_map_to_the_engines_outcomes() -> None:
-    assert language_host.run_outcome(0) == language_pb2.RunResponse()
-    # 32: the program already logged its error through the engine.
-    assert language_host.run_outcome(32) == language_pb2.RunResponse(bail=True)
-    assert language_host.run_outcome(1).error == "Program exited with non-zero exit code: 1"
