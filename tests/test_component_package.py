@@ -4,6 +4,8 @@
   committed components/schema.json: a change to the public interface is a reviewed diff.
 - examples/yaml, a Pulumi YAML program that uses the package, previews, deploys in render mode and previews
   clean a second time; what it renders passes the project's policy rules.
+- The TypeScript SDK `pulumi package gen-sdk` writes for it compiles with tsc (its npm dependencies from
+  the registry).
 - `pip install ./components` into a fresh virtualenv gives `triton_platform`, with no path edits.
 """
 
@@ -20,7 +22,7 @@ import pytest
 from platform_config.paths import PROJECT_ROOT
 from tests.package_schema import SCHEMA, package_copy, schema_text
 from tests.policy_check import pack_violations
-from tests.pulumi_cli import Project, package_env, package_schema, rendered_objects
+from tests.pulumi_cli import Project, generate_sdk, package_env, package_schema, rendered_objects
 
 pytestmark = pytest.mark.real_tools  # the Pulumi CLI and its language hosts
 
@@ -82,6 +84,21 @@ def test_the_yaml_example_previews_deploys_and_stays_clean(layout: Path, tmp_pat
     [deployment] = [o for o in objects if o["kind"] == "Deployment"]
     assert deployment["spec"]["template"]["spec"]["nodeSelector"] == {"triton-platform/gpu-pool": "inference"}
     assert pack_violations(objects) == []
+
+
+def test_the_generated_typescript_sdk_compiles(layout: Path, tmp_path: Path) -> None:
+    sdk = generate_sdk(layout / "components", "typescript", tmp_path / "sdk", tmp_path / "cli")
+    package = json.loads((sdk / "package.json").read_text())
+    assert package["name"] == "@pulumi/triton-platform"
+    for component in ("gpuNodePool", "kedaScaling", "monitoring", "tritonServing"):
+        assert (sdk / f"{component}.ts").is_file()
+    npm = shutil.which("npm")
+    assert npm, "npm is needed to compile the TypeScript SDK: install Node.js 20 (Debian: apt-get install nodejs npm)"
+    for command in ([npm, "install", "--no-audit", "--no-fund", "--loglevel=error"], [npm, "run", "build"]):
+        run = subprocess.run(command, cwd=sdk, capture_output=True, text=True, check=False)
+        assert run.returncode == 0, f"{' '.join(command)} failed:\n{run.stdout}\n{run.stderr}"
+    assert (sdk / "bin" / "index.js").is_file()
+    assert "class TritonServing" in (sdk / "bin" / "tritonServing.d.ts").read_text()
 
 
 def test_pip_installs_the_package_into_a_fresh_virtualenv(tmp_path: Path) -> None:
