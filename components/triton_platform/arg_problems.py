@@ -51,6 +51,14 @@ class ArgProblems:
             return None
         return args[key]
 
+    def unknown_keys(self, path: str, given: Mapping[str, Any], typed: type) -> None:
+        """Keys of `given` that the TypedDict `typed` does not declare: a misspelt key would otherwise leave
+        its default in place, unseen."""
+        known = typed.__required_keys__ | typed.__optional_keys__  # type: ignore[attr-defined]
+        for key in given:
+            if key not in known:
+                self.add(f"{path}.{key}" if path else str(key), f"unknown key; known keys: {', '.join(sorted(known))}")
+
     def check(self) -> None:
         """Raise every problem found, or nothing."""
         if self.problems:

@@ -274,6 +274,7 @@ class Pool:
 def pool_of(name: str, args: GpuNodePoolArgs) -> Pool:
     """The pool `args` describe, each default applied; every problem, if any, raised at once (`ArgsError`)."""
     problems = ArgProblems("GpuNodePool", name)
+    problems.unknown_keys("", args, GpuNodePoolArgs)
     max_nodes = problems.required("", args, "max_nodes")
     max_nodes = 1 if max_nodes is None else problems.integer("max_nodes", max_nodes, minimum=1, maximum=1000)
     min_nodes = problems.integer("min_nodes", args.get("min_nodes", 0), minimum=0, maximum=1000)

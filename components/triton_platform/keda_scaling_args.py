@@ -258,6 +258,7 @@ class Scaling:
 def scaling_of(name: str, args: KedaScalingArgs) -> Scaling:
     """The scaling `args` describe, each default applied; every problem, if any, raised at once (`ArgsError`)."""
     problems = ArgProblems("KedaScaling", name)
+    problems.unknown_keys("", args, KedaScalingArgs)
     targets = problems.required("", args, "targets") or {}
     prometheus_url = problems.required("", args, "prometheus_url")
     fallback = args.get("fallback")

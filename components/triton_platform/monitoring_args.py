@@ -311,7 +311,7 @@ class MonitoringSettings:
 def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringSettings:
     """`args` with every default applied and every value checked; an ArgsError names every problem found."""
     problems = ArgProblems(COMPONENT, name)
-    _unknown_keys(problems, "", args, MonitoringArgs)
+    problems.unknown_keys("", args, MonitoringArgs)
     namespace = problems.required("", args, "namespace")
     slo = problems.required("", args, "latency_slo_ms")
     receivers = {key: _receiver(problems, key, value) for key, value in args.get("receivers", {}).items()}
@@ -341,14 +341,6 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringSettings:
     )
     problems.check()
     return settings
-
-
-def _unknown_keys(problems: ArgProblems, path: str, given: Mapping[str, Any], typed: type) -> None:
-    """Keys `typed` (a TypedDict) does not have: a typo would otherwise leave its default in place unnoticed."""
-    known = typed.__annotations__
-    for key in given:
-        if key not in known:
-            problems.add(f"{path}.{key}" if path else key, f"is not an Arg here; known: {', '.join(known)}")
 
 
 def number(
@@ -399,7 +391,7 @@ low-utilization mark of 1 nearly always."""
 
 
 def _thresholds(problems: ArgProblems, given: Mapping[str, Any]) -> Thresholds:
-    _unknown_keys(problems, "alerts", given, AlertThresholds)
+    problems.unknown_keys("alerts", given, AlertThresholds)
     values: dict[str, Any] = {}
     for key, value in given.items():
         if key in _THRESHOLD_BOUNDS:
@@ -410,7 +402,7 @@ def _thresholds(problems: ArgProblems, given: Mapping[str, Any]) -> Thresholds:
 
 
 def _watched(problems: ArgProblems, path: str, given: Mapping[str, Any]) -> Watched:
-    _unknown_keys(problems, path, given, MonitoredDeployment)
+    problems.unknown_keys(path, given, MonitoredDeployment)
     object_name = problems.required(path, given, "object_name")
     max_replicas = problems.required(path, given, "max_replicas")
     models = tuple(problems.required(path, given, "models") or ())
@@ -426,7 +418,7 @@ def _watched(problems: ArgProblems, path: str, given: Mapping[str, Any]) -> Watc
 
 
 def _signal(problems: ArgProblems, path: str, given: Mapping[str, Any], models: tuple[str, ...]) -> Signal:
-    _unknown_keys(problems, path, given, DeploymentSignal)
+    problems.unknown_keys(path, given, DeploymentSignal)
     kind = problems.required(path, given, "kind")
     if kind is not None:
         problems.choice(f"{path}.kind", kind, SIGNAL_KINDS)
@@ -456,18 +448,18 @@ def _signal(problems: ArgProblems, path: str, given: Mapping[str, Any], models: 
 
 def _receiver(problems: ArgProblems, name: str, given: Mapping[str, Any]) -> Receiver:
     path = f"receivers.{name}"
-    _unknown_keys(problems, path, given, AlertReceiver)
+    problems.unknown_keys(path, given, AlertReceiver)
     if name == NULL_RECEIVER:
         problems.add(path, f"the name {NULL_RECEIVER!r} is taken: it receives what no route claims")
     if not any(given.get(integration) for integration in INTEGRATIONS):
         problems.add(path, f"names no integration; give one or more of {', '.join(INTEGRATIONS)}")
     slack, pagerduty, webhook = given.get("slack"), given.get("pagerduty"), given.get("webhook")
     if slack:
-        _unknown_keys(problems, f"{path}.slack", slack, SlackReceiver)
+        problems.unknown_keys(f"{path}.slack", slack, SlackReceiver)
     if pagerduty:
-        _unknown_keys(problems, f"{path}.pagerduty", pagerduty, PagerDutyReceiver)
+        problems.unknown_keys(f"{path}.pagerduty", pagerduty, PagerDutyReceiver)
     if webhook:
-        _unknown_keys(problems, f"{path}.webhook", webhook, WebhookReceiver)
+        problems.unknown_keys(f"{path}.webhook", webhook, WebhookReceiver)
     return Receiver(
         slack=Slack(
             _credential(problems, f"{path}.slack", slack, "webhook_url"),
@@ -487,7 +479,7 @@ def _credential(problems: ArgProblems, path: str, parent: Mapping[str, Any], key
     if given is None:
         return Credential(None, None)
     path = f"{path}.{key}"
-    _unknown_keys(problems, path, given, ReceiverCredential)
+    problems.unknown_keys(path, given, ReceiverCredential)
     value, secret = given.get("value"), given.get("secret")
     if value is not None and secret is not None:
         problems.add(path, "sets both value and secret; give exactly one")
@@ -495,7 +487,7 @@ def _credential(problems: ArgProblems, path: str, parent: Mapping[str, Any], key
         problems.add(path, "sets neither value nor secret; give exactly one")
     if secret is None:
         return Credential(value, None)
-    _unknown_keys(problems, f"{path}.secret", secret, CredentialSecret)
+    problems.unknown_keys(f"{path}.secret", secret, CredentialSecret)
     ref = {k: str(problems.required(f"{path}.secret", secret, k)) for k in ("name", "key")}
     return Credential(value, ref)
 

@@ -199,10 +199,7 @@ def _mapping(problems: ArgProblems, path: str, value: Any, keys: type | None = N
         problems.add(path, f"{value!r} is not a mapping")
         return {}
     if keys is not None:
-        known = keys.__required_keys__ | keys.__optional_keys__  # type: ignore[attr-defined]
-        for key in value:
-            if key not in known:
-                problems.add(_at(path, str(key)), f"unknown key; known keys: {', '.join(sorted(known))}")
+        problems.unknown_keys(path, value, keys)
     return value
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NotRequired, TypedDict
+
 import pytest
 
 from triton_platform.arg_problems import ArgProblems, ArgsError
@@ -34,3 +36,21 @@ def test_args_without_problems_pass() -> None:
     assert problems.choice("mode", "install", ("existing", "install")) == "install"
     assert problems.required("", {"namespace": "ml"}, "namespace") == "ml"
     problems.check()
+
+
+class Probe(TypedDict):
+    name: str
+    size: NotRequired[int]
+
+
+def test_a_key_the_args_type_does_not_declare_is_named_with_the_known_ones() -> None:
+    problems = ArgProblems("Probe", "p")
+    problems.unknown_keys("", {"name": "a", "sise": 1}, Probe)
+    problems.unknown_keys("nested", {"name": "a", "size": 1}, Probe)
+    problems.unknown_keys("nested", {"colour": "red"}, Probe)
+    with pytest.raises(ArgsError) as raised:
+        problems.check()
+    assert str(raised.value).splitlines() == [
+        "Probe p: args.sise: unknown key; known keys: name, size",
+        "Probe p: args.nested.colour: unknown key; known keys: name, size",
+    ]

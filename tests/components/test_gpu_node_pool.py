@@ -306,6 +306,16 @@ def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
             _with(STATIC, workload_namespace=None, max_nodes=None, min_nodes=0),
             ["args.max_nodes: missing (required)", "args.workload_namespace: missing (required)"],
         ),
+        (
+            _with(STATIC, max_node=3),
+            [
+                "args.max_node: unknown key; known keys: autoscaler, cluster_autoscaler, dcgm_exporter, "
+                "dcgm_exporter_image, device_plugin, gpus_per_node, image_digests, karpenter, labels, manage, "
+                "max_nodes, metrics_namespace, metrics_selector_labels, min_nodes, node_labels, "
+                "overprovisioning_image, overprovisioning_replicas, resource_name, scrape_interval, static_nodes, "
+                "taints, workload_namespace"
+            ],
+        ),
         (_with(STATIC, max_nodes=1001), ["args.max_nodes: 1001 is above the maximum 1000"]),
         (_with(STATIC, gpus_per_node=17), ["args.gpus_per_node: 17 is above the maximum 16"]),
         (_with(STATIC, min_nodes=-1), ["args.min_nodes: -1 is below the minimum 0"]),
@@ -394,6 +404,7 @@ def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
     ],
     ids=[
         "required",
+        "unknown-key",
         "max-nodes",
         "gpus-per-node",
         "min-nodes",

@@ -354,6 +354,15 @@ def _target(**changes: Any) -> dict[str, Any]:
     ("args", "problems"),
     [
         pytest.param(
+            _args(prometheus_address="http://prometheus:9090"),
+            [
+                "args.prometheus_address: unknown key; known keys: fallback, gpu_memory_ratio_target, keda, "
+                "kube_version, labels, paused, paused_replicas, polling_interval_seconds, prometheus_auth, "
+                "prometheus_url, scale_down, scale_up, targets"
+            ],
+            id="unknown-key",
+        ),
+        pytest.param(
             _args(targets=None, prometheus_url=None),
             ["args.targets: missing (required)", "args.prometheus_url: missing (required)"],
             id="required",

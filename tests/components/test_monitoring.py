@@ -390,9 +390,10 @@ ONCALL = "receivers.oncall"
             "latency_slo",
             250,
             [
-                "args.latency_slo: is not an Arg here; known: namespace, latency_slo_ms, deployments, mode, chart, "
-                "prometheus_namespace, prometheus_pod_labels, selector_labels, receivers, routes, runbook_base_url, "
-                "grafana_folder, scrape_interval, alerts, labels, scaling_enabled, dashboard_tags, kube_version"
+                "args.latency_slo: unknown key; known keys: alerts, chart, dashboard_tags, deployments, "
+                "grafana_folder, kube_version, labels, latency_slo_ms, mode, namespace, prometheus_namespace, "
+                "prometheus_pod_labels, receivers, routes, runbook_base_url, scaling_enabled, scrape_interval, "
+                "selector_labels"
             ],
         ),
         ("mode", "replace", ["args.mode: 'replace' is not one of existing, install"]),
@@ -413,7 +414,7 @@ ONCALL = "receivers.oncall"
         (
             f"{DEMO}.replicas",
             3,
-            [f"args.{DEMO}.replicas: is not an Arg here; known: object_name, max_replicas, models, signal"],
+            [f"args.{DEMO}.replicas: unknown key; known keys: max_replicas, models, object_name, signal"],
         ),
         (f"{DEMO}.max_replicas", 2.5, [f"args.{DEMO}.max_replicas: 2.5 is not a whole number"]),
         (f"{DEMO}.signal", DELETE, [f"args.{DEMO}.signal: missing (required)"]),
