@@ -6,7 +6,6 @@ never hides the errors of another.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,9 +20,10 @@ from platform_config.paths import display_path
 from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
 from platform_config.serving import ModelSettings, ServingConfig
+from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging import settings as plain
-from triton_platform.model_packaging.render import ENSEMBLE_FIELDS, effective_settings, version_policy
-from triton_platform.model_packaging.source import BASE_CONFIG, ModelRepository, RepoModel
+from triton_platform.model_packaging.render import effective_settings
+from triton_platform.model_packaging.source import ModelRepository
 
 Sections = dict[str, Any]
 """Parsed sections by schema field name; a section that failed to parse is absent."""
@@ -83,182 +83,61 @@ def _model_settings_served(sections: Sections, repo: ModelRepository) -> Iterato
             )
 
 
-def _origin(own: plain.ModelSettings | None, model: str, key: str) -> str:
-    """Config path of the layer an effective setting came from: the model's own, or the defaults."""
-    node: Any = own
-    for part in key.split("."):
-        node = getattr(node, part, None) if node is not None else None
-    return f"{MODELS}.{model}.{_camel(key)}" if node is not None else f"{DEFAULTS}.{_camel(key)}"
-
-
 def _camel(key: str) -> str:
     return ".".join(to_camel(part) for part in key.split("."))
+
+
+STACK_NAMES = SettingNames(models=MODELS, defaults=DEFAULTS, key=_camel, file=display_path)
+"""The component's model-fit checks (triton_platform/model_fit.py) in the stack file's keys."""
+
+
+def _layers(sections: Sections) -> tuple[plain.ModelSettings, dict[str, plain.ModelSettings]]:
+    """The defaults and each model's own settings as the component takes them."""
+    serving: ServingConfig = sections["serving"]
+    models: dict[str, ModelSettings] = sections["models"]
+    return plain_settings(serving.model_defaults), {name: plain_settings(s) for name, s in models.items()}
 
 
 def _model_fit(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
     """Each served model's effective settings against what the model is and what it has."""
     serving: ServingConfig = sections["serving"]
-    models: dict[str, ModelSettings] = sections["models"]
-    defaults = plain_settings(serving.model_defaults)
-    # One issue per offending value, naming every model it breaks.
-    shared: dict[tuple[str, str], list[str]] = {}
-    for name in sorted(set(served_models(serving)) | set(models)):
+    defaults, models = _layers(sections)
+    served = {name: dep.models for name, dep in serving.deployments.items()}
+    for where, message in fit_problems(repo, served, defaults, models, STACK_NAMES):
+        yield ConfigIssue(where, message)
+
+
+def _base_delay_within_slo(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """A queue delay or timeout the stack leaves to the base config.pbtxt still counts against the SLO."""
+    serving: ServingConfig = sections["serving"]
+    defaults, models = _layers(sections)
+    slo_us = serving.p95_latency_slo_ms * 1000
+    for name in served_models(serving):
         model = repo.models.get(name)
-        if model is None:
-            continue  # reported by the existence checks
-        own = _own(models, name)
-        for path, message in _fit(model, defaults, own, serving.p95_latency_slo_ms * 1000):
-            shared.setdefault((path, message), []).append(name)
-    for (path, message), names in shared.items():
-        label = f"model{'s' if len(names) > 1 else ''} {', '.join(map(repr, names))}"
-        yield ConfigIssue(path, message.replace("{models}", label))
-
-
-def _own(models: dict[str, ModelSettings], name: str) -> plain.ModelSettings | None:
-    """The model's own settings, as the renderer takes them."""
-    return plain_settings(models[name]) if name in models else None
-
-
-def base_config_path(model: RepoModel) -> str:
-    """The model's config.pbtxt as the user finds it: inside the project, or wherever the repository is."""
-    return display_path(model.path / BASE_CONFIG)
-
-
-def _explicit_fit(model: RepoModel, own: plain.ModelSettings) -> Iterator[tuple[str, str]]:
-    """A model's own settings that cannot apply to it (defaults that do not fit are skipped instead)."""
-    own_path, base = f"{MODELS}.{model.name}", model.config
-    if model.is_ensemble:
-        explicit = {f.name for f in dataclasses.fields(own) if getattr(own, f.name) is not None}
-        for field in sorted(explicit - ENSEMBLE_FIELDS):
-            yield (
-                f"{own_path}.{to_camel(field)}",
-                "does not apply to {models}, an ensemble: it has no instances, batcher or warmup "
-                "of its own; set it on the models it chains",
-            )
-    if own.dynamic_batching is not None and base.HasField("sequence_batching"):
-        yield (f"{own_path}.dynamicBatching", "{models} uses sequence_batching; Triton allows one scheduler")
-    if own.instance_group is not None and len(base.instance_group) > 1:
-        yield (
-            f"{own_path}.instanceGroup",
-            f"the base config.pbtxt of {{models}} has {len(base.instance_group)} instance groups; "
-            "instanceGroup can only set a model with one",
-        )
-
-
-def _fit(
-    model: RepoModel, defaults: plain.ModelSettings, own: plain.ModelSettings | None, slo_us: int
-) -> Iterator[tuple[str, str]]:
-    name, base = model.name, model.config
-    base_path = base_config_path(model)
-    if own is not None:
-        yield from _explicit_fit(model, own)
-    settings = effective_settings(model, defaults, own)
-    max_batch = settings.max_batch_size if settings.max_batch_size is not None else base.max_batch_size
-    max_path = (
-        _origin(own, name, "max_batch_size")
-        if settings.max_batch_size is not None
-        else f"max_batch_size in {base_path}"
-    )
-    if settings.max_batch_size is not None and settings.max_batch_size > base.max_batch_size and not model.is_ensemble:
-        yield (
-            max_path,
-            f"maxBatchSize {settings.max_batch_size} is above the max_batch_size {base.max_batch_size} of "
-            f"{{models}} in {base_path}, which states what the model supports; it may only be lowered",
-        )
-    if own is not None and own.dynamic_batching is not None and max_batch == 0:
-        yield (
-            f"{MODELS}.{name}.dynamicBatching",
-            f"dynamic batching needs maxBatchSize > 0 ({max_path} is 0) for {{models}}",
-        )
-    yield from _batcher_limits(model, settings, own, (max_batch, max_path), slo_us)
-    if settings.warmup is not None:
-        path = _origin(own, name, "warmup.batch_sizes")
-        limit = max(max_batch, 1)
-        for i, size in enumerate(settings.warmup.batch_sizes):
-            if size > limit:
-                yield (
-                    f"{path}[{i}]",
-                    f"warmup batch size {size} is above maxBatchSize {max_batch} ({max_path}) of {{models}}; "
-                    f"warmup batch sizes must be <= {limit}",
-                )
-        for tensor in base.input:
-            if any(d < 0 for d in tensor.dims):
-                yield (
-                    _origin(own, name, "warmup"),
-                    f"input {tensor.name!r} of {{models}} has variable dims {list(tensor.dims)}; "
-                    "warmup needs fixed dims",
-                )
-    yield from _versions(model, settings, own)
-
-
-def _batcher_limits(
-    model: RepoModel,
-    settings: plain.ModelSettings,
-    own: plain.ModelSettings | None,
-    max_batch: tuple[int, str],
-    slo_us: int,
-) -> Iterator[tuple[str, str]]:
-    """Preferred sizes and the queue delay Triton will run with, wherever they were set, base config included."""
-    base, base_path = model.config, base_config_path(model)
-    batching = settings.dynamic_batching
-    if batching is None and not base.HasField("dynamic_batching"):
-        return
-    sizes, sizes_path = tuple(base.dynamic_batching.preferred_batch_size), f"preferred_batch_size in {base_path}"
-    if batching is not None and batching.preferred_batch_size is not None:
-        sizes, sizes_path = (
-            batching.preferred_batch_size,
-            _origin(own, model.name, "dynamic_batching.preferred_batch_size"),
-        )
-    limit, limit_path = max_batch
-    for i, size in enumerate(sizes):
-        if size > limit:
-            yield (
-                f"{sizes_path}[{i}]",
-                f"preferred batch size {size} is above maxBatchSize {limit} ({limit_path}) of {{models}}; "
-                "each preferred size must be <= maxBatchSize",
-            )
-    if batching is None or batching.max_queue_delay_microseconds is None:
-        delay = base.dynamic_batching.max_queue_delay_microseconds
-        if delay > slo_us:
-            yield (
+        if model is None or model.is_ensemble:
+            continue
+        batching = effective_settings(model, defaults, models.get(name)).dynamic_batching
+        base, base_path = model.config.dynamic_batching, STACK_NAMES.base(model)
+        if batching is None and not model.config.HasField("dynamic_batching"):
+            continue
+        if (batching is None or batching.max_queue_delay_microseconds is None) and (
+            base.max_queue_delay_microseconds > slo_us
+        ):
+            yield ConfigIssue(
                 f"max_queue_delay_microseconds in {base_path}",
-                f"queue delay {delay} us of {{models}} is above the p95 latency SLO ({SERVING}.p95LatencySloMs "
-                f"= {slo_us} us); set dynamicBatching.maxQueueDelayMicroseconds for this stack",
+                f"queue delay {base.max_queue_delay_microseconds} us of model {name!r} is above the p95 latency "
+                f"SLO ({SERVING}.p95LatencySloMs = {slo_us} us); set dynamicBatching.maxQueueDelayMicroseconds "
+                "for this stack",
             )
-    policy = batching.default_queue_policy if batching is not None else None
-    if policy is None or policy.default_timeout_microseconds is None:
-        timeout = base.dynamic_batching.default_queue_policy.default_timeout_microseconds
-        if timeout > slo_us:
-            yield (
+        policy = batching.default_queue_policy if batching is not None else None
+        timeout = base.default_queue_policy.default_timeout_microseconds
+        if (policy is None or policy.default_timeout_microseconds is None) and timeout > slo_us:
+            yield ConfigIssue(
                 f"default_queue_policy.default_timeout_microseconds in {base_path}",
-                f"queue timeout {timeout} us of {{models}} is above the p95 latency SLO ({SERVING}.p95LatencySloMs "
-                f"= {slo_us} us); set dynamicBatching.defaultQueuePolicy.defaultTimeoutMicroseconds for this stack",
+                f"queue timeout {timeout} us of model {name!r} is above the p95 latency SLO "
+                f"({SERVING}.p95LatencySloMs = {slo_us} us); set "
+                "dynamicBatching.defaultQueuePolicy.defaultTimeoutMicroseconds for this stack",
             )
-
-
-def _versions(
-    model: RepoModel, settings: plain.ModelSettings, own: plain.ModelSettings | None
-) -> Iterator[tuple[str, str]]:
-    available = ", ".join(map(str, model.versions)) or "none"
-    if not model.versions:
-        yield (display_path(model.path), "{models} has no version folder (1/, 2/, ...); Triton serves versions only")
-        return
-    policy = settings.version_policy
-    if policy is None:
-        return
-    if policy.specific is not None:
-        path = _origin(own, model.name, "version_policy.specific.versions")
-        for i, version in enumerate(policy.specific.versions):
-            if version not in model.versions:
-                yield (
-                    f"{path}[{i}]",
-                    f"version {version} of {{models}} does not exist; version folders: {available}",
-                )
-    if policy.latest is not None and policy.latest.num_versions > len(model.versions):
-        yield (
-            f"{_origin(own, model.name, 'version_policy.latest.num_versions')}",
-            f"{policy.latest.num_versions} latest versions of {{models}} requested but only {available} exist",
-        )
 
 
 def _delay_within_slo(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -289,64 +168,10 @@ def _delay_within_slo(sections: Sections, _repo: ModelRepository) -> Iterator[Co
 
 
 def _ensembles_complete(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
-    """An ensemble runs in one Triton: its steps must be served beside it, batching no less."""
     serving: ServingConfig = sections["serving"]
-    models: dict[str, ModelSettings] = sections["models"]
-
-    defaults = plain_settings(serving.model_defaults)
-
-    def max_batch(name: str) -> int:
-        model = repo.models[name]
-        settings = effective_settings(model, defaults, _own(models, name))
-        return settings.max_batch_size if settings.max_batch_size is not None else int(model.config.max_batch_size)
-
-    for dep_name, dep in sorted(serving.deployments.items()):
-        for name in dep.models:
-            model = repo.models.get(name)
-            if model is None or not model.is_ensemble:
-                continue
-            for step in sorted({s.model_name for s in model.config.ensemble_scheduling.step}):
-                if step not in dep.models:
-                    yield ConfigIssue(
-                        f"{SERVING}.deployments.{dep_name}.models",
-                        f"ensemble {name!r} chains {step!r}, which deployment {dep_name!r} does not serve; add it",
-                    )
-                elif step in repo.models and max_batch(step) < max_batch(name):
-                    yield ConfigIssue(
-                        _origin(_own(models, name), name, "max_batch_size"),
-                        f"ensemble {name!r} has maxBatchSize {max_batch(name)} but the model it chains, {step!r}, "
-                        f"has {max_batch(step)}; Triton requires the ensemble's to be <= each step's",
-                    )
-
-
-def served_versions(model: RepoModel, settings: plain.ModelSettings) -> tuple[int, ...]:
-    """The version folders Triton loads under the model's effective version policy (unset: the latest one)."""
-    policy = version_policy(model, settings)
-    if policy.HasField("specific"):
-        return tuple(v for v in model.versions if v in policy.specific.versions)
-    if policy.HasField("all"):
-        return model.versions
-    count = policy.latest.num_versions if policy.HasField("latest") else 1
-    return model.versions[len(model.versions) - count :] if count else ()
-
-
-def _served_versions_have_files(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
-    """An empty version folder fails to load; an ensemble's is empty by design (it runs other models)."""
-    serving: ServingConfig = sections["serving"]
-    models: dict[str, ModelSettings] = sections["models"]
-    defaults = plain_settings(serving.model_defaults)
-    for name in served_models(serving):
-        model = repo.models.get(name)
-        if model is None or model.is_ensemble:
-            continue
-        settings = effective_settings(model, defaults, _own(models, name))
-        for version in served_versions(model, settings):
-            if version in model.empty_versions:
-                yield ConfigIssue(
-                    display_path(model.path / str(version)),
-                    f"version {version} of model {name!r} is served but its folder is empty, so Triton cannot "
-                    "load it; put the model's files in it, or serve other versions (versionPolicy)",
-                )
+    served = {name: dep.models for name, dep in sorted(serving.deployments.items())}
+    for deployment, message in unserved_steps(repo, served):
+        yield ConfigIssue(f"{SERVING}.deployments.{deployment}.models", message)
 
 
 INGRESS_HOST_SUFFIXES = ("", "-grpc")
@@ -499,7 +324,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving", "models"), _model_fit),
     (("serving", "models"), _delay_within_slo),
     (("serving", "models"), _ensembles_complete),
-    (("serving", "models"), _served_versions_have_files),
+    (("serving", "models"), _base_delay_within_slo),
     (("serving",), _ingress_hosts),
     (("serving", "gpu_pool"), _gpu_capacity),
     (("environment", "serving"), _model_delivery),

@@ -314,7 +314,8 @@ def test_per_model_max_batch_size_below_default_preferred_sizes() -> None:
         "above maxBatchSize 4 (triton-platform:models.classifier.maxBatchSize) of model 'classifier'; "
         "each preferred size must be <= maxBatchSize",
         "triton-platform:serving.modelDefaults.maxBatchSize: ensemble 'pipeline' has maxBatchSize 8 but the model "
-        "it chains, 'classifier', has 4; Triton requires the ensemble's to be <= each step's",
+        "it chains, 'classifier', has 4 (triton-platform:models.classifier.maxBatchSize); Triton requires the "
+        "ensemble's to be <= each step's",
     ]
 
 

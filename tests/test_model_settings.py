@@ -88,7 +88,8 @@ def test_ensemble_may_not_batch_more_than_its_steps() -> None:
     errors = errors_of("dev", setting(MODELS, "pipeline", value={"maxBatchSize": 16}))
     assert errors == [
         f"triton-platform:models.pipeline.maxBatchSize: ensemble 'pipeline' has maxBatchSize 16 but the model it "
-        f"chains, {step!r}, has 8; Triton requires the ensemble's to be <= each step's"
+        f"chains, {step!r}, has 8 (triton-platform:serving.modelDefaults.maxBatchSize); Triton requires the "
+        "ensemble's to be <= each step's"
         for step in ("classifier", "preprocess")
     ]
 

@@ -23,7 +23,11 @@ class ArgProblems:
 
     def add(self, path: str, problem: str) -> None:
         """`path` is the Arg's snake_case path below `args`, e.g. `karpenter.expire_after` or `taints[0].key`."""
-        self.problems.append(f"{self.prefix}: args.{path}: {problem}")
+        self.add_at(f"args.{path}", problem)
+
+    def add_at(self, where: str, problem: str) -> None:
+        """A problem located by the caller: an Arg's full path (`args.models.x`) or a file the Args point to."""
+        self.problems.append(f"{self.prefix}: {where}: {problem}")
 
     def integer(self, path: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
         """`value` as an int (a whole float such as 16.0 is one), within the bounds; 0 after a recorded problem."""

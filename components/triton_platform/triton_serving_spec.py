@@ -19,6 +19,7 @@ import pulumi
 from triton_platform.arg_problems import ArgProblems
 from triton_platform.gpu_pool_contract import PoolPlacement, Toleration
 from triton_platform.kubernetes_values import DNS_LABEL, QUANTITY, quantity_value
+from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging.render import RenderedRepository, render_repository
 from triton_platform.model_packaging.settings import (
     INT32_MAX,
@@ -638,6 +639,10 @@ def _pool(problems: ArgProblems, value: PoolPlacement | None) -> PoolPlacement:
     }
 
 
+ARG_NAMES = SettingNames(models="args.models", defaults="args.model_defaults", key=str, file=str)
+"""The model-fit checks (triton_platform/model_fit.py) in TritonServing's Args."""
+
+
 def _served_models_exist(
     problems: ArgProblems, repo: ModelRepository, shown: str, deployments: dict[str, Deployment]
 ) -> None:
@@ -651,14 +656,8 @@ def _served_models_exist(
                 )
             for problem in repo.problems.get(name, []):
                 problems.add(path, f"{problem.file}: {problem.message}")
-            model = repo.models.get(name)
-            if model is None or not model.is_ensemble:
-                continue
-            for step in sorted({s.model_name for s in model.config.ensemble_scheduling.step} - set(deployment.models)):
-                problems.add(
-                    f"deployments.{key}.models",
-                    f"ensemble {name!r} chains {step!r}, which deployment {key!r} does not serve; add it",
-                )
+    for key, unserved in unserved_steps(repo, {key: d.models for key, d in deployments.items()}):
+        problems.add(f"deployments.{key}.models", unserved)
 
 
 def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -> ServingSpec:
@@ -685,11 +684,13 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
         CONFIG_NAME,
         "a config name: letters, digits, '_', '.' and '-'",
     )
+    before_settings = len(problems.problems)
     defaults = model_settings(problems, "model_defaults", given.get("model_defaults"))
     models = {
         str(model): model_settings(problems, f"models.{model}", settings)
         for model, settings in _mapping(problems, "models", given.get("models")).items()
     }
+    settings_read = len(problems.problems) == before_settings
     for model in sorted(set(models) - set(served)):
         problems.add(
             f"models.{model}",
@@ -713,6 +714,11 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
     autoscaled = _flag(problems, "autoscaled", given.get("autoscaled"), False)
     digests = _strings(problems, "image_digests", given.get("image_digests"))
     protect = _flag(problems, "protect_model_claim", given.get("protect_model_claim"), False)
+    if source.path is not None and settings_read:
+        # Only settings that read cleanly are fitted: a value already refused would only echo its problem.
+        served_by = {key: deployment.models for key, deployment in deployments.items()}
+        for where, problem in fit_problems(repo, served_by, defaults, models, ARG_NAMES):
+            problems.add_at(where, problem)
     problems.check()
     # Rendered only from Args without a problem: the renderer takes the settings as fitting their models.
     return ServingSpec(

@@ -298,16 +298,17 @@ def test_a_created_claim_is_always_kept_and_protected_on_request(
 
 # --- Args a direct user can get wrong: every problem at once, naming the Arg ------------------------------------
 
-PREFIX = "TritonServing unit: args."
+PREFIX = "TritonServing unit: "
 
 
 def problems(args: dict[str, Any]) -> list[str]:
-    """What `serving_spec` finds wrong with `args`, one problem a line, without the component's prefix."""
+    """What `serving_spec` finds wrong with `args`, one problem a line, without the component's prefix: each
+    located at an Arg (shown without `args.`) or at a file in the model repository."""
     with pytest.raises(ArgsError) as raised:
         serving_spec("unit", cast(TritonServingArgs, args), "test")
     lines = str(raised.value).splitlines()
     assert all(line.startswith(PREFIX) for line in lines), lines
-    return [line.removeprefix(PREFIX) for line in lines]
+    return [line.removeprefix(PREFIX).removeprefix("args.") for line in lines]
 
 
 def valid(**changes: Any) -> dict[str, Any]:
@@ -565,6 +566,81 @@ def test_model_settings() -> None:
         "models.ranker.version_policy.specific.versions: 1 is listed twice; list each once",
         "models.ranker: settings for model 'ranker', which no deployment serves; add it to a deployment's models "
         "or remove them",
+    ]
+
+
+ALL_MODELS = {"demo": {"models": ["classifier", "pipeline", "preprocess", "ranker"], "replicas": {"min": 1, "max": 2}}}
+
+
+def test_settings_that_do_not_fit_their_models_name_the_arg_and_the_base_config() -> None:
+    base = f"{MODEL_REPO}/{{}}/config.pbtxt"
+    assert problems(
+        valid(
+            deployments=ALL_MODELS,
+            model_defaults={"dynamic_batching": {"preferred_batch_size": [4, 8]}, "warmup": {"batch_sizes": [1, 16]}},
+            models={
+                "classifier": {"max_batch_size": 64},
+                "preprocess": {"max_batch_size": 8},
+                "pipeline": {"instance_group": {"count": 2}},
+                "ranker": {
+                    "max_batch_size": 4,
+                    "version_policy": {"specific": {"versions": [2, 3]}},
+                },
+            },
+        )
+    ) == [
+        "models.classifier.max_batch_size: max_batch_size 64 is above the max_batch_size 32 of model "
+        f"'classifier' in {base.format('classifier')}, which states what the model supports; it may only be lowered",
+        "models.pipeline.instance_group: does not apply to model 'pipeline', an ensemble: it has no instances, "
+        "batcher or warmup of its own; set it on the models it chains",
+        "model_defaults.warmup.batch_sizes[1]: warmup batch size 16 is above max_batch_size 8 "
+        "(args.models.preprocess.max_batch_size) of model 'preprocess'; warmup batch sizes must be <= 8",
+        "model_defaults.dynamic_batching.preferred_batch_size[1]: preferred batch size 8 is above "
+        "max_batch_size 4 (args.models.ranker.max_batch_size) of model 'ranker'; each preferred size must be "
+        "<= max_batch_size",
+        "model_defaults.warmup.batch_sizes[1]: warmup batch size 16 is above max_batch_size 4 "
+        "(args.models.ranker.max_batch_size) of model 'ranker'; warmup batch sizes must be <= 4",
+        "models.ranker.version_policy.specific.versions[1]: version 3 of model 'ranker' does not exist; "
+        "version folders: 1, 2",
+        f"max_batch_size in {base.format('pipeline')}: ensemble 'pipeline' has max_batch_size 32 but the model it "
+        "chains, 'preprocess', has 8 (args.models.preprocess.max_batch_size); Triton requires the ensemble's to be "
+        "<= each step's",
+    ]
+
+
+def test_a_model_whose_files_cannot_take_the_settings_is_refused_naming_the_folder(tmp_path: Path) -> None:
+    model_folder(tmp_path, "classifier", 'max_batch_size: 0\ninput { name: "x" data_type: TYPE_FP32 dims: [ -1 ] }\n')
+    (tmp_path / "classifier" / "2").mkdir()
+    model_folder(tmp_path, "ranker", "max_batch_size: 8\nsequence_batching { }\n", versions=False)
+    assert problems(
+        valid(
+            model_repository={"path": str(tmp_path), "source": "bundled"},
+            deployments={"demo": {"models": ["classifier", "ranker"], "replicas": {"min": 1, "max": 1}}},
+            models={
+                "classifier": {
+                    "dynamic_batching": {},
+                    "version_policy": {"latest": {"num_versions": 3}},
+                    "warmup": {"batch_sizes": [1]},
+                },
+                "ranker": {"dynamic_batching": {}},
+            },
+        )
+    ) == [
+        "models.classifier.dynamic_batching: dynamic batching needs max_batch_size > 0 "
+        f"(max_batch_size in {tmp_path}/classifier/config.pbtxt is 0) for model 'classifier'",
+        "models.classifier.warmup: input 'x' of model 'classifier' has variable dims [-1]; warmup needs fixed dims",
+        "models.classifier.version_policy.latest.num_versions: 3 latest versions of model 'classifier' "
+        "requested but only 1, 2 exist",
+        f"{tmp_path}/classifier/2: version 2 of model 'classifier' is served but its folder is empty, so Triton "
+        "cannot load it; put the model's files in it, or serve other versions (version_policy)",
+        "models.ranker.dynamic_batching: model 'ranker' uses sequence_batching; Triton allows one scheduler",
+        f"{tmp_path}/ranker: model 'ranker' has no version folder (1/, 2/, ...); Triton serves versions only",
+    ]
+
+
+def test_settings_refused_on_their_own_are_not_fitted_as_well() -> None:
+    assert problems(valid(models={"classifier": {"max_batch_size": 5000}})) == [
+        "models.classifier.max_batch_size: 5000 is above the maximum 4096"
     ]
 
 

@@ -1,0 +1,262 @@
+"""Whether a model's settings fit the model: what Triton would refuse at load time, found before anything renders.
+
+Pure functions over the model repository and the plain settings (triton_platform/model_packaging/settings.py).
+TritonServing runs them on its Args; the stack file's validation runs the same ones on its own keys. Only the
+names differ, so each caller hands in a `SettingNames` and every problem comes back located in the caller's terms.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from triton_platform.model_packaging.render import ENSEMBLE_FIELDS, effective_settings, version_policy
+from triton_platform.model_packaging.settings import ModelSettings
+from triton_platform.model_packaging.source import BASE_CONFIG, ModelRepository, RepoModel
+
+Problem = tuple[str, str]
+"""Where (a setting's path or a file) and what is wrong there."""
+
+
+@dataclass(frozen=True)
+class SettingNames:
+    """How a caller names the settings: TritonServing its Args, the stack file its keys.
+
+    `key` turns a snake_case settings path (`dynamic_batching.preferred_batch_size`) into the caller's spelling;
+    `file` says how a path in the model repository reads to the user.
+    """
+
+    models: str
+    """The per-model settings, e.g. `args.models`."""
+    defaults: str
+    """The settings every model gets, e.g. `args.model_defaults`."""
+    key: Callable[[str], str]
+    file: Callable[[Path], str]
+
+    def setting(self, own: ModelSettings | None, model: str, key: str) -> str:
+        """Path of the layer an effective setting came from: the model's own settings, or the defaults."""
+        node: Any = own
+        for part in key.split("."):
+            node = getattr(node, part, None) if node is not None else None
+        return f"{self.models}.{model}.{self.key(key)}" if node is not None else f"{self.defaults}.{self.key(key)}"
+
+    def base(self, model: RepoModel) -> str:
+        """The model's own config.pbtxt, the statement of what the model supports."""
+        return self.file(model.path / BASE_CONFIG)
+
+
+def served_versions(model: RepoModel, settings: ModelSettings) -> tuple[int, ...]:
+    """The version folders Triton loads under the model's effective version policy (unset: the latest one)."""
+    policy = version_policy(model, settings)
+    if policy.HasField("specific"):
+        return tuple(v for v in model.versions if v in policy.specific.versions)
+    if policy.HasField("all"):
+        return model.versions
+    count = policy.latest.num_versions if policy.HasField("latest") else 1
+    return model.versions[len(model.versions) - count :] if count else ()
+
+
+def unserved_steps(repo: ModelRepository, deployments: Mapping[str, Sequence[str]]) -> Iterator[Problem]:
+    """(deployment, problem) for each model an ensemble chains that its deployment does not serve: Triton runs
+    an ensemble's steps in the same server (core/src/ensemble_utils.cc)."""
+    for deployment, served in deployments.items():
+        for name in served:
+            model = repo.models.get(name)
+            if model is None or not model.is_ensemble:
+                continue
+            for step in sorted({s.model_name for s in model.config.ensemble_scheduling.step} - set(served)):
+                yield (
+                    deployment,
+                    f"ensemble {name!r} chains {step!r}, which deployment {deployment!r} does not serve; add it",
+                )
+
+
+def fit_problems(
+    repo: ModelRepository,
+    deployments: Mapping[str, Sequence[str]],
+    defaults: ModelSettings,
+    models: Mapping[str, ModelSettings],
+    names: SettingNames,
+) -> list[Problem]:
+    """Every served model's effective settings against its base config, its version folders and its ensemble.
+
+    `deployments` lists the models each deployment serves; models missing from the repository are the
+    caller's to report. One problem per offending value, naming every model it breaks.
+    """
+    shared: dict[Problem, list[str]] = {}
+    for name in sorted({m for served in deployments.values() for m in served} | set(models)):
+        model = repo.models.get(name)
+        if model is None:
+            continue
+        for problem in _model_problems(model, defaults, models.get(name), names):
+            shared.setdefault(problem, []).append(name)
+    found = [
+        (where, message.replace("{models}", f"model{'s' if len(m) > 1 else ''} {', '.join(map(repr, m))}"))
+        for (where, message), m in shared.items()
+    ]
+    return found + list(_ensemble_batches(repo, deployments, defaults, models, names))
+
+
+def _max_batch(
+    model: RepoModel, settings: ModelSettings, own: ModelSettings | None, names: SettingNames
+) -> tuple[int, str]:
+    """The batch limit Triton will run the model with, and where it was set: the settings, or the base config."""
+    if settings.max_batch_size is not None:
+        return settings.max_batch_size, names.setting(own, model.name, "max_batch_size")
+    return int(model.config.max_batch_size), f"max_batch_size in {names.base(model)}"
+
+
+def _model_problems(
+    model: RepoModel, defaults: ModelSettings, own: ModelSettings | None, names: SettingNames
+) -> Iterator[Problem]:
+    """One model's problems; `{models}` in a message stands for the models that share it."""
+    if own is not None:
+        yield from _explicit_fit(model, own, names)
+    settings = effective_settings(model, defaults, own)
+    base = model.config
+    max_key = names.key("max_batch_size")
+    max_batch, max_path = _max_batch(model, settings, own, names)
+    if settings.max_batch_size is not None and max_batch > base.max_batch_size and not model.is_ensemble:
+        yield (
+            max_path,
+            f"{max_key} {max_batch} is above the max_batch_size {base.max_batch_size} of "
+            f"{{models}} in {names.base(model)}, which states what the model supports; it may only be lowered",
+        )
+    if own is not None and own.dynamic_batching is not None and max_batch == 0:
+        yield (
+            f"{names.models}.{model.name}.{names.key('dynamic_batching')}",
+            f"dynamic batching needs {max_key} > 0 ({max_path} is 0) for {{models}}",
+        )
+    yield from _preferred_sizes(model, settings, own, (max_batch, max_path), names)
+    if settings.warmup is not None:
+        path = names.setting(own, model.name, "warmup.batch_sizes")
+        limit = max(max_batch, 1)
+        for i, size in enumerate(settings.warmup.batch_sizes):
+            if size > limit:
+                yield (
+                    f"{path}[{i}]",
+                    f"warmup batch size {size} is above {max_key} {max_batch} ({max_path}) of {{models}}; "
+                    f"warmup batch sizes must be <= {limit}",
+                )
+        for tensor in base.input:
+            if any(d < 0 for d in tensor.dims):
+                yield (
+                    names.setting(own, model.name, "warmup"),
+                    f"input {tensor.name!r} of {{models}} has variable dims {list(tensor.dims)}; "
+                    "warmup needs fixed dims",
+                )
+    yield from _versions(model, settings, own, names)
+
+
+def _explicit_fit(model: RepoModel, own: ModelSettings, names: SettingNames) -> Iterator[Problem]:
+    """A model's own settings that cannot apply to it (defaults that do not fit are skipped instead)."""
+    own_path, base = f"{names.models}.{model.name}", model.config
+    if model.is_ensemble:
+        explicit = {f.name for f in dataclasses.fields(own) if getattr(own, f.name) is not None}
+        for field in sorted(explicit - ENSEMBLE_FIELDS):
+            yield (
+                f"{own_path}.{names.key(field)}",
+                "does not apply to {models}, an ensemble: it has no instances, batcher or warmup "
+                "of its own; set it on the models it chains",
+            )
+    # model_config.proto: `scheduling_choice` is a oneof, so a model has one scheduler.
+    if own.dynamic_batching is not None and base.HasField("sequence_batching"):
+        yield (
+            f"{own_path}.{names.key('dynamic_batching')}",
+            "{models} uses sequence_batching; Triton allows one scheduler",
+        )
+    if own.instance_group is not None and len(base.instance_group) > 1:
+        yield (
+            f"{own_path}.{names.key('instance_group')}",
+            f"the base config.pbtxt of {{models}} has {len(base.instance_group)} instance groups; "
+            f"{names.key('instance_group')} can only set a model with one",
+        )
+
+
+def _preferred_sizes(
+    model: RepoModel,
+    settings: ModelSettings,
+    own: ModelSettings | None,
+    max_batch: tuple[int, str],
+    names: SettingNames,
+) -> Iterator[Problem]:
+    """Preferred sizes above the batch limit, wherever they were set, base config included: Triton refuses
+    them ("dynamic batching preferred size must be <= max batch size", core/src/model_config_utils.cc)."""
+    base = model.config
+    batching = settings.dynamic_batching
+    sizes, sizes_path = (
+        tuple(base.dynamic_batching.preferred_batch_size),
+        f"preferred_batch_size in {names.base(model)}",
+    )
+    if batching is None and not base.HasField("dynamic_batching"):
+        return
+    if batching is not None and batching.preferred_batch_size is not None:
+        sizes = batching.preferred_batch_size
+        sizes_path = names.setting(own, model.name, "dynamic_batching.preferred_batch_size")
+    limit, limit_path = max_batch
+    for i, size in enumerate(sizes):
+        if size > limit:
+            yield (
+                f"{sizes_path}[{i}]",
+                f"preferred batch size {size} is above {names.key('max_batch_size')} {limit} ({limit_path}) of "
+                f"{{models}}; each preferred size must be <= {names.key('max_batch_size')}",
+            )
+
+
+def _versions(
+    model: RepoModel, settings: ModelSettings, own: ModelSettings | None, names: SettingNames
+) -> Iterator[Problem]:
+    available = ", ".join(map(str, model.versions)) or "none"
+    if not model.versions:
+        yield (names.file(model.path), "{models} has no version folder (1/, 2/, ...); Triton serves versions only")
+        return
+    policy = settings.version_policy
+    if policy is not None and policy.specific is not None:
+        path = names.setting(own, model.name, "version_policy.specific.versions")
+        for i, version in enumerate(policy.specific.versions):
+            if version not in model.versions:
+                yield (f"{path}[{i}]", f"version {version} of {{models}} does not exist; version folders: {available}")
+    if policy is not None and policy.latest is not None and policy.latest.num_versions > len(model.versions):
+        yield (
+            names.setting(own, model.name, "version_policy.latest.num_versions"),
+            f"{policy.latest.num_versions} latest versions of {{models}} requested but only {available} exist",
+        )
+    if model.is_ensemble:
+        return  # an ensemble's version folder is empty by design: it runs other models
+    for version in served_versions(model, settings):
+        if version in model.empty_versions:
+            yield (
+                names.file(model.path / str(version)),
+                f"version {version} of {{models}} is served but its folder is empty, so Triton cannot load it; "
+                f"put the model's files in it, or serve other versions ({names.key('version_policy')})",
+            )
+
+
+def _ensemble_batches(
+    repo: ModelRepository,
+    deployments: Mapping[str, Sequence[str]],
+    defaults: ModelSettings,
+    models: Mapping[str, ModelSettings],
+    names: SettingNames,
+) -> Iterator[Problem]:
+    """An ensemble may batch no more than each model it chains ("ensemble ... allows maximum batch size ...,
+    but it contains model ... which only allows maximum batch size to be ...", core/src/ensemble_utils.cc)."""
+
+    def max_batch(name: str) -> tuple[int, str]:
+        model, own = repo.models[name], models.get(name)
+        return _max_batch(model, effective_settings(model, defaults, own), own, names)
+
+    ensembles = sorted({m for served in deployments.values() for m in served if m in repo.models})
+    for name in (n for n in ensembles if repo.models[n].is_ensemble):
+        limit, where = max_batch(name)
+        for step in sorted({s.model_name for s in repo.models[name].config.ensemble_scheduling.step}):
+            if step in repo.models and max_batch(step)[0] < limit:
+                yield (
+                    where,
+                    f"ensemble {name!r} has {names.key('max_batch_size')} {limit} but the model it chains, "
+                    f"{step!r}, has {max_batch(step)[0]} ({max_batch(step)[1]}); Triton requires the ensemble's "
+                    "to be <= each step's",
+                )
