@@ -41,6 +41,33 @@ class ArgProblems:
             self.add(path, f"{number} is above the maximum {maximum}")
         return number
 
+    def number(
+        self,
+        path: str,
+        value: Any,
+        *,
+        above: float | None = None,
+        at_least: float | None = None,
+        below: float | None = None,
+        at_most: float | None = None,
+    ) -> float:
+        """`value` as a float (an int is one) within the bounds given, all named when one fails; 0 after a
+        recorded problem."""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.add(path, f"{value!r} is not a number")
+            return 0.0
+        bounds = {
+            "above": (above, value > (above or 0)),
+            "at least": (at_least, value >= (at_least or 0)),
+            "below": (below, value < (below or 0)),
+            "at most": (at_most, value <= (at_most or 0)),
+        }
+        given = {word: holds for word, (bound, holds) in bounds.items() if bound is not None}
+        if not all(given.values()):
+            rule = " and ".join(f"{word} {bounds[word][0]:g}" for word in given)
+            self.add(path, f"{value:g} is not {rule}")
+        return float(value)
+
     def choice(self, path: str, value: Any, allowed: tuple[str, ...]) -> str:
         """`value` if it is one of `allowed`; the first allowed after a recorded problem."""
         if value not in allowed:

@@ -594,11 +594,9 @@ def pool_manifests(pool: Pool, placement: PoolPlacement) -> dict[str, dict[str, 
 
 
 class GpuNodePool(pulumi.ComponentResource):
-    """Device plugin, node autoscaling, priorities and spare capacity of the GPU pool.
-
-    Its ServiceMonitor (with `dcgm_exporter`) waits for what the component's `opts.depends_on` names:
-    give it the Prometheus Operator's chart when that is installed in the same `pulumi up` (its CRDs).
-    """
+    """Device plugin, node autoscaling, priorities and spare capacity of the GPU pool. Its ServiceMonitor (with
+    `dcgm_exporter`) waits for what the component's `opts.depends_on` names: give it the Prometheus Operator's
+    chart when that is installed in the same `pulumi up` (its CRDs)."""
 
     placement: PoolPlacement
     """Where GPU pods may run, what they tolerate and the GPU resource: TritonServing places its pods by it."""

@@ -157,23 +157,10 @@ def one_namespace(namespaces: list[str], problems: ArgProblems) -> str:
 
 class KedaScaling(pulumi.ComponentResource):
     """A ScaledObject per target Deployment, each created after its Deployment; in install mode KEDA itself
-    first.
+    first. docs/architecture.md shows it on a Deployment of your own, with KEDA already running."""
 
-    On a Deployment of your own, with KEDA already running:
-
-        KedaScaling("my-scaling", {
-            "targets": {
-                "my-model": {
-                    "deployment_name": deployment.metadata.name,
-                    "namespace": deployment.metadata.namespace,
-                    "min_replicas": 1,
-                    "max_replicas": 4,
-                    "trigger": {"name": "load", "query": "sum(my_load)", "threshold": 10},
-                },
-            },
-            "prometheus_url": "http://prometheus-operated.monitoring.svc:9090",
-        })
-    """
+    scaled_object_names: pulumi.Output[dict[str, str]]
+    """The name of each target's ScaledObject (in its Deployment's namespace), by target key."""
 
     def __init__(self, name: str, args: KedaScalingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         scaling = scaling_of(name, args)
@@ -194,12 +181,16 @@ class KedaScaling(pulumi.ComponentResource):
                 )
             )
             _create(f"{name}-prometheus-auth", "TriggerAuthentication", manifest, ordered)
+        manifests = {key: _scaled_object(scaling, target) for key, target in targets}
         # Not an output of the component's schema (a resource has no schema type there): a handle for Python callers.
         self.scaled_objects: dict[str, pulumi.CustomResource] = {
-            key: _create(f"{name}-{key}-scaled-object", "ScaledObject", _scaled_object(scaling, target), ordered)
-            for key, target in targets
+            key: _create(f"{name}-{key}-scaled-object", "ScaledObject", manifest, ordered)
+            for key, manifest in manifests.items()
         }
-        self.register_outputs({})
+        self.scaled_object_names = pulumi.Output.all(
+            **{key: manifest.apply(lambda m: str(m["metadata"]["name"])) for key, manifest in manifests.items()}
+        )
+        self.register_outputs({"scaled_object_names": self.scaled_object_names})
 
     def _install(self, name: str, scaling: Scaling, child: pulumi.ResourceOptions) -> pulumi.Resource:
         keda = scaling.keda

@@ -264,7 +264,9 @@ def scaling_of(name: str, args: KedaScalingArgs) -> Scaling:
     fallback = args.get("fallback")
     auth = args.get("prometheus_auth")
     paused_replicas = args.get("paused_replicas")
-    gpu_target = _number(problems, "gpu_memory_ratio_target", args.get("gpu_memory_ratio_target", 0.8), maximum=1)
+    gpu_target = problems.number(
+        "gpu_memory_ratio_target", args.get("gpu_memory_ratio_target", 0.8), at_least=0, at_most=1
+    )
     scaling = Scaling(
         targets={key: _target(problems, f"targets.{key}", target) for key, target in targets.items()},
         prometheus_url=prometheus_url or "",
@@ -290,20 +292,6 @@ def scaling_of(name: str, args: KedaScalingArgs) -> Scaling:
     return scaling
 
 
-def _number(
-    problems: ArgProblems, path: str, value: Any, *, above_zero: bool = False, maximum: float | None = None
-) -> float:
-    """`value` if it is a number, 0 or more (above 0 with `above_zero`), at most `maximum`; 0 if not a number."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        problems.add(path, f"{value!r} is not a number")
-        return 0
-    if value < 0 or (above_zero and value == 0):
-        problems.add(path, f"{value!r} is not above 0" if above_zero else f"{value!r} is below 0")
-    elif maximum is not None and value > maximum:
-        problems.add(path, f"{value!r} is above {maximum:g}")
-    return value
-
-
 def _target(problems: ArgProblems, path: str, target: ScaleTarget) -> Target:
     known = len(problems.problems)
     low = problems.required(path, target, "min_replicas")
@@ -327,8 +315,10 @@ def _trigger(problems: ArgProblems, path: str, trigger: LoadTrigger) -> Trigger:
     return Trigger(
         name=problems.required(path, trigger, "name") or "",
         query=problems.required(path, trigger, "query") or "",
-        threshold=1 if threshold is None else _number(problems, f"{path}.threshold", threshold, above_zero=True),
-        activation_threshold=_number(problems, f"{path}.activation_threshold", trigger.get("activation_threshold", 0)),
+        threshold=1 if threshold is None else problems.number(f"{path}.threshold", threshold, above=0),
+        activation_threshold=problems.number(
+            f"{path}.activation_threshold", trigger.get("activation_threshold", 0), at_least=0
+        ),
     )
 
 

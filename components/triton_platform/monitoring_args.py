@@ -343,28 +343,6 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringSettings:
     return settings
 
 
-def number(
-    problems: ArgProblems,
-    path: str,
-    value: Any,
-    *,
-    above: float,
-    below: float | None = None,
-    at_most: float | None = None,
-) -> float:
-    """`value` as a float (an int is one), above `above`, and below `below` or at most `at_most` when given;
-    0 after a recorded problem."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        problems.add(path, f"{value!r} is not a number")
-        return 0.0
-    bounds = [f"above {above:g}"]
-    bounds += [] if below is None else [f"below {below:g}"]
-    bounds += [] if at_most is None else [f"at most {at_most:g}"]
-    if not (value > above and (below is None or value < below) and (at_most is None or value <= at_most)):
-        problems.add(path, f"{value:g} is not {' and '.join(bounds)}")
-    return float(value)
-
-
 def _duration(problems: ArgProblems, path: str, value: Any) -> str:
     if not is_prometheus_duration(value):
         problems.add(path, f"{value!r} is not a Prometheus duration such as 30s, 5m or 1h30m")
@@ -395,7 +373,7 @@ def _thresholds(problems: ArgProblems, given: Mapping[str, Any]) -> Thresholds:
     values: dict[str, Any] = {}
     for key, value in given.items():
         if key in _THRESHOLD_BOUNDS:
-            values[key] = number(problems, f"alerts.{key}", value, above=0, **_THRESHOLD_BOUNDS[key])
+            values[key] = problems.number(f"alerts.{key}", value, above=0, **_THRESHOLD_BOUNDS[key])
         elif key in AlertThresholds.__annotations__:
             values[key] = _duration(problems, f"alerts.{key}", value)
     return Thresholds(**values)
@@ -441,7 +419,7 @@ def _signal(problems: ArgProblems, path: str, given: Mapping[str, Any], models: 
         problems.add(f"{path}.instances_per_pod", f"only kind busy-ratio reads it; this signal is {kind!r}")
     return Signal(
         kind=str(kind),
-        target=0.0 if target is None else number(problems, f"{path}.target", target, above=0, at_most=at_most),
+        target=0.0 if target is None else problems.number(f"{path}.target", target, above=0, at_most=at_most),
         instances=instances,
     )
 

@@ -54,3 +54,25 @@ def test_a_key_the_args_type_does_not_declare_is_named_with_the_known_ones() -> 
         "Probe p: args.sise: unknown key; known keys: name, size",
         "Probe p: args.nested.colour: unknown key; known keys: name, size",
     ]
+
+
+def test_a_number_out_of_bounds_names_every_bound_and_a_file_problem_names_its_file() -> None:
+    problems = ArgProblems("KedaScaling", "k")
+    assert problems.number("ratio", 0.5, above=0, at_most=1) == 0.5
+    assert problems.number("threshold", 3, above=0) == 3.0
+    problems.number("ratio", 1.5, above=0, at_most=1)
+    problems.number("failure_ratio", 1, above=0, below=1)
+    problems.number("activation", -1, at_least=0)
+    problems.number("threshold", "ten", above=0)
+    problems.number("threshold", False, above=0)
+    problems.add_at("/repo/m/config.pbtxt", "max_batch_size is 0")
+    with pytest.raises(ArgsError) as raised:
+        problems.check()
+    assert str(raised.value).splitlines() == [
+        "KedaScaling k: args.ratio: 1.5 is not above 0 and at most 1",
+        "KedaScaling k: args.failure_ratio: 1 is not above 0 and below 1",
+        "KedaScaling k: args.activation: -1 is not at least 0",
+        "KedaScaling k: args.threshold: 'ten' is not a number",
+        "KedaScaling k: args.threshold: False is not a number",
+        "KedaScaling k: /repo/m/config.pbtxt: max_batch_size is 0",
+    ]

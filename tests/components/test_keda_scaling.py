@@ -84,6 +84,26 @@ def target_of(deployment: k8s.apps.v1.Deployment, min_replicas: int, max_replica
 
 
 @pulumi_test
+def test_the_scaled_object_names_are_an_output_by_target(mocks: RecordingMocks) -> pulumi.Output[None]:
+    scaling = KedaScaling(
+        "my-scaling",
+        {
+            "targets": {
+                "first": target_of(my_deployment("model-a", "ml"), 1, 2),
+                "second": target_of(my_deployment("model-b", "ml"), 1, 3),
+            },
+            "prometheus_url": "http://prom.monitoring.svc:9090",
+        },
+    )
+
+    def check(names: dict[str, str]) -> None:
+        # KEDA names a ScaledObject after its Deployment: `kubectl get scaledobject <name> -n ml`.
+        assert names == {"first": "model-a", "second": "model-b"}
+
+    return scaling.scaled_object_names.apply(check)
+
+
+@pulumi_test
 def test_a_deployment_of_ones_own_is_scaled_on_its_query(mocks: RecordingMocks) -> pulumi.Output[None]:
     scaling = KedaScaling(
         "my-scaling",
@@ -404,7 +424,7 @@ def _target(**changes: Any) -> dict[str, Any]:
             ),
             [
                 "args.targets.m.trigger.threshold: 'ten' is not a number",
-                "args.targets.m.trigger.activation_threshold: -1 is below 0",
+                "args.targets.m.trigger.activation_threshold: -1 is not at least 0",
             ],
             id="trigger-numbers",
         ),
@@ -439,7 +459,7 @@ def _target(**changes: Any) -> dict[str, Any]:
         ),
         pytest.param(
             _args(gpu_memory_ratio_target=1.5),
-            ["args.gpu_memory_ratio_target: 1.5 is above 1"],
+            ["args.gpu_memory_ratio_target: 1.5 is not at least 0 and at most 1"],
             id="gpu-memory-ratio",
         ),
         pytest.param(
