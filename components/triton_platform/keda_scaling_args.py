@@ -10,7 +10,7 @@ schema is read from the annotations as objects.
 """
 
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 import pulumi
 
