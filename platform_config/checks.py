@@ -217,6 +217,25 @@ def _gpu_capacity(sections: Sections, _repo: ModelRepository) -> Iterator[Config
         )
 
 
+DRAIN_FLOOR = 2
+"""A Triton PodDisruptionBudget lets a drain evict one pod at a time (maxUnavailable 1): with two, one stays ready."""
+
+
+def _production_drain_floor(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    if sections["environment"] != "production":
+        return
+    serving: ServingConfig = sections["serving"]
+    for name, dep in sorted(serving.deployments.items()):
+        if dep.replicas.min < DRAIN_FLOOR:
+            yield ConfigIssue(
+                f"{SERVING}.deployments.{name}.replicas.min",
+                f"{dep.replicas.min} in production: a node drain or upgrade evicts one pod at a time "
+                f"(PodDisruptionBudget maxUnavailable 1), so with fewer than {DRAIN_FLOOR} replicas it takes "
+                f"the last ready pod and the deployment serves nothing until a new one loads its models; "
+                f"use min >= {DRAIN_FLOOR}",
+            )
+
+
 def _static_replicas(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
     scaling: ScalingConfig = sections["scaling"]
     if scaling.enabled:
@@ -331,6 +350,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("monitoring",), _routes_exist),
     (("environment", "serving", "scaling"), _scaling_bounds),
     (("serving", "scaling"), _static_replicas),
+    (("environment", "serving"), _production_drain_floor),
 ]
 """Each check with the sections it needs."""
 

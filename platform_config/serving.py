@@ -38,7 +38,7 @@ class ReplicaRange(Strict):
     """Replica bounds of one Triton Deployment."""
 
     min: Annotated[int, Field(ge=0, le=1000)]
-    """Warm floor. 0 lets KEDA scale the deployment to zero (cold starts of 30-60 s on the first request)."""
+    """Warm floor: at least 1 with autoscaling (Triton at zero exports no series), 2 in production (drains)."""
 
     max: Annotated[int, Field(ge=1, le=1000)]
     """Ceiling for the autoscaler; with autoscaling disabled it must equal `min`."""

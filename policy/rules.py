@@ -368,6 +368,53 @@ def max_replicas(deployment: Resource, resources: list[Resource]) -> int:
     return int((deployment.props.get("spec") or {}).get("replicas") or 1)
 
 
+def min_replicas(deployment: Resource, resources: list[Resource]) -> tuple[int, str]:
+    """The fewest replicas the Deployment runs, and who says so: its ScaledObject (KEDA's default
+    minReplicaCount is 0) or its own spec.replicas (the API server's default is 1)."""
+    for scaled in resources:
+        spec = scaled.props.get("spec") or {}
+        target = (spec.get("scaleTargetRef") or {}).get("name")
+        if scaled.kind == "ScaledObject" and target == deployment.name and scaled.namespace == deployment.namespace:
+            return int(spec.get("minReplicaCount") or 0), f"ScaledObject {scaled.name!r} minReplicaCount"
+    return int((deployment.props.get("spec") or {}).get("replicas") or 1), "spec.replicas"
+
+
+DRAIN_FLOOR = 2
+"""Triton's PodDisruptionBudget lets a drain evict one pod at a time: with two, one stays ready."""
+
+
+def drains(resources: list[Resource]) -> list[tuple[Resource, str]]:
+    """A node drain never blocks on an unready Triton, and in production never takes the last ready one."""
+    out = []
+    for deployment in filter(is_triton, resources):
+        labels = ((deployment.props.get("spec") or {}).get("template") or {}).get("metadata", {}).get("labels") or {}
+        for pdb in resources:
+            spec = pdb.props.get("spec") or {}
+            if (
+                pdb.kind == "PodDisruptionBudget"
+                and pdb.namespace == deployment.namespace
+                and selects(spec.get("selector") or {}, labels)
+                and spec.get("unhealthyPodEvictionPolicy") != "AlwaysAllow"
+            ):
+                out.append(
+                    (
+                        pdb,
+                        "unhealthyPodEvictionPolicy is not AlwaysAllow: an unready Triton (a failed model load, "
+                        "a GPU fault) blocks every node drain",
+                    )
+                )
+        floor, source = min_replicas(deployment, resources)
+        if deployment.production and floor < DRAIN_FLOOR:
+            out.append(
+                (
+                    deployment,
+                    f"runs as few as {floor} replicas ({source}): a node drain takes the last ready pod; "
+                    f"keep at least {DRAIN_FLOOR}",
+                )
+            )
+    return out
+
+
 def availability(resources: list[Resource]) -> list[tuple[Resource, str]]:
     """A Triton Deployment that can exceed one replica (every one in production) has a PDB and spread."""
     out = []
@@ -538,6 +585,13 @@ RULES = (
         "Triton Deployments that can exceed one replica (all in production) have a PDB and anti-affinity or spread.",
         "PSS-adjacent guidance, kube-linter, Polaris",
         stack_check=availability,
+    ),
+    Rule(
+        "triton-drain",
+        "A Triton PDB lets drains evict unready pods (unhealthyPodEvictionPolicy AlwaysAllow); in production a "
+        "Triton Deployment runs at least 2 replicas, so a drain leaves one ready.",
+        "Kubernetes docs, Specifying a Disruption Budget: unhealthy pod eviction policy",
+        stack_check=drains,
     ),
     Rule(
         "namespace-network-policy",

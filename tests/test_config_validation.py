@@ -478,6 +478,17 @@ def test_render_mode_rejects_cluster_settings() -> None:
     assert validate("dev", setting(K8S, "renderDir", value="out/dev"))
 
 
+def test_production_keeps_a_ready_pod_through_a_drain() -> None:
+    [error] = errors_of("production", setting(SERVING, "deployments", "ranker", "replicas", "min", value=1))
+    assert error == (
+        "triton-platform:serving.deployments.ranker.replicas.min: 1 in production: a node drain or upgrade evicts "
+        "one pod at a time (PodDisruptionBudget maxUnavailable 1), so with fewer than 2 replicas it takes the last "
+        "ready pod and the deployment serves nothing until a new one loads its models; use min >= 2"
+    )
+    # Only production: dev and staging may run one replica.
+    assert validate("staging", setting(SERVING, *GENERAL, "replicas", "min", value=1))
+
+
 def test_static_replicas_need_min_equal_max() -> None:
     [error] = errors_of("dev", setting(SCALING, "enabled", value=False))
     assert error == (

@@ -165,7 +165,7 @@ def test_scaling_to_zero_is_rejected_with_autoscaling() -> None:
 
 def test_fallback_replicas_must_fit_every_deployment() -> None:
     [error] = errors_of("production", setting(SCALING, "fallback", "replicas", value=5))
-    assert error == "triton-platform:scaling.fallback.replicas: 5 is outside deployment 'ranker''s replicas range 1-4"
+    assert error == "triton-platform:scaling.fallback.replicas: 5 is outside deployment 'ranker''s replicas range 2-4"
     assert validate("production", setting(SCALING, "fallback", "replicas", value=3))
 
 

@@ -265,6 +265,42 @@ def test_a_triton_deployment_without_pdb_or_spread_is_reported() -> None:
     ]
 
 
+def test_a_drain_that_would_stall_or_take_the_last_ready_triton_is_reported() -> None:
+    resources = built(synth_stack("production"))
+    rule = RULE["triton-drain"]
+    assert stack_violations(rule, resources) == []
+
+    def default_policy(p: dict[str, Any]) -> None:
+        p["spec"].pop("unhealthyPodEvictionPolicy")
+
+    pdb = find("production", "PodDisruptionBudget", "triton-ranker")
+    stalling = replace(resources, "PodDisruptionBudget", "triton-ranker", changed(pdb, default_policy))
+    assert stack_violations(rule, stalling) == [
+        (
+            "PodDisruptionBudget",
+            "triton-ranker",
+            "unhealthyPodEvictionPolicy is not AlwaysAllow: an unready Triton (a failed model load, a GPU fault) "
+            "blocks every node drain",
+        )
+    ]
+
+    def one_replica(p: dict[str, Any]) -> None:
+        p["spec"]["minReplicaCount"] = 1
+
+    scaled = find("production", "ScaledObject", "triton-ranker")
+    single = replace(resources, "ScaledObject", "triton-ranker", changed(scaled, one_replica))
+    assert stack_violations(rule, single) == [
+        (
+            "Deployment",
+            "triton-ranker",
+            "runs as few as 1 replicas (ScaledObject 'triton-ranker' minReplicaCount): a node drain takes the last "
+            "ready pod; keep at least 2",
+        )
+    ]
+    # Dev runs one replica by design: the floor is production's rule.
+    assert stack_violations(rule, built(synth_stack("dev"))) == []
+
+
 def test_a_namespace_without_default_deny_egress_is_reported() -> None:
     resources = built(synth_stack("production"))
     rule = RULE["namespace-egress-policy"]

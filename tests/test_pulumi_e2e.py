@@ -192,6 +192,7 @@ FIXTURE_VIOLATIONS = {
     "no-plaintext-secrets": "env SLACK_WEBHOOK holds a secret-looking value",
     "protected-model-storage": "production model storage must be protected (pulumi protect)",
     "triton-availability": "no PodDisruptionBudget selects its pods",
+    "triton-drain": "runs as few as 0 replicas (ScaledObject 'triton' minReplicaCount)",
     "namespace-network-policy": "no NetworkPolicy in this namespace",
     "keda-no-static-replicas": "scaled by KEDA, so it must not set spec.replicas",
     "ephemeral-storage": "container triton has no ephemeral-storage requests",

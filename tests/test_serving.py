@@ -170,7 +170,11 @@ def test_availability_and_selectors(stack: str, deployment: str) -> None:
     pdbs = objects(result, "PodDisruptionBudget")
     spread = pod(result, deployment).get("topologySpreadConstraints", [])
     if dep_config.replicas.max > 1:
-        assert pdbs[f"triton-{deployment}"]["spec"] == {"maxUnavailable": 1, "selector": {"matchLabels": matched}}
+        assert pdbs[f"triton-{deployment}"]["spec"] == {
+            "maxUnavailable": 1,
+            "selector": {"matchLabels": matched},
+            "unhealthyPodEvictionPolicy": "AlwaysAllow",
+        }
         assert {c["topologyKey"] for c in spread} == {"kubernetes.io/hostname", "topology.kubernetes.io/zone"}
     else:
         assert f"triton-{deployment}" not in pdbs

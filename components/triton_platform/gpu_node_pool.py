@@ -492,6 +492,8 @@ def dcgm_manifests(
                 "template": {
                     "metadata": {"labels": labels},
                     "spec": {
+                        # A node agent, as the device plugin: batch GPU work must never preempt it.
+                        "priorityClassName": "system-node-critical",
                         "nodeSelector": dict(placement["node_selector"]),
                         "tolerations": list(placement["tolerations"]),
                         "automountServiceAccountToken": False,

@@ -54,7 +54,9 @@ class ScaleTarget(TypedDict):
     """The Deployment's namespace, where its ScaledObject goes. Required."""
 
     min_replicas: int
-    """`minReplicaCount`: the fewest replicas, 0 or more; 0 lets KEDA scale the Deployment to zero. Required."""
+    """`minReplicaCount`: the fewest replicas, 0 or more. 0 lets KEDA scale the Deployment to zero, which
+    only a query that still answers with no pod running can scale up again (Triton's series vanish with its
+    pods). Required."""
 
     max_replicas: int
     """`maxReplicaCount`: the most replicas, at least 1 and at least `min_replicas`. Required."""

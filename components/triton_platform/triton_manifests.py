@@ -682,7 +682,13 @@ def pdb_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
         "metadata": ctx.metadata(deployment_object_name(name), name),
-        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector_labels(name)}},
+        "spec": {
+            "maxUnavailable": 1,
+            "selector": {"matchLabels": selector_labels(name)},
+            # An unready Triton (a failed model load, a GPU fault) serves nothing: evicting it must never
+            # wait for it to become ready, or it blocks node drains (policy/v1 PodDisruptionBudgetSpec).
+            "unhealthyPodEvictionPolicy": "AlwaysAllow",
+        },
     }
 
 

@@ -129,8 +129,9 @@ class ReplicaRangeArgs(TypedDict):
     """Replica bounds of one Triton Deployment."""
 
     min: int
-    """Warm floor, 0 to 1000. 0 lets an autoscaler scale the deployment to zero (cold starts of 30-60 s on the
-    first request). Without an autoscaler (`autoscaled` false) the Deployment runs `min` pods."""
+    """Warm floor, 0 to 1000. At 0 no pod runs until an autoscaler adds one, and one scaling on Triton's own
+    metrics never does (its series vanish with its pods). Without an autoscaler (`autoscaled` false) the
+    Deployment runs `min` pods."""
 
     max: int
     """Ceiling for the autoscaler, 1 to 1000 and >= `min`; more than 1 also spreads the pods over nodes and

@@ -218,7 +218,12 @@ def test_service_pdb_and_network_policy(recorder: RecordingMocks) -> None:
     }
     pdb = recorder.inputs["kubernetes:policy/v1:PodDisruptionBudget", "unit-demo-pdb"]
     assert pdb["metadata"] == METADATA
-    assert pdb["spec"] == {"maxUnavailable": 1, "selector": {"matchLabels": SELECTOR}}
+    # An unready Triton never holds up a drain.
+    assert pdb["spec"] == {
+        "maxUnavailable": 1,
+        "selector": {"matchLabels": SELECTOR},
+        "unhealthyPodEvictionPolicy": "AlwaysAllow",
+    }
     policy = recorder.inputs["kubernetes:networking.k8s.io/v1:NetworkPolicy", "unit-demo-network-policy"]
     assert policy["metadata"] == METADATA
     assert policy["spec"] == {
