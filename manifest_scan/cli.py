@@ -56,11 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(count_table(scans, unexcepted))
     for finding in unexcepted:
         print(finding.line())
-    # An exception scoped to a stack not scanned has had no chance to match.
-    unused = stale(exceptions, used) if set(chosen) == set(stacks) else []
+    # A grant in a stack not scanned has had no chance to match.
+    unused = stale(exceptions, used, chosen)
     source = display_path(args.exceptions)
-    for exception, pattern in unused:
-        print(f"{source}: {exception.describe(pattern)}: stale, it covers no finding in any stack; remove it")
+    for exception, pattern, stack in unused:
+        print(f"{source}: {exception.describe(pattern, stack)}: stale, it covers no finding there; remove it")
     if unexcepted or unused:
         print(
             f"\n{len(unexcepted)} finding(s) neither fixed nor excepted, {len(unused)} stale exception(s); "

@@ -1,9 +1,9 @@
 """exceptions.yaml: the scanner findings the platform keeps by design, each with its reason.
 
-Each entry excepts one check of one scanner for the objects it lists (`<Kind>/<name
-glob>`), optionally only for some containers or some stacks. Loading reports every
-problem of the file at once, each naming the entry, the key, the bad value and what
-is allowed.
+Each entry excepts one check of one scanner for the objects it names (`<Kind>/<name>`,
+exactly: no glob that would silently cover a future object) in the stacks it names,
+optionally only for some containers. Loading reports every problem of the file at
+once, each naming the entry, the key, the bad value and what is allowed.
 """
 
 from __future__ import annotations
@@ -20,11 +20,24 @@ from manifest_scan.findings import SCANNERS, Scanner
 from platform_config.paths import display_path
 
 EXCEPTIONS_FILE = Path(__file__).with_name("exceptions.yaml")
-REQUIRED_KEYS = ("scanner", "check", "objects", "reason")
-OPTIONAL_KEYS = ("containers", "stacks")
+REQUIRED_KEYS = ("scanner", "check", "objects", "stacks", "reason")
+OPTIONAL_KEYS = ("containers",)
 MIN_REASON = 20
-OBJECT_PATTERN = re.compile(r"^[A-Z][A-Za-z0-9]*/[^/\s]+$")
-OBJECT_EXAMPLE = "<Kind>/<name glob>, e.g. Deployment/triton-*"
+DIGEST = "{digest}"
+"""Stands for a content-addressed name suffix: the model loader Job is named after its repository's digest."""
+DIGEST_SUFFIX = "[0-9a-f]{16}"
+OBJECT_PATTERN = re.compile(r"^[A-Z][A-Za-z0-9]*/[a-z0-9][-a-z0-9.]*(\{digest\})?$")
+OBJECT_EXAMPLE = "<Kind>/<name>, e.g. Deployment/triton-general ({digest} may end a name: Job/model-loader-{digest})"
+
+
+def names_object(pattern: str, kind: str, name: str) -> bool:
+    """Whether `<Kind>/<name>` names this object: exactly, or up to its content digest."""
+    want_kind, want_name = pattern.split("/", 1)
+    if want_kind != kind:
+        return False
+    if want_name.endswith(DIGEST):
+        return re.fullmatch(re.escape(want_name.removesuffix(DIGEST)) + DIGEST_SUFFIX, name) is not None
+    return want_name == name
 
 
 @dataclass(frozen=True)
@@ -37,11 +50,10 @@ class ScanException:
     containers: tuple[str, ...]
     """Empty: every finding; else only findings about these containers."""
     stacks: tuple[str, ...]
-    """Empty: every stack."""
     reason: str
 
-    def describe(self, pattern: str) -> str:
-        return f"[{self.index}] {self.scanner} {self.check} {pattern}"
+    def describe(self, pattern: str, stack: str | None = None) -> str:
+        return f"[{self.index}] {self.scanner} {self.check} {pattern}" + (f" in {stack}" if stack else "")
 
 
 class ExceptionsError(Exception):
@@ -150,16 +162,22 @@ def load_exceptions(path: Path, stacks: Collection[str]) -> list[ScanException]:
         raise ExceptionsError(display_path(path), [f"{document!r} is not a list of exceptions"])
     problems: list[str] = []
     exceptions = [e for i, entry in enumerate(document) if (e := _entry(i, entry, stacks, problems))]
-    first: dict[tuple[str, str, str], int] = {}
+    # Each (check, object, stack) has one entry, or one per container: an entry naming no container covers them all.
+    first: dict[tuple[str, str, str, str], dict[str, int]] = {}
     for exception in exceptions:
         for position, pattern in enumerate(exception.objects):
-            key = (exception.scanner, exception.check, pattern)
-            if key in first:
-                problems.append(
-                    f"[{exception.index}].objects[{position}]: {pattern!r} is already excepted from "
-                    f"{exception.scanner} {exception.check} by [{first[key]}]; keep one entry per check and object"
-                )
-            first.setdefault(key, exception.index)
+            for stack in exception.stacks:
+                seen = first.setdefault((exception.scanner, exception.check, pattern, stack), {})
+                mine = exception.containers or ("",)
+                clash = [seen[c] for c in seen if not exception.containers or c in mine or c == ""]
+                if clash:
+                    problems.append(
+                        f"[{exception.index}].objects[{position}]: {pattern!r} in {stack} is already excepted from "
+                        f"{exception.scanner} {exception.check} by [{clash[0]}]; keep one entry per check, "
+                        "object, stack and container"
+                    )
+                for container in mine:
+                    seen.setdefault(container, exception.index)
     if problems:
         raise ExceptionsError(display_path(path), problems)
     return exceptions

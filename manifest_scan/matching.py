@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from fnmatch import fnmatchcase
+from collections.abc import Collection, Iterable
 
-from manifest_scan.exceptions import ScanException
+from manifest_scan.exceptions import ScanException, names_object
 from manifest_scan.findings import Finding
 
-Grant = tuple[ScanException, str]
-"""One object pattern of one exception: what goes stale when it matches nothing."""
+Grant = tuple[ScanException, str, str]
+"""One object of one exception in one stack: what goes stale when it matches nothing there."""
 
 
-def excepts(exception: ScanException, pattern: str, finding: Finding) -> bool:
-    kind, name = pattern.split("/", 1)
+def excepts(exception: ScanException, pattern: str, stack: str, finding: Finding) -> bool:
     return (
         exception.scanner == finding.scanner
         and exception.check == finding.check
-        and (not exception.stacks or finding.stack in exception.stacks)
-        and kind == finding.kind
-        and fnmatchcase(finding.name, name)
+        and finding.stack == stack
+        and names_object(pattern, finding.kind, finding.name)
         # Scoped to containers, it never covers a finding that names none.
         and (not exception.containers or finding.container in exception.containers)
     )
 
 
 def apply(findings: Iterable[Finding], exceptions: Iterable[ScanException]) -> tuple[list[Finding], set[Grant]]:
-    """The findings no exception covers, and the (exception, object pattern) pairs that covered one."""
-    grants = [(exception, pattern) for exception in exceptions for pattern in exception.objects]
+    """The findings no exception covers, and the (exception, object, stack) grants that covered one."""
+    grants = [
+        (exception, pattern, stack)
+        for exception in exceptions
+        for pattern in exception.objects
+        for stack in exception.stacks
+    ]
     unexcepted: list[Finding] = []
     used: set[Grant] = set()
     for finding in findings:
@@ -38,11 +40,13 @@ def apply(findings: Iterable[Finding], exceptions: Iterable[ScanException]) -> t
     return unexcepted, used
 
 
-def stale(exceptions: Iterable[ScanException], used: set[Grant]) -> list[Grant]:
-    """The object patterns that covered no finding, in file order."""
+def stale(exceptions: Iterable[ScanException], used: set[Grant], scanned: Collection[str]) -> list[Grant]:
+    """The grants in the `scanned` stacks that covered no finding, in file order: an exception names exactly
+    the objects and stacks its reason is true for."""
     return [
-        (exception, pattern)
+        (exception, pattern, stack)
         for exception in exceptions
         for pattern in exception.objects
-        if (exception, pattern) not in used
+        for stack in exception.stacks
+        if stack in scanned and (exception, pattern, stack) not in used
     ]

@@ -41,12 +41,13 @@ def _cell(text: str) -> str:
 
 def exceptions_table(exceptions: list[ScanException]) -> str:
     """The exceptions as a Markdown table, for docs/policy.md's scanner-exceptions section."""
-    lines = ["| scanner | check | objects | reason |", "| --- | --- | --- | --- |"]
+    lines = ["| scanner | check | objects | stacks | reason |", "| --- | --- | --- | --- | --- |"]
     for exception in exceptions:
         objects = ", ".join(f"`{pattern}`" for pattern in exception.objects)
         if exception.containers:
             objects += f" (containers {', '.join(f'`{c}`' for c in exception.containers)})"
-        if exception.stacks:
-            objects += f" (stacks {', '.join(exception.stacks)})"
-        lines.append(f"| {exception.scanner} | `{exception.check}` | {objects} | {_cell(exception.reason)} |")
+        stacks = ", ".join(exception.stacks)
+        lines.append(
+            f"| {exception.scanner} | `{exception.check}` | {objects} | {stacks} | {_cell(exception.reason)} |"
+        )
     return "\n".join(lines) + "\n"

@@ -60,7 +60,7 @@ def test_every_finding_is_fixed_or_excepted(stack: str) -> None:
 def test_every_exception_still_covers_a_finding() -> None:
     loaded = exceptions()
     _, used = apply([f for stack in STACKS for f in scanned(stack).findings], loaded)
-    assert [e.describe(pattern) for e, pattern in stale(loaded, used)] == []
+    assert [e.describe(pattern, stack) for e, pattern, stack in stale(loaded, used, STACKS)] == []
 
 
 def mutated_triton(tmp_path: Path) -> Path:
@@ -89,21 +89,41 @@ def test_a_weakened_manifest_is_reported_by_both_scanners(tmp_path: Path) -> Non
     assert not expected & keys(scanned("dev").findings)
 
 
-def test_an_exception_covers_only_its_containers_and_stacks() -> None:
+def test_an_exception_covers_only_its_objects_containers_and_stacks() -> None:
     finding = Finding("dev", "checkov", "CKV_K8S_40", "name", "Deployment", "ns", "triton-general", None, "failed", "m")
-    for_triton = ScanException(0, "checkov", "CKV_K8S_40", ("Deployment/triton-*",), ("triton",), (), "x")
+    for_triton = ScanException(0, "checkov", "CKV_K8S_40", ("Deployment/triton-general",), ("triton",), ("dev",), "x")
     # A finding that names no container is not about the containers an exception names.
     assert apply([finding], [for_triton]) == ([finding], set())
-    for_staging = ScanException(1, "checkov", "CKV_K8S_40", ("Deployment/t*",), (), ("staging",), "x")
+    for_staging = ScanException(1, "checkov", "CKV_K8S_40", ("Deployment/triton-general",), (), ("staging",), "x")
     assert apply([finding], [for_staging]) == ([finding], set())
-    for_dev = ScanException(2, "checkov", "CKV_K8S_40", ("Deployment/triton-*",), (), ("dev",), "x")
-    assert apply([finding], [for_dev]) == ([], {(for_dev, "Deployment/triton-*")})
+    # Names are exact: a glob would silently cover a future object.
+    globbed = ScanException(2, "checkov", "CKV_K8S_40", ("Deployment/triton-*",), (), ("dev",), "x")
+    assert apply([finding], [globbed]) == ([finding], set())
+    for_dev = ScanException(3, "checkov", "CKV_K8S_40", ("Deployment/triton-general",), (), ("dev", "staging"), "x")
+    assert apply([finding], [for_dev]) == ([], {(for_dev, "Deployment/triton-general", "dev")})
+    # The staging grant matched nothing: stale there, not in dev.
+    assert stale([for_dev], {(for_dev, "Deployment/triton-general", "dev")}, STACKS) == [
+        (for_dev, "Deployment/triton-general", "staging")
+    ]
+    assert stale([for_dev], set(), ["dev"]) == [(for_dev, "Deployment/triton-general", "dev")]
+
+
+def test_digest_stands_for_a_content_addressed_suffix_only() -> None:
+    job = ScanException(0, "checkov", "CKV_K8S_40", ("Job/model-loader-{digest}",), (), ("production",), "x")
+
+    def finding(name: str) -> Finding:
+        return Finding("production", "checkov", "CKV_K8S_40", "n", "Job", "ns", name, None, "failed", "m")
+
+    covered = finding("model-loader-9a495975e5938973")
+    assert apply([covered], [job]) == ([], {(job, "Job/model-loader-{digest}", "production")})
+    for other in ("model-loader-evil", "model-loader-9a495975e5938973x", "other-loader-9a495975e5938973"):
+        assert apply([finding(other)], [job])[0] == [finding(other)]
 
 
 VALID: list[dict[str, Any]] = [
-    {"scanner": "checkov", "check": "CKV_K8S_15", "objects": ["Deployment/*"], "reason": "Pinned images only, as agreed."},
-    {"scanner": "kube-score", "check": "deployment-replicas", "objects": ["Deployment/a"], "reason": "KEDA owns the replicas here."},
-    {"scanner": "checkov", "check": "CKV_K8S_35", "objects": ["Job/x-*"], "containers": ["load"], "stacks": ["dev"], "reason": "The credentials come as variables."},
+    {"scanner": "checkov", "check": "CKV_K8S_15", "objects": ["Deployment/a"], "stacks": ["dev", "staging"], "reason": "Pinned images only, as agreed."},
+    {"scanner": "kube-score", "check": "deployment-replicas", "objects": ["Deployment/a"], "stacks": ["dev"], "reason": "KEDA owns the replicas here."},
+    {"scanner": "checkov", "check": "CKV_K8S_35", "objects": ["Job/x-{digest}"], "containers": ["load"], "stacks": ["dev"], "reason": "The credentials come as variables."},
 ]  # fmt: skip
 
 
@@ -121,11 +141,19 @@ def test_the_valid_entries_load(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(VALID))
     loaded = load_exceptions(path, STACKS)
     assert loaded[2] == ScanException(
-        2, "checkov", "CKV_K8S_35", ("Job/x-*",), ("load",), ("dev",), "The credentials come as variables."
+        2, "checkov", "CKV_K8S_35", ("Job/x-{digest}",), ("load",), ("dev",), "The credentials come as variables."
     )
 
 
-BASE = {"scanner": "checkov", "check": "CKV_K8S_8", "objects": ["DaemonSet/a"], "reason": "Nothing to probe on it."}
+BASE = {
+    "scanner": "checkov",
+    "check": "CKV_K8S_8",
+    "objects": ["DaemonSet/a"],
+    "stacks": ["dev"],
+    "reason": "Nothing to probe on it.",
+}
+OBJECT_RULE = "<Kind>/<name>, e.g. Deployment/triton-general ({digest} may end a name: Job/model-loader-{digest})"
+ALLOWED = "allowed: scanner, check, objects, stacks, reason, and optionally containers"
 
 
 @pytest.mark.parametrize(
@@ -137,20 +165,31 @@ BASE = {"scanner": "checkov", "check": "CKV_K8S_8", "objects": ["DaemonSet/a"], 
         ),
         (
             {**BASE, "objects": []},
-            "[3].objects: [] is empty; list at least one: <Kind>/<name glob>, e.g. Deployment/triton-*",
+            f"[3].objects: [] is empty; list at least one: {OBJECT_RULE}",
         ),
         (
             {**BASE, "objects": ["triton-general"]},
-            "[3].objects[0]: 'triton-general' is not <Kind>/<name glob>, e.g. Deployment/triton-*",
+            f"[3].objects[0]: 'triton-general' is not {OBJECT_RULE}",
+        ),
+        (
+            {**BASE, "objects": ["Deployment/triton-*"]},
+            f"[3].objects[0]: 'Deployment/triton-*' is not {OBJECT_RULE}",
+        ),
+        (
+            {**BASE, "objects": ["Job/{digest}-loader"]},
+            f"[3].objects[0]: 'Job/{{digest}}-loader' is not {OBJECT_RULE}",
+        ),
+        (
+            {key: value for key, value in BASE.items() if key != "stacks"},
+            "[3].stacks: missing; every exception has scanner, check, objects, stacks, reason",
         ),
         (
             {**BASE, "container": ["triton"]},
-            "[3].container: unknown key 'container'; allowed: scanner, check, objects, reason, "
-            "and optionally containers, stacks",
+            f"[3].container: unknown key 'container'; {ALLOWED}",
         ),
         (
             {key: value for key, value in BASE.items() if key != "check"},
-            "[3].check: missing; every exception has scanner, check, objects, reason",
+            "[3].check: missing; every exception has scanner, check, objects, stacks, reason",
         ),
         (
             {**BASE, "reason": "because."},
@@ -171,9 +210,14 @@ BASE = {"scanner": "checkov", "check": "CKV_K8S_8", "objects": ["DaemonSet/a"], 
             "[3].stacks[0]: 'qa' is not a stack; known: dev, staging, production",
         ),
         (
-            {**BASE, "check": "CKV_K8S_15", "objects": ["DaemonSet/a", "Deployment/*"]},
-            "[3].objects[1]: 'Deployment/*' is already excepted from checkov CKV_K8S_15 by [0]; "
-            "keep one entry per check and object",
+            {**BASE, "check": "CKV_K8S_15", "objects": ["DaemonSet/a", "Deployment/a"]},
+            "[3].objects[1]: 'Deployment/a' in dev is already excepted from checkov CKV_K8S_15 by [0]; "
+            "keep one entry per check, object, stack and container",
+        ),
+        (
+            {**BASE, "check": "CKV_K8S_35", "objects": ["Job/x-{digest}"], "containers": ["load", "init"]},
+            "[3].objects[0]: 'Job/x-{digest}' in dev is already excepted from checkov CKV_K8S_35 by [2]; "
+            "keep one entry per check, object, stack and container",
         ),
     ],
 )
@@ -184,7 +228,7 @@ def test_each_rule_refuses_a_bad_entry_naming_it(tmp_path: Path, entry: dict[str
 def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
     assert problems(tmp_path, {**BASE, "scanner": "trivy"}, "CKV_K8S_1", {**BASE, "reason": "short."}) == [
         "[3].scanner: 'trivy' is not a scanner; allowed: checkov, kube-score",
-        "[4]: 'CKV_K8S_1' is not a mapping; allowed: scanner, check, objects, reason, and optionally containers, stacks",
+        f"[4]: 'CKV_K8S_1' is not a mapping; {ALLOWED}",
         "[5].reason: 'short.' is not a reason; give at least one full sentence (20 characters or more, ending with '.')",
     ]
 

@@ -16,7 +16,7 @@ import yaml
 from triton_platform.component_types import type_token, with_former_type
 from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, Pool, pool_of
 from triton_platform.gpu_pool_contract import PoolPlacement, Toleration
-from triton_platform.images import pinned
+from triton_platform.images import image_fields
 from triton_platform.kubernetes_objects import create_object
 from triton_platform.namespace import DNS_EGRESS, deny_all
 from triton_platform.policy_exceptions import exception_annotations
@@ -96,7 +96,7 @@ def device_plugin_manifests(
         "containers": [
             {
                 "name": "nvidia-device-plugin",
-                "image": pinned(pool.device_plugin.image, digests),
+                **image_fields(pool.device_plugin.image, digests),
                 "args": ["--config-file=/config/config.yaml"],
                 "securityContext": {"allowPrivilegeEscalation": False, "capabilities": capabilities},
                 "resources": {
@@ -375,7 +375,7 @@ def cluster_autoscaler_manifests(
                         "containers": [
                             {
                                 "name": name,
-                                "image": pinned(ca.image, digests),
+                                **image_fields(ca.image, digests),
                                 "command": ["./cluster-autoscaler"],
                                 "args": args,
                                 "securityContext": RESTRICTED,
@@ -439,7 +439,7 @@ def overprovisioning_manifest(
                     "containers": [
                         {
                             "name": "placeholder",
-                            "image": pinned(pool.overprovisioning_image, digests),
+                            **image_fields(pool.overprovisioning_image, digests),
                             "securityContext": RESTRICTED,
                             "resources": {
                                 "requests": {"cpu": "10m", "memory": "16Mi", **AGENT_LOG_STORAGE["requests"]},
@@ -504,7 +504,7 @@ def dcgm_manifests(
                         "containers": [
                             {
                                 "name": "dcgm-exporter",
-                                "image": pinned(pool.dcgm_exporter_image, digests),
+                                **image_fields(pool.dcgm_exporter_image, digests),
                                 "ports": [{"name": "metrics", "containerPort": DCGM_PORT}],
                                 # DCGM reads the GPUs' profiling counters, which needs SYS_ADMIN and nothing else.
                                 "securityContext": {

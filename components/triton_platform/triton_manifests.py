@@ -19,6 +19,7 @@ from typing import Any
 
 import pulumi
 
+from triton_platform.images import image_fields
 from triton_platform.kubernetes_values import quantity_value
 from triton_platform.model_packaging.digest import files_digest, repository_digest, version_files
 from triton_platform.model_packaging.layout import MANIFEST, assemble_script
@@ -190,11 +191,6 @@ class ServingContext:
         """Triton reads each model's config from `configs/<config_name>.pbtxt`: the name it was rendered under."""
         return self.spec.rendered.config_name
 
-    def image(self, image: str) -> str:
-        """The image as it runs: by digest where `image_digests` lists it."""
-        digest = self.spec.image_digests.get(image)
-        return image if digest is None else f"{image}@{digest}"
-
     def metadata(self, name: str, deployment: str | None = None, **extra: Any) -> dict[str, Any]:
         labels = dict(self.spec.labels)
         if deployment:
@@ -363,8 +359,7 @@ def _triton_container(ctx: ServingContext, deployment: Deployment) -> dict[str, 
         mounts += [{"name": "models", "mountPath": MODELS_DIR, "readOnly": True}, _store_mount(ctx)]
     container: dict[str, Any] = {
         "name": "triton",
-        "image": ctx.image(serving.image),
-        "imagePullPolicy": "IfNotPresent",
+        **image_fields(serving.image, ctx.spec.image_digests),
         "command": ["tritonserver"],
         "args": tritonserver_args(
             ctx.config_name,
@@ -420,8 +415,7 @@ def _triton_container(ctx: ServingContext, deployment: Deployment) -> dict[str, 
 def _assemble_container(ctx: ServingContext, deployment: Deployment) -> dict[str, Any]:
     return {
         "name": "assemble-model-repository",
-        "image": ctx.image(ctx.spec.image),
-        "imagePullPolicy": "IfNotPresent",
+        **image_fields(ctx.spec.image, ctx.spec.image_digests),
         "command": ["/bin/sh", "-c", assemble_script(deployment.models)],
         "env": [
             {"name": "STACK", "value": ctx.config_name},
@@ -468,8 +462,7 @@ def loader_job_manifest(ctx: ServingContext, pvc: Claim) -> dict[str, Any]:
     settings = {**rclone_settings(store), "SOURCE": store.rclone_path(ctx.digest), "DIGEST": ctx.digest}
     container: dict[str, Any] = {
         "name": "load",
-        "image": ctx.image(pvc.loader_image),
-        "imagePullPolicy": "IfNotPresent",
+        **image_fields(pvc.loader_image, ctx.spec.image_digests),
         "command": ["/bin/sh", "-c", loader_script()],
         "env": [
             *(

@@ -136,6 +136,8 @@ def test_the_deployment_runs_triton_restricted_on_the_pool(recorder: RecordingMo
     assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     [triton] = pod["containers"]
     assert (triton["name"], triton["image"], triton["command"]) == ("triton", TRITON_IMAGE, ["tritonserver"])
+    # By tag the content may move: every start asks the registry.
+    assert [c["imagePullPolicy"] for c in pod["initContainers"] + pod["containers"]] == ["Always"] * 2
     assert triton["args"] == [
         "--model-repository=/models",
         "--model-config-name=demo",
@@ -267,6 +269,8 @@ def test_an_autoscaled_deployment_leaves_replicas_unset_and_runs_images_by_diges
     assert "replicas" not in spec
     pod = spec["template"]["spec"]
     assert [c["image"] for c in pod["initContainers"] + pod["containers"]] == [f"{TRITON_IMAGE}@{DIGEST}"] * 2
+    # By digest the content cannot change: a node's copy serves, no registry on the start path.
+    assert [c["imagePullPolicy"] for c in pod["initContainers"] + pod["containers"]] == ["IfNotPresent"] * 2
     assert spec["template"]["metadata"]["labels"]["app.kubernetes.io/version"] == "24.10-py3"
 
 
