@@ -7,6 +7,7 @@ never hides the errors of another.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from pydantic.alias_generators import to_camel
@@ -22,6 +23,8 @@ from platform_config.schema import section_key
 from platform_config.serving import ModelSettings, ServingConfig
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging import settings as plain
+from triton_platform.model_packaging.bundle import bundle_problems
+from triton_platform.model_packaging.digest import version_paths
 from triton_platform.model_packaging.render import effective_settings
 from triton_platform.model_packaging.source import ModelRepository
 
@@ -265,21 +268,18 @@ def _model_delivery(sections: Sections, repo: ModelRepository) -> Iterator[Confi
                 f"{path}.source",
                 "'bundled' is for small dev models and is not allowed in production; use pvc, s3 or gcs",
             )
+        found: dict[tuple[Path, str], None] = {}  # a file two deployments bundle is named once
         for name, dep in sorted(serving.deployments.items()):
-            size = sum(
-                f.stat().st_size
-                for m in dep.models
-                if m in repo.models
-                for v in repo.models[m].versions
-                for f in (repo.models[m].path / str(v)).rglob("*")
-                if f.is_file()
-            )
+            files = version_paths(repo, [m for m in dep.models if m in repo.models])
+            found |= dict.fromkeys(bundle_problems(files, display_path))
+            size = sum(f.stat().st_size for f in files.values())
             if size > BUNDLE_LIMIT:
                 yield ConfigIssue(
                     f"{path}.source",
                     f"deployment {name!r} bundles {size} bytes of model files, above the {BUNDLE_LIMIT}-byte "
                     "ConfigMap budget; use pvc, s3 or gcs",
                 )
+        yield from (ConfigIssue(display_path(file), problem) for file, problem in found)
     if source.pvc is not None and source.pvc.access_mode == "ReadWriteOnce":
         spread = [n for n, d in sorted(serving.deployments.items()) if d.replicas.max > 1] or (
             list(serving.deployments) if len(serving.deployments) > 1 else []

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from triton_platform.model_packaging.config_rules import model_file
 from triton_platform.model_packaging.render import ENSEMBLE_FIELDS, effective_settings, version_policy
 from triton_platform.model_packaging.settings import ModelSettings
 from triton_platform.model_packaging.source import BASE_CONFIG, ModelRepository, RepoModel
@@ -97,7 +98,12 @@ def fit_problems(
         (where, message.replace("{models}", f"model{'s' if len(m) > 1 else ''} {', '.join(map(repr, m))}"))
         for (where, message), m in shared.items()
     ]
-    return found + list(_ensemble_batches(repo, deployments, defaults, models, names))
+    return [
+        *found,
+        *_ensemble_batches(repo, deployments, defaults, models, names),
+        *_pinned_steps(repo, deployments, defaults, models, names),
+        *_names_apart_in_case(repo, deployments, names),
+    ]
 
 
 def _max_batch(
@@ -131,16 +137,30 @@ def _model_problems(
             f"dynamic batching needs {max_key} > 0 ({max_path} is 0) for {{models}}",
         )
     yield from _preferred_sizes(model, settings, own, (max_batch, max_path), names)
+    # Triton runs a warmup sample of batch size n as n requests in one execution, which the backend refuses
+    # above the limit ("batch size <n> for '<model>', max allowed is <max>", onnxruntime_backend
+    # src/onnxruntime.cc), failing the load ("failed to run warmup sample", core src/backend_model_instance.cc).
+    # The stack's warmup replaces the base config's model_warmup; without one, the base's runs.
+    limit = max(max_batch, 1)
+    warmups = (
+        [
+            (f"{names.setting(own, model.name, 'warmup.batch_sizes')}[{i}]", size)
+            for i, size in enumerate(settings.warmup.batch_sizes)
+        ]
+        if settings.warmup is not None
+        else [
+            (f"model_warmup[{i}].batch_size in {names.base(model)}", w.batch_size)
+            for i, w in enumerate(base.model_warmup)
+        ]
+    )
+    for where, size in warmups:
+        if size > limit:
+            yield (
+                where,
+                f"warmup batch size {size} is above {max_key} {max_batch} ({max_path}) of {{models}}; "
+                f"warmup batch sizes must be <= {limit}",
+            )
     if settings.warmup is not None:
-        path = names.setting(own, model.name, "warmup.batch_sizes")
-        limit = max(max_batch, 1)
-        for i, size in enumerate(settings.warmup.batch_sizes):
-            if size > limit:
-                yield (
-                    f"{path}[{i}]",
-                    f"warmup batch size {size} is above {max_key} {max_batch} ({max_path}) of {{models}}; "
-                    f"warmup batch sizes must be <= {limit}",
-                )
         for tensor in base.input:
             if any(d < 0 for d in tensor.dims):
                 yield (
@@ -226,12 +246,22 @@ def _versions(
         )
     if model.is_ensemble:
         return  # an ensemble's version folder is empty by design: it runs other models
+    loaded = model_file(model.config)
     for version in served_versions(model, settings):
         if version in model.empty_versions:
             yield (
                 names.file(model.path / str(version)),
                 f"version {version} of {{models}} is served but its folder is empty, so Triton cannot load it; "
                 f"put the model's files in it, or serve other versions ({names.key('version_policy')})",
+            )
+        elif loaded is not None and not (model.path / str(version) / loaded[0]).exists():
+            # The backend refuses the version: "unable to find '<path>' for model instance '<model>'"
+            # (onnxruntime_backend src/onnxruntime.cc), "Python model file not found in '<path>'" (python_backend
+            # src/pb_stub.cc).
+            yield (
+                names.file(model.path / str(version)),
+                f"version {version} of {{models}} is served but has no {loaded[0]!r}, the file {loaded[1]} in "
+                f"{names.base(model)} loads; add it, or set default_model_filename to the model's file",
             )
 
 
@@ -260,3 +290,50 @@ def _ensemble_batches(
                     f"{step!r}, has {max_batch(step)[0]} ({max_batch(step)[1]}); Triton requires the ensemble's "
                     "to be <= each step's",
                 )
+
+
+def _pinned_steps(
+    repo: ModelRepository,
+    deployments: Mapping[str, Sequence[str]],
+    defaults: ModelSettings,
+    models: Mapping[str, ModelSettings],
+    names: SettingNames,
+) -> Iterator[Problem]:
+    """An ensemble step's model_version is -1 (the latest loaded) or a version Triton loads: any other is
+    refused ("ensemble '<e>' depends on '<m>' whose required version <v> is not loaded.",
+    ModelRepositoryManager::CheckNode, core src/model_repository_manager/model_repository_manager.cc). An unset
+    model_version is 0, which is never loaded."""
+    served = sorted({m for listed in deployments.values() for m in listed if m in repo.models})
+    for name in (n for n in served if repo.models[n].is_ensemble):
+        ensemble = repo.models[name]
+        for number, step in enumerate(ensemble.config.ensemble_scheduling.step, start=1):
+            chained = repo.models.get(step.model_name)
+            if chained is None or step.model_version == -1:
+                continue
+            loaded = served_versions(chained, effective_settings(chained, defaults, models.get(step.model_name)))
+            if step.model_version in loaded:
+                continue
+            yield (
+                names.base(ensemble),
+                f"ensemble {name!r} step {number} pins model_version {step.model_version}"
+                f"{' (unset is 0)' if step.model_version == 0 else ''} of {step.model_name!r}, which Triton "
+                f"does not load (versions loaded: {', '.join(map(str, loaded)) or 'none'}); pin a loaded "
+                "version, or -1 for the latest",
+            )
+
+
+def _names_apart_in_case(
+    repo: ModelRepository, deployments: Mapping[str, Sequence[str]], names: SettingNames
+) -> Iterator[Problem]:
+    """Served models whose names differ only in case. Triton on Linux takes them as two models, but on a
+    case-insensitive file system (macOS, Windows) their folders are one, so a checkout of the repository or
+    `stackctl model-repo --out` there holds one model in place of both."""
+    by_fold: dict[str, list[str]] = {}
+    for name in sorted({m for served in deployments.values() for m in served if m in repo.models}):
+        by_fold.setdefault(name.casefold(), []).append(name)
+    for same in (group for group in by_fold.values() if len(group) > 1):
+        yield (
+            names.file(repo.models[same[-1]].path),
+            f"models {', '.join(map(repr, same))} differ only in case; on a case-insensitive file system their "
+            "folders are one, so a copy of the repository would hold one of them. Rename one",
+        )

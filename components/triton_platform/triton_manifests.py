@@ -21,6 +21,7 @@ import pulumi
 
 from triton_platform.images import image_fields
 from triton_platform.kubernetes_values import quantity_value
+from triton_platform.model_packaging.bundle import bundle_key
 from triton_platform.model_packaging.digest import files_digest, repository_digest, version_files
 from triton_platform.model_packaging.layout import MANIFEST, assemble_script
 from triton_platform.model_packaging.store import StoreUri, rclone_settings
@@ -153,11 +154,6 @@ def image_version(image: str) -> str:
     if "@sha256:" in image:
         return "sha256-" + image.split("@sha256:")[1][:12]
     return image.rpartition(":")[2][:63]
-
-
-def bundle_key(path: str) -> str:
-    """A ConfigMap key for a repository path (keys may not contain '/')."""
-    return path.replace("/", ".")
 
 
 @dataclass(frozen=True)

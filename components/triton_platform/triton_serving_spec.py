@@ -20,6 +20,8 @@ from triton_platform.arg_problems import ArgProblems
 from triton_platform.gpu_pool_contract import PoolPlacement, Toleration
 from triton_platform.kubernetes_values import DNS_LABEL, QUANTITY, quantity_value
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
+from triton_platform.model_packaging.bundle import bundle_problems
+from triton_platform.model_packaging.digest import version_paths
 from triton_platform.model_packaging.render import RenderedRepository, render_repository
 from triton_platform.model_packaging.settings import (
     INT32_MAX,
@@ -660,6 +662,16 @@ def _served_models_exist(
         problems.add(f"deployments.{key}.models", unserved)
 
 
+def _bundled_files_fit(problems: ArgProblems, repo: ModelRepository, deployments: dict[str, Deployment]) -> None:
+    """Each deployment's bundled files can be ConfigMap keys, one key per file (model_packaging/bundle.py)."""
+    found: dict[tuple[Path, str], None] = {}  # a file two deployments bundle is named once
+    for deployment in deployments.values():
+        files = version_paths(repo, [m for m in deployment.models if m in repo.models])
+        found |= dict.fromkeys(bundle_problems(files, str))
+    for file, problem in found:
+        problems.add_at(str(file), problem)
+
+
 def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -> ServingSpec:
     """TritonServing `name`'s Args checked (ArgsError naming every problem), its models read and rendered."""
     problems = ArgProblems(COMPONENT, name)
@@ -677,6 +689,8 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
     repo = ModelRepository(Path()) if source.path is None else read_repository(source.path)
     if source.path is not None:
         _served_models_exist(problems, repo, str(source.path), deployments)
+        if source.source == "bundled":
+            _bundled_files_fit(problems, repo, deployments)
     config_name = _text(
         problems,
         "config_name",

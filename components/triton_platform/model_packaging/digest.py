@@ -8,22 +8,29 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from pathlib import Path
 
 from triton_platform.model_packaging.layout import config_path, version_path
 from triton_platform.model_packaging.render import RenderedRepository
+from triton_platform.model_packaging.source import ModelRepository
 
 
-def version_files(rendered: RenderedRepository, models: Iterable[str]) -> dict[str, bytes]:
-    """Every file under the version folders of `models`, by path relative to the repository."""
+def version_paths(source: ModelRepository, models: Iterable[str]) -> dict[str, Path]:
+    """Every file under the version folders of `models`, by its path relative to the repository."""
     files = {}
     for name in sorted(models):
-        model = rendered.source.models[name]
+        model = source.models[name]
         for version in model.versions:
             folder = model.path / str(version)
             for path in sorted(folder.rglob("*")):
                 if path.is_file() and "__pycache__" not in path.parts:
-                    files[f"{version_path(name, str(version))}/{path.relative_to(folder)}"] = path.read_bytes()
+                    files[f"{version_path(name, str(version))}/{path.relative_to(folder)}"] = path
     return files
+
+
+def version_files(rendered: RenderedRepository, models: Iterable[str]) -> dict[str, bytes]:
+    """Every file under the version folders of `models` with its content, by path relative to the repository."""
+    return {key: path.read_bytes() for key, path in version_paths(rendered.source, models).items()}
 
 
 def repository_files(rendered: RenderedRepository, models: Iterable[str] | None = None) -> dict[str, bytes]:

@@ -6,12 +6,16 @@ Triton accepts parses here, fields this project does not model included.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from google.protobuf import text_format
 from tritonclient.grpc.model_config_pb2 import ModelConfig
+
+from triton_platform.model_packaging.config_rules import config_problems, ensemble_problems
+from triton_platform.model_packaging.settings import INT64_MAX
 
 BASE_CONFIG = "config.pbtxt"
 
@@ -47,7 +51,7 @@ class ModelRepository:
     """Folders Triton can load, each with its canonical version folders."""
     problems: dict[str, list[RepoProblem]] = field(default_factory=dict)
     """By model name, what is wrong with its folder. A model whose config is missing, does not parse or names a
-    missing ensemble step is absent from `models`; one with a misnamed version folder is in both."""
+    missing ensemble step is absent from `models`; one with any other problem is in both."""
 
     @property
     def names(self) -> set[str]:
@@ -68,9 +72,11 @@ def parse_model_config(text: str) -> ModelConfig:
     return text_format.Parse(text, ModelConfig())
 
 
-# Triton's VersionsToLoad (https://github.com/triton-inference-server/core/blob/main/src/model_lifecycle.cc) skips
-# these folders, ignores names with a leading zero and reads the rest with std::stoll, so "1.0" loads as version 1
-# and "-1" as version -1. Anything that looks like a number must therefore be a canonical one.
+# Triton's VersionsToLoad (https://github.com/triton-inference-server/core/blob/main/src/model_repository_manager/
+# model_lifecycle.cc) skips these folders, ignores names with a leading zero and reads the rest with std::stoll, so
+# "1.0" loads as version 1 and "-1" as version -1; above int64 std::stoll throws std::out_of_range, which
+# VersionsToLoad does not catch (it catches std::invalid_argument only). Anything that looks like a number must
+# therefore be a canonical one that fits in int64.
 TRITON_FOLDERS = frozenset({"warmup", "initial_state", "configs"})
 _NUMBER_LIKE = re.compile(r"\s*([-+]?[0-9]+)")
 _VERSION = re.compile(r"[1-9][0-9]*")
@@ -79,12 +85,14 @@ _VERSION = re.compile(r"[1-9][0-9]*")
 def _version_folder_problem(model: str, name: str) -> str | None:
     """Why a folder that looks like a version is not one Triton reads as the user means, or None."""
     number = _NUMBER_LIKE.match(name)
-    if _VERSION.fullmatch(name) or number is None:
+    if number is None or (_VERSION.fullmatch(name) and int(name) <= INT64_MAX):
         return None
     if len(name) > 1 and name.startswith("0"):
         why = "Triton ignores a version folder whose name starts with 0"
     elif int(number[1]) < 1:
         why = "versions start at 1"
+    elif int(number[1]) > INT64_MAX:
+        why = f"Triton reads versions as int64 and cannot read one above {INT64_MAX}"
     else:
         why = f"Triton would read it as version {int(number[1])}"
     return (
@@ -112,6 +120,8 @@ def _read_model(repo: ModelRepository, folder: Path) -> None:
     except (text_format.ParseError, UnicodeDecodeError) as err:
         repo.add_problem(folder.name, config_file, f"Triton cannot parse it: {err}")
         return
+    for message in config_problems(config):
+        repo.add_problem(folder.name, config_file, message)
     if config.name and config.name != folder.name:
         repo.add_problem(
             folder.name,
@@ -153,12 +163,51 @@ def _missing_steps(repo: ModelRepository) -> None:
             del repo.models[name]
 
 
+def _ensembles(repo: ModelRepository) -> None:
+    """Ensemble steps Triton refuses among the models it can read: circular ones, and tensor maps that do
+    not fit the step's model (triton_platform/model_packaging/config_rules.py)."""
+    configs = {name: model.config for name, model in repo.models.items()}
+    for name, problems in ensemble_problems(configs).items():
+        for problem in problems:
+            repo.add_problem(name, repo.models[name].path / BASE_CONFIG, problem)
+
+
+def _links_out(repo: ModelRepository, folder: Path) -> None:
+    """Symbolic links in a model folder (the folder itself included) that lead out of the repository.
+
+    Triton, `stackctl model-repo` and the bundled or published copies read through a link, so a file outside
+    the repository would ship as the model's. A link to a path inside the repository stays allowed: its
+    target is reviewed with the repository, and the copies hold the target's content.
+    """
+    root = repo.path.resolve()
+    links = [folder] if folder.is_symlink() else []
+    if not links:
+        for parent, dirs, files in os.walk(folder):  # links to folders are listed, never walked into
+            links += [Path(parent, entry) for entry in sorted(dirs + files) if Path(parent, entry).is_symlink()]
+    for link in links:
+        try:
+            target = link.resolve()
+        except (RuntimeError, OSError):  # a loop of links: Python 3.11 raises RuntimeError
+            repo.add_problem(folder.name, link.parent, f"{link.name!r} is a loop of symbolic links")
+            continue
+        if not target.is_relative_to(root):
+            repo.add_problem(
+                folder.name,
+                link.parent,
+                f"{link.name!r} is a symbolic link to {target}, outside the model repository {repo.path}; "
+                "Triton and the bundled or published copies would read it from there. Put the file itself in "
+                "the repository (a link to a path inside it is allowed)",
+            )
+
+
 def read_repository(path: Path) -> ModelRepository:
     """Every model folder of a Triton model repository, with what is wrong with each."""
     repo = ModelRepository(path)
     if not path.is_dir():
         return repo
     for folder in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        _links_out(repo, folder)
         _read_model(repo, folder)
     _missing_steps(repo)
+    _ensembles(repo)
     return repo
