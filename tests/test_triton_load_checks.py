@@ -398,3 +398,22 @@ def test_the_projects_model_repository_passes_every_load_check() -> None:
     repo = read_repository(Path(__file__).resolve().parents[1] / "model_repo")
     assert repo.problems == {}
     assert validate("dev", repo=repo)
+
+
+def test_a_batching_ensemble_may_chain_a_model_that_does_not_batch(tmp_path: Path) -> None:
+    # ensemble_utils.cc: "batchable ensemble can include non-batchable models"; a batching step with a
+    # smaller limit is still refused.
+    _model(tmp_path, "classifier", ONNX.replace("max_batch_size: 8", "max_batch_size: 0"))
+    _model(tmp_path, "ranker")
+    _model(tmp_path, "pipeline", _ensemble(_step("classifier", -1)), {"1/.keep": ""})
+    serve = setting(SERVING, "deployments", "general", "models", value=["classifier", "pipeline"])
+    assert validate("dev", removing("triton-platform:models"), serve, repo=read_repository(tmp_path))
+    (tmp_path / "pipeline" / "config.pbtxt").write_text(
+        'name: "pipeline"\n' + _ensemble(_step("classifier", -1), _step("ranker", -1))
+    )
+    smaller = setting("triton-platform:models", "ranker", "maxBatchSize", value=4)
+    assert _stack(tmp_path, ["classifier", "pipeline", "ranker"], smaller) == [
+        "triton-platform:serving.modelDefaults.maxBatchSize: ensemble 'pipeline' has maxBatchSize 8 but the model "
+        "it chains, 'ranker', has 4 (triton-platform:models.ranker.maxBatchSize); Triton requires the ensemble's "
+        "to be <= each step's"
+    ]

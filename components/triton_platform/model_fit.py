@@ -272,8 +272,10 @@ def _ensemble_batches(
     models: Mapping[str, ModelSettings],
     names: SettingNames,
 ) -> Iterator[Problem]:
-    """An ensemble may batch no more than each model it chains ("ensemble ... allows maximum batch size ...,
-    but it contains model ... which only allows maximum batch size to be ...", core/src/ensemble_utils.cc)."""
+    """An ensemble may batch no more than each batching model it chains ("ensemble ... allows maximum batch
+    size ..., but it contains model ... which only allows maximum batch size to be ...",
+    core/src/ensemble_utils.cc); a step that does not batch (max_batch_size 0) is allowed, as Triton allows
+    it there ("batchable ensemble can include non-batchable models")."""
 
     def max_batch(name: str) -> tuple[int, str]:
         model, own = repo.models[name], models.get(name)
@@ -283,7 +285,7 @@ def _ensemble_batches(
     for name in (n for n in ensembles if repo.models[n].is_ensemble):
         limit, where = max_batch(name)
         for step in sorted({s.model_name for s in repo.models[name].config.ensemble_scheduling.step}):
-            if step in repo.models and max_batch(step)[0] < limit:
+            if step in repo.models and 0 < max_batch(step)[0] < limit:
                 yield (
                     where,
                     f"ensemble {name!r} has {names.key('max_batch_size')} {limit} but the model it chains, "
