@@ -29,6 +29,7 @@ from platform_config.checks import cross_section_issues
 from platform_config.errors import EXCERPT_CHARS, ConfigError, ConfigIssue, excerpt
 from platform_config.kubernetes import KubernetesConfig
 from platform_config.model_settings import render_stack
+from platform_config.nesting import MAX_DEPTH, TOO_DEEP, json_too_deep
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, display_path
 from platform_config.reference import type_text
 from platform_config.schema import SECTION_KEYS, PlatformConfig, section_key
@@ -45,9 +46,6 @@ SECRET_PLACEHOLDER = "[secret]"
 It is also what `pulumi config` prints in place of a secret, so the same text written as a
 plain value is a copy of that output, never a secret: it is refused, not passed over.
 """
-MAX_DEPTH = 50
-"""Nesting a stack file's config may reach; the schema's deepest is far less."""
-
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {
     name: TypeAdapter(cast(Any, field.annotation)) for name, field in PlatformConfig.model_fields.items()
 }
@@ -88,7 +86,7 @@ def _plain(value: Any, key: str, loc: tuple[int | str, ...], secret_keys: set[st
     Problems are added to `issues` with the full key path and the walk goes on, so one run names them all.
     """
     if len(loc) > MAX_DEPTH:
-        issues.append(ConfigIssue(_key_path(key, loc), f"nested more than {MAX_DEPTH} levels deep"))
+        issues.append(ConfigIssue(_key_path(key, loc), TOO_DEEP))
         return None
     if isinstance(value, dict):
         if len(value) == 1 and "secure" in value:
@@ -494,7 +492,13 @@ def parse_config(
     result then lacks them.
     """
     repo = read_repository(DEFAULT_MODEL_REPO) if repo is None else repo
-    issues = _namespace_issues(flat, deferred)
+    # The engine's JSON may nest past what decoding can recurse through: such a key is reported at
+    # the bound, as the stack file's walk reports it, and read no further.
+    too_deep = {key: loc for key, raw in flat.items() if (loc := json_too_deep(raw)) is not None}
+    issues = [ConfigIssue(_key_path(key, loc), TOO_DEEP) for key, loc in too_deep.items()]
+    flat = {key: raw for key, raw in flat.items() if key not in too_deep}
+    deferred = {*deferred, *too_deep}
+    issues += _namespace_issues(flat, deferred)
     sections: dict[str, Any] = {}
     for key, field_name in SECTION_KEYS.items():
         field = PlatformConfig.model_fields[field_name]
