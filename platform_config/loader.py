@@ -15,7 +15,7 @@ import json
 import re
 import types
 import typing
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -24,7 +24,7 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
-from platform_config import url_credentials, yaml12
+from platform_config import chart_values, secret_values, url_credentials, yaml12
 from platform_config.checks import cross_section_issues
 from platform_config.errors import EXCERPT_CHARS, ConfigError, ConfigIssue, excerpt
 from platform_config.kubernetes import KubernetesConfig
@@ -33,7 +33,8 @@ from platform_config.nesting import MAX_DEPTH, TOO_DEEP, json_too_deep
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, display_path
 from platform_config.reference import type_text
 from platform_config.schema import SECTION_KEYS, PlatformConfig, section_key
-from platform_config.types import PATTERN_NAMES, KeyProblemError, stack_name_problem
+from platform_config.secrets_provider import SecretsProvider
+from platform_config.types import PATTERN_NAMES, HelmChart, KeyProblemError, stack_name_problem
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.model_packaging.source import ModelRepository, read_repository
 from triton_platform.namespace import PROJECT
@@ -46,6 +47,7 @@ SECRET_PLACEHOLDER = "[secret]"
 It is also what `pulumi config` prints in place of a secret, so the same text written as a
 plain value is a copy of that output, never a secret: it is refused, not passed over.
 """
+
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {
     name: TypeAdapter(cast(Any, field.annotation)) for name, field in PlatformConfig.model_fields.items()
 }
@@ -80,44 +82,49 @@ def _set_secret(path: str) -> str:
     return f"pulumi config set --secret {path} <value>"
 
 
-def _plain(value: Any, key: str, loc: tuple[int | str, ...], secret_keys: set[str], issues: list[ConfigIssue]) -> Any:
+@dataclass
+class _FileWalk:
+    """What reading a stack file's config gathers: its secret keys and every problem, in one pass."""
+
+    secrets: SecretsProvider
+    secret_keys: set[str]
+    issues: list[ConfigIssue]
+
+
+def _plain(value: Any, key: str, loc: tuple[int | str, ...], walk: _FileWalk) -> Any:
     """A YAML value as JSON-able data; `secure:` leaves, which need the passphrase, become a placeholder.
 
-    Problems are added to `issues` with the full key path and the walk goes on, so one run names them all.
+    Problems are added to `walk.issues` with the full key path and the walk goes on, so one run names them all.
     """
+    issues = walk.issues
     if len(loc) > MAX_DEPTH:
         issues.append(ConfigIssue(_key_path(key, loc), TOO_DEEP))
         return None
     if isinstance(value, dict):
         if len(value) == 1 and "secure" in value:
             # The CLI takes `secure:` as a secret only when it holds a string (its config.Value); anything
-            # else would silently become a plain mapping {secure: ...}, so it is refused here.
-            cipher = value["secure"]
-            if not isinstance(cipher, str) or not cipher.strip():
+            # else would silently become a plain mapping {secure: ...}, and text that is no ciphertext
+            # fails only at decryption: both are refused here, never showing what `secure:` holds.
+            if problem := walk.secrets.ciphertext_problem(value["secure"]):
                 path = _key_path(key, loc)
-                issues.append(
-                    ConfigIssue(
-                        path,
-                        "`secure:` must hold the non-empty ciphertext string that `pulumi config set --secret` "
-                        f"writes; got {excerpt(cipher)}; set the secret again: {_set_secret(path)}",
-                    )
-                )
-            secret_keys.add(key)
+                issues.append(ConfigIssue(path, f"{problem}; set the secret again: {_set_secret(path)}"))
+            walk.secret_keys.add(key)
             return SECRET_PLACEHOLDER
         plain: dict[str, Any] = {}
         for k, v in value.items():
             if isinstance(k, str):
-                plain[k] = _plain(v, key, (*loc, k), secret_keys, issues)
+                plain[k] = _plain(v, key, (*loc, k), walk)
             else:
                 issues.append(ConfigIssue(_key_path(key, loc), f"key {excerpt(k)} is not a string; quote it"))
         return plain
     if isinstance(value, list):
-        return [_plain(v, key, (*loc, i), secret_keys, issues) for i, v in enumerate(value)]
+        return [_plain(v, key, (*loc, i), walk) for i, v in enumerate(value)]
     if isinstance(value, yaml12.YamlTimestamp):
         issues.append(
             ConfigIssue(
                 _key_path(key, loc),
-                f"unquoted date or time {excerpt(str(value))}; quote it: the Pulumi CLI reads it as a string, "
+                f"unquoted date or time {_shown(_section_annotation(key), loc, str(value))}; quote it: "
+                "the Pulumi CLI reads it as a string, "
                 "other YAML readers as a date",
             )
         )
@@ -131,7 +138,8 @@ def _plain(value: Any, key: str, loc: tuple[int | str, ...], secret_keys: set[st
     issues.append(
         ConfigIssue(
             _key_path(key, loc),
-            f"YAML value {excerpt(str(value))} of type {type(value).__name__} is not allowed; quote it",
+            f"YAML value {_shown(_section_annotation(key), loc, str(value))} of type {type(value).__name__} is not "
+            "allowed; quote it",
         )
     )
     return None
@@ -209,16 +217,16 @@ def pulumi_config_from_stack_file(path: Path) -> tuple[dict[str, str], list[str]
         raise ConfigError(
             source, [ConfigIssue("config", "the stack file needs a top-level `config:` mapping of keys to values")]
         )
-    secret_keys: set[str] = set()
+    walk = _FileWalk(SecretsProvider.of(document), set(), [])
+    secret_keys, issues = walk.secret_keys, walk.issues
     flat: dict[str, str] = {}
-    issues: list[ConfigIssue] = []
     for key, raw in config.items():
         if not isinstance(key, str):
             issues.append(
                 ConfigIssue("config", f"config key {excerpt(key)} is not a string; keys look like {PROJECT}:<name>")
             )
             continue
-        value = _plain(raw, key, (), secret_keys, issues)
+        value = _plain(raw, key, (), walk)
         flat[key] = value if isinstance(value, str) else json.dumps(value)
     if issues:
         raise ConfigError(source, issues)
@@ -293,17 +301,66 @@ def _cut(text: str) -> str:
     return text if len(text) <= EXCERPT_CHARS else f"{text[:EXCERPT_CHARS]}…"
 
 
+def _secret_below(annotation: Any, seen: frozenset[Any] = frozenset()) -> bool:
+    """Whether a schema type holds, at any depth, a field the schema marks secret."""
+    node = _unwrap(annotation)
+    if node in seen:
+        return False
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return any(
+            secret_values.secret_field(f) or _secret_below(f.annotation, seen | {node})
+            for f in node.model_fields.values()
+        )
+    return any(_secret_below(arg, seen | {node}) for arg in typing.get_args(node) if arg is not type(None))
+
+
+def _hides_value(annotation: Any, loc: tuple[int | str, ...], given: Any) -> bool:
+    """Whether an error at `loc` must not show its input: it is, holds or sits in a secret-bearing value.
+
+    Secret-bearing (platform_config/secret_values.py): a field the schema marks secret, anything whose
+    schema type holds one (a credential given as a list shows the secret as much as the bare string),
+    and any key named for a secret along the path or inside the input (chart values).
+    """
+    if any(isinstance(part, str) and secret_values.secret_name(part) for part in loc):
+        return True
+    for depth in range(len(loc)):
+        parent, part = _node_at(annotation, loc[:depth]), str(loc[depth])
+        if isinstance(parent, type) and issubclass(parent, BaseModel):
+            field = parent.model_fields.get(_field_name(parent, part))
+            if field is not None and secret_values.secret_field(field):
+                return True
+    node = _node_at(annotation, loc)
+    return (node is not None and _secret_below(node)) or secret_values.holds_secret_name(given)
+
+
+def _shown(annotation: Any, loc: tuple[int | str, ...], value: Any) -> str:
+    """A value as an error may show it: an excerpt, or only what it is when it is secret-bearing."""
+    return _unshown(value) if _hides_value(annotation, loc, value) else excerpt(value)
+
+
+def _unshown(value: Any) -> str:
+    return f"{secret_values.kind(value)} (not shown: the value is secret-bearing)"
+
+
+def _section_annotation(key: str) -> Any:
+    """The schema type of a config key (None outside the platform's sections)."""
+    field_name = SECTION_KEYS.get(key)
+    return PlatformConfig.model_fields[field_name].annotation if field_name else None
+
+
 def _message(e: Any, annotation: Any, loc: tuple[int | str, ...]) -> tuple[tuple[int | str, ...], str]:
-    """Pydantic's error in our words: what is wrong, the bad value, what is allowed."""
+    """Pydantic's error in our words: what is wrong, the bad value (unless secret-bearing), what is allowed."""
     kind, given = e["type"], e.get("input")
-    got = f"; got {excerpt(given)}"
+    hidden = _hides_value(annotation, loc, given)
+    given_text = _unshown(given) if hidden else excerpt(given)
+    got = f"; got {given_text}"
     if kind == "extra_forbidden":
         allowed = _allowed_keys(annotation, loc[:-1])
         return (
             loc,
             f"unknown key {excerpt(loc[-1])}; {_suggest(str(loc[-1]), allowed)}allowed keys: {', '.join(allowed)}",
         )
-    if isinstance(given, str) and (hint := _yaml11_hint(kind, given)):
+    if isinstance(given, str) and not hidden and (hint := _yaml11_hint(kind, given)):
         return loc, hint
     if kind == "missing":
         node = _node_at(annotation, loc[:-1])
@@ -327,7 +384,7 @@ def _message(e: Any, annotation: Any, loc: tuple[int | str, ...]) -> tuple[tuple
         pattern = e.get("ctx", {}).get("pattern", "")
         return loc, f"must be {PATTERN_NAMES.get(pattern, f'a string matching {pattern}')}{got}"
     if loc and loc[-1] == "[key]":
-        return loc, f"bad key {excerpt(given)}: {e['msg']}"
+        return loc, f"bad key {given_text}: {e['msg']}"
     return loc, f"{e['msg']}{got}"
 
 
@@ -378,11 +435,21 @@ def _valid_entries(field_name: str, entries: dict[str, Any]) -> dict[str, Any]:
     return valid
 
 
+def _near_project(namespace: str) -> bool:
+    """A namespace that is the project's misspelt or cut short (`triton-platfrom`, `triton`, `Triton_Platform`).
+
+    Other namespaces are other programs' and providers' config (`kubernetes:`, `aws:`), left alone.
+    """
+    spelt = namespace.lower().replace("_", "-")
+    similar = difflib.SequenceMatcher(None, spelt, PROJECT).ratio() > 0.8
+    return similar or (len(spelt) >= 4 and (PROJECT.startswith(spelt) or spelt.startswith(PROJECT)))
+
+
 def _namespace_issues(flat: Mapping[str, str], deferred: Collection[str]) -> list[ConfigIssue]:
     issues = []
     known = sorted(SECTION_KEYS)
     for key in flat:
-        namespace, colon, _name = key.partition(":")
+        namespace, colon, name = key.partition(":")
         if not colon:
             shown = _cut(key)
             issues.append(
@@ -392,8 +459,16 @@ def _namespace_issues(flat: Mapping[str, str], deferred: Collection[str]) -> lis
             )
         elif namespace == PROJECT and key not in SECTION_KEYS:
             issues.append(ConfigIssue(key, f"unknown key; {_suggest(key, known)}allowed keys: {', '.join(known)}"))
-        elif namespace != PROJECT and difflib.SequenceMatcher(None, namespace, PROJECT).ratio() > 0.8:
-            issues.append(ConfigIssue(key, f"unknown config namespace {namespace!r}; did you mean {PROJECT!r}?"))
+        elif namespace != PROJECT and _near_project(namespace):
+            close = difflib.get_close_matches(f"{PROJECT}:{name}", known, n=1, cutoff=0.6)
+            suggestion = close[0] if close else PROJECT
+            issues.append(
+                ConfigIssue(
+                    _cut(key),
+                    f"unknown config namespace {namespace!r}, so the platform never reads this key; "
+                    f"did you mean {suggestion!r}?",
+                )
+            )
     if DISABLE_DEFAULT_PROVIDERS in deferred and DISABLE_DEFAULT_PROVIDERS not in flat:
         return issues
     providers = _decode(flat.get(DISABLE_DEFAULT_PROVIDERS, "[]"))
@@ -433,10 +508,13 @@ def _secret_values_in_plain_text(
                     issues.append(ConfigIssue(_key_path(key, loc), _placeholder_message(_key_path(key, loc))))
                 for url in url_credentials.find(value) if "://" in value else ():
                     path = _key_path(key, loc)
+                    # Masked, the rest of a secret-bearing URL (a Slack webhook's path) is still the secret.
+                    hidden = _hides_value(_section_annotation(key), loc, value)
+                    shown = "(not shown: the value is secret-bearing)" if hidden else excerpt(url.masked)
                     issues.append(
                         ConfigIssue(
                             path,
-                            f"URL {excerpt(url.masked)} holds {' and '.join(url.kinds)}: plain config is stored "
+                            f"URL {shown} holds {' and '.join(url.kinds)}: plain config is stored "
                             "and deployed in clear; store the value as a Pulumi secret "
                             f"({_set_secret(path)}) or use the field's secret reference (an existing Secret's key) "
                             "where it has one",
@@ -472,6 +550,35 @@ def _plaintext_credentials(
                         f"pulumi config set --secret --path '{path}' <value> (or reference an existing Secret)",
                     )
                 )
+    return issues
+
+
+def _chart_locs(annotation: Any, loc: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Where the schema holds a Helm chart below a section (`chart` of monitoring and scaling)."""
+    node = _unwrap(annotation)
+    if isinstance(node, type) and issubclass(node, HelmChart):
+        yield loc
+    elif isinstance(node, type) and issubclass(node, BaseModel):
+        for field in node.model_fields.values():
+            yield from _chart_locs(field.annotation, (*loc, str(field.alias)))
+
+
+_CHARTS = {name: tuple(_chart_locs(field.annotation)) for name, field in PlatformConfig.model_fields.items()}
+"""Where each section holds a Helm chart, for the chart values check."""
+
+
+def _chart_values_issues(key: str, field_name: str, section: Any) -> list[ConfigIssue]:
+    """What chart_values.py refuses in each chart's `values` of a section, as given (valid or not)."""
+    issues = []
+    for loc in _CHARTS[field_name]:
+        values = section
+        for part in (*loc, "values"):
+            values = values.get(part) if isinstance(values, dict) else None
+        if isinstance(values, dict):
+            issues += [
+                ConfigIssue(_key_path(key, (*loc, "values", *below)), message)
+                for below, message in chart_values.problems(values)
+            ]
     return issues
 
 
@@ -516,6 +623,7 @@ def parse_config(
             continue
         # Plain strings (environment) stay strings; the CLI JSON-encodes everything else.
         value = flat[key] if field_name == "environment" else _decode(flat[key])
+        issues.extend(_chart_values_issues(key, field_name, value))
         try:
             sections[field_name] = _ADAPTERS[field_name].validate_python(value)
         except ValidationError as err:

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from platform_config.secret_values import SECRET
 from platform_config.types import (
     DNS_LABEL,
     AlertFor,
@@ -120,7 +121,7 @@ class SecretRef(Strict):
 class Credential(Strict):
     """A receiver credential: a Pulumi secret value (`secure:` in the stack file), or an existing Secret's key."""
 
-    value: str | None = None
+    value: Annotated[str | None, SECRET] = None
     """The credential itself; must be a Pulumi secret (`pulumi config set --secret --path ...`), never plain text."""
 
     secret: SecretRef | None = None

@@ -46,6 +46,13 @@ def _secret_name(name: str) -> bool:
     return key in _SECRET_NAMES or any(word in key for word in _SECRET_WORDS)
 
 
+def known_token(text: str) -> bool:
+    """A well-known token by its shape alone: a known prefix at a token's length (no spaces), or an AWS key id."""
+    if _TOKEN_ID.match(text):
+        return True
+    return text.startswith(_TOKEN_PREFIXES) and len(text) >= _TOKEN_MIN_LENGTH and not any(c.isspace() for c in text)
+
+
 def _token_like(user: str) -> bool:
     """A user name that is really a token: a known token prefix, or long and mixing letters and digits."""
     user = unquote(user)

@@ -118,8 +118,9 @@ def test_snake_case_keys_are_unknown_not_silently_accepted() -> None:
 
 def test_namespace_typo_is_reported() -> None:
     [error] = errors_of("dev", setting("triton-platfrom:serving", value={}))
-    assert (
-        error == "triton-platfrom:serving: unknown config namespace 'triton-platfrom'; did you mean 'triton-platform'?"
+    assert error == (
+        "triton-platfrom:serving: unknown config namespace 'triton-platfrom', so the platform never reads this key; "
+        "did you mean 'triton-platform:serving'?"
     )
     assert validate("dev", setting("aws:region", value="eu-west-1"))
 

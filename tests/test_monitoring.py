@@ -527,7 +527,7 @@ def test_plain_text_credentials_are_rejected_even_beside_secret_ones(tmp_path: P
     text = (PROJECT_ROOT / "stacks" / "Pulumi.staging.yaml").read_text()
     text = text.replace(
         "webhookUrl: {secret: {name: alertmanager-slack, key: webhook-url}}",
-        "webhookUrl: {value: {secure: v1:AAAAencrypted}}",
+        "webhookUrl: {value: {secure: v1:h2CzGTGaSG2drvAI:lsooeBQAIE1WLIQ11d9bvlYEE4rVNt4ediSB066AIHDr}}",
     ).replace(
         '          channel: "#ml-platform-staging"\n',
         '          channel: "#ml-platform-staging"\n'
@@ -542,7 +542,12 @@ def test_plain_text_credentials_are_rejected_even_beside_secret_ones(tmp_path: P
     assert issue.message.startswith(
         "a credential in plain text; store it as a Pulumi secret: pulumi config set --secret"
     )
-    path.write_text(text.replace("{value: https://hooks.example.com/plain-text-token}", "{value: {secure: v1:AAAAx}}"))
+    path.write_text(
+        text.replace(
+            "{value: https://hooks.example.com/plain-text-token}",
+            "{value: {secure: v1:wcNz+Qta4A4xXb8m:rEokLkyDuNaMWcBbZY0zK4UkoDE=}}",
+        )
+    )
     config = load_stack_file(path).config
     assert [s.values for s in receiver_secrets(stack_receivers(config))] == [
         {"webhook-url": "[secret]", "url": "[secret]"}

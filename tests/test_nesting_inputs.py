@@ -1,7 +1,9 @@
-"""One nesting bound for config, whichever door it comes through: the stack file or the engine's JSON.
+"""Config shapes that used to pass quietly or crash: deep nesting, non-finite chart values, misplaced sections.
 
-A value nested past platform_config.nesting.MAX_DEPTH is reported at the bound, naming the key path
-down to it, never a RecursionError, and never passed on because the engine's door forgot to look.
+One nesting bound holds whichever door config comes through (the stack file or the engine's JSON): a
+value nested past platform_config.nesting.MAX_DEPTH is reported at the bound, naming the key path down
+to it, never a RecursionError. Chart values, which the schema cannot type, take finite numbers only;
+a section under a misspelt or cut-short namespace is named, not silently ignored.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import pulumi
 import pytest
 
 from platform_config.errors import ConfigError, ConfigIssue
-from platform_config.loader import parse_config, pulumi_config_from_stack_file
+from platform_config.loader import load_stack_file, parse_config, pulumi_config_from_stack_file
 from platform_config.nesting import MAX_DEPTH, json_too_deep
 from platform_config.paths import PROJECT_ROOT
+from platform_config.serving import ServingConfig
 from stackctl.synth import run_synth
 
 DEV = PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml"
@@ -108,3 +111,77 @@ def test_config_json_100000_deep_reaching_the_program_is_a_report_not_a_recursio
 )
 def test_the_scan_counts_levels_as_the_stack_file_walk_does(text: str, where: tuple[object, ...] | None) -> None:
     assert json_too_deep(text) == where
+
+
+# --- chart values take finite numbers only -----------------------------------------------------
+
+NOT_FINITE = (
+    "is not a finite number; chart values must be finite: the chart's objects are sent as JSON, which has no NaN "
+    "or infinity (RFC 8259)"
+)
+
+
+@pytest.mark.parametrize(("spelled", "shown"), [(".nan", "nan"), (".inf", "inf"), ("-.Inf", "-inf")])
+def test_a_non_finite_number_in_chart_values_is_refused_with_its_path(tmp_path: Path, spelled: str, shown: str) -> None:
+    text = DEV.read_text().replace(
+        "  triton-platform:scaling:\n",
+        f"  triton-platform:scaling:\n    keda:\n      chart:\n        values: {{operator: {{x: [1, {spelled}]}}}}\n",
+        1,
+    )
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_stack_file(path)
+    assert caught.value.issues == [
+        ConfigIssue("triton-platform:scaling.keda.chart.values.operator.x[1]", f"{shown} {NOT_FINITE}")
+    ]
+
+
+def test_the_engine_door_refuses_a_non_finite_chart_value_too() -> None:
+    assert engine_issues(with_chart_values_json('{"retention": NaN}')) == [
+        ConfigIssue(f"{VALUES}.retention", f"nan {NOT_FINITE}")
+    ]
+
+
+# --- a section under a misspelt namespace is named ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spelled", "suggested"),
+    [
+        ("triton:serving", "triton-platform:serving"),  # the issue's case: the namespace cut short
+        ("Triton_Platform:serving", "triton-platform:serving"),
+        ("triton-platfrom:servng", "triton-platform:serving"),
+    ],
+)
+def test_a_section_under_a_misspelt_namespace_is_named_with_a_suggestion(
+    tmp_path: Path, spelled: str, suggested: str
+) -> None:
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text(DEV.read_text().replace("  triton-platform:serving:\n", f"  {spelled}:\n", 1))
+    namespace = spelled.partition(":")[0]
+    with pytest.raises(ConfigError) as caught:
+        load_stack_file(path)
+    assert caught.value.issues == sorted(
+        [
+            ConfigIssue(
+                spelled,
+                f"unknown config namespace {namespace!r}, so the platform never reads this key; "
+                f"did you mean {suggested!r}?",
+            ),
+            ConfigIssue(
+                "triton-platform:serving",
+                "required key is missing (expects a mapping with keys "
+                + ", ".join(sorted(str(f.alias) for f in ServingConfig.model_fields.values()))
+                + ")",
+            ),
+        ]
+    )
+
+
+@pytest.mark.parametrize("key", ["azure:environment", "kubernetes:context", "aws:region", "tri:serving"])
+def test_other_programs_config_is_left_alone(key: str) -> None:
+    """A provider's own keys may share a section's name (`azure:environment`): only our namespace's near misses count."""
+    flat, _ = dev_flat()
+    flat[key] = "x"
+    assert parse_config(flat, "stacks/Pulumi.dev.yaml").environment == "dev"

@@ -231,7 +231,13 @@ def test_an_unquoted_date_is_refused_with_its_path(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("cipher", "shown"),
-    [("5", "5"), ("''", "''"), ("[a, b]", "['a', 'b']"), ("{a: 1}", "{'a': 1}"), ("", "None"), ("'  '", "'  '")],
+    [
+        ("5", "a number"),
+        ("''", "an empty string"),
+        ("[a, b]", "a list"),
+        ("{a: 1}", "a mapping"),
+        ("", "nothing (null)"),
+    ],
 )
 def test_a_secure_value_must_be_a_ciphertext_string(tmp_path: Path, cipher: str, shown: str) -> None:
     path = write(
@@ -241,7 +247,7 @@ def test_a_secure_value_must_be_a_ciphertext_string(tmp_path: Path, cipher: str,
     assert file_issues(path) == [
         ConfigIssue(
             path_text,
-            "`secure:` must hold the non-empty ciphertext string that `pulumi config set --secret` writes; "
+            "`secure:` must hold the ciphertext string that `pulumi config set --secret` writes; "
             f"got {shown}; set the secret again: pulumi config set --secret --path '{path_text}' <value>",
         )
     ]

@@ -124,7 +124,10 @@ def test_synth_refuses_a_folder_it_did_not_write(tmp_path: Path, capsys: pytest.
 
 def test_secure_values_validate_offline_and_are_marked_secret(tmp_path: Path) -> None:
     text = (PROJECT_ROOT / "stacks/Pulumi.staging.yaml").read_text()
-    text = text.replace("    context: staging", "    context:\n      secure: v1:AAAAbase64ciphertext")
+    text = text.replace(
+        "    context: staging",
+        "    context:\n      secure: v1:UfxlPt7ZpznUyuPE:H2gRqqVIuGcU12I3Lm2Cf3+1WLqmW68BiuZJzyGGx30mrjXJPwLGHw==",
+    )
     path = tmp_path / "Pulumi.staging.yaml"
     path.write_text(text)
     flat, secret_keys = pulumi_config_from_stack_file(path)
