@@ -254,7 +254,9 @@ class PvcSource(Strict):
 
     @field_validator("origin")
     @classmethod
-    def _origin_uri(cls, origin: str) -> str:
+    def _origin_uri(cls, origin: str | None) -> str | None:
+        if origin is None:
+            return None  # `origin: null` written out means unset, as leaving it out does
         source = "gcs" if origin.startswith("gs://") else "s3"
         if not origin.startswith(("s3://", "gs://")):
             raise ValueError(f"must be s3://<bucket>/<prefix> or gs://<bucket>/<prefix>; got {origin!r}")

@@ -435,6 +435,9 @@ def test_a_created_claim_needs_an_origin_to_be_filled_from() -> None:
         "starts empty, and Triton would find no model; set pvc.origin to the s3:// or gs:// URI `stackctl "
         "publish-models` publishes to (a Job then fills the claim), or use an existing, filled claim (create: false)"
     )
+    # `origin: null` written out is the same mistake, named the same way, never a traceback.
+    claim["pvc"]["origin"] = None  # type: ignore[index]
+    assert errors_of("staging", setting(SERVING, "modelRepository", value=claim)) == [error]
     claim["pvc"]["origin"] = "s3://bucket/models"  # type: ignore[index]
     assert validate("staging", setting(SERVING, "modelRepository", value=claim))
 
