@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import Field, model_validator
 
 from platform_config.types import KeyProblemError, NamespaceName, Strict, inside_project
 from triton_platform.kubernetes_provider import KubernetesProviderArgs
@@ -37,7 +37,7 @@ class KubernetesConfig(Strict):
     kubeconfig: str | None = None
     """Path to a kubeconfig file for `deploy` mode. Unset: the provider's usual lookup (`KUBECONFIG`, then `~/.kube/config`), still pinned to `context`."""
 
-    render_dir: Annotated[str, AfterValidator(inside_project)] | None = None
+    render_dir: Annotated[str, inside_project("folder", "rendered/dev")] | None = None
     """Output folder for `render` mode, relative to the project root and inside it. Unset: `rendered/<stack>`."""
 
     kube_version: Annotated[str, Field(pattern=r"^v1\.[0-9]+\.[0-9]+$")] = "v1.34.0"

@@ -374,7 +374,7 @@ def _message(e: Any, annotation: Any, loc: tuple[int | str, ...]) -> tuple[tuple
     if kind in ("value_error", "assertion_error"):
         error = e.get("ctx", {}).get("error")
         if isinstance(error, KeyProblemError):
-            return (*loc, error.key), str(error)
+            return (*loc, *error.key.split(".")), str(error)
         return loc, str(e["msg"]).removeprefix("Value error, ")
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         allowed = _allowed_keys(annotation, loc)

@@ -6,7 +6,16 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from platform_config.types import ChartRepository, ChartVersion, HelmChart, HttpUrl, NamespaceName, ObjectName, Strict
+from platform_config.types import (
+    ChartRepository,
+    ChartVersion,
+    HelmChart,
+    HttpUrl,
+    KeyProblemError,
+    NamespaceName,
+    ObjectName,
+    Strict,
+)
 from simulator.config import SimulationConfig
 
 
@@ -144,5 +153,21 @@ class ScalingConfig(Strict):
                 f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} only read by another signal; "
                 f"signal {self.signal!r} reads {'busyRatioTarget' if self.signal == 'busy-ratio' else 'queueDepthTarget'}"
                 f": remove {' and '.join(given)} or set signal"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _footprint_below_memory_target(self) -> ScalingConfig:
+        # The GPU-memory trigger averages used/total per replica against its target, and a pod's loaded models
+        # stay loaded when its traffic leaves: a footprint at the target proposes no fewer replicas at any load,
+        # and one beyond the HPA's 10% tolerance proposes more each sync, up to replicas.max.
+        ratio = self.simulation.gpu_memory_ratio
+        if ratio is not None and ratio >= self.gpu_memory_ratio_target:
+            raise KeyProblemError(
+                "simulation.gpuMemoryRatio",
+                f"{ratio:g} is not below triton-platform:scaling.gpuMemoryRatioTarget "
+                f"({self.gpu_memory_ratio_target:g}): a pod's own footprint would hold the GPU-memory trigger at or "
+                "above its target at any load, so the deployment never scales down (and beyond the HPA's 10% "
+                "tolerance climbs to replicas.max); give the footprint the dashboard shows, below the target",
             )
         return self

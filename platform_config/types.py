@@ -78,7 +78,10 @@ PATTERN_NAMES = {
 
 
 class KeyProblemError(ValueError):
-    """A model validator's finding about one of its keys, so the error names that key's path."""
+    """A model validator's finding about one of its keys, so the error names that key's path.
+
+    `key` is the path below the model, dotted for a nested key (`simulation.gpuMemoryRatio`): keys are camelCase.
+    """
 
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
@@ -172,20 +175,31 @@ AlertFor = Annotated[str, Field(pattern=PROM_DURATION), within("0s", "1d", "an a
 NodeDelay = Annotated[str, Field(pattern=GO_DURATION), within("0s", "24h", "a node scale-down delay")]
 
 
-def inside_project(path: str) -> str:
-    if PurePath(path).is_absolute():
-        raise ValueError(
-            f"{excerpt(path)} is an absolute path; give a folder relative to the project root, inside it, e.g. rendered/dev"
-        )
-    resolved = (PROJECT_ROOT / path).resolve()
-    if resolved == PROJECT_ROOT:
-        raise ValueError(f"{excerpt(path)} is the project root itself; give a folder inside it, e.g. rendered/dev")
-    if not resolved.is_relative_to(PROJECT_ROOT):
-        raise ValueError(
-            f"{excerpt(path)} leads outside the project (to {resolved}); give a folder inside the project root, "
-            "e.g. rendered/dev"
-        )
-    return path
+def inside_project(kind: str, example: str) -> Any:
+    """An AfterValidator for a path relative to the project root that stays inside it, links followed.
+
+    The stack file is reviewed and versioned with the project: a path that leaves it makes what the
+    stack does depend on one machine's files, which no review sees and no other checkout has.
+    `kind` ("folder", "file") and `example` word the message.
+    """
+
+    def check(path: str) -> str:
+        if PurePath(path).is_absolute():
+            raise ValueError(
+                f"{excerpt(path)} is an absolute path; give a {kind} relative to the project root, inside it, "
+                f"e.g. {example}"
+            )
+        resolved = (PROJECT_ROOT / path).resolve()
+        if resolved == PROJECT_ROOT:
+            raise ValueError(f"{excerpt(path)} is the project root itself; give a {kind} inside it, e.g. {example}")
+        if not resolved.is_relative_to(PROJECT_ROOT):
+            raise ValueError(
+                f"{excerpt(path)} leads outside the project (to {resolved}); give a {kind} inside the project root, "
+                f"e.g. {example}"
+            )
+        return path
+
+    return AfterValidator(check)
 
 
 def _dns_host_url(url: str) -> str:

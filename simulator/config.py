@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from platform_config.types import MODEL_NAME, Strict
+from platform_config.types import MODEL_NAME, Strict, inside_project
 
 
 class SimulationConfig(Strict):
@@ -15,11 +15,11 @@ class SimulationConfig(Strict):
     model: Annotated[str, Field(pattern=MODEL_NAME)] | None = None
     """Model whose batching and latency profile drive the simulation. Unset: the deployment's first model with a profile."""
 
-    profile: str | None = None
-    """Latency profile tau(b) of that model, a JSON file written by `bench/latency_profile.py`, relative to the project root. Unset: `bench/results/profiles/<model>.json`."""
+    profile: Annotated[str, inside_project("file", "bench/results/profiles/classifier.json")] | None = None
+    """Latency profile tau(b) of that model, a JSON file written by `bench/latency_profile.py`, relative to the project root and inside it (links followed), so the stack's simulation runs the same in every checkout. Unset: `bench/results/profiles/<model>.json`."""
 
     gpu_memory_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
-    """GPU memory used/total of one serving pod (its models' footprint; read it off the dashboard's GPU memory panel). Unset: the GPU-memory trigger is left out of the simulation."""
+    """GPU memory used/total of one serving pod (its models' footprint; read it off the dashboard's GPU memory panel), below `gpuMemoryRatioTarget`. Unset: the GPU-memory trigger is left out of the simulation."""
 
     node_provision_seconds: Annotated[int, Field(ge=0, le=3600)] = 120
     """Time for the autoscaler to bring up a GPU node (launch, boot, GPU driver, device plugin)."""
