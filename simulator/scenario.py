@@ -20,7 +20,7 @@ from platform_config.scaling import ScalePolicy
 from simulator.batcher import BatcherConfig, LatencyProfile
 from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
-from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES
+from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES, TRACE_RULES
 from simulator.signals import SignalSpec, derived_target
 from triton_platform.model_packaging.source import read_repository
 
@@ -73,6 +73,14 @@ PROFILE_KEYS = (
 )
 OVERHEAD_KEY = "request_overhead_percentiles_seconds"
 
+MIN_TAU_SECONDS = 1e-6
+MAX_PROFILE_SECONDS = 60.0
+"""The range of a measured duration in a profile: a batch's tau(b), from MIN_TAU_SECONDS, and a request overhead,
+from 0. A GPU kernel launch alone takes microseconds, and the slowest inference batches (a large model's full
+batch) take seconds: a value outside is a unit slip (ms or us written as s) or no measurement, and beyond a minute
+the queueing on top would leave the engine's latency histogram (engine.EDGES, up to 1000 s), whose percentiles
+would then report the histogram's end instead of the latency."""
+
 
 def _seconds_value(value: object) -> float | None:
     """A JSON number as finite seconds, else None."""
@@ -124,6 +132,11 @@ def _tau(tau: object, where: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
         if seconds is None or seconds <= 0:
             shown = excerpt(json.dumps(value))
             raise ValueError(f"{where}: tau_seconds[{key!r}] is {shown}; expected a finite number of seconds > 0")
+        if not MIN_TAU_SECONDS <= seconds <= MAX_PROFILE_SECONDS:
+            raise ValueError(
+                f"{where}: tau_seconds[{key!r}] = {seconds:g} s is outside {MIN_TAU_SECONDS:g} to "
+                f"{MAX_PROFILE_SECONDS:g} s; expected one batch's seconds on one model instance (is it in ms or us?)"
+            )
         by_size[size] = seconds
     sizes = tuple(sorted(by_size))
     for smaller, larger in itertools.pairwise(sizes):
@@ -149,6 +162,11 @@ def _overhead(overhead: object, where: str) -> tuple[float, ...]:
         if seconds is None or seconds < 0:
             shown = excerpt(json.dumps(value))
             raise ValueError(f"{where}: {OVERHEAD_KEY}[{i}] is {shown}; expected a finite number of seconds >= 0")
+        if seconds > MAX_PROFILE_SECONDS:
+            raise ValueError(
+                f"{where}: {OVERHEAD_KEY}[{i}] = {seconds:g} s is above {MAX_PROFILE_SECONDS:g} s; expected one "
+                "request's seconds outside the instance: transport, (de)serialization (is it in ms or us?)"
+            )
         # The inverse of the overhead's distribution, which cannot fall.
         if percentiles and seconds < percentiles[-1]:
             raise ValueError(
@@ -222,6 +240,15 @@ def scenario(
         timeout_s=(policy.default_timeout_microseconds / 1e6) if policy else 0.0,
         dynamic=batching is not None,
     )
+    tau = load_profile(profile)
+    largest = tau(batcher.max_batch_size)
+    if largest > MAX_PROFILE_SECONDS:
+        # Past its last measured size tau(b) continues the last slope (LatencyProfile.table).
+        raise ValueError(
+            f"{display_path(profile)}: tau_seconds, extrapolated to model {chosen!r}'s max batch size "
+            f"{batcher.max_batch_size}, is {largest:g} s, above {MAX_PROFILE_SECONDS:g} s; measure tau_seconds up "
+            f"to batch size {batcher.max_batch_size} (bench/latency_profile.py --model {chosen})"
+        )
     pool = config.gpu_pool
     fallback = config.scaling.fallback
     floor_gpus = spec.replicas.min * spec.gpus_per_pod + pool.overprovisioning_replicas * spec.gpus_per_pod
@@ -230,7 +257,7 @@ def scenario(
         deployment=name,
         model=chosen,
         batcher=batcher,
-        tau=load_profile(profile),
+        tau=tau,
         min_replicas=spec.replicas.min,
         max_replicas=spec.replicas.max,
         signal=SignalSpec(
@@ -275,13 +302,6 @@ def trigger_rps(s: Scenario) -> float:
     return capacity_rps(s) * s.min_replicas
 
 
-TRACE_RULES = (
-    f"a header t_seconds,rps, then at least two rows of finite numbers: times from 0, strictly increasing, "
-    f"the last from {MIN_SECONDS - 1} to {MAX_SECONDS} s (a run of one minute to 2 days); "
-    f"rates from 0 to {MAX_RPS} req/s"
-)
-
-
 def _trace_row(row: list[str], where: str, previous: float | None) -> tuple[float, float]:
     """One row of a trace, `where` naming its file and line; `previous`: the time of the row before."""
     try:
@@ -294,8 +314,19 @@ def _trace_row(row: list[str], where: str, previous: float | None) -> tuple[floa
         ) from None
     if not (math.isfinite(t) and math.isfinite(rps)) or t < 0 or rps < 0:
         raise ValueError(f"{where}: t_seconds and rps must be finite and non-negative; got {t}, {rps}")
+    if previous is None and t != 0:
+        raise ValueError(
+            f"{where}: the first row is at t_seconds {t:g}; a trace starts at 0, or its first {t:g} s would run "
+            f"at 0 req/s unseen: add a row 0,RPS before it (0,0 for a load that starts later)"
+        )
     if previous is not None and t <= previous:
         raise ValueError(f"{where}: t_seconds must increase; {t} follows {previous}")
+    if previous is not None and int(t) == int(previous):
+        # A row holds from its whole second to the next row's (read_trace): two in one second leave the first none.
+        raise ValueError(
+            f"{where}: t_seconds {t:g} is in the same whole second as the row before ({previous:g}), which would "
+            "never take effect; the simulation steps by seconds: give each row its own second"
+        )
     if t > MAX_SECONDS:
         raise ValueError(f"{where}: t_seconds {t} is past {MAX_SECONDS} s; a trace lasts 2 days at most")
     if rps > MAX_RPS:
@@ -340,6 +371,8 @@ def read_trace(path: Path) -> NDArray[np.float64]:
             f"{path}:{last_line}: the last row, at t_seconds {rows[-1][0]}, ends the run after {end} s; "
             f"expected {TRACE_RULES}"
         )
+    if not any(rps for _, rps in rows):
+        raise ValueError(f"{path}: every rate is 0, so the run would measure nothing; expected {TRACE_RULES}")
     rate = np.zeros(end)
     for (t, rps), nxt in zip(rows, [*rows[1:], (end, 0.0)], strict=True):
         rate[int(t) : int(nxt[0])] = rps

@@ -18,11 +18,12 @@ from platform_config.paths import PROJECT_ROOT, display_path
 from platform_config.schema import section_key
 from simulator.shapes import (
     MAX_HOURS,
+    MAX_REQUESTS,
     MAX_RPS,
     MAX_SECONDS,
     MAX_SEED,
-    MIN_SECONDS,
     PROFILE_SHAPES,
+    TRACE_RULES,
     hours_argument,
     outage_argument,
     peak_rps_argument,
@@ -282,12 +283,31 @@ def _run_inputs(
     return path, loaded, head, rate, base, inputs
 
 
+def _within_request_budget(rate: NDArray[np.float64], trace: dict[str, Any], runs: int) -> None:
+    """Refuse a load the detailed simulation cannot run in about a minute (shapes.MAX_REQUESTS): it runs each
+    request, so its cost grows with the rate; `runs`: 2 with --compare, which runs the load twice."""
+    offered = float(rate.sum()) * runs
+    if offered <= MAX_REQUESTS:
+        return
+    if "file" in trace:
+        source, lower = trace["file"], "its rates or its length"
+    else:
+        source = f"--profile {trace['shape']} --peak-rps {trace['peak_rps']:.15g} --hours {trace['hours']:.15g}"
+        lower = "--peak-rps or --hours"
+    raise ValueError(
+        f"{source} offers {offered:,.0f} requests{' over the two runs of --compare' if runs == 2 else ''}, above "
+        f"the {MAX_REQUESTS:,} one simulation runs (each request goes through the batcher: about a minute on 2 "
+        f"cores); lower {lower}, or search it with `stackctl plan`, whose cost does not grow with the rate"
+    )
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from simulator.engine import simulate, summary  # noqa: PLC0415
     from simulator.report import compare, plot_title, write_compare, write_outputs  # noqa: PLC0415
 
     try:
         _, loaded, head, rate, base, inputs = _run_inputs(args)
+        _within_request_budget(rate, inputs["trace"], 2 if base is not None else 1)
     except ValueError as err:
         print(f"stackctl simulate: {err}", file=sys.stderr)
         return 1
@@ -490,9 +510,7 @@ def parser() -> argparse.ArgumentParser:
     load.add_argument(
         "--trace",
         metavar="FILE",
-        help=f"CSV: a header t_seconds,rps, then at least two rows of finite numbers: times from 0, strictly "
-        f"increasing, the last from {MIN_SECONDS - 1} to {MAX_SECONDS} s (a run of one minute to 2 days); rates "
-        f"from 0 to {MAX_RPS} req/s, each holding until the next row's time",
+        help=f"CSV: {TRACE_RULES}; each rate holding until the next row's time",
     )
     load.add_argument(
         "--profile",

@@ -150,8 +150,9 @@ def test_a_config_over_the_slo_is_replaced_by_one_within_it(capsys: pytest.Captu
 
 
 TRACE_RULES = (
-    "a header t_seconds,rps, then at least two rows of finite numbers: times from 0, strictly increasing, "
-    "the last from 59 to 172800 s (a run of one minute to 2 days); rates from 0 to 10000000 req/s"
+    "a header t_seconds,rps, then at least two rows of finite numbers: times from 0 (the first row at 0), "
+    "strictly increasing, each row in a later whole second, the last from 59 to 172800 s "
+    "(a run of one minute to 2 days); rates from 0 to 1000000 req/s, not all 0"
 )
 
 
@@ -166,7 +167,7 @@ TRACE_RULES = (
         (["--max-rejected-pct", "101"], "argument --max-rejected-pct: expected a percentage from 0 to 100, got '101'"),
         (["--seed", "-1"], "argument --seed: expected an integer SEED with 0 <= SEED <= 4294967295, got '-1'"),
         (["--hours", "0"], "argument --hours: expected HOURS from 1/60 (one minute) to 48 (2 days), got '0'"),
-        (["--peak-rps", "0"], "argument --peak-rps: expected PEAK_RPS with 0 < PEAK_RPS <= 10000000, got '0'"),
+        (["--peak-rps", "0"], "argument --peak-rps: expected PEAK_RPS with 0 < PEAK_RPS <= 1000000, got '0'"),
         (["--profile", "ramp"], "argument --profile: expected one of step, diurnal, spike, got 'ramp'"),
     ],
 )

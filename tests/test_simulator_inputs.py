@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import platform_config.types
+import simulator.scenario
 import stackctl.cli
 from platform_config.paths import PROJECT_ROOT
 from simulator.scenario import read_trace
@@ -21,8 +23,9 @@ from stackctl.cli import main
 
 DEV = PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml"
 TRACE_RULES = (
-    "a header t_seconds,rps, then at least two rows of finite numbers: times from 0, strictly increasing, "
-    "the last from 59 to 172800 s (a run of one minute to 2 days); rates from 0 to 10000000 req/s"
+    "a header t_seconds,rps, then at least two rows of finite numbers: times from 0 (the first row at 0), "
+    "strictly increasing, each row in a later whole second, the last from 59 to 172800 s "
+    "(a run of one minute to 2 days); rates from 0 to 1000000 req/s, not all 0"
 )
 PROFILE_KEYS = (
     "expected a JSON object with tau_seconds (batch size -> seconds) and optionally "
@@ -51,10 +54,10 @@ def simulate(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -> 
         (["--hours", "inf"], "argument --hours: expected HOURS from 1/60 (one minute) to 48 (2 days), got 'inf'"),
         (["--hours", "49"], "argument --hours: expected HOURS from 1/60 (one minute) to 48 (2 days), got '49'"),
         (["--hours", "0.01"], "argument --hours: expected HOURS from 1/60 (one minute) to 48 (2 days), got '0.01'"),
-        (["--peak-rps", "0"], "argument --peak-rps: expected PEAK_RPS with 0 < PEAK_RPS <= 10000000, got '0'"),
-        (["--peak-rps", "-5"], "argument --peak-rps: expected PEAK_RPS with 0 < PEAK_RPS <= 10000000, got '-5'"),
-        (["--peak-rps", "nan"], "argument --peak-rps: expected PEAK_RPS with 0 < PEAK_RPS <= 10000000, got 'nan'"),
-        (["--peak-rps", "1e8"], "argument --peak-rps: expected PEAK_RPS with 0 < PEAK_RPS <= 10000000, got '1e8'"),
+        (["--peak-rps", "0"], "argument --peak-rps: expected PEAK_RPS with 0 < PEAK_RPS <= 1000000, got '0'"),
+        (["--peak-rps", "-5"], "argument --peak-rps: expected PEAK_RPS with 0 < PEAK_RPS <= 1000000, got '-5'"),
+        (["--peak-rps", "nan"], "argument --peak-rps: expected PEAK_RPS with 0 < PEAK_RPS <= 1000000, got 'nan'"),
+        (["--peak-rps", "1e8"], "argument --peak-rps: expected PEAK_RPS with 0 < PEAK_RPS <= 1000000, got '1e8'"),
         (["--seed", "-1"], "argument --seed: expected an integer SEED with 0 <= SEED <= 4294967295, got '-1'"),
         (["--seed", "2.5"], "argument --seed: expected an integer SEED with 0 <= SEED <= 4294967295, got '2.5'"),
         (
@@ -109,7 +112,7 @@ def test_an_option_out_of_range_is_argparses_usage_error(
         ("t_seconds,rps\n-1,5\n", "{path}:2: t_seconds and rps must be finite and non-negative; got -1.0, 5.0"),
         ("t_seconds,rps\n0,nan\n", "{path}:2: t_seconds and rps must be finite and non-negative; got 0.0, nan"),
         ("t_seconds,rps\n0,1\ninf,1\n", "{path}:3: t_seconds and rps must be finite and non-negative; got inf, 1.0"),
-        ("t_seconds,rps\n10,5\n5,5\n", "{path}:3: t_seconds must increase; 5.0 follows 10.0"),
+        ("t_seconds,rps\n0,5\n10,5\n5,5\n", "{path}:4: t_seconds must increase; 5.0 follows 10.0"),
         ("t_seconds,rps\n0,5\n\n0,5\n", "{path}:4: t_seconds must increase; 0.0 follows 0.0"),
         (
             "t_seconds,rps\n0,5\n172801,5\n",
@@ -117,7 +120,7 @@ def test_an_option_out_of_range_is_argparses_usage_error(
         ),
         (
             "t_seconds,rps\n0,5\n60,1e8\n",
-            "{path}:3: rps 100000000.0 is above 10000000; rates are 10000000 req/s at most",
+            "{path}:3: rps 100000000.0 is above 1000000; rates are 1000000 req/s at most",
         ),
         (
             "t_seconds,rps\n0,5\n57.5,5\n",
@@ -161,13 +164,17 @@ def test_a_valid_trace_may_carry_a_bom_spaces_and_blank_lines(tmp_path: Path) ->
     assert (rate[0], rate[29], rate[30], rate[119]) == (10, 10, 20, 5)
 
 
-def _dev_with_profile(tmp_path: Path, profile: Path) -> Path:
-    """The dev stack, its simulation reading `profile`."""
+def _dev_with_profile(tmp_path: Path, profile: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The dev stack, its simulation reading `profile`, a file in `tmp_path`, which stands for the project root
+    (a profile must be inside the project) where the stack's paths are resolved."""
+    monkeypatch.setattr(platform_config.types, "PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr(simulator.scenario, "PROJECT_ROOT", tmp_path)
     stack = tmp_path / "Pulumi.dev.yaml"
     text = DEV.read_text(encoding="utf-8")
     anchor = "  triton-platform:scaling:\n"
     assert anchor in text
-    stack.write_text(text.replace(anchor, f"{anchor}    simulation: {{profile: {json.dumps(str(profile))}}}\n"))
+    relative = json.dumps(str(profile.relative_to(tmp_path)))
+    stack.write_text(text.replace(anchor, f"{anchor}    simulation: {{profile: {relative}}}\n"))
     return stack
 
 
@@ -242,11 +249,12 @@ GOOD_TAU = {"1": 0.001, "8": 0.002}
     ],
 )
 def test_a_bad_latency_profile_is_named_with_the_rule(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str, expected: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str, expected: str
 ) -> None:
     profile = tmp_path / "profile.json"
     profile.write_text(content, encoding="utf-8")
-    code, err = simulate(capsys, tmp_path, "--config", str(_dev_with_profile(tmp_path, profile)), "--profile", "step")
+    stack = _dev_with_profile(tmp_path, profile, monkeypatch)
+    code, err = simulate(capsys, tmp_path, "--config", str(stack), "--profile", "step")
     assert code == 1
     assert err.strip() == "stackctl simulate: " + expected.format(where=profile)
 
@@ -332,7 +340,7 @@ def test_a_default_peak_above_the_rate_bound_is_refused(capsys: pytest.CaptureFi
     assert code == 1
     assert err.strip() == (
         f"stackctl simulate: the default --peak-rps, twice the load that fires the scaling trigger of deployment "
-        f"'general' in {stack}, is 20000000 req/s, above 10000000; give --peak-rps from above 0 to 10000000"
+        f"'general' in {stack}, is 20000000 req/s, above 1000000; give --peak-rps from above 0 to 1000000"
     )
 
 
@@ -403,7 +411,7 @@ def test_help_states_every_bound(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["simulate", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    for bound in ("t_seconds,rps", "172800 s", "10000000 req/s", "at most 10000000", "to 48 (2 days)", "4294967295"):
+    for bound in ("t_seconds,rps", "172800 s", "1000000 req/s", "at most 1000000", "to 48 (2 days)", "4294967295"):
         assert bound in text
 
 

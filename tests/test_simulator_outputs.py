@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+import platform_config.types
 import simulator.report
+import simulator.scenario
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
 from simulator.engine import Timeline, reaction_seconds, simulate, summary
@@ -91,13 +93,17 @@ def test_a_missing_reaction_reads_none_in_the_deltas() -> None:
     assert rows["p95 ms"] == ["10.0", "12.5", "+25%"]
 
 
-def _staging_with_profile(tmp_path: Path, profile: Path) -> Path:
-    """Staging's stack file, its simulation reading `profile`."""
+def _staging_with_profile(tmp_path: Path, profile: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Staging's stack file, its simulation reading `profile`, a file in `tmp_path`, which stands for the project
+    root (a profile must be inside the project) where the stack's paths are resolved."""
+    monkeypatch.setattr(platform_config.types, "PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr(simulator.scenario, "PROJECT_ROOT", tmp_path)
     stack = tmp_path / "Pulumi.staging.yaml"
     text = STAGING.read_text(encoding="utf-8")
     anchor = "  triton-platform:scaling:\n"
     assert anchor in text
-    stack.write_text(text.replace(anchor, f"{anchor}    simulation: {{profile: {json.dumps(str(profile))}}}\n"))
+    relative = json.dumps(str(profile.relative_to(tmp_path)))
+    stack.write_text(text.replace(anchor, f"{anchor}    simulation: {{profile: {relative}}}\n"))
     return stack
 
 
@@ -106,7 +112,7 @@ def test_simulate_records_a_trace_file_and_titles_the_plot(
 ) -> None:
     profile = tmp_path / "classifier-h100.json"
     shutil.copy(CLASSIFIER_PROFILE, profile)
-    stack = _staging_with_profile(tmp_path, profile)
+    stack = _staging_with_profile(tmp_path, profile, monkeypatch)
     trace = tmp_path / "trace.csv"
     trace.write_text("t_seconds,rps\n0,2000\n60,12000\n179,12000\n")
     titles: list[str] = []

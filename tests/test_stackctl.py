@@ -157,7 +157,7 @@ def test_an_out_that_is_a_file_is_refused_without_a_traceback(tmp_path: Path) ->
     [
         ("t_seconds,rps\n0,x\n", "{path}:2: '0,x' is not a row of t_seconds,rps (two numbers, the header naming them)"),
         ("t_seconds,rps\n0,-5\n", "{path}:2: t_seconds and rps must be finite and non-negative; got 0.0, -5.0"),
-        ("t_seconds,rps\n10,5\n5,5\n", "{path}:3: t_seconds must increase; 5.0 follows 10.0"),
+        ("t_seconds,rps\n0,5\n10,5\n5,5\n", "{path}:4: t_seconds must increase; 5.0 follows 10.0"),
     ],
 )
 def test_a_bad_trace_names_its_file_and_line(tmp_path: Path, trace: str, expected: str) -> None:
