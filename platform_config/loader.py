@@ -30,11 +30,12 @@ from platform_config.errors import EXCERPT_CHARS, ConfigError, ConfigIssue, exce
 from platform_config.kubernetes import KubernetesConfig
 from platform_config.model_settings import render_stack
 from platform_config.nesting import MAX_DEPTH, TOO_DEEP, json_too_deep
-from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, display_path
+from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, STACK_FILE, display_path
 from platform_config.reference import type_text
 from platform_config.schema import SECTION_KEYS, PlatformConfig, section_key
 from platform_config.secrets_provider import SecretsProvider
 from platform_config.types import PATTERN_NAMES, HelmChart, KeyProblemError, stack_name_problem
+from triton_platform.input_files import InputFile, InputFileError
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.model_packaging.source import ModelRepository, read_repository
 from triton_platform.namespace import PROJECT
@@ -47,7 +48,6 @@ SECRET_PLACEHOLDER = "[secret]"
 It is also what `pulumi config` prints in place of a secret, so the same text written as a
 plain value is a copy of that output, never a secret: it is refused, not passed over.
 """
-
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {
     name: TypeAdapter(cast(Any, field.annotation)) for name, field in PlatformConfig.model_fields.items()
 }
@@ -160,7 +160,9 @@ def _stack_document(path: Path) -> dict[str, Any]:
         return ConfigError(source, [ConfigIssue("(file)", message)])
 
     try:
-        document = yaml12.load(path.read_text(encoding="utf-8"))
+        document = yaml12.load(InputFile(path, STACK_FILE).read_text())
+    except InputFileError as err:
+        raise fail(err.problem) from None
     except yaml12.StackFileLimitError as err:
         raise fail(str(err)) from None
     except RecursionError:

@@ -5,9 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from triton_platform.input_files import InputKind
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL_REPO = Path(os.environ.get("TRITON_PLATFORM_MODEL_REPO", PROJECT_ROOT / "model_repo"))
 """The project's model_repo/, or the folder TRITON_PLATFORM_MODEL_REPO names (benchmarks, CI of another repo)."""
+STACK_FILE = InputKind("stack file", 256 * 1024)
+"""The largest committed stack (production, two deployments and four models, every section written out) is 12 KB:
+256 KiB is twenty times that, more than any real stack writes. The YAML reader is pure Python (yaml12.py): on a
+busy machine it took about 20 s for 1 MiB, and a 50 MB file took 94 s before this bound."""
 
 
 def display_path(path: Path) -> str:
@@ -15,4 +21,7 @@ def display_path(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(PROJECT_ROOT))
     except ValueError:
+        return str(path)
+    except (RuntimeError, OSError):
+        # A symlink loop: Python 3.11's resolve() raises RuntimeError (3.13's OSError); the reader names the loop.
         return str(path)

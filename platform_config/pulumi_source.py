@@ -9,6 +9,7 @@ from platform_config.loader import StackConfig, parse_config, stack_file
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO, display_path
 from triton_platform.model_packaging.source import read_repository
+from triton_platform.namespace import PROJECT
 
 
 def flat_config() -> dict[str, str]:
@@ -26,8 +27,20 @@ def secret_keys() -> set[str]:
     return set(pulumi.runtime.get_config_secret_keys_env())
 
 
+NO_ENGINE = (
+    "__main__.py is the Pulumi program of project {project!r}: it runs under the Pulumi engine, which hands it the "
+    "stack's config (`pulumi preview --stack <stack>`, `pulumi up --stack <stack>`, or `make up`); started on its "
+    "own (as project {started!r}) it has no stack to read. To check a stack without the engine: "
+    "python -m stackctl validate --stack <stack>"
+)
+
+
 def stack_config_from_pulumi() -> StackConfig:
     """Validate the running stack's config; a mistake stops the program with the full report, no traceback."""
+    if pulumi.get_project() != PROJECT:
+        # Without the engine the SDK's defaults answer (project 'project', stack 'stack'), and the config is
+        # empty: every key would be reported missing from a stacks/Pulumi.stack.yaml that was never read.
+        raise SystemExit(NO_ENGINE.format(project=PROJECT, started=pulumi.get_project()))
     stack = pulumi.get_stack()
     source = display_path(stack_file(stack))
     repo = read_repository(DEFAULT_MODEL_REPO)

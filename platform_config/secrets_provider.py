@@ -11,8 +11,12 @@ from typing import Any
 
 import yaml
 
-from platform_config.paths import display_path
+from platform_config.paths import STACK_FILE, display_path
 from platform_config.secret_values import kind
+from triton_platform.input_files import InputFile, InputFileError, InputKind
+
+PASSPHRASE_FILE = InputKind("passphrase file", 64 * 1024)
+"""A passphrase is a line of text: 64 KiB is far above any, and a bound on what the guard reads."""
 
 LOCAL_PASSPHRASE = "local-only-not-secret"
 """scripts/pulumi-env's default passphrase: for local render-mode stacks only (dev's committed salt is for it)."""
@@ -91,8 +95,8 @@ def uses_passphrase(stack_file: Path) -> bool:
     `secretsprovider` names any other (https://www.pulumi.com/docs/iac/concepts/projects/stack-settings-file/).
     """
     try:
-        document = yaml.safe_load(stack_file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        document = yaml.safe_load(InputFile(stack_file, STACK_FILE).read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, InputFileError):
         return False  # the config loader reports an unreadable file
     if not isinstance(document, dict):
         return False
@@ -115,6 +119,9 @@ def passphrase(environ: Mapping[str, str]) -> Passphrase | None:
     is set, even empty (os.LookupEnv), and then the file is not read; else, when
     PULUMI_CONFIG_PASSPHRASE_FILE is non-empty, the file's contents with surrounding whitespace
     trimmed (`strings.TrimSpace(string(phraseDetails))`).
+
+    InputFileError for a passphrase file that is no regular file within PASSPHRASE_FILE's bound: a FIFO would
+    hang the program if read (the CLI has already drained it), and a device would never end.
     """
     if "PULUMI_CONFIG_PASSPHRASE" in environ:
         return Passphrase(environ["PULUMI_CONFIG_PASSPHRASE"], "PULUMI_CONFIG_PASSPHRASE")
@@ -122,7 +129,7 @@ def passphrase(environ: Mapping[str, str]) -> Passphrase | None:
     if not path:
         return None
     try:
-        data = Path(path).read_bytes()
+        data = InputFile(Path(path), PASSPHRASE_FILE).read_bytes()
     except OSError:
         return None  # the CLI itself stops on a passphrase file it cannot read
     # Go keeps bytes that are not UTF-8 as they are; surrogateescape keeps them too, and none is a space.
@@ -136,8 +143,17 @@ def default_passphrase_problem(stack: str, stack_file: Path, environ: Mapping[st
     Refused: an empty or blank passphrase, and the local-only default (whitespace around it changes
     nothing that matters: it is public either way).
     """
-    given = passphrase(environ)
-    if not uses_passphrase(stack_file) or given is None:
+    if not uses_passphrase(stack_file):
+        return None
+    try:
+        given = passphrase(environ)
+    except InputFileError as err:
+        # Unread, the passphrase may be the local-only one: a deploy does not go on unchecked.
+        return (
+            f"PULUMI_CONFIG_PASSPHRASE_FILE {err}; the deploy guard reads it to refuse the local-only default "
+            "passphrase: give a regular file, or set PULUMI_CONFIG_PASSPHRASE"
+        )
+    if given is None:
         return None
     bare = given.text.strip(GO_SPACE)
     if bare == LOCAL_PASSPHRASE:

@@ -189,7 +189,11 @@ def inside_project(kind: str, example: str) -> Any:
                 f"{excerpt(path)} is an absolute path; give a {kind} relative to the project root, inside it, "
                 f"e.g. {example}"
             )
-        resolved = (PROJECT_ROOT / path).resolve()
+        try:
+            resolved = (PROJECT_ROOT / path).resolve()
+        except (RuntimeError, OSError):
+            # Python 3.11's resolve() raises RuntimeError on a symlink loop (3.13's OSError).
+            raise ValueError(f"{excerpt(path)} is a symlink loop; give a {kind} inside the project root") from None
         if resolved == PROJECT_ROOT:
             raise ValueError(f"{excerpt(path)} is the project root itself; give a {kind} inside it, e.g. {example}")
         if not resolved.is_relative_to(PROJECT_ROOT):

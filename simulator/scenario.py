@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import json
 import math
@@ -22,9 +23,16 @@ from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
 from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES, TRACE_RULES
 from simulator.signals import SignalSpec, derived_target
+from triton_platform.input_files import InputFile, InputFileError, InputKind
 from triton_platform.model_packaging.source import read_repository
 
 PROFILES = PROJECT_ROOT / "bench" / "results" / "profiles"
+PROFILE_FILE = InputKind("latency profile", 1024 * 1024)
+"""bench/latency_profile.py writes about 6 KB (a time per batch size and a few percentiles): 1 MiB is far above
+any profile, and far below what would make the JSON parser a memory problem."""
+TRACE_FILE = InputKind("trace", 16 * 1024 * 1024)
+"""A row for every second of the longest run (MAX_SECONDS, 2 days) at 90 characters a row is under 16 MiB; rows
+closer than a second add nothing, since the rate is taken per second."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +104,9 @@ def _seconds_value(value: object) -> float | None:
 
 def _read_json(path: Path, where: str) -> dict[str, object]:
     try:
-        profile = json.loads(path.read_text(encoding="utf-8"))
+        profile = json.loads(InputFile(path, PROFILE_FILE).read_text())
+    except InputFileError as err:
+        raise ValueError(f"{where}: {err.problem}; {PROFILE_KEYS}") from None
     except OSError as err:
         raise ValueError(f"{where}: cannot read the latency profile ({err.strerror}); {PROFILE_KEYS}") from None
     except UnicodeDecodeError as err:
@@ -342,17 +352,17 @@ def read_trace(path: Path) -> NDArray[np.float64]:
     rows: list[tuple[float, float]] = []
     last_line = 1
     try:
-        # utf-8-sig: spreadsheets start their CSVs with a byte-order mark.
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None or [field.strip() for field in header] != ["t_seconds", "rps"]:
-                found = "nothing" if header is None else excerpt(",".join(header))
-                raise ValueError(f"{path}:1: the header is {found}; expected {TRACE_RULES}")
-            for row in reader:
-                if row:  # a blank line (the last, often) says nothing
-                    rows.append(_trace_row(row, f"{path}:{reader.line_num}", rows[-1][0] if rows else None))
-                    last_line = reader.line_num
+        # utf-8-sig: spreadsheets start their CSVs with a byte-order mark. newline="": csv reads line ends itself.
+        text = InputFile(path, TRACE_FILE).read_text(encoding="utf-8-sig", newline="")
+        reader = csv.reader(io.StringIO(text, newline=""))
+        header = next(reader, None)
+        if header is None or [field.strip() for field in header] != ["t_seconds", "rps"]:
+            found = "nothing" if header is None else excerpt(",".join(header))
+            raise ValueError(f"{path}:1: the header is {found}; expected {TRACE_RULES}")
+        for row in reader:
+            if row:  # a blank line (the last, often) says nothing
+                rows.append(_trace_row(row, f"{path}:{reader.line_num}", rows[-1][0] if rows else None))
+                last_line = reader.line_num
     except OSError as err:
         raise ValueError(
             f"{path}: cannot read the trace ({err.strerror}); expected a CSV file with {TRACE_RULES}"

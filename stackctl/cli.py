@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -13,7 +14,7 @@ from model_packaging.publish import write_model_repository
 from model_packaging.remote import PublishError, publish_repository
 from planner.options import budget_argument, rejected_pct_argument, seeds_argument, slo_ms_argument
 from platform_config.errors import ConfigError, ConfigIssue, bounded, excerpt
-from platform_config.loader import STACKS_DIR, StackConfig, load_stack_file, stack_file
+from platform_config.loader import STACK_FILE, STACKS_DIR, StackConfig, load_stack_file, stack_file
 from platform_config.paths import PROJECT_ROOT, display_path
 from platform_config.schema import section_key
 from simulator.shapes import (
@@ -34,6 +35,7 @@ from stackctl.image_pins import unpinned_images
 from stackctl.monitoring_files import write_monitoring_files
 from stackctl.out_folder import OutputFolderError, claim
 from stackctl.synth import synthesize, write_synth
+from triton_platform.input_files import InputFile
 from triton_platform.model_packaging.source import read_repository
 
 if TYPE_CHECKING:
@@ -225,9 +227,7 @@ def _run_inputs(
 
     ValueError: the message `stackctl simulate: ...` (or `plan`) prints.
     """
-    import hashlib  # noqa: PLC0415
-
-    from simulator.scenario import read_trace, scenario, shaped_trace, trigger_rps  # noqa: PLC0415
+    from simulator.scenario import TRACE_FILE, read_trace, scenario, shaped_trace, trigger_rps  # noqa: PLC0415
 
     path, stack = _stack_source(args)
     loaded = load_stack_file(path, stack)
@@ -250,7 +250,7 @@ def _run_inputs(
         # The digest tells a rerun whether the file at that path is still the one that ran.
         trace = {
             "file": display_path(Path(args.trace)),
-            "sha256": hashlib.sha256(Path(args.trace).read_bytes()).hexdigest(),
+            "sha256": InputFile(Path(args.trace), TRACE_FILE).sha256().hex(),
         }
     else:
         peak = args.peak_rps if args.peak_rps is not None else 2 * trigger_rps(head)
@@ -272,7 +272,7 @@ def _run_inputs(
     inputs = {
         "stack": loaded.stack,
         "stack_file": loaded.source,
-        "stack_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "stack_sha256": InputFile(path, STACK_FILE).sha256().hex(),
         "deployment": head.deployment,
         "model": head.model,
         "profile": head.profile,
@@ -382,7 +382,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=progress,
     )
-    before = path.read_text(encoding="utf-8")
+    before = InputFile(path, STACK_FILE).read_text()
     after = (
         patched(before, plan.changes, f"stackctl plan: {label}, {datetime.now(UTC):%Y-%m-%d}")
         if plan.changes
@@ -556,18 +556,28 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def encoding_safe_output() -> None:
+    """Print what the terminal's encoding cannot show as escapes (`\\xe9`) instead of failing on it.
+
+    Messages echo paths and values, which may hold any character; under PYTHONIOENCODING=ascii (or a C locale)
+    a stack that validates must not fail for printing its own path."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    encoding_safe_output()
     args = parser().parse_args(argv)
     out = getattr(args, "out", None)
-    if out is not None:
-        # Refuse a folder before any work (a synth, a simulation), not only when writing into it.
-        try:
-            claim(Path(out), args.command)
-        except OutputFolderError as err:
-            print(err.report(), file=sys.stderr)
-            return 1
     try:
+        if out is not None:
+            # Refuse a folder before any work (a synth, a simulation), not only when writing into it.
+            claim(Path(out), args.command)
         return int(args.run(args))
+    except OutputFolderError as err:
+        print(err.report(), file=sys.stderr)
+        return 1
     except ConfigError as err:
         print(err.report(), file=sys.stderr)
         return 1

@@ -9,6 +9,7 @@ the command refuse before it changes anything.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
@@ -16,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from triton_platform.model_packaging.digest import Content
 from triton_platform.model_packaging.layout import MANIFEST as MODEL_REPO_MANIFEST
 
 MANIFEST = ".stackctl-output.json"
@@ -27,6 +29,7 @@ is part of the repository it publishes, so it marks the folder too and the publi
 
 SHOWN = 5
 """Unexpected files named in a message; the rest are counted."""
+NAME_LIMITS = "a name in a path is at most 255 bytes and a whole path 4096 (Linux's NAME_MAX and PATH_MAX)"
 
 
 class OutputFolderError(ValueError):
@@ -157,7 +160,7 @@ class OutputFolder:
     command: str
     previous: tuple[str, ...] = ()
 
-    def replace(self, files: Mapping[str, bytes], manifest: str | None = None) -> list[Path]:
+    def replace(self, files: Mapping[str, Content], manifest: str | None = None) -> list[Path]:
         """Remove the previous run's files, write `files` (relative path -> content), the manifest last.
 
         `manifest` is the manifest's text where the command has its own format (model-repo)."""
@@ -170,12 +173,14 @@ class OutputFolder:
     def _manifest_text(self, files: Iterable[str]) -> str:
         return json.dumps({"command": self.command, "files": sorted(files)}, indent=2) + "\n"
 
-    def _create(self, relative: str, content: bytes) -> Path:
+    def _create(self, relative: str, content: Content) -> Path:
         target = self.path / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         # "x": never through a symlink, never over a file that appeared since the folder was checked.
         with target.open("xb") as handle:
-            handle.write(content)
+            # A file on disk (a model file) is copied a chunk at a time, never held whole.
+            for block in [content] if isinstance(content, bytes) else content.chunks():
+                handle.write(block)
         return target
 
     def _remove(self, relative: str) -> None:
@@ -191,7 +196,7 @@ class OutputFolder:
             )
         path.unlink()
 
-    def _write(self, files: Mapping[str, bytes], kept: frozenset[str], manifest: str | None) -> list[Path]:
+    def _write(self, files: Mapping[str, Content], kept: frozenset[str], manifest: str | None) -> list[Path]:
         name = manifest_name(self.command)
         for relative in files:
             _check_relative(relative)
@@ -267,6 +272,17 @@ def _own_folder_problems(out: Path, command: str, listed: list[str]) -> list[str
 
 def claim(out: Path, command: str) -> OutputFolder:
     """The folder `command` may write, after checking it; changes nothing. OutputFolderError says why not."""
+    try:
+        return _claim(out, command)
+    except OSError as err:
+        # A path the system refuses outright (a name over 255 bytes, a symlink loop): no folder to check.
+        limits = f"{NAME_LIMITS}; " if err.errno == errno.ENAMETOOLONG else ""
+        raise OutputFolderError(
+            command, [f"--out {out} cannot be used ({err.strerror}); {limits}{allowed(command)}"]
+        ) from None
+
+
+def _claim(out: Path, command: str) -> OutputFolder:
     if os.path.lexists(out) and not out.is_dir():
         what = "a file" if out.is_file() else "not a folder"
         raise OutputFolderError(command, [f"--out {out} is {what}; {allowed(command)}"])

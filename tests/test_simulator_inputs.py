@@ -148,8 +148,7 @@ def test_a_trace_that_is_no_text_or_no_file_is_named(capsys: pytest.CaptureFixtu
     for path, why in [
         (binary, "not UTF-8 text (byte 0)"),
         (tmp_path / "missing.csv", "cannot read the trace (No such file or directory)"),
-        (tmp_path, "cannot read the trace (Is a directory)"),
-    ]:
+    ]:  # a directory, a FIFO or a device: tests/test_file_inputs.py
         code, err = simulate(capsys, tmp_path, "--stack", "dev", "--trace", str(path))
         assert code == 1
         assert err.strip() == f"stackctl simulate: {path}: {why}; expected a CSV file with {TRACE_RULES}"

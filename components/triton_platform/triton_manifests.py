@@ -20,6 +20,7 @@ from typing import Any
 import pulumi
 
 from triton_platform.images import image_fields
+from triton_platform.input_files import InputFile, InputKind
 from triton_platform.kubernetes_values import quantity_value
 from triton_platform.model_packaging.bundle import bundle_key
 from triton_platform.model_packaging.digest import files_digest, repository_digest, version_files
@@ -198,10 +199,16 @@ class ServingContext:
         return f"{self.namespace}-inference"
 
 
+BUNDLED_FILE = InputKind("bundled model file", 1024 * 1024)
+"""A bundled file rides in a ConfigMap, whose data Kubernetes caps at 1 MiB
+(kubernetes.io/docs/concepts/configuration/configmap/): no file above that can ship this way."""
+
+
 def _bundle_files(ctx: ServingContext, deployment: Deployment) -> dict[str, bytes]:
     if ctx.source != "bundled":
         return {}
-    return version_files(ctx.spec.rendered, deployment.models)
+    files = version_files(ctx.spec.rendered, deployment.models)
+    return {path: InputFile(source.path, BUNDLED_FILE).read_bytes() for path, source in files.items()}
 
 
 def pod_digest(ctx: ServingContext, deployment: Deployment) -> str:

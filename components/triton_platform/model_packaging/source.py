@@ -14,10 +14,14 @@ from pathlib import Path
 from google.protobuf import text_format
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
+from triton_platform.input_files import InputFile, InputFileError, InputKind
 from triton_platform.model_packaging.config_rules import config_problems, ensemble_problems
 from triton_platform.model_packaging.settings import INT64_MAX
 
 BASE_CONFIG = "config.pbtxt"
+CONFIG_FILE = InputKind(BASE_CONFIG, 1024 * 1024)
+"""Each stack's config is rendered from it into a ConfigMap, whose data Kubernetes caps at 1 MiB
+(kubernetes.io/docs/concepts/configuration/configmap/); real ones are a few KiB."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,10 @@ def _read_model(repo: ModelRepository, folder: Path) -> None:
         )
         return
     try:
-        config = parse_model_config(config_file.read_text(encoding="utf-8"))
+        config = parse_model_config(InputFile(config_file, CONFIG_FILE).read_text())
+    except InputFileError as err:
+        repo.add_problem(folder.name, config_file, err.problem)
+        return
     except (text_format.ParseError, UnicodeDecodeError) as err:
         repo.add_problem(folder.name, config_file, f"Triton cannot parse it: {err}")
         return
