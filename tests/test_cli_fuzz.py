@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import os
 import shutil
 import signal
 import subprocess
@@ -23,7 +24,7 @@ from pathlib import Path
 from types import FrameType
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from platform_config.paths import PROJECT_ROOT
@@ -236,3 +237,81 @@ def test_simulate_on_any_trace(trace: str) -> None:
             assert times == sorted(set(times))
             assert times[0] == 0
             assert len({int(t) for t in times}) == len(times)
+
+
+# --- file inputs that are no regular file, or too large ------------------------------------------------------
+
+SPECIAL_FILES = ["fifo", "device", "directory", "symlink loop", "dangling symlink", "symlink to a fifo", "huge"]
+DEVICES = ["/dev/zero", "/dev/null", "/dev/urandom"]
+FILE_INPUTS = ["--config", "--trace", "model file", "model file linked out of the repository"]
+
+
+def _linked(link: Path, target: Path) -> Path:
+    link.symlink_to(target)
+    return link
+
+
+def special_file(kind: str, folder: Path, size: int, device: str) -> Path:
+    """A file input of `kind` made in `folder` (a device is the system's `device`); `size` is a huge one's, sparse."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "weights.bin"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "symlink to a fifo":
+        # What the link leads to outside `folder`, so that `path` is the one refused (in a version folder, the first).
+        os.mkfifo(folder.parent / f"{folder.name}-pipe")
+        _linked(path, folder.parent / f"{folder.name}-pipe")
+    elif kind == "device":
+        return Path(device)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "symlink loop":
+        # The loop's other end outside `folder`, as above.
+        _linked(path, folder.parent / f"{folder.name}-loop")
+        _linked(folder.parent / f"{folder.name}-loop", path)
+    elif kind == "dangling symlink":
+        _linked(path, folder / "missing")
+    else:
+        with path.open("wb") as handle:
+            handle.truncate(size)
+    return path
+
+
+@fuzz(40)
+@given(
+    kind=st.sampled_from(SPECIAL_FILES),
+    where=st.sampled_from(FILE_INPUTS),
+    command=st.sampled_from(sorted(COMMANDS)),
+    # Above every kind's bound (a model file's is 2 TiB), below ext4's largest file (16 TiB).
+    size=st.integers(2 * 1024**4 + 1, 8 * 1024**4),
+    device=st.sampled_from(DEVICES),
+)
+def test_a_file_input_that_is_no_regular_file_or_too_large_is_named(
+    kind: str, where: str, command: str, size: int, device: str
+) -> None:
+    """Each is refused before it is read, naming the file and what a file of its kind may be; nothing hangs."""
+    with scratch() as base:
+        if where == "--config":
+            path = special_file(kind, base / "inputs", size, device)
+            argv = [command, "--config", str(path), *(a.format(out=base / "out") for a in COMMANDS[command])]
+        elif where == "--trace":
+            path = special_file(kind, base / "inputs", size, device)
+            argv = ["simulate", "--stack", "dev", "--trace", str(path), "--no-plot", "--out", str(base / "out")]
+        else:
+            repo = base / "model_repo"
+            shutil.copytree(PROJECT_ROOT / "model_repo", repo)
+            version = repo / "ranker" / "2"
+            # A folder inside a version folder is no model file but a folder of them: a device is reached by a link.
+            assume(kind != "directory")
+            if where == "model file" and kind != "device":
+                path = special_file(kind, version, size, device)
+            else:
+                # The link is what the model file is: followed out of the repository, it leads to no regular file.
+                path = _linked(version / "linked.bin", special_file(kind, base / "outside", size, device))
+            argv = ["model-repo", "--stack", "staging", "--model-repo", str(repo), "--out", str(base / "out")]
+        with project_unchanged():
+            result = run(argv)
+        assert_well_behaved(result, argv)
+        assert result.code == 1, (argv, result.output)
+        assert str(path) in result.output, (argv, result.output)
+        assert "is a regular file of at most" in result.output, (argv, result.output)
