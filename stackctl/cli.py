@@ -14,8 +14,8 @@ from model_packaging.publish import write_model_repository
 from model_packaging.remote import PublishError, publish_repository
 from planner.options import budget_argument, rejected_pct_argument, seeds_argument, slo_ms_argument
 from platform_config.errors import ConfigError, ConfigIssue, bounded, excerpt
-from platform_config.loader import STACK_FILE, STACKS_DIR, StackConfig, load_stack_file, stack_file
-from platform_config.paths import PROJECT_ROOT, display_path
+from platform_config.loader import STACKS_DIR, StackConfig, load_stack_file, stack_file
+from platform_config.paths import PROJECT_ROOT, STACK_FILE, display_path
 from platform_config.schema import section_key
 from simulator.shapes import (
     MAX_HOURS,

@@ -23,8 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from platform_config.loader import STACK_FILE
-from platform_config.paths import PROJECT_ROOT
+from platform_config.paths import PROJECT_ROOT, STACK_FILE
 from platform_config.secrets_provider import PASSPHRASE_FILE, default_passphrase_problem
 from simulator.scenario import PROFILE_FILE, PROFILE_KEYS, TRACE_FILE, load_profile
 from tests.test_cli_fuzz import run
