@@ -272,7 +272,7 @@ def _model_delivery(sections: Sections, repo: ModelRepository) -> Iterator[Confi
         for name, dep in sorted(serving.deployments.items()):
             files = version_paths(repo, [m for m in dep.models if m in repo.models])
             found |= dict.fromkeys(bundle_problems(files, display_path))
-            size = sum(f.stat().st_size for f in files.values())
+            size = sum(f.stat().st_size for f in files.values() if f.is_file())  # the others are refused by name
             if size > BUNDLE_LIMIT:
                 yield ConfigIssue(
                     f"{path}.source",
