@@ -5,10 +5,11 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from planner.pareto import binding, pareto_front
 from planner.plan import Plan
 from planner.search import Result
 from planner.settings import FIELDS, Place
@@ -74,27 +75,22 @@ def _differs(a: Result, b: Result) -> list[str]:
 
 def _binding(plan: Plan, chosen: Result) -> str:
     """Which constraint stopped a cheaper candidate: counted over every failed one below the chosen's GPU-hours."""
-    cost = chosen.mean["gpu_hours"] or 0.0
-    cheaper = [
-        r for r in plan.results if not r.passed and r.mean["gpu_hours"] is not None and r.mean["gpu_hours"] < cost
-    ]
+    bound = binding(plan.results, chosen)
     headroom = (
         f"It runs p95 at {_figure(chosen, 'p95_ms')} ms of the {plan.bounds.slo_ms:g} ms SLO and rejects "
         f"{_figure(chosen, 'rejected_pct')}% against a bound of {plan.bounds.max_rejected_pct:g}%."
     )
-    if not cheaper:
+    if bound is None:
         return (
             f"Nothing cheaper was found: no candidate used fewer GPU-hours, so the replica floor "
             f"(min {chosen.settings.min_replicas}) and the load bound the cost, not the SLO. {headroom}"
         )
-    kinds = Counter(kind for r in cheaper for kind in r.failure_kinds())
-    bound = max(kinds, key=lambda kind: (kinds[kind], kind))
-    nearest = max(cheaper, key=lambda r: (r.mean["gpu_hours"] or 0.0, -r.index))
-    counts = ", ".join(f"{KIND_TEXT[kind]}: {count}" for kind, count in sorted(kinds.items()))
+    counts = ", ".join(f"{KIND_TEXT[kind]}: {count}" for kind, count in bound.counts.items())
+    nearest = bound.nearest
     return (
-        f"Bound by **{KIND_TEXT[bound]}**: all {len(cheaper)} cheaper candidates failed ({counts}). The nearest, "
-        f"#{nearest.index} at {_figure(nearest, 'gpu_hours')} GPU-hours, failed on {'; '.join(nearest.failures)}. "
-        f"{headroom}"
+        f"Bound by **{KIND_TEXT[bound.kind]}**: all {len(bound.cheaper)} cheaper candidates failed ({counts}). The "
+        f"nearest, #{nearest.index} at {_figure(nearest, 'gpu_hours')} GPU-hours, failed on "
+        f"{'; '.join(nearest.failures)}. {headroom}"
     )
 
 
@@ -179,9 +175,12 @@ def plan_markdown(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plan_json(plan: Plan) -> str:
+def plan_json(plan: Plan, inputs: Mapping[str, Any]) -> str:
+    """Every candidate, after `inputs`: what ran, as `stackctl simulate`'s summary.json records it (the stack file's
+    and the trace's sha256 among them), so the file alone says whether the tree still holds what it planned."""
     chosen = plan.chosen
     document: dict[str, Any] = {
+        "inputs": dict(inputs),
         "stack": plan.stack,
         "deployment": plan.deployment,
         "model": plan.model,
@@ -211,19 +210,6 @@ def plan_json(plan: Plan) -> str:
     return json.dumps(document, indent=2) + "\n"
 
 
-def pareto_front(results: Sequence[Result]) -> list[Result]:
-    """The candidates no other beats on both GPU-hours and p95, by ascending GPU-hours."""
-    points = sorted(
-        (r for r in results if r.mean["gpu_hours"] is not None and r.mean["p95_ms"] is not None),
-        key=lambda r: (r.mean["gpu_hours"], r.mean["p95_ms"], r.index),
-    )
-    front: list[Result] = []
-    for r in points:
-        if not front or (r.mean["p95_ms"] or 0.0) < (front[-1].mean["p95_ms"] or 0.0):
-            front.append(r)
-    return front
-
-
 def pareto_png(plan: Plan) -> bytes:
     import matplotlib  # noqa: PLC0415 - only the plot needs it
 
@@ -234,14 +220,53 @@ def pareto_png(plan: Plan) -> bytes:
         shown = [r for r in results if r.mean["gpu_hours"] is not None and r.mean["p95_ms"] is not None]
         return [r.mean["gpu_hours"] or 0.0 for r in shown], [r.mean["p95_ms"] or 0.0 for r in shown]
 
+    bound = binding(plan.results, plan.chosen) if plan.chosen is not None else None
+    stopped = [] if bound is None else [r for r in bound.cheaper if bound.kind in r.failure_kinds()]
+    stopped_ids = {r.index for r in stopped}
     figure, axes = plt.subplots(figsize=(9, 6), constrained_layout=True)
     axes.scatter(*xy([r for r in plan.results if r.passed]), s=14, color="tab:green", label="passed")
-    axes.scatter(*xy([r for r in plan.results if not r.passed]), s=14, marker="x", color="0.6", label="failed")
-    axes.plot(*xy(pareto_front(plan.results)), color="tab:blue", marker="o", label="Pareto front")
+    others = [r for r in plan.results if not r.passed and r.index not in stopped_ids]
+    axes.scatter(*xy(others), s=14, marker="x", color="0.6", label="failed (never on the front)")
+    axes.plot(*xy(pareto_front(plan.results)), color="tab:blue", marker="o", label="Pareto front of the passed")
     axes.scatter(*xy([plan.current]), s=120, marker="s", facecolors="none", color="black", label="current (#0)")
     if plan.chosen is not None:
         axes.scatter(*xy([plan.chosen]), s=220, marker="*", color="tab:red", label=f"chosen (#{plan.chosen.index})")
-    axes.axhline(plan.bounds.slo_ms, color="black", linestyle="--", label=f"SLO {plan.bounds.slo_ms:g} ms")
+    slo_binding = bound is not None and bound.kind == "p95"
+    axes.axhline(
+        plan.bounds.slo_ms,
+        color="tab:red" if slo_binding else "black",
+        linestyle="--",
+        linewidth=2 if slo_binding else 1,
+        label=f"SLO {plan.bounds.slo_ms:g} ms" + (" (binding)" if slo_binding else ""),
+    )
+    if plan.chosen is not None and bound is None:
+        axes.text(
+            0.02,
+            0.04,
+            f"binding: no candidate used fewer GPU-hours than #{plan.chosen.index}; the replica floor "
+            f"(min {plan.chosen.settings.min_replicas}) and the load bound the cost",
+            transform=axes.transAxes,
+            fontsize=8,
+        )
+    if bound is not None:
+        # The binding constraint: every cheaper candidate that failed on it, and the nearest one named.
+        axes.scatter(
+            *xy(stopped),
+            s=24,
+            marker="x",
+            color="tab:orange",
+            label=f"cheaper, failed: {KIND_TEXT[bound.kind]} (binding)",
+        )
+        x, y = xy([bound.nearest])
+        if x:
+            axes.annotate(
+                f"#{bound.nearest.index}: {'; '.join(bound.nearest.failures)}",
+                (x[0], y[0]),
+                xytext=(0.02, 0.04),
+                textcoords="axes fraction",
+                fontsize=8,
+                arrowprops={"arrowstyle": "->", "color": "tab:orange"},
+            )
     axes.set_yscale("log")
     axes.set_xlabel("GPU-hours (mean over seeds)")
     axes.set_ylabel("p95 ms (mean over seeds, log)")
@@ -253,12 +278,14 @@ def pareto_png(plan: Plan) -> bytes:
     return image.getvalue()
 
 
-def write_outputs(plan: Plan, patch: str, patch_name: str, out: Path) -> list[Path]:
-    """plan.md, plan.json, pareto.png and the stack file's patch, into a folder stackctl plan may write."""
+def write_outputs(plan: Plan, inputs: Mapping[str, Any], patch: str | None, patch_name: str, out: Path) -> list[Path]:
+    """plan.md, plan.json, pareto.png and the stack file's patch (None: none, the file cannot take the plan), into
+    a folder stackctl plan may write."""
     files = {
         PLAN_FILE: plan_markdown(plan).encode(),
-        JSON_FILE: plan_json(plan).encode(),
+        JSON_FILE: plan_json(plan, inputs).encode(),
         PARETO_FILE: pareto_png(plan),
-        patch_name: patch.encode(),
     }
+    if patch is not None:
+        files[patch_name] = patch.encode()
     return claim(out, "plan").replace(files)

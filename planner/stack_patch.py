@@ -3,13 +3,20 @@
 Each changed value carries an end-of-line note naming `stackctl plan`, the trace and the date; inside a
 flow mapping (`replicas: {min: 2, max: 10}`) the note goes on the line's key. A value's note replaces an
 older plan's note on the same line, so re-planning does not pile them up.
+
+Exactly the planned keys change. A mapping on a planned key's path that is an alias (`*name`) or comes in
+through a merge key (`<<: *name`) is shared with its anchor: the edit goes into a copy at the planned place,
+so the anchor and its other users keep their values. Where the planned place is the anchor itself, PatchError
+refuses, as it does for any result that still changes a key the plan did not (checked on the loaded data).
+Line endings stay as the file has them: CRLF comes back CRLF.
 """
 
 from __future__ import annotations
 
 import difflib
 import io
-from collections.abc import Mapping, MutableMapping
+from collections import Counter
+from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +28,12 @@ from ruamel.yaml.tokens import CommentToken
 from planner.settings import Place, Value, apply_edits
 
 NOTE_PREFIX = "stackctl plan"
+NEEDS = "the stack file is left as it is; write the values plan.md lists by hand"
+"""What a refusal asks of the user."""
+
+
+class PatchError(ValueError):
+    """Why the plan's values cannot go into the stack file without changing anything else."""
 
 
 def _yaml() -> YAML:
@@ -68,18 +81,146 @@ def _flow(value: Value) -> Any:
     return sequence
 
 
+def _children(node: object) -> Iterator[tuple[object, object]]:
+    """(key or index, value) below a mapping, its merged keys included, or a sequence."""
+    if isinstance(node, CommentedMap):
+        yield from node.items()
+    elif isinstance(node, CommentedSeq):
+        yield from enumerate(node)
+
+
+def _holders(doc: object) -> tuple[Counter[int], dict[int, Place]]:
+    """For each mapping or sequence, by id: how many places hold it (aliases and merge keys count), and the
+    place that holds it first in document order, where its anchor is written."""
+    counts: Counter[int] = Counter()
+    first: dict[int, Place] = {}
+
+    def walk(node: object, place: Place) -> None:
+        counts[id(node)] += 1
+        if id(node) in first:
+            return
+        first[id(node)] = place
+        if isinstance(node, CommentedMap):
+            for source in node.merge:
+                walk(source, (*place, "<<"))
+        for key, child in _children(node):
+            if isinstance(child, CommentedMap | CommentedSeq):
+                walk(child, (*place, str(key)))
+
+    walk(doc, ())
+    return counts, first
+
+
+def _copy(node: object) -> object:
+    """An unshared copy of `node`'s data in its flow or block style: no anchor, no merge key, no comment (the
+    comments stay with the original, where they were written)."""
+    if isinstance(node, CommentedMap):
+        mapping = CommentedMap((key, _copy(value)) for key, value in node.items())
+        if node.fa.flow_style():
+            mapping.fa.set_flow_style()
+        return mapping
+    if isinstance(node, CommentedSeq):
+        sequence = CommentedSeq(_copy(item) for item in node)
+        if node.fa.flow_style():
+            sequence.fa.set_flow_style()
+        return sequence
+    return node
+
+
+def _unshare(config: CommentedMap, paths: list[Place], holders: tuple[Counter[int], dict[int, Place]]) -> None:
+    """Give every shared mapping on a planned path its own copy at that path, so that the edit reaches no other
+    place; PatchError where the planned place is the anchor others use."""
+    counts, first = holders
+    for path in paths:
+        node = config
+        for depth, key in enumerate(path[:-1], start=1):
+            child = node.get(key)
+            if not isinstance(child, CommentedMap):
+                break
+            if counts[id(child)] > 1:
+                if first[id(child)] == ("config", *path[:depth]):
+                    anchor = f"the anchor &{child.anchor.value}" if child.anchor.value else "a mapping"
+                    raise PatchError(
+                        f"{'.'.join(path[:depth])} is {anchor} that other keys use (an alias or a merge key), so "
+                        f"writing {'.'.join(path)} there would change them too; {NEEDS}"
+                    )
+                if child.anchor.value:
+                    # Kept even when this alias was its last user: the anchor's line is no planned key.
+                    child.yaml_set_anchor(child.anchor.value, always_dump=True)
+                child = _copy(child)
+                node[key] = child
+            node = child
+
+
+def _leaves(node: object, place: Place = ()) -> dict[Place, object]:
+    """Every value of loaded YAML by its place, aliases and merge keys resolved; a list is one value."""
+    if isinstance(node, Mapping):
+        if not node:
+            return {place: {}}
+        return {
+            leaf: value for key, child in node.items() for leaf, value in _leaves(child, (*place, str(key))).items()
+        }
+    return {place: node}
+
+
+def _unplanned(before: str, after: str, changes: Mapping[Place, Value]) -> list[str]:
+    """The keys whose loaded value differs between `before` and `after` other than as `changes` set them."""
+    safe = YAML(typ="safe", pure=True)
+    expected = _leaves(safe.load(before))
+    for path, value in changes.items():
+        place = ("config", *path)
+        # The planned key replaces its whole value, and any empty mapping it is created in.
+        expected = {
+            leaf: v for leaf, v in expected.items() if place[: len(leaf)] != leaf and leaf[: len(place)] != place
+        }
+        if value is not None:
+            expected[place] = value
+    got = _leaves(safe.load(after))
+    return sorted(
+        ".".join(leaf[1:] if leaf[:1] == ("config",) else leaf)
+        for leaf in expected.keys() | got.keys()
+        if expected.get(leaf, ...) != got.get(leaf, ...)
+    )
+
+
+def _newline(text: str) -> str:
+    """The file's line ending: CRLF where every line ends so, else LF; PatchError for a mix."""
+    crlf = text.count("\r\n")
+    if crlf == 0 and "\r" not in text:
+        return "\n"
+    if crlf == text.count("\n") == text.count("\r"):
+        return "\r\n"
+    other = text.count("\n") + text.count("\r") - 2 * crlf
+    raise PatchError(
+        f"its lines end in both CRLF ({crlf} lines) and LF or a lone CR ({other}), "
+        f"and a patch keeps a file's line endings; give every line one kind, then plan again; {NEEDS}"
+    )
+
+
 def patched(text: str, changes: Mapping[Place, Value], note: str) -> str:
-    """`text`, a stack file, with `changes` applied under `config:` and each changed line noted."""
+    """`text`, a stack file, with `changes` applied under `config:`, each changed line noted, nothing else changed.
+
+    PatchError: why that cannot be done."""
+    newline = _newline(text)
+    source = text.replace("\r\n", "\n")
     yaml = _yaml()
-    doc = yaml.load(text)
+    doc = yaml.load(source)
     config = doc["config"]
+    _unshare(config, list(changes), _holders(doc))
     apply_edits(config, {path: _flow(value) for path, value in changes.items()}, _new_map)
     for path, value in changes.items():
         if value is not None:
             _note(*_line_of(config, path), note)
     out = io.StringIO()
     yaml.dump(doc, out)
-    return out.getvalue()
+    result = out.getvalue()
+    unplanned = _unplanned(source, result, changes)
+    if unplanned:
+        raise PatchError(
+            f"writing the plan would also change {', '.join(unplanned)}, which a YAML anchor, alias or merge key "
+            f"ties to a planned key; {NEEDS}"
+        )
+    return result.replace("\n", newline)
 
 
 def unified_diff(before: str, after: str, name: str) -> str:

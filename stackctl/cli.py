@@ -276,6 +276,7 @@ def _run_inputs(
         "deployment": head.deployment,
         "model": head.model,
         "profile": head.profile,
+        "profile_sha256": hashlib.sha256((PROJECT_ROOT / head.profile).read_bytes()).hexdigest(),
         "trace": trace,
         "seed": args.seed,
         "metrics_outages": [list(outage) for outage in args.metrics_outage],
@@ -348,7 +349,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from planner.plan import make_plan  # noqa: PLC0415
     from planner.report import write_outputs  # noqa: PLC0415
     from planner.search import Bounds, Result  # noqa: PLC0415
-    from planner.stack_patch import patched, unified_diff  # noqa: PLC0415
+    from planner.stack_patch import PatchError, patched, unified_diff  # noqa: PLC0415
 
     try:
         path, loaded, head, rate, _, inputs = _run_inputs(args)
@@ -382,14 +383,20 @@ def cmd_plan(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=progress,
     )
-    before = InputFile(path, STACK_FILE).read_text()
-    after = (
-        patched(before, plan.changes, f"stackctl plan: {label}, {datetime.now(UTC):%Y-%m-%d}")
-        if plan.changes
-        else before
-    )
+    # Bytes, not read_text: universal newlines would turn a CRLF file into LF (stack_patch keeps CRLF).
+    before = InputFile(path, STACK_FILE).read_bytes().decode("utf-8")
+    refusal = None
     try:
-        write_outputs(plan, unified_diff(before, after, display_path(path)), f"{path.name}.patch", Path(args.out))
+        after = (
+            patched(before, plan.changes, f"stackctl plan: {label}, {datetime.now(UTC):%Y-%m-%d}")
+            if plan.changes
+            else before
+        )
+    except PatchError as err:
+        after, refusal = None, f"stackctl plan: cannot patch {loaded.source}: {err}"
+    patch = None if after is None else unified_diff(before, after, display_path(path))
+    try:
+        write_outputs(plan, inputs, patch, f"{path.name}.patch", Path(args.out))
     except OutputFolderError as err:
         print(err.report(), file=sys.stderr)
         return 1
@@ -403,8 +410,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
         f"(current {plan.current.mean['gpu_hours']:.3f}), p95 {chosen.mean['p95_ms']:.1f} ms; "
         f"{len(plan.changes)} value(s) changed, see plan.md"
     )
-    if args.apply and plan.changes:
-        path.write_text(after, encoding="utf-8")
+    if refusal is not None:
+        # The outputs are written (plan.md lists the values), the patch is not: the file cannot take it as it is.
+        print(refusal, file=sys.stderr)
+        return 1
+    if args.apply and after is not None and plan.changes:
+        path.write_bytes(after.encode("utf-8"))
         print(f"  applied to {loaded.source}")
     return 0
 

@@ -136,6 +136,7 @@ def test_simulate_records_a_trace_file_and_titles_the_plot(
         "deployment": "general",
         "model": "classifier",
         "profile": str(profile),
+        "profile_sha256": hashlib.sha256(profile.read_bytes()).hexdigest(),
         "trace": {"file": str(trace), "sha256": hashlib.sha256(trace.read_bytes()).hexdigest()},
         "seed": 5,
         "metrics_outages": [],
@@ -159,6 +160,7 @@ def test_simulate_records_a_built_in_shape(tmp_path: Path, capsys: pytest.Captur
         "deployment": "general",
         "model": "classifier",
         "profile": "bench/results/profiles/classifier.json",
+        "profile_sha256": hashlib.sha256(CLASSIFIER_PROFILE.read_bytes()).hexdigest(),
         # The default peak: twice the load that fires the trigger on the floor.
         "trace": {"shape": "step", "peak_rps": 2 * trigger_rps(s), "hours": 0.1},
         "seed": 0,
