@@ -10,7 +10,7 @@ ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 KUBE_SCORE_VERSION := v1.20.0
 KUBE_SCORE := .tools/bin/kube-score-$(KUBE_SCORE_VERSION)
 
-.PHONY: test test-fast lint docs up synth scan venv runtime-venv policy-venv tools pulumi-toolchain local-cluster golden
+.PHONY: test test-fast lint docs artefacts up synth scan venv runtime-venv policy-venv tools pulumi-toolchain local-cluster golden
 
 # Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs).
 $(RUNTIME_STAMP): requirements.txt components/pyproject.toml
@@ -94,6 +94,16 @@ test-fast: $(STAMP)
 # Regenerate the config reference in docs/configuration.md from the schema.
 docs: $(STAMP)
 	$(BIN)/python -m platform_config.reference --write
+
+# Every generated file the repository commits, from the tree as it is: the planning traces, production's example
+# simulation and each stack's plan (docs/development.md, "Generated artefacts"). tests/test_committed_artefacts.py
+# reads these lines: it fails, naming the line, when an artefact's recorded inputs no longer match the tree.
+artefacts: $(STAMP)
+	$(BIN)/python bench/plan_traces.py
+	$(BIN)/python -m stackctl simulate --stack production --profile spike --hours 1 --peak-rps 40000 --seed 0 --out docs/simulation/production-spike
+	$(BIN)/python -m stackctl plan --stack dev --trace stacks/traces/dev.csv --out docs/plan/dev
+	$(BIN)/python -m stackctl plan --stack staging --trace stacks/traces/staging.csv --out docs/plan/staging
+	$(BIN)/python -m stackctl plan --stack production --trace stacks/traces/production.csv --out docs/plan/production
 
 # Render or deploy one stack with the real Pulumi CLI (dev renders to rendered/dev/): the
 # stock `pulumi` on PATH, which needs only the runtime virtualenv; without one (or with

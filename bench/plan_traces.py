@@ -69,11 +69,20 @@ def csv_text(per_minute: NDArray[np.float64]) -> str:
     return "t_seconds,rps\n" + "\n".join(rows) + "\n"
 
 
+def traces() -> dict[str, str]:
+    """Each trace file's name and text, each stack's from its own seed: what `main` writes and the committed
+    artefacts' test compares with stacks/traces/."""
+    return {
+        f"{stack}.csv": csv_text(build(np.random.default_rng(seed)))
+        for seed, (stack, build) in enumerate(sorted(TRACE_BUILDERS.items()))
+    }
+
+
 def main() -> None:
     TRACES.mkdir(parents=True, exist_ok=True)
-    for seed, (stack, build) in enumerate(sorted(TRACE_BUILDERS.items())):
-        path = TRACES / f"{stack}.csv"
-        path.write_text(csv_text(build(np.random.default_rng(seed))))
+    for name, text in traces().items():
+        path = TRACES / name
+        path.write_text(text)
         print(f"wrote {path.relative_to(ROOT)}", file=sys.stderr)
 
 
