@@ -227,7 +227,14 @@ def _run_inputs(
 
     ValueError: the message `stackctl simulate: ...` (or `plan`) prints.
     """
-    from simulator.scenario import TRACE_FILE, read_trace, scenario, shaped_trace, trigger_rps  # noqa: PLC0415
+    from simulator.scenario import (  # noqa: PLC0415
+        PROFILE_FILE,
+        TRACE_FILE,
+        read_trace,
+        scenario,
+        shaped_trace,
+        trigger_rps,
+    )
 
     path, stack = _stack_source(args)
     loaded = load_stack_file(path, stack)
@@ -276,7 +283,7 @@ def _run_inputs(
         "deployment": head.deployment,
         "model": head.model,
         "profile": head.profile,
-        "profile_sha256": hashlib.sha256((PROJECT_ROOT / head.profile).read_bytes()).hexdigest(),
+        "profile_sha256": InputFile(PROJECT_ROOT / head.profile, PROFILE_FILE).sha256().hex(),
         "trace": trace,
         "seed": args.seed,
         "metrics_outages": [list(outage) for outage in args.metrics_outage],
