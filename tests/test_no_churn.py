@@ -1,5 +1,5 @@
-"""No churn for existing stacks: state that `pulumi up` created at the revision before the
-component package (issue 26) previews with no change at the working tree, for every stack.
+"""No churn for existing stacks: state that `pulumi up` created at a base revision previews with no change at
+the working tree, for every stack.
 
 Per stack: the base revision's tree (`git archive`) runs `pulumi up` into a scratch file
 backend; the working tree then runs `pulumi preview --expect-no-changes` against the same
@@ -12,6 +12,9 @@ production installs the KEDA and Prometheus Operator charts that staging expects
 Every step of the preview must be `same`: a changed URN (type, name or parent) without an
 alias shows as a create and a delete, a changed object as an update. Production's model
 claim and namespace are protected in the base state, so no replacement can reach them.
+
+The base is the last commit whose deployed objects or stack files differ from the tree's: a change meant to
+alter what is deployed moves it, in the same review (as a golden file), and everything after must not churn.
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "5b85fc851deaee5d4370ed38086cbe33e1010969"
-"""The last commit before issue 26's component package (new type tokens, aliased; plain Args; a package
-folder): stacks deployed from it must see no change. Issue 19's rework was proven the same way from 6b4dc4c."""
+BASE_REVISION = "590b4b95f5063ec63e51aadb0b80481b5ad5570e"
+"""The last commit that changed what is deployed (issue 28: PDB eviction policy, production's drain floor, DCGM
+priority, pull policy by tag or digest). Before it, issue 26's component package (new type tokens, aliased) was
+proven from 5b85fc8 at a1536ac, and issue 19's rework from 6b4dc4c."""
 
 # Production's objects whose loss loses data (docs/architecture.md, "Publishing and the PVC loader"): (resource type, object name).
 PRODUCTION_PROTECTED = {
