@@ -90,7 +90,7 @@ def test_the_example_renders_the_pool_and_triton_and_is_stable(tmp_path: Path) -
     # KEDA scales the Deployment, which leaves its replica count to the HPA, on the busy ratio Monitoring records.
     scaled = _find(objects, "ScaledObject", "triton-general")["spec"]
     assert scaled["scaleTargetRef"]["name"] == "triton-general"
-    assert (scaled["minReplicaCount"], scaled["maxReplicaCount"]) == (1, 3)
+    assert (scaled["minReplicaCount"], scaled["maxReplicaCount"]) == (2, 3)
     [busy] = [t for t in scaled["triggers"] if t["name"] == "busy-ratio"]
     assert busy["metadata"]["serverAddress"] == "http://prometheus-operated.monitoring.svc:9090"
     assert "replicas" not in _find(objects, "Deployment", "triton-general")["spec"]

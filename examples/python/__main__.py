@@ -69,7 +69,8 @@ triton = TritonServing(
     "triton",
     {
         "namespace": NAMESPACE,
-        "deployments": {"general": {"models": MODELS, "replicas": {"min": 1, "max": 3}}},
+        # Two at least: a node drain evicts one pod at a time, so one stays ready (policy triton-drain).
+        "deployments": {"general": {"models": MODELS, "replicas": {"min": 2, "max": 3}}},
         "model_repository": {"path": str(MODEL_REPO), "source": "bundled"},
         "model_defaults": {"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 500}},
         "pool": pool.placement,
@@ -90,7 +91,7 @@ KedaScaling(
             "general": {
                 "deployment_name": deployment.metadata.name,
                 "namespace": deployment.metadata.namespace,
-                "min_replicas": 1,
+                "min_replicas": 2,
                 "max_replicas": 3,
                 "trigger": {
                     "name": "busy-ratio",
