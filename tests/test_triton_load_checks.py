@@ -64,11 +64,15 @@ def _component(root: Path, served: list[str]) -> list[str]:
     return problems(valid(model_repository={"path": str(root), "source": "bundled"}, deployments=deployments))
 
 
-def _served_by_both(root: Path, served: list[str], *problems_by_model: tuple[str, str]) -> None:
-    """Both paths refuse with exactly these repository problems, in the component's order: (served model,
-    `file: message`)."""
-    assert _stack(root, served) == sorted(problem for _, problem in problems_by_model)  # the stack's are sorted
-    assert _component(root, served) == [
+def _refusals(root: Path, served: list[str]) -> tuple[list[str], list[str]]:
+    """What each path says of the repository at `root` serving `served`: the stack's problems, the component's."""
+    return _stack(root, served), _component(root, served)
+
+
+def _by_both(served: list[str], *problems_by_model: tuple[str, str]) -> tuple[list[str], list[str]]:
+    """The refusals both paths must give for these repository problems, in the component's order: (served model,
+    `file: message`); the stack sorts its problems, the component names the served model's Arg."""
+    return sorted(problem for _, problem in problems_by_model), [
         f"deployments.demo.models[{served.index(model)}]: {problem}" for model, problem in problems_by_model
     ]
 
@@ -79,8 +83,7 @@ def test_an_ensemble_that_chains_itself_directly_or_through_another_is_refused(t
     first = _model(tmp_path, "first", _ensemble(_step("second", -1, ("in", "out"))), {"1/.keep": ""})
     second = _model(tmp_path, "second", _ensemble(_step("first", -1, ("in", "out"))), {"1/.keep": ""})
     circular = "Triton refuses circular dependencies between ensembles"
-    _served_by_both(
-        tmp_path,
+    assert _refusals(tmp_path, ["first", "second", "loop"]) == _by_both(
         ["first", "second", "loop"],
         ("first", f"{first / 'config.pbtxt'}: ensemble 'first' chains itself (first -> second -> first); {circular}"),
         (
@@ -121,8 +124,7 @@ def test_tensor_maps_must_name_the_step_models_own_tensors(tmp_path: Path) -> No
     wrong = _step("classifier", -1, ("z", "w"))
     pipeline = _model(tmp_path, "pipeline", _ensemble(wrong), {"1/.keep": ""})
     prefix = f"{pipeline / 'config.pbtxt'}: ensemble 'pipeline' step 1 (model 'classifier')"
-    _served_by_both(
-        tmp_path,
+    assert _refusals(tmp_path, ["classifier", "pipeline"]) == _by_both(
         ["classifier", "pipeline"],
         ("pipeline", f"{prefix}: input_map key 'z' is not an input of 'classifier' (inputs: x)"),
         ("pipeline", f"{prefix}: output_map key 'w' is not an output of 'classifier' (outputs: y)"),
@@ -170,8 +172,7 @@ def test_a_config_naming_neither_backend_nor_platform_leaves_the_file_to_triton(
 def test_an_empty_config_is_refused(tmp_path: Path) -> None:
     folder = _model(tmp_path, "classifier", "# nothing yet\n")
     (folder / "config.pbtxt").write_text("# nothing yet\n")
-    _served_by_both(
-        tmp_path,
+    assert _refusals(tmp_path, ["classifier"]) == _by_both(
         ["classifier"],
         (
             "classifier",
@@ -248,8 +249,7 @@ def test_dims_are_at_least_one_or_minus_one(tmp_path: Path) -> None:
     config += 'input [ { name: "" data_type: TYPE_FP32 dims: [ 1 ] }, { name: "mask" dims: [ ] } ]\n'
     folder = _model(tmp_path, "classifier", config)
     file = folder / "config.pbtxt"
-    _served_by_both(
-        tmp_path,
+    assert _refusals(tmp_path, ["classifier"]) == _by_both(
         ["classifier"],
         ("classifier", f"{file}: input 'x' dims [-5, 4] has -5; each dimension is >= 1, or -1 for a variable size"),
         ("classifier", f"{file}: input[1] has no name; every input and output needs one"),
@@ -314,8 +314,7 @@ def test_a_version_folder_beyond_int64_is_refused(tmp_path: Path) -> None:
     folder = _model(tmp_path, "classifier", files={"1/model.onnx": "", "99999999999999999999/model.onnx": ""})
     (folder / "9223372036854775807").mkdir()
     (folder / "9223372036854775807" / "model.onnx").write_bytes(b"")
-    _served_by_both(
-        tmp_path,
+    assert _refusals(tmp_path, ["classifier"]) == _by_both(
         ["classifier"],
         (
             "classifier",
@@ -347,7 +346,9 @@ def test_a_link_out_of_the_repository_is_refused_naming_link_and_target(tmp_path
         target = source / "1" if linked == "version folder" else source / "1" / "model.onnx"
         link.symlink_to(target)
     message = OUT_OF_REPO.format(target=target, repo=repo)
-    _served_by_both(repo, ["classifier"], ("classifier", f"{link.parent}: {link.name!r} {message}"))
+    assert _refusals(repo, ["classifier"]) == _by_both(
+        ["classifier"], ("classifier", f"{link.parent}: {link.name!r} {message}")
+    )
 
 
 def test_a_link_inside_the_repository_is_allowed_and_a_loop_is_refused(tmp_path: Path) -> None:
@@ -357,8 +358,7 @@ def test_a_link_inside_the_repository_is_allowed_and_a_loop_is_refused(tmp_path:
     assert validate("dev", removing("triton-platform:models"), served, repo=read_repository(tmp_path))
     (folder / "2" / "a").symlink_to(folder / "2" / "b")
     (folder / "2" / "b").symlink_to(folder / "2" / "a")
-    _served_by_both(
-        tmp_path,
+    assert _refusals(tmp_path, ["classifier"]) == _by_both(
         ["classifier"],
         ("classifier", f"{folder / '2'}: 'a' is a loop of symbolic links"),
         ("classifier", f"{folder / '2'}: 'b' is a loop of symbolic links"),
