@@ -9,6 +9,13 @@ ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 KUBE_SCORE_VERSION := v1.20.0
 KUBE_SCORE := .tools/bin/kube-score-$(KUBE_SCORE_VERSION)
+# Helm, which `stackctl synth` templates the install-mode charts with: the version pulumi-kubernetes 4.25.0
+# embeds (helm.sh/helm/v3 in its provider's go.mod; stackctl/chart_template.py finds it by the same name).
+HELM_VERSION := v3.18.6
+HELM := .tools/bin/helm-$(HELM_VERSION)
+# Unpacked charts standing in for their repositories (stackctl/chart_template.py): ../shared/charts where it
+# sits beside the checkout, as on the offline test machines; unset, charts come from their repositories.
+CHART_MIRROR ?= $(wildcard $(CURDIR)/../shared/charts)
 
 .PHONY: test test-fast lint docs artefacts up synth scan venv runtime-venv policy-venv tools pulumi-toolchain local-cluster golden
 
@@ -62,12 +69,18 @@ $(KUBE_SCORE):
 	GOBIN=$(CURDIR)/.tools/kube-score GOFLAGS= go install github.com/zegl/kube-score/cmd/kube-score@$(KUBE_SCORE_VERSION)
 	mkdir -p $(@D) && mv .tools/kube-score/kube-score $@
 
+# Helm from the Go module proxy, built with the provider's flags so Go's build cache serves both.
+$(HELM):
+	GOBIN=$(CURDIR)/.tools/helm GOFLAGS= GOTOOLCHAIN=local go install -trimpath \
+		-ldflags "-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)" helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mkdir -p $(@D) && mv .tools/helm/helm $@
+
 # promtool, amtool, prometheus and rclone, which the monitoring and publishing tests run
 # for real; the Pulumi CLI, language hosts and providers the end-to-end tests run; the
 # local control plane (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run; and the
 # GCS emulator the publishing tests run; checkov and kube-score, which the manifest scan
 # runs (each built once, cached).
-tools: $(STAMP) $(POLICY_STAMP) $(SCAN_STAMP) $(KUBE_SCORE)
+tools: $(STAMP) $(POLICY_STAMP) $(SCAN_STAMP) $(KUBE_SCORE) $(HELM)
 	scripts/install-tools
 	scripts/pulumi-toolchain
 	scripts/local-cluster build
@@ -81,6 +94,8 @@ local-cluster:
 	scripts/local-cluster start
 
 # The whole suite: format, lint, types, then every test.
+synth scan test: export TRITON_CHART_MIRROR = $(CHART_MIRROR)
+
 test: lint tools
 	$(BIN)/python -m pytest
 
@@ -114,7 +129,7 @@ up: $(if $(STOCK_PULUMI),$(RUNTIME_STAMP),$(STAMP))
 	scripts/up $(STACK)
 
 # Offline: every object the program would create for STACK, under Pulumi's mocks.
-synth: $(STAMP)
+synth: $(STAMP) $(HELM)
 	$(BIN)/python -m stackctl synth --stack $(STACK) --out synth/$(STACK)
 
 # Rewrite tests/golden/<stack>/ from every stack's synth, when a change is meant to alter them (docs/testing.md).
@@ -122,5 +137,5 @@ golden: $(STAMP)
 	$(BIN)/python -m tests.golden --update
 
 # checkov and kube-score over every stack's manifests; fails on a finding not in manifest_scan/exceptions.yaml.
-scan: $(STAMP) $(SCAN_STAMP) $(KUBE_SCORE)
+scan: $(STAMP) $(SCAN_STAMP) $(KUBE_SCORE) $(HELM)
 	$(BIN)/python -m manifest_scan

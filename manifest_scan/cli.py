@@ -14,6 +14,7 @@ from manifest_scan.runners import ScanError
 from manifest_scan.scan import known_stacks, synth_and_scan
 from platform_config.errors import ConfigError
 from platform_config.paths import display_path
+from stackctl.chart_template import ChartTemplateError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = list(dict.fromkeys(args.stack or stacks))
     try:
         scans = [synth_and_scan(stack) for stack in chosen]
-    except (ConfigError, ScanError) as err:
+    except (ConfigError, ScanError, ChartTemplateError) as err:
         print(f"manifest_scan: {err}", file=sys.stderr)
         return 1
     unexcepted, used = apply([f for scan in scans for f in scan.findings], exceptions)

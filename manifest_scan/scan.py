@@ -9,6 +9,7 @@ from pathlib import Path
 from manifest_scan.findings import Finding
 from manifest_scan.runners import run_checkov, run_kube_score
 from platform_config.loader import STACKS_DIR, stack_file
+from stackctl.chart_template import HelmTemplater
 from stackctl.synth import synthesize, write_synth
 
 
@@ -32,5 +33,5 @@ def scan_folder(folder: Path, stack: str) -> StackScan:
 
 def synth_and_scan(stack: str) -> StackScan:
     with tempfile.TemporaryDirectory(prefix=f"manifest-scan-{stack}-") as folder:
-        write_synth(synthesize(stack_file(stack), stack), Path(folder))
+        write_synth(synthesize(stack_file(stack), stack, HelmTemplater.from_environment()), Path(folder))
         return scan_folder(Path(folder), stack)

@@ -31,6 +31,7 @@ from simulator.shapes import (
     seed_argument,
     shape_argument,
 )
+from stackctl.chart_template import HelmTemplater
 from stackctl.image_pins import unpinned_images
 from stackctl.monitoring_files import write_monitoring_files
 from stackctl.out_folder import OutputFolderError, claim
@@ -87,7 +88,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_synth(args: argparse.Namespace) -> int:
     path, stack = _stack_source(args)
-    result = synthesize(path, stack)
+    result = synthesize(path, stack, None if args.no_charts else HelmTemplater.from_environment())
     try:
         written = write_synth(result, Path(args.out))
     except OutputFolderError as err:
@@ -493,6 +494,11 @@ def parser() -> argparse.ArgumentParser:
     synth = commands.add_parser("synth", help="write every Kubernetes object the program would create")
     _add_stack_arguments(synth)
     synth.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    synth.add_argument(
+        "--no-charts",
+        action="store_true",
+        help="leave out the objects of the charts the stack installs (otherwise templated with Helm, as previews do)",
+    )
     synth.set_defaults(run=cmd_synth)
 
     model_repo = commands.add_parser("model-repo", help="write the model repository Triton sees for a stack")

@@ -22,6 +22,7 @@ from typing import Any
 import pulumi
 
 from platform_config.paths import PROJECT_ROOT
+from stackctl.chart_template import HelmTemplater
 from triton_platform.namespace import PROJECT
 
 PROGRAM = PROJECT_ROOT / "__main__.py"
@@ -68,11 +69,14 @@ def _object_id(args: pulumi.runtime.MockResourceArgs) -> str:
 class EchoMocks(pulumi.runtime.Mocks):
     """A provider that accepts every input as the resource's state, as a successful apply would.
 
-    It keeps what the engine received for each resource, by type and name.
+    It keeps what the engine received for each resource, by type and name. With a `charts` templater it
+    answers Helm templating as the provider would (stackctl/chart_template.py); without one, with no objects,
+    so the run holds the program's own objects only and needs no Helm.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, charts: HelmTemplater | None = None) -> None:
         self.received: dict[tuple[str, str], pulumi.runtime.MockResourceArgs] = {}
+        self.charts = charts
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         self.received[(args.typ, args.name)] = args
@@ -83,9 +87,9 @@ class EchoMocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         if args.token == HELM_TEMPLATE:
-            # Templating a chart needs Helm and the chart itself: the chart's objects appear in render
-            # mode and in `pulumi preview` (triton_platform/helm_chart.py), not under mocks.
-            return {"result": []}, []
+            if self.charts is None:
+                return {"result": []}, []
+            return {"result": self.charts.template(json.loads(args.args["jsonOpts"]))}, []
         raise NotImplementedError(f"the program made an unexpected provider call: {args.token}")
 
 

@@ -12,11 +12,15 @@ import yaml
 
 from platform_config.kubernetes import RENDER_OVERRIDE_ENV
 from platform_config.loader import StackConfig, load_stack_file, pulumi_config_from_stack_file
+from stackctl.chart_template import HelmTemplater
 from stackctl.mock_runtime import EchoMocks, Registered, run_program
 from stackctl.out_folder import claim
 
 KUBERNETES_PREFIX = "kubernetes:"
 """Type prefix of Kubernetes objects; providers are `pulumi:providers:kubernetes`."""
+
+CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
+"""The provider's component that registers a chart's objects: under mocks it is one resource holding them."""
 
 MANIFEST_HEAD = ("apiVersion", "kind", "metadata")
 RESOURCES_FILE = "resources.json"
@@ -82,18 +86,58 @@ def manifest_filename(obj: dict[str, Any]) -> str:
     return f"{obj['kind'].lower()}-{namespace}-{metadata['name']}.yaml"
 
 
+def group_members(group: Registered) -> list[Registered]:
+    """The objects a ConfigGroup holds, each as the provider registers it beneath the group.
+
+    Type `kubernetes:<apiVersion>:<kind>` (`core/v1` for the core group), name `<prefix>:<namespace>/<name>`
+    or `<prefix>:<name>` (pulumi-kubernetes provider/pkg/provider/yaml/v2/yaml.go, `register`).
+    """
+    head, parent_type, _ = group.urn.rsplit("::", 2)
+    prefix = group.inputs.get("resourcePrefix")
+    members = []
+    for obj in group.inputs.get("objs") or []:
+        metadata = obj.get("metadata") or {}
+        api_version = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
+        type_ = f"{KUBERNETES_PREFIX}{api_version}:{obj['kind']}"
+        name = f"{metadata['namespace']}/{metadata['name']}" if metadata.get("namespace") else metadata["name"]
+        name = f"{prefix}:{name}" if prefix else name
+        members.append(
+            Registered(
+                urn=f"{head}::{parent_type}${type_}::{name}",
+                type=type_,
+                name=name,
+                parent=group.urn,
+                custom=True,
+                provider=group.provider,
+                protect=group.protect,
+                retain_on_delete=group.retain_on_delete,
+                dependencies=(),
+                inputs=obj,
+            )
+        )
+    return members
+
+
 def run_synth(
     stack: str, flat_config: Mapping[str, str], secret_keys: Sequence[str], mocks: EchoMocks | None = None
 ) -> list[Registered]:
-    """The program's resources for `stack` and this config, run under mocks in render mode."""
-    return run_program(stack, flat_config, secret_keys, {RENDER_OVERRIDE_ENV: SYNTH_RENDER_DIR}, mocks)
+    """The program's resources for `stack` and this config, run under mocks in render mode.
+
+    A chart's objects are listed beneath its ConfigGroup, as a preview registers them, when the mocks
+    template charts (`EchoMocks(charts=...)`); otherwise the group holds none.
+    """
+    registered = run_program(stack, flat_config, secret_keys, {RENDER_OVERRIDE_ENV: SYNTH_RENDER_DIR}, mocks)
+    return [
+        *registered,
+        *(member for group in registered if group.type == CONFIG_GROUP for member in group_members(group)),
+    ]
 
 
-def synthesize(path: Path, stack: str | None = None) -> SynthResult:
-    """Validate a stack file, then run the program for it under mocks."""
+def synthesize(path: Path, stack: str | None = None, charts: HelmTemplater | None = None) -> SynthResult:
+    """Validate a stack file, then run the program for it under mocks; with `charts`, its charts templated."""
     loaded = load_stack_file(path, stack)
     flat, secret_keys = pulumi_config_from_stack_file(path)
-    return SynthResult(loaded, run_synth(loaded.stack, flat, secret_keys))
+    return SynthResult(loaded, run_synth(loaded.stack, flat, secret_keys, EchoMocks(charts)))
 
 
 def write_synth(result: SynthResult, out: Path) -> list[Path]:

@@ -18,7 +18,9 @@ from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file, stack_file
 from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import PlatformConfig
+from stackctl.chart_template import PROJECT_HELM, HelmTemplater
 from stackctl.synth import SynthResult, run_synth, synthesize
+from tests.local_cluster import SHARED_CHARTS
 from tests.pulumi_cli import PULUMI_HOME, TOOLS_BIN
 from triton_platform.model_packaging.source import ModelRepository
 
@@ -135,10 +137,22 @@ MONITORING = "triton-platform:monitoring"
 
 
 def synth_stack(stack: str) -> SynthResult:
-    """The program's resources for a stack; one mock run per stack per test session."""
+    """The program's own resources for a stack, its charts' objects left out; one mock run per stack per session."""
     if stack not in _SYNTH_CACHE:
         _SYNTH_CACHE[stack] = synthesize(stack_file(stack), stack)
     return _SYNTH_CACHE[stack]
+
+
+_CHART_SYNTH_CACHE: dict[str, SynthResult] = {}
+
+
+def synth_with_charts(stack: str) -> SynthResult:
+    """A stack's resources as `stackctl synth` lists them, its charts templated by the Helm `make tools` builds
+    (real_tools), from the offline chart folders; once per stack per session."""
+    if stack not in _CHART_SYNTH_CACHE:
+        charts = HelmTemplater(str(PROJECT_HELM), SHARED_CHARTS)
+        _CHART_SYNTH_CACHE[stack] = synthesize(stack_file(stack), stack, charts)
+    return _CHART_SYNTH_CACHE[stack]
 
 
 @pytest.fixture(params=STACKS)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -64,6 +65,14 @@ class HangError(Exception):
 
 def _alarm(_signal: int, _frame: FrameType | None) -> None:
     raise HangError(f"no result after {HANG_SECONDS} s")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def no_helm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """In-process runs start no real tool: a synth that reaches a chart reports that Helm is missing (exit 1)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRITON_HELM", str(tmp_path_factory.mktemp("no-helm") / "helm"))
+        yield
 
 
 def run(argv: list[str]) -> Run:
@@ -114,7 +123,7 @@ def project_unchanged() -> Iterator[None]:
 
 COMMANDS = {
     "validate": [],
-    "synth": ["--out", "{out}"],
+    "synth": ["--no-charts", "--out", "{out}"],
     "model-repo": ["--out", "{out}"],
     "rules": ["--out", "{out}"],
     "simulate": ["--profile", "step", "--hours", "0.02", "--no-plot", "--out", "{out}"],

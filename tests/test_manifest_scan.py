@@ -23,7 +23,7 @@ from manifest_scan.runners import CHECKOV_VERSION, KUBE_SCORE_VERSION, ScanError
 from manifest_scan.scan import StackScan, scan_folder
 from platform_config.paths import PROJECT_ROOT
 from stackctl.synth import write_synth
-from tests.conftest import STACKS, synth_stack
+from tests.conftest import STACKS, synth_stack, synth_with_charts
 
 POLICY_DOC = PROJECT_ROOT / "docs" / "policy.md"
 TABLE_START = "<!-- scanner-exceptions:start -->"
@@ -37,9 +37,9 @@ def exceptions() -> list[ScanException]:
 
 @functools.cache
 def scanned(stack: str) -> StackScan:
-    """Both scanners over the stack's synthesized manifests; once per stack per session."""
+    """Both scanners over the stack's synthesized manifests, its charts' objects included; once per stack."""
     with tempfile.TemporaryDirectory(prefix=f"scan-{stack}-") as folder:
-        write_synth(synth_stack(stack), Path(folder))
+        write_synth(synth_with_charts(stack), Path(folder))
         return scan_folder(Path(folder), stack)
 
 

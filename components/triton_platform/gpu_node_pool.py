@@ -146,8 +146,9 @@ def device_plugin_manifests(
                         "pod-security-restricted": "the device plugin runs as root to create its socket in the "
                         "kubelet's device-plugin directory",
                         "no-host-access": "the kubelet's device-plugin directory is a host path by design",
-                        "read-only-root-filesystem": "upstream runs the plugin with a writable root; not verified "
-                        "read-only",
+                        "read-only-root-filesystem": "the plugin writes only its socket, but the node's NVIDIA "
+                        "container toolkit hooks write into the container's root filesystem (manifest_scan/"
+                        "exceptions.yaml)",
                     }
                 ),
             ),

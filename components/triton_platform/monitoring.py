@@ -92,6 +92,10 @@ def prometheus_rule_manifest(settings: MonitoringSettings) -> dict[str, Any]:
 
 
 GRAFANA_RESOURCES = {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
+TAG_PULL_POLICY = "Always"
+"""The charts run their images by the tags their chart version names: pulled on every start, as the platform's own
+images by tag are (triton_platform/images.py), so a tag moved in the registry never runs beside the old content."""
+
 SIDECAR_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "256Mi"}}
 KUBE_STATE_METRICS_RESOURCES = {
     "requests": {"cpu": "50m", "memory": "128Mi"},
@@ -109,6 +113,7 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
         "prometheusOperator": {
             "admissionWebhooks": {"enabled": False},
             "tls": {"enabled": False},
+            "image": {"pullPolicy": TAG_PULL_POLICY},
             # The chart sets none; the policy pack requires requests and limits on every container.
             "resources": {
                 "requests": {"cpu": "100m", "memory": "128Mi"},
@@ -146,12 +151,14 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
             # charts/grafana/values.yaml; Helm merges these maps into its defaults). Grafana writes only under
             # /var/lib/grafana (the chart's `storage` emptyDir) and /tmp; it logs to the console (`log.mode`).
             "resources": GRAFANA_RESOURCES,
+            "image": {"pullPolicy": TAG_PULL_POLICY},
             "containerSecurityContext": {"readOnlyRootFilesystem": True},
             "extraVolumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "256Mi"}}],
             "extraVolumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
             "sidecar": {
                 # The dashboard and datasource sidecars (kiwigrid/k8s-sidecar) write only into their emptyDirs.
                 "resources": SIDECAR_RESOURCES,
+                "imagePullPolicy": TAG_PULL_POLICY,
                 "securityContext": {"readOnlyRootFilesystem": True},
                 "dashboards": {
                     "enabled": True,
@@ -165,7 +172,7 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
         },
         # kube-state-metrics already runs read-only and non-root (its chart's containerSecurityContext) but sets
         # no resources; its memory grows with the number of objects in the cluster.
-        "kube-state-metrics": {"resources": KUBE_STATE_METRICS_RESOURCES},
+        "kube-state-metrics": {"resources": KUBE_STATE_METRICS_RESOURCES, "image": {"pullPolicy": TAG_PULL_POLICY}},
     }
 
 

@@ -1,4 +1,6 @@
-"""Golden manifests: what `stackctl synth` writes for each stack, kept in tests/golden/<stack>/ for review.
+"""Golden manifests: what `stackctl synth --no-charts` writes for each stack, kept in tests/golden/<stack>/ for review.
+
+The program's own objects: the charts production installs are upstream's, templated by `make scan` and its tests.
 
 tests/test_golden_manifests.py fails when a stack's synthesized files differ from these; `make golden`
 (`python -m tests.golden --update`) rewrites them, and the diff of this folder in a change is what a reviewer

@@ -1,0 +1,224 @@
+"""`stackctl synth` templates the charts a stack installs, as a preview does (stackctl/chart_template.py)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from platform_config.paths import PROJECT_ROOT
+from policy.rules import RULES, violations
+from stackctl import chart_template
+from stackctl.chart_template import PROJECT_HELM, ChartTemplateError, HelmTemplater, decoded
+from stackctl.cli import main
+from stackctl.mock_runtime import Registered
+from stackctl.synth import CONFIG_GROUP, group_members
+from tests.conftest import synth_stack, synth_with_charts
+from tests.local_cluster import SHARED_CHARTS
+from tests.test_policy_rules import built
+
+KEDA_OPTIONS: dict[str, Any] = {
+    "release_name": "keda",
+    "namespace": "keda",
+    "values": {},
+    "include_test_hook_resources": False,
+    "chart": "keda",
+    "fetch_opts": {"repo": "https://kedacore.github.io/charts", "version": "2.20.2"},
+    "kube_version": "v1.34.0",
+}
+
+
+def test_objects_are_decoded_as_the_provider_decodes_them() -> None:
+    text = """
+---
+# Source: empty template
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: operator
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: operator
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: w
+  namespace: elsewhere
+spec:
+  operators:
+    - =
+    - "!="
+"""
+    assert decoded(text, "keda") == [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "operator", "namespace": "keda"}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "operator"}},
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "elsewhere"},
+            "spec": {"operators": ["=", "!="]},
+        },
+    ]
+
+
+def test_a_groups_objects_are_listed_beneath_it_as_the_provider_names_them() -> None:
+    group = Registered(
+        urn="urn:pulumi:production::triton-platform::triton-platform:helm:InstalledChart$kubernetes:yaml/v2:ConfigGroup::keda-objects",
+        type=CONFIG_GROUP,
+        name="keda-objects",
+        parent="urn:pulumi:production::triton-platform::triton-platform:helm:InstalledChart::keda",
+        custom=False,
+        provider="",
+        protect=False,
+        retain_on_delete=False,
+        dependencies=(),
+        inputs={
+            "resourcePrefix": "keda",
+            "objs": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "ServiceAccount",
+                    "metadata": {"name": "keda-operator", "namespace": "keda"},
+                },
+                {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1beta1.x"}},
+            ],
+        },
+    )
+    assert [(m.type, m.name, m.urn, m.parent) for m in group_members(group)] == [
+        (
+            "kubernetes:core/v1:ServiceAccount",
+            "keda:keda/keda-operator",
+            "urn:pulumi:production::triton-platform::triton-platform:helm:InstalledChart$kubernetes:yaml/v2:ConfigGroup"
+            "$kubernetes:core/v1:ServiceAccount::keda:keda/keda-operator",
+            group.urn,
+        ),
+        (
+            "kubernetes:apiregistration.k8s.io/v1:APIService",
+            "keda:v1beta1.x",
+            "urn:pulumi:production::triton-platform::triton-platform:helm:InstalledChart$kubernetes:yaml/v2:ConfigGroup"
+            "$kubernetes:apiregistration.k8s.io/v1:APIService::keda:v1beta1.x",
+            group.urn,
+        ),
+    ]
+
+
+def test_a_missing_helm_is_named_when_a_chart_needs_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(chart_template, "PROJECT_HELM", tmp_path / ".tools" / "bin" / "helm-v0")
+    unfound = HelmTemplater.from_environment({"PATH": str(tmp_path)})
+    with pytest.raises(ChartTemplateError) as caught:
+        unfound.template(KEDA_OPTIONS)
+    assert str(caught.value) == (
+        "stackctl synth templates chart keda 2.20.2 from https://kedacore.github.io/charts with Helm, as a preview "
+        f"does, but TRITON_HELM is unset, {tmp_path}/.tools/bin/helm-v0 is not built and no `helm` is on PATH: run "
+        "`make tools`, or put Helm 3 on PATH, or pass --no-charts for the program's own objects only"
+    )
+    named = HelmTemplater.from_environment({"TRITON_HELM": str(tmp_path / "helm"), "PATH": ""})
+    with pytest.raises(ChartTemplateError, match=re.escape(f"but TRITON_HELM={tmp_path}/helm is not a file: run")):
+        named.template(KEDA_OPTIONS)
+
+
+def test_a_stack_without_charts_synthesizes_without_helm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TRITON_HELM", str(tmp_path / "no-helm"))
+    assert main(["synth", "--stack", "dev", "--out", str(tmp_path / "dev")]) == 0
+    assert (tmp_path / "dev" / "deployment-triton-dev-triton-general.yaml").is_file()
+
+
+def test_synth_without_helm_says_so_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TRITON_HELM", str(tmp_path / "no-helm"))
+    assert main(["synth", "--stack", "production", "--out", str(tmp_path / "production")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("stackctl synth: stackctl synth templates chart keda 2.20.2 from https://kedacore.github.io")
+    assert f"but TRITON_HELM={tmp_path}/no-helm is not a file" in err
+    assert "Traceback" not in err
+
+
+def test_a_mirror_holding_another_version_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "keda").mkdir()
+    (tmp_path / "keda" / "Chart.yaml").write_text("name: keda\nversion: 2.19.0\n")
+    with pytest.raises(ChartTemplateError) as caught:
+        HelmTemplater("/nonexistent/helm", tmp_path).template(KEDA_OPTIONS)
+    assert str(caught.value) == (
+        f"TRITON_CHART_MIRROR: {tmp_path}/keda/Chart.yaml is version 2.19.0, but the stack pins keda 2.20.2"
+    )
+
+
+def test_the_makefile_builds_the_helm_stackctl_looks_for() -> None:
+    makefile = (PROJECT_ROOT / "Makefile").read_text()
+    assert f"HELM_VERSION := {chart_template.HELM_VERSION}\n" in makefile
+    assert "HELM := .tools/bin/helm-$(HELM_VERSION)\n" in makefile
+    assert PROJECT_HELM.relative_to(PROJECT_ROOT).as_posix() == f".tools/bin/helm-{chart_template.HELM_VERSION}"
+
+
+@pytest.mark.real_tools
+def test_production_lists_every_chart_object_beneath_its_group() -> None:
+    own = {r.urn for r in synth_stack("production").resources}
+    charted = synth_with_charts("production")
+    added = [r for r in charted.resources if r.urn not in own]
+    groups = {r.urn: r.name for r in charted.resources if r.type == CONFIG_GROUP}
+    assert sorted(groups.values()) == [
+        "production-monitoring-kube-prometheus-stack-objects",
+        "production-scaling-keda-objects",
+    ]
+    assert {r.parent for r in added} == set(groups)
+    names = {(r.type, r.name) for r in added}
+    assert {
+        ("kubernetes:apps/v1:Deployment", "keda:keda/keda-operator"),
+        ("kubernetes:apps/v1:Deployment", "kube-prometheus-stack:monitoring/kube-prometheus-stack-operator"),
+        ("kubernetes:apps/v1:Deployment", "kube-prometheus-stack:monitoring/kube-prometheus-stack-grafana"),
+        ("kubernetes:apps/v1:Deployment", "kube-prometheus-stack:monitoring/kube-prometheus-stack-kube-state-metrics"),
+        ("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "keda:scaledobjects.keda.sh"),
+        (
+            "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+            "kube-prometheus-stack:prometheuses.monitoring.coreos.com",
+        ),
+    } <= names
+    # Each is a manifest: the scanners and every synth-based check see it.
+    manifests = {(m["kind"], m["metadata"].get("namespace"), m["metadata"]["name"]) for m in charted.manifests()}
+    assert ("Deployment", "keda", "keda-operator") in manifests
+    assert len(manifests) == len(synth_stack("production").manifests()) + len(added)
+
+
+@pytest.mark.real_tools
+def test_production_with_its_charts_passes_every_policy_rule() -> None:
+    resources = built(synth_with_charts("production"))
+    assert any(r.name == "kube-prometheus-stack-grafana" and r.kind == "Deployment" for r in resources)
+    found = []
+    for rule in RULES:
+        if rule.check:
+            found += [(rule.name, r.kind, r.name, m) for r in resources for m in violations(rule, r)[0]]
+        else:
+            assert rule.stack_check is not None
+            found += [
+                (rule.name, r.kind, r.name, m) for r, m in rule.stack_check(resources) if not r.exception(rule.name)
+            ]
+    assert found == []
+
+
+@pytest.mark.real_tools
+def test_helms_refusal_names_the_chart() -> None:
+    options = {**KEDA_OPTIONS, "path": str(SHARED_CHARTS), "kube_version": "v1.20.0"}
+    with pytest.raises(ChartTemplateError) as caught:
+        HelmTemplater(str(PROJECT_HELM)).template(options)
+    message = str(caught.value)
+    assert message.startswith(f"`helm template` of chart keda 2.20.2 from {SHARED_CHARTS} failed: Error: ")
+    assert "kubeVersion" in message
+    assert "v1.20.0" in message
+
+
+@pytest.mark.real_tools
+def test_the_cli_writes_chart_objects_unless_told_not_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRITON_HELM", str(PROJECT_HELM))
+    monkeypatch.setenv("TRITON_CHART_MIRROR", str(SHARED_CHARTS))
+    assert main(["synth", "--stack", "production", "--out", str(tmp_path / "all")]) == 0
+    assert (tmp_path / "all" / "deployment-keda-keda-operator.yaml").is_file()
+    assert main(["synth", "--stack", "production", "--out", str(tmp_path / "own"), "--no-charts"]) == 0
+    assert not (tmp_path / "own" / "deployment-keda-keda-operator.yaml").exists()
+    assert (tmp_path / "own" / "deployment-triton-production-triton-ranker.yaml").is_file()
