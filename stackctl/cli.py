@@ -86,6 +86,32 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_kube_context(args: argparse.Namespace) -> int:
+    """The CI names the kubeconfig context it builds after this (.github/actions/cluster-credentials)."""
+    path, stack = _stack_source(args)
+    loaded = load_stack_file(path, stack, defer_to_esc=True)
+    key = section_key("kubernetes")
+    if key in loaded.deferred:
+        raise ConfigError(
+            loaded.source,
+            [ConfigIssue(key, "left to ESC; the CI reads the cluster's context from the stack file: write it there")],
+        )
+    kubernetes = loaded.config.kubernetes
+    if not kubernetes.context:
+        raise ConfigError(
+            loaded.source,
+            [
+                ConfigIssue(
+                    f"{key}.context",
+                    f"unset: mode {kubernetes.mode!r} reaches no cluster, so its GitHub environment needs no "
+                    "cluster credentials (leave CLOUD unset, or none, and no KUBECONFIG_CONTENT)",
+                )
+            ],
+        )
+    print(kubernetes.context)
+    return 0
+
+
 def cmd_synth(args: argparse.Namespace) -> int:
     path, stack = _stack_source(args)
     result = synthesize(path, stack, None if args.no_charts else HelmTemplater.from_environment())
@@ -490,6 +516,12 @@ def parser() -> argparse.ArgumentParser:
         "--model-repo", metavar="DIR", help="model repository to check names against (default: model_repo/)"
     )
     validate.set_defaults(run=cmd_validate)
+
+    kube_context = commands.add_parser(
+        "kube-context", help="print the kubeconfig context a deploy-mode stack deploys to (the CI names its own so)"
+    )
+    _add_stack_arguments(kube_context)
+    kube_context.set_defaults(run=cmd_kube_context)
 
     synth = commands.add_parser("synth", help="write every Kubernetes object the program would create")
     _add_stack_arguments(synth)

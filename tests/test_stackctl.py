@@ -227,3 +227,26 @@ def test_a_stack_name_pulumi_refuses_is_named(tmp_path: Path, capsys: pytest.Cap
         f"{bad}: (stack): stack name 'my stack' has characters Pulumi does not allow; Pulumi stack names are 1-100 "
         "letters, digits, '-', '_' and '.'",
     ]
+
+
+def test_kube_context_prints_the_context_the_ci_names_its_kubeconfig_after(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["kube-context", "--stack", "production"]) == 0
+    assert capsys.readouterr().out == "production\n"
+
+
+def test_kube_context_refuses_a_stack_that_renders(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["kube-context", "--stack", "dev"]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "stacks/Pulumi.dev.yaml: triton-platform:kubernetes.context: unset: mode 'render' reaches no cluster, so its "
+        "GitHub environment needs no cluster credentials (leave CLOUD unset, or none, and no KUBECONFIG_CONTENT)"
+    )
+
+
+def test_kube_context_refuses_a_context_left_to_esc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "Pulumi.prod.yaml"
+    path.write_text("environment:\n  - myorg/prod\nconfig:\n  triton-platform:environment: production\n")
+    assert main(["kube-context", "--config", str(path)]) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"{path}: triton-platform:kubernetes: left to ESC; the CI reads the cluster's context from the stack file: "
+        "write it there"
+    )
