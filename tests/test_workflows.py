@@ -1,13 +1,18 @@
-"""The GitHub workflows deploy the way docs/environments.md says: the pinned stock CLI, a preview before approval, nothing secret uploaded."""
+"""The GitHub workflows deploy the way docs/environments.md and docs/ci.md say: the pinned stock CLI, a preview before approval, nothing secret uploaded, keyless cloud logins."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from platform_config.paths import PROJECT_ROOT
+from tests.conftest import STACKS
 
 WORKFLOWS = sorted((PROJECT_ROOT / ".github" / "workflows").glob("*.yml"))
 PIN = next(
@@ -69,3 +74,361 @@ def test_nothing_rendered_is_uploaded() -> None:
         for job, step in steps(path):
             if str(step.get("uses", "")).startswith("actions/upload-artifact@"):
                 assert "rendered" not in str(step.get("with", {}).get("path", "")), f"{path.name} job {job}"
+
+
+# --- Keyless CI: GitHub OIDC to each stack's cloud (docs/ci.md) ----------------------------------------------------
+
+ACTIONS = sorted((PROJECT_ROOT / ".github" / "actions").glob("*/action.yml"))
+CLUSTER_CREDENTIALS = "./.github/actions/cluster-credentials"
+CREDENTIALS_ACTION = PROJECT_ROOT / CLUSTER_CREDENTIALS / "action.yml"
+DEFAULT_BRANCH_GUARD = "github.ref == format('refs/heads/{0}', github.event.repository.default_branch)"
+LONG_LIVED_SECRET = re.compile(
+    r"AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GOOGLE_APPLICATION_CREDENTIALS_JSON|GOOGLE_CREDENTIALS"
+    r"|AZURE_CLIENT_SECRET|AZURE_CREDENTIALS|.*_KEY_JSON"
+)
+"""Secret names that hold a cloud key: no workflow or action may read or declare one."""
+KEY_INPUTS = {
+    "aws-actions/configure-aws-credentials": {"aws-access-key-id", "aws-secret-access-key", "aws-session-token"},
+    "google-github-actions/auth": {"credentials_json"},
+    "azure/login": {"creds"},
+}
+"""The inputs through which each login action takes a long-lived key instead of the OIDC token."""
+UPSTREAM_INPUTS = {
+    # action.yml of aws-actions/configure-aws-credentials v6.2.3 (those this project may use)
+    "aws-actions/configure-aws-credentials": {"role-to-assume", "aws-region", "role-duration-seconds", "audience"},
+    # action.yml of google-github-actions/auth v3.0.0
+    "google-github-actions/auth": {"workload_identity_provider", "service_account", "project_id", "audience"},
+    # action.yml of google-github-actions/get-gke-credentials v3.0.0
+    "google-github-actions/get-gke-credentials": {"cluster_name", "location", "project_id", "context_name"},
+    # action.yml of Azure/login v3.0.1
+    "azure/login": {"client-id", "tenant-id", "subscription-id"},
+    # action.yml of Azure/use-kubelogin v1.3
+    "azure/use-kubelogin": {"kubelogin-version"},
+}
+"""Inputs checked against each action's own action.yml at the release its pin names."""
+CLOUD_STEPS = {
+    "aws-actions/configure-aws-credentials": ("aws", {"role-to-assume", "aws-region"}),
+    "google-github-actions/auth": ("gcp", {"workload_identity_provider", "service_account"}),
+    "google-github-actions/get-gke-credentials": ("gcp", {"cluster_name", "location", "project_id", "context_name"}),
+    "azure/login": ("azure", {"client-id", "tenant-id", "subscription-id"}),
+    "azure/use-kubelogin": ("azure", {"kubelogin-version"}),
+}
+"""Each cloud's login and kubeconfig actions in cluster-credentials: the cloud that runs it, the inputs it gets."""
+
+
+def triggers(document: dict[str, Any]) -> dict[str, Any]:
+    """The events of `on:`, in any of its three forms (an event, a list of them, a mapping)."""
+    # YAML 1.1 (PyYAML) reads the key `on` as True.
+    keys: dict[Any, Any] = document
+    found = keys.get("on", keys.get(True))
+    if isinstance(found, str):
+        return {found: None}
+    if isinstance(found, list):
+        return dict.fromkeys(found)
+    return found if isinstance(found, dict) else {}
+
+
+def strings(node: Any) -> list[str]:
+    """Every string value in a parsed workflow or action, at any depth."""
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [s for value in node.values() for s in strings(value)]
+    if isinstance(node, list):
+        return [s for value in node for s in strings(value)]
+    return []
+
+
+def action_name(uses: object) -> str:
+    return str(uses).partition("@")[0].lower()
+
+
+def all_steps(document: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(where, step) for a workflow's jobs' steps or a composite action's."""
+    if "runs" in document:
+        return [("steps", step) for step in document["runs"].get("steps", [])]
+    return [(f"job {job}", step) for job, spec in document["jobs"].items() for step in spec.get("steps", [])]
+
+
+def long_lived_keys(name: str, document: dict[str, Any]) -> list[str]:
+    """Every long-lived cloud key a workflow or action reads, declares or hands to a login action."""
+    problems = []
+    declared = triggers(document).get("workflow_call", {}) or {}
+    referenced = {m for text in strings(document) for m in re.findall(r"secrets\.([A-Za-z_][A-Za-z0-9_]*)", text)}
+    for secret in sorted(referenced | set(declared.get("secrets", None) or {})):
+        if LONG_LIVED_SECRET.fullmatch(secret):
+            problems.append(f"{name}: secret {secret} is a long-lived cloud key; use the OIDC identity (docs/ci.md)")
+    for where, step in all_steps(document):
+        action = action_name(step.get("uses", ""))
+        for key in sorted(KEY_INPUTS.get(action, set()) & set(step.get("with", {}))):
+            problems.append(f"{name} {where}: {action} input {key} takes a long-lived key; use the OIDC identity")
+    return problems
+
+
+def authenticates(job: dict[str, Any], called: Callable[[str], dict[str, Any]]) -> bool:
+    """The job logs in to a cloud: through cluster-credentials, or by calling a workflow whose jobs do."""
+    if any(step.get("uses") == CLUSTER_CREDENTIALS for step in job.get("steps", [])):
+        return True
+    uses = str(job.get("uses", ""))
+    return uses.startswith("./") and any(
+        grants_id_token(spec) for spec in called(uses.removeprefix("./"))["jobs"].values()
+    )
+
+
+def grants_id_token(job: dict[str, Any]) -> bool:
+    permissions = job.get("permissions")
+    return permissions == "write-all" or (isinstance(permissions, dict) and permissions.get("id-token") == "write")
+
+
+def id_token_problems(name: str, document: dict[str, Any], called: Callable[[str], dict[str, Any]]) -> list[str]:
+    """`contents: read` for the workflow; `id-token: write` on exactly the jobs that log in to a cloud."""
+    problems = []
+    if document.get("permissions") != {"contents": "read"}:
+        problems.append(f"{name}: workflow permissions {document.get('permissions')!r}; want {{contents: read}}")
+    for job, spec in document["jobs"].items():
+        needed, granted = authenticates(spec, called), grants_id_token(spec)
+        if needed and not granted:
+            problems.append(f"{name} job {job}: logs in to a cloud but lacks permissions id-token: write")
+        if granted and not needed:
+            problems.append(f"{name} job {job}: has id-token: write but logs in to no cloud")
+    return problems
+
+
+def dispatch_problems(name: str, document: dict[str, Any]) -> list[str]:
+    """A workflow that can be dispatched by hand runs each job from the default branch only."""
+    if "workflow_dispatch" not in triggers(document):
+        return []
+    return [
+        f"{name} job {job}: runs on workflow_dispatch from any branch; add `if: {DEFAULT_BRANCH_GUARD}`"
+        for job, spec in document["jobs"].items()
+        if DEFAULT_BRANCH_GUARD not in str(spec.get("if", ""))
+    ]
+
+
+def cloud_step_problems(action: dict[str, Any]) -> list[str]:
+    """Each cloud's login and kubeconfig actions, once each, run for that cloud only, with checked inputs."""
+    problems = []
+    for uses, (cloud, inputs) in CLOUD_STEPS.items():
+        found = [step for _, step in all_steps(action) if action_name(step.get("uses", "")) == uses]
+        if len(found) != 1:
+            problems.append(f"{uses}: {len(found)} steps; want 1")
+            continue
+        step = found[0]
+        if step.get("if") != f"steps.cloud.outputs.cloud == '{cloud}'":
+            problems.append(f"{uses}: if {step.get('if')!r}; want it to run for CLOUD {cloud} only")
+        given = set(step.get("with", {}))
+        if given != inputs:
+            problems.append(f"{uses}: inputs {sorted(given)}; want {sorted(inputs)}")
+        if unknown := given - UPSTREAM_INPUTS[uses]:
+            problems.append(f"{uses}: inputs {sorted(unknown)} are not in its action.yml")
+    return problems
+
+
+def called_workflow(path: str) -> dict[str, Any]:
+    return load(PROJECT_ROOT / path)
+
+
+def test_no_workflow_or_action_reads_a_long_lived_cloud_key() -> None:
+    assert [p for path in (*WORKFLOWS, *ACTIONS) for p in long_lived_keys(path.name, load(path))] == []
+
+
+def test_a_long_lived_key_is_found_wherever_it_is_read() -> None:
+    bad = {
+        "on": {"workflow_call": {"secrets": {"GCS_KEY_JSON": {"required": False}}}},
+        "jobs": {
+            "up": {
+                "env": {"KEY": "${{ secrets.AWS_SECRET_ACCESS_KEY }}"},
+                "steps": [
+                    {"uses": "Azure/login@v3", "with": {"creds": "${{ secrets.SP }}"}},
+                    {"run": "echo ${{ secrets.AZURE_CLIENT_SECRET }}"},
+                ],
+            }
+        },
+    }
+    problems = long_lived_keys("bad.yml", bad)
+    # Read in an env, in a run script, declared by workflow_call: each named once, sorted.
+    assert problems[:3] == [
+        f"bad.yml: secret {secret} is a long-lived cloud key; use the OIDC identity (docs/ci.md)"
+        for secret in ("AWS_SECRET_ACCESS_KEY", "AZURE_CLIENT_SECRET", "GCS_KEY_JSON")
+    ]
+    assert problems[3:] == ["bad.yml job up: azure/login input creds takes a long-lived key; use the OIDC identity"]
+
+
+def test_id_token_is_granted_to_exactly_the_jobs_that_log_in() -> None:
+    assert [p for path in WORKFLOWS for p in id_token_problems(path.name, load(path), called_workflow)] == []
+    granted = {
+        (path.name, job) for path in WORKFLOWS for job, spec in load(path)["jobs"].items() if grants_id_token(spec)
+    }
+    assert granted == {
+        ("deploy-stack.yml", "preview"),
+        ("deploy-stack.yml", "up"),
+        ("deploy.yml", "dev"),
+        ("deploy.yml", "staging"),
+        ("deploy.yml", "production"),
+        ("preview.yml", "live"),
+    }
+
+
+def test_an_id_token_missing_or_granted_in_vain_is_named() -> None:
+    login = {"uses": CLUSTER_CREDENTIALS, "with": {"stack": "dev", "vars": "${{ toJSON(vars) }}"}}
+    called = {"jobs": {"up": {"permissions": {"id-token": "write"}, "steps": [login]}}}
+    bad = {
+        "permissions": {"contents": "read", "id-token": "write"},
+        "jobs": {
+            "deploy": {"steps": [login]},
+            "lint": {"permissions": "write-all", "steps": [{"run": "make lint"}]},
+            "call": {"uses": "./.github/workflows/called.yml"},
+        },
+    }
+    assert id_token_problems("bad.yml", bad, lambda path: called) == [
+        "bad.yml: workflow permissions {'contents': 'read', 'id-token': 'write'}; want {contents: read}",
+        "bad.yml job deploy: logs in to a cloud but lacks permissions id-token: write",
+        "bad.yml job lint: has id-token: write but logs in to no cloud",
+        "bad.yml job call: logs in to a cloud but lacks permissions id-token: write",
+    ]
+
+
+def test_manual_runs_deploy_the_default_branch_only() -> None:
+    assert [p for path in WORKFLOWS for p in dispatch_problems(path.name, load(path))] == []
+    assert "workflow_dispatch" in triggers(load(PROJECT_ROOT / ".github" / "workflows" / "deploy.yml"))
+
+
+def test_a_dispatchable_job_without_the_guard_is_named() -> None:
+    bad = yaml.safe_load(
+        "on: [push, workflow_dispatch]\n"
+        "jobs:\n"
+        "  a: {if: \"github.ref == format('refs/heads/{0}', github.event.repository.default_branch)\"}\n"
+        "  b: {if: github.ref == 'refs/heads/main'}\n"
+    )
+    assert dispatch_problems("bad.yml", bad) == [
+        f"bad.yml job b: runs on workflow_dispatch from any branch; add `if: {DEFAULT_BRANCH_GUARD}`"
+    ]
+
+
+def test_each_cloud_logs_in_and_writes_its_kubeconfig_with_checked_inputs() -> None:
+    assert cloud_step_problems(load(CREDENTIALS_ACTION)) == []
+
+
+def test_a_login_step_missing_misspelled_or_run_for_every_cloud_is_named() -> None:
+    action = load(CREDENTIALS_ACTION)
+    steps = action["runs"]["steps"]
+    action["runs"]["steps"] = [
+        {**step, "with": {"role-to-asume": "x", "aws-region": "y"}}
+        if action_name(step.get("uses", "")) == "aws-actions/configure-aws-credentials"
+        else {**step, "if": None}
+        if action_name(step.get("uses", "")) == "azure/login"
+        else step
+        for step in steps
+        if action_name(step.get("uses", "")) != "google-github-actions/get-gke-credentials"
+    ]
+    assert cloud_step_problems(action) == [
+        "aws-actions/configure-aws-credentials: inputs ['aws-region', 'role-to-asume']; want ['aws-region', "
+        "'role-to-assume']",
+        "aws-actions/configure-aws-credentials: inputs ['role-to-asume'] are not in its action.yml",
+        "google-github-actions/get-gke-credentials: 0 steps; want 1",
+        "azure/login: if None; want it to run for CLOUD azure only",
+    ]
+
+
+def test_the_variables_cluster_credentials_reads_are_those_docs_ci_lists() -> None:
+    read = set(re.findall(r"fromJSON\(inputs\.vars\)\.(\w+)", CREDENTIALS_ACTION.read_text()))
+    documented = set(re.findall(r"^\| `([A-Z][A-Z0-9_]+)` \|", (PROJECT_ROOT / "docs" / "ci.md").read_text(), re.M))
+    assert read == documented - {"KUBECONFIG_CONTENT"}
+    assert "KUBECONFIG_CONTENT" in documented
+
+
+def reaches_cluster(step: dict[str, Any]) -> bool:
+    """A pulumi preview or up against real state, or a live preview-diff."""
+    return "--mode live" in str(step.get("run", "")) or str(step.get("with", {}).get("command")) in ("preview", "up")
+
+
+def cluster_job_problems(name: str, document: dict[str, Any]) -> list[str]:
+    """A job reaches a cluster only after cluster-credentials, given its own environment's variables."""
+    problems = []
+    for job, spec in document["jobs"].items():
+        steps = spec.get("steps", [])
+        reaching = [i for i, step in enumerate(steps) if reaches_cluster(step)]
+        logins = [i for i, step in enumerate(steps) if step.get("uses") == CLUSTER_CREDENTIALS]
+        if not reaching:
+            problems += [f"{name} job {job}: runs cluster-credentials but reaches no cluster"] if logins else []
+            continue
+        if len(logins) != 1 or logins[0] > reaching[0]:
+            problems.append(f"{name} job {job}: reaches a cluster without one cluster-credentials step before")
+            continue
+        given = steps[logins[0]].get("with", {})
+        if given.get("vars") != "${{ toJSON(vars) }}":
+            problems.append(f"{name} job {job}: cluster-credentials vars {given.get('vars')!r}")
+        if not str(spec.get("environment", "")).startswith(str(given.get("stack"))):
+            problems.append(
+                f"{name} job {job}: stack {given.get('stack')!r} in environment {spec.get('environment')!r}"
+            )
+    return problems
+
+
+def test_every_job_that_reaches_a_cluster_logs_in_first_with_its_environments_identity() -> None:
+    assert [p for path in WORKFLOWS for p in cluster_job_problems(path.name, load(path))] == []
+    reaching = [
+        (path.name, job)
+        for path in WORKFLOWS
+        for job, spec in load(path)["jobs"].items()
+        if any(reaches_cluster(step) for step in spec.get("steps", []))
+    ]
+    assert reaching == [("deploy-stack.yml", "preview"), ("deploy-stack.yml", "up"), ("preview.yml", "live")]
+
+
+def test_a_cluster_reached_without_credentials_or_with_anothers_is_named() -> None:
+    login = {"uses": CLUSTER_CREDENTIALS, "with": {"stack": "dev", "vars": "${{ toJSON(vars) }}"}}
+    up = {"uses": "pulumi/actions@v6", "with": {"command": "up"}}
+    bad = {
+        "jobs": {
+            "late": {"environment": "dev", "steps": [up, login]},
+            "other": {"environment": "production", "steps": [login, up]},
+            "unused": {"steps": [login]},
+            "repo": {"environment": "dev", "steps": [{**login, "with": {"stack": "dev", "vars": "${{ vars }}"}}, up]},
+        }
+    }
+    assert cluster_job_problems("bad.yml", bad) == [
+        "bad.yml job late: reaches a cluster without one cluster-credentials step before",
+        "bad.yml job other: stack 'dev' in environment 'production'",
+        "bad.yml job unused: runs cluster-credentials but reaches no cluster",
+        "bad.yml job repo: cluster-credentials vars '${{ vars }}'",
+    ]
+
+
+def test_every_stack_is_previewed_live_and_deployed() -> None:
+    live = load(PROJECT_ROOT / ".github" / "workflows" / "preview.yml")["jobs"]["live"]
+    assert tuple(live["strategy"]["matrix"]["stack"]) == STACKS
+    deploy = load(PROJECT_ROOT / ".github" / "workflows" / "deploy.yml")["jobs"]
+    assert tuple(spec["with"]["stack"] for spec in deploy.values()) == STACKS
+
+
+def actionlint_steps(action: dict[str, Any], folder: Path) -> subprocess.CompletedProcess[str]:
+    """actionlint reads workflows only: a composite action's steps, as the job of a called workflow with the
+    action's inputs, get its checks too (expressions, `if`s, the inputs of the actions it knows)."""
+    inputs = {name: {"type": "string", "required": bool(i.get("required"))} for name, i in action["inputs"].items()}
+    wrapped = {
+        "on": {"workflow_call": {"inputs": inputs}},
+        "jobs": {"steps": {"runs-on": "ubuntu-latest", "steps": action["runs"]["steps"]}},
+    }
+    workflow = folder / ".github" / "workflows" / "action.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text(yaml.safe_dump(wrapped, sort_keys=False))
+    actionlint = PROJECT_ROOT / ".tools" / "bin" / "actionlint-v1.7.12"
+    return subprocess.run([actionlint, "-no-color", workflow], cwd=folder, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.real_tools
+@pytest.mark.parametrize("action", ACTIONS, ids=lambda path: path.parent.name)
+def test_actionlint_accepts_each_composite_actions_steps(action: Path, tmp_path: Path) -> None:
+    done = actionlint_steps(load(action), tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.real_tools
+def test_actionlint_sees_a_composite_actions_mistakes(tmp_path: Path) -> None:
+    action = load(CREDENTIALS_ACTION)
+    login = next(s for s in action["runs"]["steps"] if action_name(s.get("uses", "")) == "azure/login")
+    login["with"]["clientid"] = login["with"].pop("client-id")
+    done = actionlint_steps(action, tmp_path)
+    assert done.returncode == 1
+    assert 'input "clientid" is not defined in action "azure/login@v3"' in done.stdout
