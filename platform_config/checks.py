@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from platform_config.cluster import ClusterConfig
 from platform_config.errors import ConfigIssue, excerpt
 from platform_config.gpu_pool import GpuPoolConfig
 from platform_config.kubernetes import KubernetesConfig
@@ -35,6 +36,94 @@ SERVING = section_key("serving")
 MODELS = section_key("models")
 POOL = section_key("gpuPool")
 DEFAULTS = f"{SERVING}.modelDefaults"
+
+
+CLUSTER = section_key("cluster")
+
+
+def _cluster_gpu_pool(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """What the GPU pool asks of the cluster against what its kind provides (platform_config/cluster.py)."""
+    cluster: ClusterConfig = sections["cluster"]
+    pool: GpuPoolConfig = sections["gpu_pool"]
+    profile, platform, software = cluster.profile, cluster.platform, cluster.gpu_software
+    if pool.autoscaler not in profile.autoscalers:
+        reason = {
+            "generic": f"Karpenter needs a cloud provider's node class: set {CLUSTER}.platform to eks (EC2NodeClass) "
+            "or aks (AKSNodeClass)",
+            "gke": "GKE scales GPU node pools itself (node-pool autoscaling or a ComputeClass)",
+            "aks": "AKS runs its own cluster autoscaler on node pools (or node auto-provisioning: karpenter)",
+        }.get(platform, "")
+        yield ConfigIssue(
+            f"{POOL}.autoscaler",
+            f"{pool.autoscaler!r} is not available on a {platform} cluster ({reason}); use one of "
+            f"{', '.join(profile.autoscalers)}",
+        )
+    if software != "pool":
+        provider = "the GPU Operator" if software == "gpu-operator" else "GKE"
+        if "device_plugin" in pool.model_fields_set:
+            yield ConfigIssue(
+                f"{POOL}.devicePlugin",
+                f"{provider} runs the device plugin on this cluster, so the platform installs none: remove "
+                "devicePlugin (configure the plugin through " + ("the operator" if provider != "GKE" else "GKE") + ")",
+            )
+        if pool.dcgm_exporter:
+            yield ConfigIssue(
+                f"{POOL}.dcgmExporter",
+                "true, but the GPU Operator runs the DCGM exporter and the platform scrapes it; set false"
+                if software == "gpu-operator"
+                else "true, but GKE runs the GPU nodes' software and the platform's DCGM exporter is not made for "
+                "its nodes; set false (GKE exports DCGM metrics to Cloud Monitoring)",
+            )
+    if profile.gpu_taint is not None:
+        key, value, effect = profile.gpu_taint
+        if not any((t.key, t.value, t.effect) == profile.gpu_taint for t in pool.taints):
+            yield ConfigIssue(
+                f"{POOL}.taints",
+                f"{platform} taints every GPU node {key}={value}:{effect} itself; list that taint so Triton's pods "
+                "tolerate it",
+            )
+    autoscaler_identity = cluster.workload_identity.node_autoscaler
+    if autoscaler_identity is not None and pool.autoscaler != "cluster-autoscaler":
+        yield ConfigIssue(
+            f"{CLUSTER}.workloadIdentity.nodeAutoscaler",
+            f"applies only to gpuPool.autoscaler 'cluster-autoscaler', not {pool.autoscaler!r}",
+        )
+    elif autoscaler_identity is not None and pool.cluster_autoscaler is not None:
+        annotation = profile.identity_annotation
+        given = pool.cluster_autoscaler.service_account_annotations.get(annotation or "")
+        if given is not None and given != autoscaler_identity:
+            yield ConfigIssue(
+                f"{POOL}.clusterAutoscaler.serviceAccountAnnotations",
+                f"{annotation} is also given by {CLUSTER}.workloadIdentity.nodeAutoscaler, with another value; "
+                "keep one",
+            )
+
+
+def _cluster_serving(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """The model store's identity and claim against what the cluster's kind provides."""
+    cluster: ClusterConfig = sections["cluster"]
+    serving: ServingConfig = sections["serving"]
+    profile = cluster.profile
+    identity, annotation = cluster.workload_identity.models, profile.identity_annotation
+    given = serving.service_account_annotations.get(annotation or "")
+    if identity is not None and given is not None and given != identity:
+        yield ConfigIssue(
+            f"{SERVING}.serviceAccountAnnotations",
+            f"{annotation} is also given by {CLUSTER}.workloadIdentity.models, with another value; keep one",
+        )
+    pvc = serving.model_repository.pvc
+    if (
+        pvc is not None
+        and pvc.create
+        and pvc.access_mode != "ReadWriteOnce"
+        and pvc.storage_class_name is None
+        and profile.rwx_storage is not None
+    ):
+        yield ConfigIssue(
+            f"{SERVING}.modelRepository.pvc.storageClassName",
+            f"unset, but the default StorageClass of a {cluster.platform} cluster is a block disk that offers no "
+            f"{pvc.access_mode} claim (it would stay Pending); set the class of {profile.rwx_storage}",
+        )
 
 
 def _production_deploys(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -337,6 +426,8 @@ Check = Callable[[Sections, ModelRepository], Iterator[ConfigIssue]]
 
 CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("environment", "kubernetes"), _production_deploys),
+    (("cluster", "gpu_pool"), _cluster_gpu_pool),
+    (("cluster", "serving"), _cluster_serving),
     (("serving",), _deployment_models_exist),
     (("models",), _model_settings_exist),
     (("serving", "models"), _model_settings_served),

@@ -34,19 +34,19 @@ class Taint(Strict):
 
 
 class KarpenterPool(Strict):
-    """A Karpenter `karpenter.sh/v1` NodePool for the GPU nodes (AWS provider labels)."""
+    """A Karpenter `karpenter.sh/v1` NodePool for the GPU nodes, with the node class of `cluster.platform` (`EC2NodeClass` on eks, `AKSNodeClass` on aks)."""
 
-    instance_families: list[Annotated[str, Field(pattern=r"^[a-z0-9]+$")]] = []
-    """EC2 instance families, e.g. `g5`, `p4d` (`karpenter.k8s.aws/instance-family`)."""
+    instance_families: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9]+$")]] = []
+    """Instance families: on eks EC2 families such as `g5`, `p4d` (`karpenter.k8s.aws/instance-family`), on aks VM families such as `N` (`karpenter.azure.com/sku-family`)."""
 
-    gpu_names: list[Annotated[str, Field(pattern=r"^[a-z0-9-]+$")]] = []
-    """GPU models, e.g. `a10g`, `l4` (`karpenter.k8s.aws/instance-gpu-name`). Set this or `instanceFamilies`."""
+    gpu_names: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9-]+$")]] = []
+    """GPU models: on eks `a10g`, `l4` (`karpenter.k8s.aws/instance-gpu-name`), on aks `A100` (`karpenter.azure.com/sku-gpu-name`). Set this or `instanceFamilies`."""
 
     capacity_types: list[Literal["on-demand", "spot", "reserved"]] = ["on-demand"]
     """`karpenter.sh/capacity-type` values the pool may launch."""
 
     node_class: ObjectName = "default"
-    """Name of the EC2NodeClass (`karpenter.k8s.aws`) the nodes use."""
+    """Name of the node class (`EC2NodeClass` on eks, `AKSNodeClass` on aks) the nodes use; the cluster provides it."""
 
     consolidate_after: NodeDelay = "10m"
     """How long a node must be empty before Karpenter removes it (the karpenter.sh/v1 NodePool's `disruption.consolidateAfter`); 10m matches cluster-autoscaler's default `--scale-down-unneeded-time`; 0s-24h."""
@@ -126,8 +126,8 @@ class GpuPoolConfig(Strict):
     taints: list[Taint] = [Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")]
     """Taints of the pool's nodes, which keep other workloads off the GPUs; Triton pods tolerate them."""
 
-    autoscaler: Literal["karpenter", "cluster-autoscaler", "static"] = "static"
-    """Node autoscaling: a Karpenter NodePool, the cluster-autoscaler, or a fixed pool of existing nodes."""
+    autoscaler: Literal["karpenter", "cluster-autoscaler", "external", "static"] = "static"
+    """Node autoscaling: a Karpenter NodePool (on `cluster.platform` eks or aks), the cluster-autoscaler, `external` (the cloud scales the node pool: GKE node-pool autoscaling or a ComputeClass, AKS's cluster autoscaler; nothing in-cluster, `minNodes`-`maxNodes` state its bounds), or a fixed pool of existing nodes."""
 
     karpenter: KarpenterPool | None = None
     """The NodePool, for autoscaler `karpenter`."""

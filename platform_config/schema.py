@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 from pydantic.alias_generators import to_camel
 
+from platform_config.cluster import ClusterConfig
 from platform_config.gpu_pool import GpuPoolConfig
 from platform_config.kubernetes import KubernetesConfig
 from platform_config.monitoring import MonitoringConfig
@@ -37,6 +38,9 @@ class PlatformConfig(Strict):
 
     kubernetes: KubernetesConfig
     """Kubernetes provider target. Required."""
+
+    cluster: ClusterConfig = ClusterConfig()
+    """The kind of cluster and what it provides itself (GPU software, node autoscaling, workload identity)."""
 
     gpu_pool: GpuPoolConfig
     """GPU node pool. Required."""

@@ -11,6 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
+from platform_config.cluster import identity_annotations
 from platform_config.kubernetes import render_override
 from platform_config.loader import StackConfig, stack_file
 from platform_config.scaling import ScalePolicy as SchemaScalePolicy
@@ -153,21 +154,27 @@ def gpu_pool_args(config: PlatformConfig, monitoring: Monitoring) -> GpuNodePool
         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints],
         "autoscaler": pool.autoscaler,
         "static_nodes": list(pool.static_nodes),
-        "device_plugin": {
-            "image": plugin.image,
-            "sharing": plugin.sharing,
-            "time_slicing_replicas": plugin.time_slicing_replicas,
-            "mig_strategy": plugin.mig_strategy,
-        },
         "overprovisioning_replicas": pool.overprovisioning_replicas,
         "overprovisioning_image": pool.overprovisioning_image,
-        "dcgm_exporter": pool.dcgm_exporter,
-        "dcgm_exporter_image": pool.dcgm_exporter_image,
         "labels": platform_labels(config.environment),
         "image_digests": config.image_digests,
         "metrics_namespace": monitoring.metrics_namespace,
         "metrics_selector_labels": config.monitoring.selector_labels,
     }
+    cluster = config.cluster
+    if cluster.gpu_software == "pool":
+        args["device_plugin"] = {
+            "image": plugin.image,
+            "sharing": plugin.sharing,
+            "time_slicing_replicas": plugin.time_slicing_replicas,
+            "mig_strategy": plugin.mig_strategy,
+        }
+        args["dcgm_exporter"] = pool.dcgm_exporter
+        args["dcgm_exporter_image"] = pool.dcgm_exporter_image
+    else:
+        args["gpu_software"] = cluster.gpu_software
+    if cluster.gpu_operator is not None:
+        args["gpu_operator_namespace"] = cluster.gpu_operator.namespace
     if pool.karpenter is not None:
         karpenter = pool.karpenter
         args["karpenter"] = {
@@ -178,6 +185,8 @@ def gpu_pool_args(config: PlatformConfig, monitoring: Monitoring) -> GpuNodePool
             "consolidate_after": karpenter.consolidate_after,
             "expire_after": karpenter.expire_after,
         }
+        if cluster.profile.node_class_kind is not None:
+            args["karpenter"]["node_class_kind"] = cluster.profile.node_class_kind
     if pool.cluster_autoscaler is not None:
         autoscaler = pool.cluster_autoscaler
         args["cluster_autoscaler"] = {
@@ -187,7 +196,10 @@ def gpu_pool_args(config: PlatformConfig, monitoring: Monitoring) -> GpuNodePool
             "scale_down_delay_after_add": autoscaler.scale_down_delay_after_add,
             "scale_down_delay_after_delete": autoscaler.scale_down_delay_after_delete,
             "scale_down_unneeded_time": autoscaler.scale_down_unneeded_time,
-            "service_account_annotations": dict(autoscaler.service_account_annotations),
+            "service_account_annotations": {
+                **autoscaler.service_account_annotations,
+                **identity_annotations(cluster.platform, cluster.workload_identity.node_autoscaler),
+            },
         }
     if config.monitoring.scrape_interval is not None:
         args["scrape_interval"] = config.monitoring.scrape_interval
@@ -199,6 +211,7 @@ def serving_args(
 ) -> TritonServingArgs:
     """The stack's serving, its models read from the repository its validation rendered (and under the same name)."""
     serving = config.serving
+    platform, identity = config.cluster.platform, config.cluster.workload_identity.models
     return {
         "namespace": config.kubernetes.namespace,
         "image": serving.image,
@@ -213,7 +226,11 @@ def serving_args(
         "drain": serving.drain.args(),
         "shm_size_limit": serving.shm_size_limit,
         "tmp_size_limit": serving.tmp_size_limit,
-        "service_account_annotations": dict(serving.service_account_annotations),
+        "service_account_annotations": {
+            **serving.service_account_annotations,
+            **identity_annotations(platform, identity),
+        },
+        "pod_labels": dict(config.cluster.profile.identity_pod_labels) if identity is not None else {},
         "pool": pool.placement,
         "metrics_namespace": monitoring.metrics_namespace,
         "metrics_pod_labels": dict(config.monitoring.prometheus.pod_labels),

@@ -134,6 +134,7 @@ SERVING = "triton-platform:serving"
 MODELS = "triton-platform:models"
 SCALING = "triton-platform:scaling"
 MONITORING = "triton-platform:monitoring"
+CLUSTER = "triton-platform:cluster"
 
 
 def synth_stack(stack: str) -> SynthResult:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,8 +60,37 @@ class LocalCluster:
             return None
         return json.loads(result.stdout)
 
+    def apply(self, manifests: str) -> None:
+        """Objects laid by hand, as a cluster's owner would have made them (server-side apply)."""
+        binary = PROJECT_ROOT / ".tools" / "cluster" / "bin" / "kubectl"
+        result = subprocess.run(
+            [str(binary), "--kubeconfig", str(self.kubeconfig), "apply", "--server-side", "-f", "-"],
+            input=manifests,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, f"kubectl apply failed:\n{result.stdout}\n{result.stderr}"
+
     def stop(self) -> None:
         self.script("stop")
+
+
+def module_file(module: str, version: str, path: str) -> str:
+    """A file of a Go module as the module proxy serves it (its zip, read in place: the module's own `go`
+    line may ask for a newer toolchain than this machine's, which only building would need)."""
+    downloaded = subprocess.run(
+        ["go", "mod", "download", "-json", f"{module}@{version}"],
+        env={**os.environ, "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    archive = json.loads(downloaded.stdout or "{}").get("Zip")
+    assert archive, f"go mod download {module}@{version}: {downloaded.stdout}{downloaded.stderr}"
+    assert Path(archive).is_file(), f"go mod download {module}@{version} named no archive: {archive}"
+    with zipfile.ZipFile(archive) as zipped:
+        return zipped.read(f"{module}@{version}/{path}").decode()
 
 
 def start_cluster(folder: Path, *, operators: bool = True) -> LocalCluster:

@@ -14,7 +14,8 @@ FILE_PART = (
     "  triton-platform:kubernetes: {mode: deploy, namespace: triton, context: prod}\n"
 )
 DEFERRED = (
-    "pulumi:disable-default-providers, triton-platform:gpuPool, triton-platform:serving, triton-platform:models, "
+    "pulumi:disable-default-providers, triton-platform:cluster, triton-platform:gpuPool, triton-platform:serving, "
+    "triton-platform:models, "
     "triton-platform:scaling, triton-platform:monitoring, triton-platform:imageDigests, "
     "triton-platform:policyExceptions"
 )
@@ -69,7 +70,7 @@ def test_commands_that_need_the_whole_config_say_what_esc_may_hold(
     path = write(tmp_path, HEAD + FILE_PART)
     assert main(["synth", "--config", str(path), "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == f"{path}: 8 config errors"
+    assert err[0] == f"{path}: 9 config errors"
     assert err[-1] == (
         f"{path}: triton-platform:serving: not in the stack file, so it may come from ESC environment(s) "
         "myorg/triton-production, which only the Pulumi CLI opens; this command reads the file alone: set the key "

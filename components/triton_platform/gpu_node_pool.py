@@ -7,6 +7,7 @@ component's schema from its annotations as objects.
 """
 
 import hashlib
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import pulumi
@@ -78,10 +79,29 @@ def device_plugin_config(pool: Pool) -> dict[str, Any]:
     return config
 
 
+def system_namespace_manifests(platform: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The `gpu-system` namespace the pool's cluster-level objects live in, and its egress lock-down."""
+    return {
+        "system-namespace": {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            # Privileged only here: node agents need host paths; Triton's namespace stays restricted.
+            "metadata": _meta(
+                platform,
+                SYSTEM_NAMESPACE,
+                None,
+                labels={**platform, "pod-security.kubernetes.io/enforce": "privileged"},
+            ),
+        },
+        # The node agents talk to the kubelet over host sockets only: no network egress at all.
+        "system-deny-egress": deny_all(SYSTEM_NAMESPACE, "Egress", platform),
+    }
+
+
 def device_plugin_manifests(
     pool: Pool, placement: PoolPlacement, platform: dict[str, str], digests: dict[str, str]
 ) -> dict[str, dict[str, Any]]:
-    """The `gpu-system` namespace, its egress lock-down, and the device plugin with its config."""
+    """The device plugin with its config."""
     labels = {"app.kubernetes.io/name": "nvidia-device-plugin"}
     plugin_config = yaml.safe_dump(device_plugin_config(pool), sort_keys=False)
     # Root, for the kubelet's socket directory; no escalation, no capabilities but what MIG needs.
@@ -116,25 +136,12 @@ def device_plugin_manifests(
         ],
     }
     return {
-        "system-namespace": {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            # Privileged only here: node agents need host paths; Triton's namespace stays restricted.
-            "metadata": _meta(
-                platform,
-                SYSTEM_NAMESPACE,
-                None,
-                labels={**platform, "pod-security.kubernetes.io/enforce": "privileged"},
-            ),
-        },
         "device-plugin-config": {
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": _meta(platform, "nvidia-device-plugin"),
             "data": {"config.yaml": plugin_config},
         },
-        # The node agents talk to the kubelet over host sockets only: no network egress at all.
-        "system-deny-egress": deny_all(SYSTEM_NAMESPACE, "Egress", platform),
         "device-plugin": {
             "apiVersion": "apps/v1",
             "kind": "DaemonSet",
@@ -197,23 +204,50 @@ def advertised_per_gpu(pool: Pool) -> int:
     return plugin.time_slicing_replicas if plugin.sharing == "time-slicing" else 1
 
 
+@dataclass(frozen=True)
+class NodeClassProvider:
+    """A Karpenter cloud provider: its node class's API group and the instance labels it puts on nodes."""
+
+    group: str
+    gpu_count_label: str
+    family_label: str
+    gpu_name_label: str
+
+
+NODE_CLASSES = {
+    # aws/karpenter-provider-aws pkg/apis/v1 (LabelInstanceGPUCount, LabelInstanceFamily, LabelInstanceGPUName).
+    "EC2NodeClass": NodeClassProvider(
+        "karpenter.k8s.aws",
+        "karpenter.k8s.aws/instance-gpu-count",
+        "karpenter.k8s.aws/instance-family",
+        "karpenter.k8s.aws/instance-gpu-name",
+    ),
+    # Azure/karpenter-provider-azure pkg/apis/v1beta1 (LabelSKUGPUCount, LabelSKUFamily, LabelSKUGPUName).
+    "AKSNodeClass": NodeClassProvider(
+        "karpenter.azure.com",
+        "karpenter.azure.com/sku-gpu-count",
+        "karpenter.azure.com/sku-family",
+        "karpenter.azure.com/sku-gpu-name",
+    ),
+}
+
+
 def karpenter_node_pool(pool: Pool, placement: PoolPlacement, prefix: str, platform: dict[str, str]) -> dict[str, Any]:
     """The Karpenter NodePool `<prefix>-gpu`, sized and shaped for the pool."""
     karpenter = pool.karpenter
     assert karpenter is not None
+    provider = NODE_CLASSES[karpenter.node_class_kind]
     requirements = [
         {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(karpenter.capacity_types)},
         # Exactly the node shape the pool is sized for: Karpenter would otherwise pack pods onto 4- or 8-GPU sizes.
-        {"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "In", "values": [str(pool.gpus_per_node)]},
+        {"key": provider.gpu_count_label, "operator": "In", "values": [str(pool.gpus_per_node)]},
     ]
     if karpenter.instance_families:
         requirements.append(
-            {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": list(karpenter.instance_families)}
+            {"key": provider.family_label, "operator": "In", "values": list(karpenter.instance_families)}
         )
     if karpenter.gpu_names:
-        requirements.append(
-            {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": list(karpenter.gpu_names)}
-        )
+        requirements.append({"key": provider.gpu_name_label, "operator": "In", "values": list(karpenter.gpu_names)})
     return {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
@@ -223,8 +257,8 @@ def karpenter_node_pool(pool: Pool, placement: PoolPlacement, prefix: str, platf
                 "metadata": {"labels": dict(placement["node_selector"])},
                 "spec": {
                     "nodeClassRef": {
-                        "group": "karpenter.k8s.aws",
-                        "kind": "EC2NodeClass",
+                        "group": provider.group,
+                        "kind": karpenter.node_class_kind,
                         "name": karpenter.node_class,
                     },
                     "requirements": requirements,
@@ -557,6 +591,29 @@ def dcgm_manifests(
     }
 
 
+GPU_OPERATOR_DCGM = {"app": "nvidia-dcgm-exporter"}
+"""The label of the GPU Operator's DCGM exporter Service (NVIDIA/gpu-operator v26.7.0,
+assets/state-dcgm-exporter/: Service `nvidia-dcgm-exporter`, port `gpu-metrics` 9400, path `/metrics`)."""
+
+
+def gpu_operator_dcgm_monitor(pool: Pool) -> dict[str, Any]:
+    """A ServiceMonitor for the GPU Operator's DCGM exporter, in the pool's namespace, with the labels Prometheus
+    selects: the operator's own ServiceMonitor is off by default and carries none of them."""
+    interval = {"interval": pool.scrape_interval} if pool.scrape_interval else {}
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": _meta(
+            pool.labels, "gpu-operator-dcgm-exporter", labels={**pool.labels, **pool.metrics_selector_labels}
+        ),
+        "spec": {
+            "selector": {"matchLabels": dict(GPU_OPERATOR_DCGM)},
+            "namespaceSelector": {"matchNames": [pool.gpu_operator_namespace]},
+            "endpoints": [{"port": "gpu-metrics", "path": "/metrics", **interval}],
+        },
+    }
+
+
 def pool_manifests(pool: Pool, placement: PoolPlacement) -> dict[str, dict[str, Any]]:
     """Every object of the GPU pool, by role, but for the static NodePatches and `metrics_only_policy`.
 
@@ -579,13 +636,17 @@ def pool_manifests(pool: Pool, placement: PoolPlacement) -> dict[str, dict[str, 
         out["overprovisioning"] = overprovisioning_manifest(pool, placement, prefix, platform, digests)
     if not pool.manage:
         return out  # another stack owns the cluster-level objects
-    out |= device_plugin_manifests(pool, placement, platform, digests)
+    cluster_level: dict[str, dict[str, Any]] = {}
+    if pool.gpu_software == "pool":
+        cluster_level |= device_plugin_manifests(pool, placement, platform, digests)
+    elif pool.gpu_software == "gpu-operator":
+        cluster_level["gpu-operator-dcgm-monitor"] = gpu_operator_dcgm_monitor(pool)
     if pool.autoscaler == "karpenter":
-        out["node-pool"] = karpenter_node_pool(pool, placement, prefix, platform)
+        cluster_level["node-pool"] = karpenter_node_pool(pool, placement, prefix, platform)
     elif pool.autoscaler == "cluster-autoscaler":
-        out |= cluster_autoscaler_manifests(pool, prefix, platform, digests)
+        cluster_level |= cluster_autoscaler_manifests(pool, prefix, platform, digests)
     if pool.dcgm_exporter:
-        out |= dcgm_manifests(
+        cluster_level |= dcgm_manifests(
             pool,
             placement,
             platform=platform,
@@ -593,7 +654,10 @@ def pool_manifests(pool: Pool, placement: PoolPlacement) -> dict[str, dict[str, 
             selector_labels=pool.metrics_selector_labels,
             scrape_interval=pool.scrape_interval,
         )
-    return out
+    if any(m["metadata"].get("namespace") == SYSTEM_NAMESPACE for m in cluster_level.values()):
+        # Where the cloud runs the node software and scales the pool (GKE), the namespace would stand empty.
+        out |= system_namespace_manifests(platform)
+    return out | cluster_level
 
 
 class GpuNodePool(pulumi.ComponentResource):
@@ -623,7 +687,7 @@ class GpuNodePool(pulumi.ComponentResource):
         after_crds = pulumi.ResourceOptions.merge(in_system, pulumi.ResourceOptions(depends_on=waits))
         for role, manifest in manifests.items():
             create_object(f"{name}-{role}", manifest, after_crds if manifest["kind"] == "ServiceMonitor" else in_system)
-        if pool.manage:
+        if after:
             # Prometheus's namespace may be another resource's output: the policy is built once it is known.
             policy = pulumi.Output.from_input(pool.metrics_namespace).apply(
                 lambda namespace: metrics_only_policy(namespace, pool.labels)

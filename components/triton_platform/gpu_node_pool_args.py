@@ -14,7 +14,9 @@ import pulumi
 
 from triton_platform.arg_problems import ArgProblems
 
-AUTOSCALERS = ("static", "karpenter", "cluster-autoscaler")
+AUTOSCALERS = ("static", "karpenter", "cluster-autoscaler", "external")
+GPU_SOFTWARE = ("pool", "cloud", "gpu-operator")
+NODE_CLASS_KINDS = ("EC2NodeClass", "AKSNodeClass")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 CAPACITY_TYPES = ("on-demand", "spot", "reserved")
 CLOUD_PROVIDERS = ("aws", "gce", "azure")
@@ -43,22 +45,28 @@ DEFAULT_TAINTS: list[Taint] = [{"key": "nvidia.com/gpu", "value": "present", "ef
 
 
 class KarpenterSettings(TypedDict):
-    """A Karpenter `karpenter.sh/v1` NodePool for the GPU nodes (AWS provider labels)."""
+    """A Karpenter `karpenter.sh/v1` NodePool for the GPU nodes, on AWS (EC2NodeClass) or Azure (AKSNodeClass)."""
+
+    node_class_kind: NotRequired[str]
+    """The provider's node class: `EC2NodeClass` (`karpenter.k8s.aws`, Karpenter on AWS) or `AKSNodeClass`
+    (`karpenter.azure.com`, AKS node auto-provisioning). It also picks the provider's instance labels below.
+    Default `EC2NodeClass`."""
 
     instance_families: NotRequired[list[str]]
-    """EC2 instance families, e.g. `g5`, `p4d` (`karpenter.k8s.aws/instance-family`). Default: none; set this
-    or `gpu_names`, or Karpenter may launch nodes without GPUs."""
+    """Instance families, e.g. `g5`, `p4d` on AWS (`karpenter.k8s.aws/instance-family`), `N` on Azure
+    (`karpenter.azure.com/sku-family`). Default: none; set this or `gpu_names`, or Karpenter may launch nodes
+    without GPUs."""
 
     gpu_names: NotRequired[list[str]]
-    """GPU models, e.g. `a10g`, `l4` (`karpenter.k8s.aws/instance-gpu-name`). Default: none; set this or
-    `instance_families`."""
+    """GPU models, e.g. `a10g`, `l4` on AWS (`karpenter.k8s.aws/instance-gpu-name`), `A100` on Azure
+    (`karpenter.azure.com/sku-gpu-name`). Default: none; set this or `instance_families`."""
 
     capacity_types: NotRequired[list[str]]
     """`karpenter.sh/capacity-type` values the pool may launch: `on-demand`, `spot`, `reserved`.
     Default `["on-demand"]`."""
 
     node_class: NotRequired[str]
-    """Name of the EC2NodeClass (`karpenter.k8s.aws`) the nodes use. Default `default`."""
+    """Name of the node class (of `node_class_kind`) the nodes use. Default `default`."""
 
     consolidate_after: NotRequired[str]
     """How long a node must be empty before Karpenter removes it (the NodePool's `disruption.consolidateAfter`),
@@ -156,7 +164,9 @@ class GpuNodePoolArgs(TypedDict):
 
     autoscaler: NotRequired[str]
     """Node autoscaling: `karpenter` (a Karpenter NodePool, settings in `karpenter`), `cluster-autoscaler`
-    (settings in `cluster_autoscaler`) or `static` (a fixed pool of existing nodes). Default `static`."""
+    (settings in `cluster_autoscaler`), `external` (the cloud scales the node pool: GKE node-pool autoscaling
+    or a ComputeClass, AKS's managed cluster autoscaler; nothing in-cluster, `min_nodes`-`max_nodes` state its
+    bounds) or `static` (a fixed pool of existing nodes). Default `static`."""
 
     karpenter: NotRequired[KarpenterSettings]
     """The NodePool, for autoscaler `karpenter` (required there, refused otherwise). Default: unset."""
@@ -168,8 +178,19 @@ class GpuNodePoolArgs(TypedDict):
     """For autoscaler `static` only: existing nodes to label and taint (NodePatch). Default: none, the nodes
     already carry `node_labels` and `taints`."""
 
+    gpu_software: NotRequired[str]
+    """Who runs the GPU node software: `pool` (this component: NVIDIA's device plugin, and the DCGM exporter
+    with `dcgm_exporter`), `cloud` (the cloud installs the driver and device plugin, as GKE does; no in-cluster
+    DCGM exporter) or `gpu-operator` (the NVIDIA GPU Operator runs both; the pool scrapes its exporter, see
+    `gpu_operator_namespace`). Default `pool`."""
+
+    gpu_operator_namespace: NotRequired[str]
+    """With `gpu_software: gpu-operator`, the operator's namespace: its DCGM exporter's Service
+    (`nvidia-dcgm-exporter`, label `app: nvidia-dcgm-exporter`, port `gpu-metrics`) is scraped there by a
+    ServiceMonitor of the pool. Default `gpu-operator`."""
+
     device_plugin: NotRequired[DevicePluginSettings]
-    """The NVIDIA device plugin. Default: each of its defaults."""
+    """The NVIDIA device plugin, with `gpu_software: pool` only. Default: each of its defaults."""
 
     overprovisioning_replicas: NotRequired[int]
     """Low-priority placeholder pods holding a GPU each, evicted the moment a workload needs the GPU: warm
@@ -180,7 +201,8 @@ class GpuNodePoolArgs(TypedDict):
     nobody user, 65535). Default `registry.k8s.io/pause:3.10`."""
 
     dcgm_exporter: NotRequired[bool]
-    """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics. Default false."""
+    """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics, with `gpu_software: pool`
+    only. Default false."""
 
     dcgm_exporter_image: NotRequired[str]
     """DCGM exporter image, pinned. Default `nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04`."""
@@ -212,6 +234,7 @@ class NodeTaint:
 
 @dataclass(frozen=True)
 class Karpenter:
+    node_class_kind: str
     instance_families: tuple[str, ...]
     gpu_names: tuple[str, ...]
     capacity_types: tuple[str, ...]
@@ -255,6 +278,8 @@ class Pool:
     karpenter: Karpenter | None
     cluster_autoscaler: ClusterAutoscaler | None
     static_nodes: tuple[str, ...]
+    gpu_software: str
+    gpu_operator_namespace: str
     device_plugin: DevicePlugin
     overprovisioning_replicas: int
     overprovisioning_image: str
@@ -296,6 +321,8 @@ def pool_of(name: str, args: GpuNodePoolArgs) -> Pool:
         karpenter=None if karpenter is None else _karpenter(problems, karpenter),
         cluster_autoscaler=None if cluster_autoscaler is None else _cluster_autoscaler(problems, cluster_autoscaler),
         static_nodes=tuple(args.get("static_nodes", ())),
+        gpu_software=problems.choice("gpu_software", args.get("gpu_software", "pool"), GPU_SOFTWARE),
+        gpu_operator_namespace=args.get("gpu_operator_namespace", "gpu-operator"),
         device_plugin=_device_plugin(problems, args.get("device_plugin", {})),
         overprovisioning_replicas=problems.integer(
             "overprovisioning_replicas", args.get("overprovisioning_replicas", 0), minimum=0, maximum=100
@@ -311,6 +338,7 @@ def pool_of(name: str, args: GpuNodePoolArgs) -> Pool:
     )
     if mode_known:
         _check_settings(problems, pool)
+    _check_gpu_software(problems, pool, args)
     if mode_known and bounds_known:
         _check_bounds(problems, pool)
     problems.check()
@@ -330,6 +358,9 @@ def _taints(problems: ArgProblems, taints: list[Taint]) -> tuple[NodeTaint, ...]
 
 def _karpenter(problems: ArgProblems, settings: KarpenterSettings) -> Karpenter:
     karpenter = Karpenter(
+        node_class_kind=problems.choice(
+            "karpenter.node_class_kind", settings.get("node_class_kind", NODE_CLASS_KINDS[0]), NODE_CLASS_KINDS
+        ),
         instance_families=tuple(settings.get("instance_families", ())),
         gpu_names=tuple(settings.get("gpu_names", ())),
         capacity_types=tuple(
@@ -402,6 +433,28 @@ def _check_settings(problems: ArgProblems, pool: Pool) -> None:
             problems.add(key, f"applies only to autoscaler {mode!r}, not {pool.autoscaler!r}")
     if pool.autoscaler != "static" and pool.static_nodes:
         problems.add("static_nodes", f"applies only to autoscaler 'static', not {pool.autoscaler!r}")
+
+
+def _check_gpu_software(problems: ArgProblems, pool: Pool, args: GpuNodePoolArgs) -> None:
+    """Settings that only the pool's own GPU software takes."""
+    if pool.gpu_software != "pool":
+        provider = "the GPU Operator" if pool.gpu_software == "gpu-operator" else "the cloud"
+        if "device_plugin" in args:
+            problems.add("device_plugin", f"{provider} runs the device plugin (gpu_software {pool.gpu_software!r})")
+        if pool.dcgm_exporter:
+            problems.add(
+                "dcgm_exporter",
+                f"true, but gpu_software is {pool.gpu_software!r}: "
+                + (
+                    "the GPU Operator runs the DCGM exporter and the pool scrapes it; set false"
+                    if pool.gpu_software == "gpu-operator"
+                    else "the cloud's nodes run no DCGM exporter of the pool's; set false"
+                ),
+            )
+    if pool.gpu_software != "gpu-operator" and "gpu_operator_namespace" in args:
+        problems.add(
+            "gpu_operator_namespace", f"applies only to gpu_software 'gpu-operator', not {pool.gpu_software!r}"
+        )
 
 
 def _check_bounds(problems: ArgProblems, pool: Pool) -> None:

@@ -494,7 +494,7 @@ def loader_job_manifest(ctx: ServingContext, pvc: Claim) -> dict[str, Any]:
             # A day to read its logs; a later `pulumi refresh` then drops it and `up` reruns it (a no-op).
             "ttlSecondsAfterFinished": 86_400,
             "template": {
-                "metadata": {"labels": {**metadata["labels"]}},
+                "metadata": {"labels": {**metadata["labels"], **ctx.spec.pod_labels}},
                 "spec": {
                     "restartPolicy": "Never",
                     # Triton's ServiceAccount: the same workload identity reads the same store.
@@ -517,7 +517,11 @@ def loader_job_manifest(ctx: ServingContext, pvc: Claim) -> dict[str, Any]:
 def deployment_manifest(ctx: ServingContext, name: str, deployment: Deployment) -> dict[str, Any]:
     serving = ctx.spec
     selector = selector_labels(name)
-    pod_labels = {**ctx.metadata("", name)["labels"], "app.kubernetes.io/version": image_version(serving.image)}
+    pod_labels = {
+        **serving.pod_labels,
+        **ctx.metadata("", name)["labels"],
+        "app.kubernetes.io/version": image_version(serving.image),
+    }
     pod_spec: dict[str, Any] = {
         "serviceAccountName": SERVICE_ACCOUNT,
         "automountServiceAccountToken": False,

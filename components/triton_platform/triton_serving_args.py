@@ -370,6 +370,10 @@ class TritonServingArgs(TypedDict):
     """Annotations of Triton's ServiceAccount, e.g. `eks.amazonaws.com/role-arn` or
     `iam.gke.io/gcp-service-account` for workload identity. Default: none."""
 
+    pod_labels: NotRequired[dict[str, str]]
+    """Labels on Triton's pods and the model loader's, besides the platform's (never in selectors), e.g.
+    `azure.workload.identity/use: "true"`, which Azure Workload Identity needs on the pod. Default: none."""
+
     metrics_pod_labels: NotRequired[dict[str, str]]
     """Pod labels of that Prometheus; empty admits every pod of `metrics_namespace`.
     Default: `app.kubernetes.io/name: prometheus` (the Prometheus Operator's pods)."""

@@ -181,6 +181,7 @@ class ServingSpec:
     shm_size_limit: str
     tmp_size_limit: str
     service_account_annotations: dict[str, str]
+    pod_labels: dict[str, str]
     pool: PoolPlacement
     metrics_namespace: pulumi.Input[str]
     metrics_pod_labels: dict[str, str]
@@ -721,6 +722,7 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
     shm = _quantity(problems, "shm_size_limit", given.get("shm_size_limit"), "1Gi")
     tmp = _quantity(problems, "tmp_size_limit", given.get("tmp_size_limit"), "10Gi")
     annotations = _strings(problems, "service_account_annotations", given.get("service_account_annotations"))
+    pod_labels = _strings(problems, "pod_labels", given.get("pod_labels"))
     pool = _pool(problems, problems.required("", given, "pool"))
     metrics_namespace = problems.required("", given, "metrics_namespace")
     metrics_pods = _strings(problems, "metrics_pod_labels", given.get("metrics_pod_labels", PROMETHEUS_POD_LABELS))
@@ -748,6 +750,7 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
         shm_size_limit=shm,
         tmp_size_limit=tmp,
         service_account_annotations=annotations,
+        pod_labels=pod_labels,
         pool=pool,
         metrics_namespace=metrics_namespace,
         metrics_pod_labels=metrics_pods,

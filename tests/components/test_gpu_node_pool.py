@@ -229,6 +229,74 @@ def test_a_pool_another_stack_manages_gets_only_priorities_and_node_patches() ->
     }
 
 
+def test_on_a_gpu_operator_cluster_the_pool_only_scrapes_the_operators_exporter() -> None:
+    args: GpuNodePoolArgs = {
+        "workload_namespace": "ml",
+        "min_nodes": 2,
+        "max_nodes": 2,
+        "gpu_software": "gpu-operator",
+        "gpu_operator_namespace": "nvidia-gpu-operator",
+        "metrics_selector_labels": {"release": "prometheus"},
+        "scrape_interval": "30s",
+    }
+    objects = children(run_alone(lambda: GpuNodePool("pool", args)))
+
+    assert sorted(objects) == [
+        "kubernetes:core/v1:Namespace pool-system-namespace",
+        "kubernetes:monitoring.coreos.com/v1:ServiceMonitor pool-gpu-operator-dcgm-monitor",
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy pool-system-deny-egress",
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy pool-system-network-policy",
+        "kubernetes:scheduling.k8s.io/v1:PriorityClass pool-batch-priority",
+    ]
+    assert objects["kubernetes:monitoring.coreos.com/v1:ServiceMonitor pool-gpu-operator-dcgm-monitor"] == {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {
+            "name": "gpu-operator-dcgm-exporter",
+            "namespace": "gpu-system",
+            "labels": {"release": "prometheus"},
+        },
+        "spec": {
+            "selector": {"matchLabels": {"app": "nvidia-dcgm-exporter"}},
+            "namespaceSelector": {"matchNames": ["nvidia-gpu-operator"]},
+            "endpoints": [{"port": "gpu-metrics", "path": "/metrics", "interval": "30s"}],
+        },
+    }
+
+
+def test_where_the_cloud_runs_the_gpu_software_and_scales_the_pool_nothing_cluster_level_is_made() -> None:
+    args: GpuNodePoolArgs = {
+        "workload_namespace": "ml",
+        "max_nodes": 4,
+        "autoscaler": "external",
+        "gpu_software": "cloud",
+        "node_labels": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+    }
+    objects = children(run_alone(lambda: GpuNodePool("pool", args)))
+
+    assert sorted(objects) == ["kubernetes:scheduling.k8s.io/v1:PriorityClass pool-batch-priority"]
+
+
+def test_an_aks_node_pool_uses_the_aks_node_class_and_its_sku_labels() -> None:
+    args: GpuNodePoolArgs = {
+        "workload_namespace": "ml",
+        "max_nodes": 3,
+        "gpus_per_node": 2,
+        "autoscaler": "karpenter",
+        "karpenter": {"node_class_kind": "AKSNodeClass", "gpu_names": ["A100"], "instance_families": ["N"]},
+    }
+    objects = children(run_alone(lambda: GpuNodePool("pool", args)))
+
+    template = objects["kubernetes:karpenter.sh/v1:NodePool pool-node-pool"]["spec"]["template"]["spec"]
+    assert template["nodeClassRef"] == {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"}
+    assert template["requirements"] == [
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+        {"key": "karpenter.azure.com/sku-gpu-count", "operator": "In", "values": ["2"]},
+        {"key": "karpenter.azure.com/sku-family", "operator": "In", "values": ["N"]},
+        {"key": "karpenter.azure.com/sku-gpu-name", "operator": "In", "values": ["A100"]},
+    ]
+
+
 def test_outputs_whole_floats_and_defaults() -> None:
     # As another Pulumi language sends them: whole numbers as floats, the optional keys absent.
     built: list[GpuNodePool] = []
@@ -253,6 +321,8 @@ def test_outputs_whole_floats_and_defaults() -> None:
         karpenter=None,
         cluster_autoscaler=None,
         static_nodes=(),
+        gpu_software="pool",
+        gpu_operator_namespace="gpu-operator",
         device_plugin=DevicePlugin("nvcr.io/nvidia/k8s-device-plugin:v0.17.0", "none", 4, "single"),
         overprovisioning_replicas=0,
         overprovisioning_image="registry.k8s.io/pause:3.10",
@@ -272,7 +342,7 @@ def test_the_component_refuses_wrong_args_with_every_problem_at_once() -> None:
         run_alone(lambda: GpuNodePool("pool", args))
     assert str(error.value) == (
         "GpuNodePool pool: args.gpus_per_node: 1.5 is not a whole number\n"
-        "GpuNodePool pool: args.autoscaler: 'gke-autopilot' is not one of static, karpenter, cluster-autoscaler"
+        "GpuNodePool pool: args.autoscaler: 'gke-autopilot' is not one of static, karpenter, cluster-autoscaler, external"
     )
 
 
@@ -310,10 +380,10 @@ def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
             _with(STATIC, max_node=3),
             [
                 "args.max_node: unknown key; known keys: autoscaler, cluster_autoscaler, dcgm_exporter, "
-                "dcgm_exporter_image, device_plugin, gpus_per_node, image_digests, karpenter, labels, manage, "
-                "max_nodes, metrics_namespace, metrics_selector_labels, min_nodes, node_labels, "
-                "overprovisioning_image, overprovisioning_replicas, resource_name, scrape_interval, static_nodes, "
-                "taints, workload_namespace"
+                "dcgm_exporter_image, device_plugin, gpu_operator_namespace, gpu_software, gpus_per_node, "
+                "image_digests, karpenter, labels, manage, max_nodes, metrics_namespace, metrics_selector_labels, "
+                "min_nodes, node_labels, overprovisioning_image, overprovisioning_replicas, resource_name, "
+                "scrape_interval, static_nodes, taints, workload_namespace"
             ],
         ),
         (_with(STATIC, max_nodes=1001), ["args.max_nodes: 1001 is above the maximum 1000"]),
@@ -401,6 +471,30 @@ def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
             _with(STATIC, min_nodes=1),
             ["args.min_nodes: 1, but a static pool has a fixed size; set min_nodes = max_nodes (2)"],
         ),
+        (
+            _with(STATIC, gpu_software="gpu-operator", device_plugin={"sharing": "none"}, dcgm_exporter=True),
+            [
+                "args.device_plugin: the GPU Operator runs the device plugin (gpu_software 'gpu-operator')",
+                "args.dcgm_exporter: true, but gpu_software is 'gpu-operator': the GPU Operator runs the DCGM exporter "
+                "and the pool scrapes it; set false",
+            ],
+        ),
+        (
+            _with(STATIC, gpu_software="cloud", dcgm_exporter=True, gpu_operator_namespace="nvidia"),
+            [
+                "args.dcgm_exporter: true, but gpu_software is 'cloud': the cloud's nodes run no DCGM exporter of the "
+                "pool's; set false",
+                "args.gpu_operator_namespace: applies only to gpu_software 'gpu-operator', not 'cloud'",
+            ],
+        ),
+        (
+            _with(STATIC, gpu_software="driver"),
+            ["args.gpu_software: 'driver' is not one of pool, cloud, gpu-operator"],
+        ),
+        (
+            _with(KARPENTER, karpenter={"node_class_kind": "GCPNodeClass"}),
+            ["args.karpenter.node_class_kind: 'GCPNodeClass' is not one of EC2NodeClass, AKSNodeClass"],
+        ),
     ],
     ids=[
         "required",
@@ -424,6 +518,10 @@ def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
         "static-nodes",
         "karpenter-minimum",
         "static-size",
+        "gpu-operator-software",
+        "cloud-software",
+        "gpu-software",
+        "node-class-kind",
     ],
 )
 def test_each_rule_names_the_arg_and_what_is_allowed(args: dict[str, Any], problems: list[str]) -> None:
