@@ -8,10 +8,10 @@ labels because the ServiceMonitor's relabelings put them there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from triton_platform.monitoring_args import MonitoringSettings, Watched
+from triton_platform.prometheus_alert import Alert, alert_rule
 from triton_platform.recorded_series import (
     BATCH_SIZE,
     BY_DEPLOYMENT,
@@ -29,21 +29,6 @@ from triton_platform.recorded_series import (
     rate_window,
 )
 from triton_platform.scaling_signal import per_replica_series, signal_record
-
-
-@dataclass(frozen=True)
-class Alert:
-    """One alert rule, before it is printed."""
-
-    name: str
-    expr: str
-    duration: str
-    severity: str
-    """One of triton_platform/alert_routing.py SEVERITIES."""
-    summary: str
-    description: str
-    labels: tuple[tuple[str, str], ...] = ()
-    """Extra labels: the deployment and model a per-deployment rule is about."""
 
 
 def _selector(namespace: str) -> str:
@@ -231,21 +216,6 @@ def _per_deployment_alerts(settings: MonitoringSettings, deployment: Watched) ->
             )
         )
     return out
-
-
-def alert_rule(alert: Alert, runbook_base_url: str) -> dict[str, Any]:
-    anchor = alert.name.lower()
-    return {
-        "alert": alert.name,
-        "expr": alert.expr,
-        "for": alert.duration,
-        "labels": {"severity": alert.severity, "platform": "triton-platform", **dict(alert.labels)},
-        "annotations": {
-            "summary": alert.summary,
-            "description": alert.description,
-            "runbook_url": f"{runbook_base_url}#{anchor}",
-        },
-    }
 
 
 def rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:

@@ -1,0 +1,37 @@
+"""One Prometheus alert rule: what the rule modules decide (name, expression, `for`, severity, text) and how it is
+printed into a rule group, with the labels routing reads and a runbook link (docs/runbooks.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alert rule, before it is printed."""
+
+    name: str
+    expr: str
+    duration: str
+    severity: str
+    """One of triton_platform/alert_routing.py SEVERITIES."""
+    summary: str
+    description: str
+    labels: tuple[tuple[str, str], ...] = ()
+    """Extra labels: the deployment and model a per-deployment rule is about."""
+
+
+def alert_rule(alert: Alert, runbook_base_url: str) -> dict[str, Any]:
+    anchor = alert.name.lower()
+    return {
+        "alert": alert.name,
+        "expr": alert.expr,
+        "for": alert.duration,
+        "labels": {"severity": alert.severity, "platform": "triton-platform", **dict(alert.labels)},
+        "annotations": {
+            "summary": alert.summary,
+            "description": alert.description,
+            "runbook_url": f"{runbook_base_url}#{anchor}",
+        },
+    }
