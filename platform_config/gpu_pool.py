@@ -145,7 +145,7 @@ class GpuPoolConfig(Strict):
     """Low-priority placeholder pods holding a GPU each, evicted the moment Triton needs the GPU: warm spare nodes that cut cold starts."""
 
     dcgm_exporter: bool = False
-    """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics beyond Triton's own."""
+    """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics beyond Triton's own; with `manage`, this stack's monitoring then adds the GPU health alerts (XID, ECC, row remapping, slowdowns) and dashboard panels."""
 
     dcgm_exporter_image: Image = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"
     """DCGM exporter image, pinned."""

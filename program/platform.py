@@ -103,6 +103,13 @@ def load_trigger(config: PlatformConfig, key: str, signal: DeploymentSignal) -> 
     return {"name": signal["kind"], "query": query, "threshold": signal["target"], "activation_threshold": activation}
 
 
+def dcgm_metrics(config: PlatformConfig) -> bool:
+    """Whether a DCGM exporter's metrics reach this stack's Prometheus, so its GPU health rules and panels render:
+    the pool's own exporter, run by the stack that manages the pool (one per cluster: the rules, which are about
+    GPUs and not a namespace, render once)."""
+    return config.gpu_pool.manage and config.gpu_pool.dcgm_exporter
+
+
 def monitoring_args(
     config: PlatformConfig, signals: Mapping[str, DeploymentSignal], kube_version: str | None = None
 ) -> MonitoringArgs:
@@ -133,6 +140,7 @@ def monitoring_args(
         "alerts": monitoring.alerts.args(),
         "labels": platform_labels(config.environment),
         "scaling_enabled": config.scaling.enabled,
+        "dcgm_metrics": dcgm_metrics(config),
         "dashboard_tags": [*DASHBOARD_TAGS, config.environment],
     }
     if kube_version is not None:

@@ -160,7 +160,8 @@ def test_dcgm_exporter_is_optional() -> None:
     production = synth_stack("production")
     dcgm = objects(production, "DaemonSet")["dcgm-exporter"]["spec"]["template"]["spec"]
     assert dcgm["containers"][0]["volumeMounts"] == [
-        {"name": "pod-resources", "mountPath": "/var/lib/kubelet/pod-resources", "readOnly": True}
+        {"name": "pod-resources", "mountPath": "/var/lib/kubelet/pod-resources", "readOnly": True},
+        {"name": "counters", "mountPath": "/etc/dcgm-exporter/triton-platform", "readOnly": True},
     ]
     assert "dcgm-exporter" in objects(production, "ServiceMonitor")
     assert "dcgm-exporter" not in objects(synth_stack("dev"), "DaemonSet")

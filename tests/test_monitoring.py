@@ -156,6 +156,20 @@ KUBE_STATE_METRICS = {"kube_deployment_status_replicas_available", "kube_deploym
 KEDA_METRICS = {"keda_scaler_detail_errors_total"}
 """KEDA 2.21, pkg/metricscollector/prommetrics.go: namespace "keda", subsystem "scaler"."""
 PROMETHEUS_METRICS = {"up"}
+DCGM_METRICS = {
+    # On in NVIDIA/dcgm-exporter 3.3.9-3.6.1 etc/default-counters.csv.
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_FREE",
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    # Commented out in that file; the GPU pool's exporter turns them on (triton_platform/dcgm_counters.py).
+    "DCGM_EXP_XID_ERRORS_COUNT",
+    "DCGM_EXP_CLOCK_EVENTS_COUNT",
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+}
 
 
 def metric_names(expr: str) -> set[str]:
@@ -221,6 +235,7 @@ def triton_metric_names() -> set[str]:
 def test_every_promql_names_a_real_metric(triton_metric_names: set[str]) -> None:
     assert {"nv_inference_pending_request_count", "nv_inference_request_summary_us"} <= triton_metric_names
     known = triton_metric_names | TRITON_GPU_METRICS | KUBE_STATE_METRICS | KEDA_METRICS | PROMETHEUS_METRICS
+    known |= DCGM_METRICS
     for stack in STACKS:
         loaded = synth_stack(stack).stack
         groups = rule_groups(stack_monitoring(loaded))

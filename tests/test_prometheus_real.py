@@ -20,14 +20,21 @@ from platform_config.loader import load_stack
 from tests.triton_prometheus import Served, load, query, serve_with_prometheus
 from triton_platform.keda_scaling import gpu_memory_query
 from triton_platform.monitoring_rules import rule_groups
-from triton_platform.recorded_series import GPU_MEMORY_RATIO_POD, GPU_UTILIZATION, GPU_UTILIZATION_POD
+from triton_platform.recorded_series import (
+    DCGM_FRAMEBUFFER_USED,
+    DCGM_GPU_UTILIZATION,
+    GPU_MEMORY_RATIO_POD,
+    GPU_UTILIZATION,
+    GPU_UTILIZATION_POD,
+)
 from triton_platform.triton_manifests import deployment_object_name
 
 pytestmark = pytest.mark.real_tools  # tritonserver and prometheus
 
 STACK, DEPLOYMENT = "production", "general"
-GPU_ONLY = {GPU_UTILIZATION_POD, GPU_UTILIZATION, GPU_MEMORY_RATIO_POD}
-"""Recording rules over Triton's GPU gauges, which a CPU-only server does not export."""
+GPU_ONLY = {GPU_UTILIZATION_POD, GPU_UTILIZATION, GPU_MEMORY_RATIO_POD, DCGM_GPU_UTILIZATION, DCGM_FRAMEBUFFER_USED}
+"""Recording rules over Triton's GPU gauges, which a CPU-only server does not export, and over the DCGM exporter's,
+which needs a GPU (tests/test_gpu_health_rules.py checks those with promtool)."""
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,8 @@
 """Grafana dashboards, one per Triton deployment, built as JSON in code.
 
 Panels read the recorded series (triton_platform/recorded_series.py) and
-kube-state-metrics; a `model` variable filters the per-model panels.
+kube-state-metrics, and with `dcgm_metrics` the DCGM exporter's; a `model`
+variable filters the per-model panels.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def panel_queries(settings: MonitoringSettings, deployment: Watched) -> list[tup
     window = series.rate_window(settings.scrape_interval)
     model = f'namespace="{ns}", deployment="{target}", model=~"$model"'
     dep = f'namespace="{ns}", deployment="{target}"'
+    gpu_panels = _dcgm_panels(ns, target) if settings.dcgm_metrics else []
     return [
         ("Requests per second", "reqps", [(f"{series.REQUESTS_RATE}{window}{{{model}}}", "{{model}}")]),
         (
@@ -80,6 +82,38 @@ def panel_queries(settings: MonitoringSettings, deployment: Watched) -> list[tup
                     "{{model}} {{reason}}",
                 )
             ],
+        ),
+        *gpu_panels,
+    ]
+
+
+def _dcgm_panels(namespace: str, target: str) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """The DCGM exporter's view of the GPUs allocated to the deployment's pods (triton_platform/gpu_health_rules.py
+    on its labels: the pod a GPU serves is `exported_pod` behind a ServiceMonitor without honorLabels)."""
+    # A Deployment's pods are <name>-<ReplicaSet hash>-<suffix>: another deployment named <name>-x never matches.
+    gpus = f'exported_namespace="{namespace}", exported_pod=~"{target}-[a-z0-9]+-[a-z0-9]+"'
+    per_gpu = "{{exported_pod}} GPU {{gpu}}"
+    return [
+        ("GPU utilization (DCGM)", "percentunit", [(f"{series.DCGM_GPU_UTILIZATION}{{{gpus}}}", per_gpu)]),
+        (
+            "GPU framebuffer used / total (DCGM)",
+            "mbytes",
+            [
+                (f"DCGM_FI_DEV_FB_USED{{{gpus}}}", f"used {per_gpu}"),
+                (f"DCGM_FI_DEV_FB_USED{{{gpus}}} + DCGM_FI_DEV_FB_FREE{{{gpus}}}", f"total {per_gpu}"),
+            ],
+        ),
+        ("GPU temperature (DCGM)", "celsius", [(f"DCGM_FI_DEV_GPU_TEMP{{{gpus}}}", per_gpu)]),
+        ("GPU power (DCGM)", "watt", [(f"DCGM_FI_DEV_POWER_USAGE{{{gpus}}}", per_gpu)]),
+        (
+            "Clock throttle events by reason (DCGM, per exporter window)",
+            "short",
+            [(f'DCGM_EXP_CLOCK_EVENTS_COUNT{{{gpus}, clock_event!=""}}', per_gpu + " {{clock_event}}")],
+        ),
+        (
+            "XID errors by code (DCGM, per exporter window)",
+            "short",
+            [(f'DCGM_EXP_XID_ERRORS_COUNT{{{gpus}, xid!=""}}', per_gpu + " XID {{xid}}")],
         ),
     ]
 

@@ -15,6 +15,7 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from triton_platform.component_types import type_token, with_former_type
+from triton_platform.dcgm_counters import COUNTERS_FILE, counters_csv
 from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, Pool, pool_of
 from triton_platform.gpu_pool_contract import PoolPlacement, Toleration
 from triton_platform.images import image_fields
@@ -31,6 +32,8 @@ BATCH_PRIORITY, OVERPROVISIONING_PRIORITY = 1_000, -10
 DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
 POD_RESOURCES_DIR = "/var/lib/kubelet/pod-resources"
 DCGM_PORT = 9400
+COUNTERS_DIR = "/etc/dcgm-exporter/triton-platform"
+"""Beside the image's own counters files in /etc/dcgm-exporter, which stay visible."""
 AGENT_LOG_STORAGE = {"requests": {"ephemeral-storage": "64Mi"}, "limits": {"ephemeral-storage": "256Mi"}}
 """Node agents and placeholders write nothing but their logs, which count against ephemeral storage."""
 RESTRICTED = {
@@ -506,7 +509,14 @@ def dcgm_manifests(
     labels = {"app.kubernetes.io/name": "dcgm-exporter"}
     # Without an interval Prometheus uses its global one (prometheus-operator, monitoring/v1 Endpoint.Interval).
     interval = {"interval": scrape_interval} if scrape_interval else {}
+    counters = counters_csv()
     return {
+        "dcgm-counters": {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": _meta(platform, "dcgm-exporter-counters"),
+            "data": {COUNTERS_FILE: counters},
+        },
         "dcgm-exporter": {
             "apiVersion": "apps/v1",
             "kind": "DaemonSet",
@@ -524,8 +534,12 @@ def dcgm_manifests(
             ),
             "spec": {
                 "selector": {"matchLabels": labels},
+                # The exporter reads its counters file only at start: a change rolls it.
                 "template": {
-                    "metadata": {"labels": labels},
+                    "metadata": {
+                        "labels": labels,
+                        "annotations": {"triton-platform/config-sha256": hashlib.sha256(counters.encode()).hexdigest()},
+                    },
                     "spec": {
                         # A node agent, as the device plugin: batch GPU work must never preempt it.
                         "priorityClassName": "system-node-critical",
@@ -534,12 +548,23 @@ def dcgm_manifests(
                         "automountServiceAccountToken": False,
                         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                         "volumes": [
-                            {"name": "pod-resources", "hostPath": {"path": POD_RESOURCES_DIR, "type": "Directory"}}
+                            {"name": "pod-resources", "hostPath": {"path": POD_RESOURCES_DIR, "type": "Directory"}},
+                            {"name": "counters", "configMap": {"name": "dcgm-exporter-counters"}},
                         ],
                         "containers": [
                             {
                                 "name": "dcgm-exporter",
                                 **image_fields(pool.dcgm_exporter_image, digests),
+                                # Flags and variables of dcgm-exporter 3.3.9-3.6.1's pkg/cmd/app.go: the counters
+                                # file the GPU health rules need (triton_platform/dcgm_counters.py); the pod each
+                                # GPU is allocated to, from the kubelet's pod-resources socket; the node's name as
+                                # the `Hostname` label (else the pod's own), as NVIDIA's chart sets them
+                                # (deployment/templates/daemonset.yaml).
+                                "args": [f"--collectors={COUNTERS_DIR}/{COUNTERS_FILE}"],
+                                "env": [
+                                    {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
+                                    {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                                ],
                                 "ports": [{"name": "metrics", "containerPort": DCGM_PORT}],
                                 # DCGM reads the GPUs' profiling counters, which needs SYS_ADMIN and nothing else.
                                 "securityContext": {
@@ -548,7 +573,8 @@ def dcgm_manifests(
                                 },
                                 # The kubelet's pod-resources API maps each GPU to the pod using it.
                                 "volumeMounts": [
-                                    {"name": "pod-resources", "mountPath": POD_RESOURCES_DIR, "readOnly": True}
+                                    {"name": "pod-resources", "mountPath": POD_RESOURCES_DIR, "readOnly": True},
+                                    {"name": "counters", "mountPath": COUNTERS_DIR, "readOnly": True},
                                 ],
                                 # NVIDIA's chart probes /health on the metrics port after 45 s of DCGM start-up:
                                 # github.com/NVIDIA/dcgm-exporter deployment/templates/daemonset.yaml

@@ -201,8 +201,8 @@ class GpuNodePoolArgs(TypedDict):
     nobody user, 65535). Default `registry.k8s.io/pause:3.10`."""
 
     dcgm_exporter: NotRequired[bool]
-    """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics, with `gpu_software: pool`
-    only. Default false."""
+    """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics, with the counters Monitoring's
+    GPU health rules read (its `dcgm_metrics`) turned on; with `gpu_software: pool` only. Default false."""
 
     dcgm_exporter_image: NotRequired[str]
     """DCGM exporter image, pinned. Default `nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04`."""

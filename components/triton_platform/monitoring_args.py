@@ -237,6 +237,10 @@ class MonitoringArgs(TypedDict):
     """Whether an autoscaler (KEDA) scales the Deployments: adds the KEDA-errors and at-max-replicas alerts.
     Default: false."""
 
+    dcgm_metrics: NotRequired[bool]
+    """Whether a DCGM exporter's metrics reach this Prometheus (the GPU pool's own exporter, or the NVIDIA GPU
+    Operator's). Renders the GPU health rules, alerts and dashboard panels. Default false."""
+
     dashboard_tags: NotRequired[list[str]]
     """Grafana tags of every dashboard. Default: `triton`, `triton-platform`."""
 
@@ -304,6 +308,7 @@ class MonitoringSettings:
     alerts: Thresholds
     labels: Mapping[str, str]
     scaling_enabled: bool
+    dcgm_metrics: bool
     dashboard_tags: tuple[str, ...]
     kube_version: str | None
 
@@ -336,6 +341,7 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringSettings:
         alerts=_thresholds(problems, args.get("alerts", {})),
         labels=dict(args.get("labels", {})),
         scaling_enabled=args.get("scaling_enabled", False),
+        dcgm_metrics=args.get("dcgm_metrics", False),
         dashboard_tags=tuple(args.get("dashboard_tags", DASHBOARD_TAGS)),
         kube_version=args.get("kube_version"),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from triton_platform.gpu_health_rules import gpu_health_groups
 from triton_platform.monitoring_args import MonitoringSettings, Watched
 from triton_platform.prometheus_alert import Alert, alert_rule
 from triton_platform.recorded_series import (
@@ -228,4 +229,5 @@ def rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
             "rules": recording_rules(settings),
         },
         {"name": "triton-platform.alerts", "rules": [alert_rule(a, runbooks) for a in alerts(settings)]},
+        *gpu_health_groups(settings),
     ]

@@ -19,7 +19,8 @@ class Alert:
     summary: str
     description: str
     labels: tuple[tuple[str, str], ...] = ()
-    """Extra labels: the deployment and model a per-deployment rule is about."""
+    """Extra labels, set over the series' own: the deployment and model a per-deployment rule is about; the stack's
+    namespace on a rule about GPUs, which routing matches on."""
 
 
 def alert_rule(alert: Alert, runbook_base_url: str) -> dict[str, Any]:

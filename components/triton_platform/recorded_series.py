@@ -32,3 +32,10 @@ def rate_window(scrape_interval: str) -> str:
     """rate() needs at least four samples to be stable: 1m, or four scrape intervals if longer."""
     seconds = max(60, int(4 * duration_seconds(scrape_interval)))
     return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
+
+
+# Per GPU, from the DCGM exporter (triton_platform/gpu_health_rules.py); every label of the exporter's series kept.
+DCGM_GPU_UTILIZATION = "gpu:DCGM_FI_DEV_GPU_UTIL:ratio"
+"""GPU utilization as a fraction (the exporter reports percent)."""
+DCGM_FRAMEBUFFER_USED = "gpu:DCGM_FI_DEV_FB_USED:ratio"
+"""Framebuffer memory used / (used + free)."""

@@ -72,6 +72,7 @@ def test_a_karpenter_pool_alone_with_the_metrics_namespace_from_another_resource
         "kubernetes:apps/v1:DaemonSet pool-dcgm-exporter",
         "kubernetes:apps/v1:DaemonSet pool-device-plugin",
         "kubernetes:apps/v1:Deployment pool-overprovisioning",
+        "kubernetes:core/v1:ConfigMap pool-dcgm-counters",
         "kubernetes:core/v1:ConfigMap pool-device-plugin-config",
         "kubernetes:core/v1:Namespace pool-system-namespace",
         "kubernetes:core/v1:Service pool-dcgm-service",

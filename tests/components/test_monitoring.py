@@ -390,7 +390,7 @@ ONCALL = "receivers.oncall"
             "latency_slo",
             250,
             [
-                "args.latency_slo: unknown key; known keys: alerts, chart, dashboard_tags, deployments, "
+                "args.latency_slo: unknown key; known keys: alerts, chart, dashboard_tags, dcgm_metrics, deployments, "
                 "grafana_folder, kube_version, labels, latency_slo_ms, mode, namespace, prometheus_namespace, "
                 "prometheus_pod_labels, receivers, routes, runbook_base_url, scaling_enabled, scrape_interval, "
                 "selector_labels"

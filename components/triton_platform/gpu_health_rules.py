@@ -1,0 +1,113 @@
+"""Recording rules and alerts on the DCGM exporter's per-GPU series: hardware faults and slowdowns Triton's own
+`nv_gpu_*` gauges cannot show. Rendered only with `dcgm_metrics` (a DCGM exporter's metrics reach Prometheus).
+
+Every metric is one NVIDIA/dcgm-exporter 3.3.9-3.6.1 exports: on in its `etc/default-counters.csv`, or one of the
+three the GPU pool's exporter turns on besides (triton_platform/dcgm_counters.py HEALTH_COUNTERS; a GPU Operator
+must enable the same, docs/runbooks.md). The exporter labels each series `gpu`, `UUID`, `pci_bus_id`, `device`,
+`modelName` and `Hostname` (pkg/dcgmexporter/pipeline.go); with Kubernetes mapping also the `namespace`, `pod` and
+`container` of the pod the GPU is allocated to (kubernetes.go), which a ServiceMonitor without `honorLabels` (the
+pool's own, and the GPU Operator's by default) stores as `exported_namespace`, `exported_pod`, `exported_container`.
+No rule aggregates: each keeps every label, so an alert names the GPU and node whichever labels a version adds.
+
+The alerts are about GPUs, not the stack's namespace: they carry `namespace` set to it so that the stack's
+AlertmanagerConfig, which matches on namespace (triton_platform/alert_routing.py), routes them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from triton_platform.monitoring_args import MonitoringSettings
+from triton_platform.prometheus_alert import Alert, alert_rule
+from triton_platform.recorded_series import DCGM_FRAMEBUFFER_USED, DCGM_GPU_UTILIZATION
+
+ERROR_WINDOW = "10m"
+"""How far back a counter's increase counts: the exporter samples every 30 s (`--collect-interval`), so a single
+error shows in 20 samples; the alert resolves once the window has passed without another."""
+SLOWDOWN_REASONS = ("hw_slowdown", "hw_thermal", "hw_power_brake", "sw_thermal")
+"""Clock events that cut clocks for heat or power (the exporter's names, clock_events_collector.go): the board, its
+cooling or its power supply is at fault. `power_cap` (software power capping under load) and `gpu_idle` are normal."""
+SLOWDOWN_FOR = "15m"
+"""A slowdown must last this long to alert: short thermal excursions under a burst are expected."""
+GPU_LABELS = "{{ $labels.Hostname }} GPU {{ $labels.gpu }} ({{ $labels.UUID }})"
+
+
+def recording_rules() -> list[dict[str, str]]:
+    return [
+        {"record": DCGM_GPU_UTILIZATION, "expr": "DCGM_FI_DEV_GPU_UTIL / 100"},
+        # FB_TOTAL is off in the default counters; used + free is the framebuffer less the driver's reserve.
+        {
+            "record": DCGM_FRAMEBUFFER_USED,
+            "expr": "DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)",
+        },
+    ]
+
+
+def gpu_alerts(namespace: str) -> list[Alert]:
+    route = (("namespace", namespace),)
+    return [
+        Alert(
+            "GPUXidError",
+            # A count per XID code within the exporter's window; 0, without an `xid` label, when there was none.
+            "DCGM_EXP_XID_ERRORS_COUNT > 0",
+            "0m",
+            "warning",
+            f"XID {{{{ $labels.xid }}}} on {GPU_LABELS}",
+            f"{GPU_LABELS} reported XID {{{{ $labels.xid }}}} {{{{ $value }}}} times in the exporter's window: a "
+            "driver-reported GPU error (NVIDIA's XID catalog says whether the application or the hardware caused "
+            "it; `exported_pod` names the pod the GPU serves).",
+            route,
+        ),
+        Alert(
+            "GPUDoubleBitECCErrors",
+            f"increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[{ERROR_WINDOW}]) > 0",
+            "0m",
+            "critical",
+            f"Uncorrectable ECC errors on {GPU_LABELS}",
+            f"{GPU_LABELS} had double-bit (uncorrectable) ECC errors in the last {ERROR_WINDOW}: work on it may "
+            "have read corrupt memory and the driver has likely stopped it.",
+            route,
+        ),
+        Alert(
+            "GPURowRemapFailure",
+            "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0",
+            "0m",
+            "critical",
+            f"Row remapping failed on {GPU_LABELS}",
+            f"{GPU_LABELS} could not remap a faulty memory row: it has no spare rows left and needs replacing.",
+            route,
+        ),
+        Alert(
+            "GPUUncorrectableRowRemap",
+            f"increase(DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS[{ERROR_WINDOW}]) > 0",
+            "0m",
+            "warning",
+            f"A memory row was remapped after an uncorrectable error on {GPU_LABELS}",
+            f"{GPU_LABELS} remapped a memory row after an uncorrectable error in the last {ERROR_WINDOW}; the remap "
+            "takes effect only after a GPU reset.",
+            route,
+        ),
+        Alert(
+            "GPUHardwareSlowdown",
+            f'DCGM_EXP_CLOCK_EVENTS_COUNT{{clock_event=~"{"|".join(SLOWDOWN_REASONS)}"}} > 0',
+            SLOWDOWN_FOR,
+            "warning",
+            f"{{{{ $labels.clock_event }}}} slows {GPU_LABELS}",
+            f"{GPU_LABELS} has had its clocks cut ({{{{ $labels.clock_event }}}}) in every exporter window for "
+            f"{SLOWDOWN_FOR}: inference on it runs slower; cooling or power is at fault.",
+            route,
+        ),
+    ]
+
+
+def gpu_health_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
+    """The GPU health rule groups, or none without `dcgm_metrics`."""
+    if not settings.dcgm_metrics:
+        return []
+    return [
+        {"name": "triton-platform.gpu-health.recording", "rules": recording_rules()},
+        {
+            "name": "triton-platform.gpu-health.alerts",
+            "rules": [alert_rule(a, settings.runbook_base_url) for a in gpu_alerts(settings.namespace)],
+        },
+    ]
