@@ -105,9 +105,10 @@ def load_trigger(config: PlatformConfig, key: str, signal: DeploymentSignal) -> 
 
 def dcgm_metrics(config: PlatformConfig) -> bool:
     """Whether a DCGM exporter's metrics reach this stack's Prometheus, so its GPU health rules and panels render:
-    the pool's own exporter, run by the stack that manages the pool (one per cluster: the rules, which are about
-    GPUs and not a namespace, render once)."""
-    return config.gpu_pool.manage and config.gpu_pool.dcgm_exporter
+    the pool's own exporter or the GPU Operator's (which the pool's ServiceMonitor scrapes), in the stack that
+    manages the pool (one per cluster: the rules, which are about GPUs and not a namespace, render once)."""
+    pool = config.gpu_pool
+    return pool.manage and (pool.dcgm_exporter or config.cluster.gpu_operator is not None)
 
 
 def monitoring_args(

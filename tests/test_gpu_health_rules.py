@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from program.platform import dcgm_metrics
-from tests.conftest import POOL, setting, synth_stack, validate
+from tests.conftest import CLUSTER, POOL, setting, synth_stack, validate
 from tests.test_gpu_node_pool import objects
 from tests.test_monitoring import metric_names, tool
 from triton_platform.dashboards import panel_queries
@@ -114,6 +114,8 @@ def test_the_stack_that_runs_the_exporter_renders_the_gpu_rules() -> None:
     # A stack that uses a pool another stack manages runs no exporter: the owner's rules already cover its GPUs.
     assert not dcgm_metrics(validate("production", setting(POOL, "manage", value=False)))
     assert dcgm_metrics(validate("staging", setting(POOL, "dcgmExporter", value=True)))
+    # The GPU Operator's exporter, which the pool's ServiceMonitor scrapes, feeds the same rules.
+    assert dcgm_metrics(validate("staging", setting(CLUSTER, "gpuOperator", value={})))
 
 
 def test_production_deploys_the_gpu_rules() -> None:
