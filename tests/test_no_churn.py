@@ -36,7 +36,7 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "a463eb2c1670389d656bbf39687826526305fea2"
+BASE_REVISION = "e1906b6bd9125766ce5c1d1fbbd87ea3348cc46e"
 """The last commit that changed what is deployed (issue 28: PDB eviction policy, production's drain floor, DCGM
 priority, pull policy by tag or digest). Before it, issue 26's component package (new type tokens, aliased) was
 proven from 5b85fc8 at a1536ac, and issue 19's rework from 6b4dc4c."""
