@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_snake
 
 from platform_config.cluster import ClusterConfig
 from platform_config.errors import ConfigIssue, excerpt
@@ -88,15 +88,26 @@ def _cluster_gpu_pool(sections: Sections, _repo: ModelRepository) -> Iterator[Co
             f"{CLUSTER}.workloadIdentity.nodeAutoscaler",
             f"applies only to gpuPool.autoscaler 'cluster-autoscaler', not {pool.autoscaler!r}",
         )
-    elif autoscaler_identity is not None and pool.cluster_autoscaler is not None:
-        annotation = profile.identity_annotation
-        given = pool.cluster_autoscaler.service_account_annotations.get(annotation or "")
-        if given is not None and given != autoscaler_identity:
-            yield ConfigIssue(
-                f"{POOL}.clusterAutoscaler.serviceAccountAnnotations",
-                f"{annotation} is also given by {CLUSTER}.workloadIdentity.nodeAutoscaler, with another value; "
-                "keep one",
-            )
+    elif pool.cluster_autoscaler is not None:
+        yield from _identity_given_twice(
+            cluster,
+            "nodeAutoscaler",
+            f"{POOL}.clusterAutoscaler.serviceAccountAnnotations",
+            pool.cluster_autoscaler.service_account_annotations,
+        )
+
+
+def _identity_given_twice(
+    cluster: ClusterConfig, role: str, key: str, annotations: dict[str, str]
+) -> Iterator[ConfigIssue]:
+    """A ServiceAccount annotation set by hand that names another identity than `workloadIdentity.<role>`."""
+    identity = getattr(cluster.workload_identity, to_snake(role))
+    annotation = cluster.profile.identity_annotation
+    given = annotations.get(annotation or "")
+    if identity is not None and given is not None and given != identity:
+        yield ConfigIssue(
+            key, f"{annotation} is also given by {CLUSTER}.workloadIdentity.{role}, with another value; keep one"
+        )
 
 
 def _cluster_serving(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -104,13 +115,9 @@ def _cluster_serving(sections: Sections, _repo: ModelRepository) -> Iterator[Con
     cluster: ClusterConfig = sections["cluster"]
     serving: ServingConfig = sections["serving"]
     profile = cluster.profile
-    identity, annotation = cluster.workload_identity.models, profile.identity_annotation
-    given = serving.service_account_annotations.get(annotation or "")
-    if identity is not None and given is not None and given != identity:
-        yield ConfigIssue(
-            f"{SERVING}.serviceAccountAnnotations",
-            f"{annotation} is also given by {CLUSTER}.workloadIdentity.models, with another value; keep one",
-        )
+    yield from _identity_given_twice(
+        cluster, "models", f"{SERVING}.serviceAccountAnnotations", serving.service_account_annotations
+    )
     pvc = serving.model_repository.pvc
     if (
         pvc is not None

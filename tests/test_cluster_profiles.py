@@ -190,6 +190,20 @@ ROLE = "arn:aws:iam::111122223333:role/triton-models"
             f"{SERVING}.serviceAccountAnnotations: eks.amazonaws.com/role-arn is also given by "
             f"{CLUSTER}.workloadIdentity.models, with another value; keep one",
         ),
+        (
+            (
+                _cluster(platform="eks", workloadIdentity={"nodeAutoscaler": ROLE}),
+                _pool(
+                    clusterAutoscaler={
+                        "cloudProvider": "aws",
+                        "nodeGroups": ["gpu"],
+                        "serviceAccountAnnotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/y"},
+                    }
+                ),
+            ),
+            f"{POOL}.clusterAutoscaler.serviceAccountAnnotations: eks.amazonaws.com/role-arn is also given by "
+            f"{CLUSTER}.workloadIdentity.nodeAutoscaler, with another value; keep one",
+        ),
     ],
     ids=[
         "karpenter-on-generic",
@@ -205,6 +219,7 @@ ROLE = "arn:aws:iam::111122223333:role/triton-models"
         "aks-identity-form",
         "autoscaler-identity-without-autoscaler",
         "identity-twice",
+        "autoscaler-identity-twice",
     ],
 )
 def test_each_contradiction_names_its_key(mutations: tuple[Any, ...], expected: str) -> None:
