@@ -15,7 +15,7 @@ the claim would hold files no test can put there, and the profile does not touch
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +106,7 @@ spec:
 
 GKE_TAINT = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
 
-CLUSTER_LAYOUT = {
+CLUSTER_LAYOUT: dict[str, Callable[[], str]] = {
     "eks": lambda: module_file(*KARPENTER_AWS),
     "aks": AKS_NODE_CLASS_CRD.read_text,
     "gke": lambda: gpu_nodes("gke-gpu", {"cloud.google.com/gke-accelerator": "nvidia-l4"}, GKE_TAINT),
