@@ -46,6 +46,8 @@ METRICS = (
     ("reaction_seconds", "reaction s"),
     ("slo_violation_seconds", "SLO-violation s"),
     ("static_gpu_hours", "GPU-hours of a static fleet for the peak"),
+    ("oracle_gpu_hours", "GPU-hours of the oracle (each second's fewest replicas, no start delay)"),
+    ("oracle_ratio", "GPU-hours as a multiple of the oracle's"),
 )
 KIND_TEXT = {"p95": "p95 over the SLO", "rejected": "rejections over the bound", "invalid": "not a valid stack"}
 
@@ -66,7 +68,9 @@ def _shown(value: object) -> str:
 
 def _figure(result: Result, key: str) -> str:
     value = result.mean[key]
-    return "—" if value is None else f"{value:.3f}" if key.endswith("gpu_hours") else f"{value:.1f}"
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if key.endswith("gpu_hours") else f"{value:.2f}" if key.endswith("ratio") else f"{value:.1f}"
 
 
 def _differs(a: Result, b: Result) -> list[str]:

@@ -21,6 +21,7 @@ from planner.candidates import Space, explore, refine
 from planner.settings import Place, Settings, StackInputs, edits
 from platform_config.errors import ConfigError
 from simulator import fluid
+from simulator.oracle import oracle
 from simulator.scenario import Scenario, capacity_rps
 
 REPORTED = (
@@ -31,6 +32,8 @@ REPORTED = (
     "reaction_seconds",
     "slo_violation_seconds",
     "static_gpu_hours",
+    "oracle_gpu_hours",
+    "oracle_ratio",
 )
 REFINE_SHARE = 1 / 3
 """Of the budget, the part spent on neighbours of the best candidates found by exploring."""
@@ -38,11 +41,14 @@ REFINE_AROUND = 5
 """How many of the best candidates the refinement walks around."""
 
 
-def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int) -> dict[str, Any]:
+def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int, slo_seconds: float) -> dict[str, Any]:
     """One run's summary (simulator.engine.summary's keys), from the fluid model: fast enough for a plan's many runs;
-    with `static_gpu_hours`, what a fixed fleet sized for the trace's peak would use with these batching settings."""
+    with `static_gpu_hours`, what a fixed fleet sized for the trace's peak would use with these batching settings,
+    and the oracle's GPU-hours at the plan's SLO `slo_seconds` with the run's as a multiple of them
+    (simulator.oracle)."""
     static = math.ceil(float(rate.max()) / capacity_rps(s)) * s.gpus_per_pod * len(rate) / 3600
-    return {**fluid.evaluate(s, rate, seed), "static_gpu_hours": static}
+    run = fluid.evaluate(s, rate, seed)
+    return {**run, "static_gpu_hours": static, **oracle(s, rate, slo_seconds).figures(float(run["gpu_hours"] or 0))}
 
 
 @dataclass(frozen=True)
@@ -109,7 +115,10 @@ def evaluate_candidate(job: Job, index: int, origin: str, settings: Settings) ->
     except ConfigError as err:
         # Generation keeps candidates valid; should one slip through, it fails visibly rather than stops the plan.
         return Result(index, origin, settings, dict.fromkeys(REPORTED), (), (f"invalid: {err.issues[0].message}",))
-    per_seed = tuple({key: run[key] for key in REPORTED} for run in (evaluate(s, job.rate, seed) for seed in job.seeds))
+    per_seed = tuple(
+        {key: run[key] for key in REPORTED}
+        for run in (evaluate(s, job.rate, seed, job.bounds.slo_ms / 1000) for seed in job.seeds)
+    )
     mean = {key: _mean([run[key] for run in per_seed]) for key in REPORTED}
     return Result(index, origin, settings, mean, per_seed, _failures(per_seed, job.bounds))
 

@@ -91,6 +91,15 @@ class Surface:
     saturated_counters: NDArray[np.float64]
     """Per request at saturation, COUNTER_*: full batches on every instance; queue seconds: the wait, added apart."""
 
+    def slo_rate(self, slo_seconds: float) -> float:
+        """The highest per-pod rate up to which this pod keeps p95 within `slo_seconds`, no backlog building: its
+        full-batch capacity where every measured rate and saturation hold it, else the last measured rate below the
+        first that breaks it (p95 is not monotone in the rate: fuller batches leave sooner); 0 where none holds it."""
+        over = np.flatnonzero(self.p95 > slo_seconds)
+        if not over.size:
+            return self.capacity if self.saturated_p95 <= slo_seconds else float(self.rates[-1])
+        return float(self.rates[over[0] - 1]) if over[0] else 0.0
+
 
 def _measure(batcher: BatcherConfig, tau: LatencyProfile, rate: float, seed: int) -> tuple[NDArray[np.float64], ...]:
     """One pod under Poisson arrivals at `rate`: its latency histogram, gauge samples, rejected share and counters."""

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simulator.engine import Timeline, simulate, summary
+from simulator.oracle import Oracle
 from simulator.scenario import Scenario
 from stackctl.out_folder import claim
 
@@ -32,6 +33,18 @@ COLUMNS = (
     "signal",
     "fallback",
 )
+FIGURES = (
+    "p50_ms",
+    "p95_ms",
+    "p99_ms",
+    "slo_violation_seconds",
+    "rejected_pct",
+    "gpu_hours",
+    "oracle_gpu_hours",
+    "oracle_ratio",
+    "reaction_seconds",
+)
+"""The summary's figures `stackctl simulate` prints, and docs/simulation.md's example quotes."""
 TIMELINE_FILE = "timeline.csv"
 SUMMARY_FILE = "summary.json"
 PLOT_FILE = "timeline.png"
@@ -86,9 +99,9 @@ def shade(axes: Axes, mask: NDArray[np.bool_], color: str, label: str | None) ->
         axes.add_collection(shading, autolim=False)
 
 
-def plot_png(s: Scenario, timeline: Timeline, summary: dict[str, Any], title: str) -> bytes:
-    """Demand against ready capacity, replicas, the scaling signal against its target, p95 against the SLO;
-    seconds with rejections and with KEDA's fallback shaded on each panel."""
+def plot_png(s: Scenario, timeline: Timeline, bound: Oracle, summary: dict[str, Any], title: str) -> bytes:
+    """Demand against ready capacity, replicas beside the oracle's, the scaling signal against its target, p95
+    against the SLO; seconds with rejections and with KEDA's fallback shaded on each panel."""
     import matplotlib  # noqa: PLC0415 - only the plot needs it
 
     matplotlib.use("Agg")
@@ -120,6 +133,15 @@ def plot_png(s: Scenario, timeline: Timeline, summary: dict[str, Any], title: st
     load.legend(loc="upper left", fontsize="small")
     replicas.step(minutes, timeline.desired, where="post", color="tab:orange", label="desired replicas")
     replicas.step(minutes, timeline.ready, where="post", color="tab:green", label="ready replicas")
+    replicas.step(
+        minutes,
+        bound.replicas,
+        where="post",
+        color="black",
+        linestyle=":",
+        label=f"oracle: each second's fewest at the SLO ({summary['oracle_gpu_hours']:.2f} GPU-hours, "
+        f"the run {summary['oracle_ratio']:.2f}x)",
+    )
     replicas.set_ylabel("replicas")
     replicas.yaxis.set_major_locator(MaxNLocator(integer=True))
     replicas.legend(loc="upper left", fontsize="small")
@@ -142,7 +164,7 @@ def plot_png(s: Scenario, timeline: Timeline, summary: dict[str, Any], title: st
 
 
 def write_outputs(
-    s: Scenario, timeline: Timeline, summary: dict[str, Any], out: Path, plot_title: str | None
+    s: Scenario, timeline: Timeline, bound: Oracle, summary: dict[str, Any], out: Path, *, plot_title: str | None
 ) -> list[Path]:
     """timeline.csv, summary.json and, unless `plot_title` is None, timeline.png under that title; returns the
     paths written.
@@ -154,7 +176,7 @@ def write_outputs(
         SUMMARY_FILE: (json.dumps(summary, indent=2) + "\n").encode(),
     }
     if plot_title is not None:
-        files[PLOT_FILE] = plot_png(s, timeline, summary, plot_title)
+        files[PLOT_FILE] = plot_png(s, timeline, bound, summary, plot_title)
     return claim(out, "simulate").replace(files)
 
 

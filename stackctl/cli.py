@@ -338,7 +338,8 @@ def _within_request_budget(rate: NDArray[np.float64], trace: dict[str, Any], run
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from simulator.engine import simulate, summary  # noqa: PLC0415
-    from simulator.report import compare, plot_title, write_compare, write_outputs  # noqa: PLC0415
+    from simulator.oracle import oracle  # noqa: PLC0415
+    from simulator.report import FIGURES, compare, plot_title, write_compare, write_outputs  # noqa: PLC0415
 
     try:
         _, loaded, head, rate, base, inputs = _run_inputs(args)
@@ -347,16 +348,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"stackctl simulate: {err}", file=sys.stderr)
         return 1
     timeline = simulate(head, rate, args.seed, args.metrics_outage)
+    run = summary(head, timeline)
+    bound = oracle(head, rate)
     # The inputs lead summary.json, so that the file alone says what ran and how to rerun it.
-    result = {"inputs": inputs, **summary(head, timeline)}
+    result = {"inputs": inputs, **run, **bound.figures(float(run["gpu_hours"] or 0))}
     title = None if args.no_plot else plot_title(head, float(rate.max()), args.seed)
     try:
-        write_outputs(head, timeline, result, Path(args.out), title)
+        write_outputs(head, timeline, bound, result, Path(args.out), plot_title=title)
     except OutputFolderError as err:
         print(err.report(), file=sys.stderr)
         return 1
     print(f"{loaded.source}: {head.deployment}/{head.model}, {len(rate)} s simulated; outputs in {args.out}")
-    keys = ["p50_ms", "p95_ms", "p99_ms", "slo_violation_seconds", "rejected_pct", "gpu_hours", "reaction_seconds"]
+    keys = list(FIGURES)
     if args.metrics_outage:
         keys += ["metrics_failing_seconds", "fallback_seconds"]
     for key in keys:

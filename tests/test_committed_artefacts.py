@@ -27,6 +27,7 @@ from planner.pareto import binding, pareto_front
 from planner.search import Result
 from planner.settings import Settings
 from platform_config.paths import PROJECT_ROOT
+from simulator.report import FIGURES
 from simulator.scenario import shaped_trace
 from stackctl.cli import parser
 
@@ -130,12 +131,18 @@ def _stale_record(root: Path, record_path: str, command: Command) -> list[str]:
 def _stale_example_figures(root: Path) -> list[str]:
     """docs/simulation.md's caption and table of the example against its summary.json."""
     summary = json.loads((root / EXAMPLE / "summary.json").read_text(encoding="utf-8"))
+    missing = [key for key in FIGURES if key not in summary]
+    if missing:
+        return [
+            f"{EXAMPLE}/summary.json: records no {', '.join(missing)}, which docs/simulation.md quotes; "
+            f"regenerate with `make {TARGET}`"
+        ]
     trace = summary["inputs"]["trace"]
     peak = float(shaped_trace(trace["shape"], trace["peak_rps"], trace["hours"]).max())
     row = (
         f"| {summary['p50_ms']:.1f} | {summary['p95_ms']:.1f} | {summary['p99_ms']:.1f} | "
         f"{summary['slo_violation_seconds']:g} | {summary['rejected_pct']:.1f} | {summary['gpu_hours']:.1f} | "
-        f"{summary['reaction_seconds']:g} |"
+        f"{summary['oracle_gpu_hours']:.1f} | {summary['oracle_ratio']:.2f} | {summary['reaction_seconds']:g} |"
     )
     doc = (root / "docs" / "simulation.md").read_text(encoding="utf-8")
     return [
@@ -360,3 +367,14 @@ def test_the_binding_constraint_is_what_stopped_the_cheaper_candidates() -> None
     assert bound.nearest.index == 6
     # The cheapest passing candidate has nothing cheaper that failed: nothing bound it but the load.
     assert binding(RESULTS[2:5], RESULTS[2]) is None
+
+
+def test_an_example_without_the_figures_the_docs_quote_is_named(tree: Path) -> None:
+    record = tree / EXAMPLE / "summary.json"
+    summary = json.loads(record.read_text(encoding="utf-8"))
+    del summary["oracle_gpu_hours"], summary["oracle_ratio"]
+    record.write_text(json.dumps(summary), encoding="utf-8")
+    assert stale(tree) == [
+        f"{EXAMPLE}/summary.json: records no oracle_gpu_hours, oracle_ratio, which docs/simulation.md quotes; "
+        "regenerate with `make artefacts`"
+    ]

@@ -21,6 +21,7 @@ import simulator.scenario
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
 from simulator.engine import Timeline, reaction_seconds, simulate, summary
+from simulator.oracle import Oracle
 from simulator.report import COLUMNS, deltas, plot_title, runs, timeline_csv
 from simulator.scenario import Scenario, capacity_rps, scenario, shaped_trace, trigger_rps
 from stackctl.cli import main
@@ -116,17 +117,21 @@ def test_simulate_records_a_trace_file_and_titles_the_plot(
     trace = tmp_path / "trace.csv"
     trace.write_text("t_seconds,rps\n0,2000\n60,12000\n179,12000\n")
     titles: list[str] = []
+    drawn: list[Oracle] = []
     plot = simulator.report.plot_png
 
-    def recording(s: Scenario, timeline: Timeline, result: dict[str, Any], title: str) -> bytes:
+    def recording(s: Scenario, timeline: Timeline, bound: Oracle, result: dict[str, Any], title: str) -> bytes:
         titles.append(title)
-        return plot(s, timeline, result, title)
+        drawn.append(bound)
+        return plot(s, timeline, bound, result, title)
 
     monkeypatch.setattr(simulator.report, "plot_png", recording)
     out = tmp_path / "out"
     code = main(["simulate", "--config", str(stack), "--trace", str(trace), "--seed", "5", "--out", str(out)])
     assert code == 0, capsys.readouterr().err
     assert titles == ["staging: general/classifier, profile classifier-h100.json, peak demand 12,000 req/s, seed 5"]
+    # The oracle's line on the replicas panel: a staging replica carries 8,741 req/s, so 1 for 2,000, 2 for 12,000.
+    assert [bound.replicas.tolist() for bound in drawn] == [[1] * 60 + [2] * 120]
     assert (out / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     result = json.loads((out / "summary.json").read_text())
     assert result["inputs"] == {
