@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic.alias_generators import to_camel, to_snake
+from pydantic.alias_generators import to_camel
 
 from platform_config.cluster import ClusterConfig
 from platform_config.errors import ConfigIssue, excerpt
@@ -91,22 +91,24 @@ def _cluster_gpu_pool(sections: Sections, _repo: ModelRepository) -> Iterator[Co
     elif pool.cluster_autoscaler is not None:
         yield from _identity_given_twice(
             cluster,
-            "nodeAutoscaler",
+            ("nodeAutoscaler", autoscaler_identity),
             f"{POOL}.clusterAutoscaler.serviceAccountAnnotations",
             pool.cluster_autoscaler.service_account_annotations,
         )
 
 
 def _identity_given_twice(
-    cluster: ClusterConfig, role: str, key: str, annotations: dict[str, str]
+    cluster: ClusterConfig, role: tuple[str, str | None], key: str, annotations: dict[str, str]
 ) -> Iterator[ConfigIssue]:
-    """A ServiceAccount annotation set by hand that names another identity than `workloadIdentity.<role>`."""
-    identity = getattr(cluster.workload_identity, to_snake(role))
+    """A ServiceAccount annotation set by hand that names another identity than `workloadIdentity.<role>`.
+
+    `role`: the role's key under `workloadIdentity` and the identity given there."""
+    name, identity = role
     annotation = cluster.profile.identity_annotation
     given = annotations.get(annotation or "")
     if identity is not None and given is not None and given != identity:
         yield ConfigIssue(
-            key, f"{annotation} is also given by {CLUSTER}.workloadIdentity.{role}, with another value; keep one"
+            key, f"{annotation} is also given by {CLUSTER}.workloadIdentity.{name}, with another value; keep one"
         )
 
 
@@ -116,7 +118,10 @@ def _cluster_serving(sections: Sections, _repo: ModelRepository) -> Iterator[Con
     serving: ServingConfig = sections["serving"]
     profile = cluster.profile
     yield from _identity_given_twice(
-        cluster, "models", f"{SERVING}.serviceAccountAnnotations", serving.service_account_annotations
+        cluster,
+        ("models", cluster.workload_identity.models),
+        f"{SERVING}.serviceAccountAnnotations",
+        serving.service_account_annotations,
     )
     pvc = serving.model_repository.pvc
     if (
