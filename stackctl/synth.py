@@ -95,7 +95,7 @@ def group_members(group: Registered) -> list[Registered]:
     head, parent_type, _ = group.urn.rsplit("::", 2)
     prefix = group.inputs.get("resourcePrefix")
     members = []
-    for obj in group.inputs.get("objs") or []:
+    for obj in yaml.load_all(group.inputs.get("yaml") or "", Loader=yaml.CSafeLoader):
         metadata = obj.get("metadata") or {}
         api_version = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
         type_ = f"{KUBERNETES_PREFIX}{api_version}:{obj['kind']}"

@@ -30,6 +30,9 @@ KEDA_OPTIONS: dict[str, Any] = {
 }
 
 
+CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+
+
 def test_objects_are_decoded_as_the_provider_decodes_them() -> None:
     text = """
 ---
@@ -80,14 +83,10 @@ def test_a_groups_objects_are_listed_beneath_it_as_the_provider_names_them() -> 
         dependencies=(),
         inputs={
             "resourcePrefix": "keda",
-            "objs": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "ServiceAccount",
-                    "metadata": {"name": "keda-operator", "namespace": "keda"},
-                },
-                {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1beta1.x"}},
-            ],
+            # JSON documents, as InstalledChart hands them over (triton_platform/helm_chart.py, as_yaml).
+            "yaml": '{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "keda-operator", '
+            '"namespace": "keda"}}\n---\n{"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", '
+            '"metadata": {"name": "v1beta1.x"}}',
         },
     )
     assert [(m.type, m.name, m.urn, m.parent) for m in group_members(group)] == [
@@ -164,10 +163,21 @@ def test_production_lists_every_chart_object_beneath_its_group() -> None:
     added = [r for r in charted.resources if r.urn not in own]
     groups = {r.urn: r.name for r in charted.resources if r.type == CONFIG_GROUP}
     assert sorted(groups.values()) == [
+        "production-monitoring-kube-prometheus-stack-crds",
         "production-monitoring-kube-prometheus-stack-objects",
+        "production-scaling-keda-crds",
         "production-scaling-keda-objects",
     ]
     assert {r.parent for r in added} == set(groups)
+    # The CRDs sit in the `-crds` groups, protected and retained as the engine hands both down from the group;
+    # nothing else of the charts is.
+    crds = {r.name for r in added if r.type == CRD}
+    assert (
+        len(crds) == 6 + 10
+    )  # KEDA 2.20.2 (keda.sh, eventing.keda.sh); the Prometheus Operator (monitoring.coreos.com)
+    for r in added:
+        assert groups[r.parent].endswith("-crds" if r.name in crds else "-objects"), r.name
+        assert (r.protect, r.retain_on_delete) == ((True, True) if r.name in crds else (False, False)), r.name
     names = {(r.type, r.name) for r in added}
     assert {
         ("kubernetes:apps/v1:Deployment", "keda:keda/keda-operator"),

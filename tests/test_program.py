@@ -31,7 +31,7 @@ def test_component_tree(synth: SynthResult) -> None:
     charts = {
         (kind, f"{stack}-{owner}{suffix}")
         for owner in ("monitoring-kube-prometheus-stack", "scaling-keda")
-        for kind, suffix in ((CHART, ""), (CONFIG_GROUP, "-objects"))
+        for kind, suffix in ((CHART, ""), (CONFIG_GROUP, "-crds"), (CONFIG_GROUP, "-objects"))
     }
     assert components == {
         (PLATFORM, stack),

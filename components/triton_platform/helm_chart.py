@@ -12,8 +12,9 @@ hooks (pulumi-kubernetes provider/pkg/provider/helm/v4/chart.go sets DisableHook
 
 So the chart is templated by the provider's `kubernetes:helm:template` function (Helm's
 own engine; the cluster's version and API groups when deploying, `kubeVersion` from
-the stack when rendering), and its objects are registered by `kubernetes:yaml/v2:ConfigGroup`,
-which applies CRDs and namespaces before the objects that need them. Every object is then
+the stack when rendering), and its objects are registered by two `kubernetes:yaml/v2:ConfigGroup`s:
+`<name>-crds`, the chart's CRDs, protected and retained on delete, then `<name>-objects`, the rest,
+namespaces first. Every object is then
 previewed, diffed, policy-checked and rendered like the platform's own, and CRDs are
 applied server-side on every chart bump. Hooks come out as plain objects; the platform
 turns off the hooks of the charts it installs (see their values).
@@ -29,8 +30,6 @@ from typing import Any, NotRequired, Optional, TypedDict
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
-
-CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
 
 
 class ChartSource(TypedDict):
@@ -124,14 +123,20 @@ def as_stored(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def _protect_crds(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-    """CRDs hold every custom resource of their kind, cluster-wide: never deleted with the stack."""
-    if args.type_ != CRD_TYPE:
-        return None
-    return pulumi.ResourceTransformResult(
-        props=args.props,
-        opts=pulumi.ResourceOptions.merge(args.opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True)),
-    )
+def as_yaml(objects: list[dict[str, Any]]) -> str:
+    """A ConfigGroup's `yaml` input: one JSON document per object (JSON is YAML), in the chart's order.
+
+    A string crosses the engine as one value. Handed over as `objs`, every nested map of every object would be
+    logged key by key at each level on the way (the CLI's automatic log records each marshaled property), which
+    for the charts' CRDs, deep OpenAPI schemas, cost most of a production preview (bench/preview_time.py).
+    """
+    return "\n---\n".join(json.dumps(obj) for obj in objects)
+
+
+def split_crds(objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A chart's CustomResourceDefinitions, and its other objects, each in the chart's order."""
+    crds = [obj for obj in objects if obj.get("kind") == "CustomResourceDefinition"]
+    return crds, [obj for obj in objects if obj.get("kind") != "CustomResourceDefinition"]
 
 
 @dataclass(frozen=True)
@@ -157,9 +162,6 @@ class HelmChartArgs:
 
 class InstalledChart(pulumi.ComponentResource):
     """A pinned chart's objects, CRDs first and protected."""
-
-    resources: pulumi.Output[Any]
-    """The chart's objects as Pulumi resources."""
 
     def __init__(self, name: str, args: HelmChartArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         super().__init__("triton-platform:helm:InstalledChart", name, None, opts)
@@ -190,12 +192,24 @@ class InstalledChart(pulumi.ComponentResource):
             {"jsonOpts": options},
             pulumi.InvokeOutputOptions(parent=self),
         )
-        objects = template.apply(lambda result: [as_stored(obj) for obj in (result or {}).get("result") or []])
-        group = k8s.yaml.v2.ConfigGroup(
-            f"{name}-objects",
-            objs=objects,
-            resource_prefix=args.release,
-            opts=pulumi.ResourceOptions(parent=self, transforms=[_protect_crds]),
+        split = template.apply(
+            lambda result: split_crds([as_stored(obj) for obj in (result or {}).get("result") or []])
         )
-        self.resources = group.resources
+        # CRDs hold every custom resource of their kind, cluster-wide: protected, and retained on delete. The
+        # engine hands both options from a group down to the objects it registers (pulumi pkg/resource/deploy
+        # source_eval.go, inheritFromParent); a transform doing the same would send every object of the chart
+        # through the program and back. Each object's URN names its parents' types only, so the CRDs keep theirs.
+        crds = k8s.yaml.v2.ConfigGroup(
+            f"{name}-crds",
+            yaml=split.apply(lambda parts: as_yaml(parts[0])),
+            resource_prefix=args.release,
+            opts=pulumi.ResourceOptions(parent=self, protect=True, retain_on_delete=True),
+        )
+        # The custom resources a chart brings (a Prometheus, its ServiceMonitors) wait for their CRDs.
+        k8s.yaml.v2.ConfigGroup(
+            f"{name}-objects",
+            yaml=split.apply(lambda parts: as_yaml(parts[1])),
+            resource_prefix=args.release,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[crds]),
+        )
         self.register_outputs({})

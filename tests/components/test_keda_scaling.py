@@ -207,6 +207,7 @@ def test_install_mode_installs_keda_into_its_namespace_first(mocks: RecordingMoc
                 (KEDA, "my-scaling"),
                 ("kubernetes:core/v1:Namespace", "my-scaling-namespace"),
                 ("triton-platform:helm:InstalledChart", "my-scaling-keda"),
+                ("kubernetes:yaml/v2:ConfigGroup", "my-scaling-keda-crds"),
                 ("kubernetes:yaml/v2:ConfigGroup", "my-scaling-keda-objects"),
                 (SCALED_OBJECT, "my-scaling-my-model-scaled-object"),
             ]
