@@ -156,6 +156,17 @@ def export_tree(repo: Path, ref: str | None, dest: Path) -> Path:
     return dest
 
 
+def tree_env(tree: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """`env` for running the program of an exported tree: that tree's component package first on the path.
+
+    The virtualenv installs the package editable from the checkout that built it (requirements.txt,
+    `-e ./components`); without this, every revision's program would import the checkout's package, and a
+    change inside components/ would never show between two revisions.
+    """
+    path = [str(tree / "components"), *filter(None, [env.get("PYTHONPATH")])]
+    return {**env, "PYTHONPATH": os.pathsep.join(path)}
+
+
 def cli_env(scratch: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
@@ -296,8 +307,9 @@ def run(
     with tempfile.TemporaryDirectory(prefix="preview-diff-") as tmp:
         scratch = Path(tmp)
         env = mode_env(mode, scratch)
-        base = Workspace(export_tree(repo, base_rev.sha, scratch / "base"), env)
-        head = Workspace(export_tree(repo, head_ref and head_rev.sha, scratch / "head"), env)
+        base_tree = export_tree(repo, base_rev.sha, scratch / "base")
+        head_tree = export_tree(repo, head_ref and head_rev.sha, scratch / "head")
+        base, head = Workspace(base_tree, tree_env(base_tree, env)), Workspace(head_tree, tree_env(head_tree, env))
         for stack in stacks:
             notes = prepare_live(head, stack) if mode == "live" else prepare_offline(base, head, stack)
             events, text = preview(head, stack, scratch, refresh=mode == "live" and not renders(head.tree, stack))

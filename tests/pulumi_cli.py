@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from platform_config.paths import PROJECT_ROOT
-from stackctl.preview_diff import cli_env, export_tree
+from stackctl.preview_diff import cli_env, export_tree, tree_env
 from tests.crd_schemas import Yaml12Loader
 
 TOOLS_BIN = PROJECT_ROOT / ".tools" / "bin"
@@ -106,7 +106,7 @@ def make_project(scratch: Path, render_override: bool = True, deploys: bool = Fa
         for stack_file in (root / "stacks").glob("Pulumi.*.yaml"):
             lines = stack_file.read_text().splitlines(keepends=True)
             stack_file.write_text("".join(line for line in lines if not line.startswith("encryptionsalt:")))
-    return Project(root, env)
+    return Project(root, tree_env(root, env))
 
 
 def rendered_objects(folder: Path) -> list[dict[str, Any]]:

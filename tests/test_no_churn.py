@@ -29,17 +29,20 @@ from typing import Any
 import pytest
 
 from platform_config.paths import PROJECT_ROOT
-from stackctl.preview_diff import export_tree, renders, stack_settings
+from stackctl.preview_diff import export_tree, renders, stack_settings, tree_env
 from tests.conftest import STACKS
 from tests.local_cluster import LocalCluster, point_stack_at, start_cluster
 from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "e1906b6bd9125766ce5c1d1fbbd87ea3348cc46e"
-"""The last commit that changed what is deployed (issue 28: PDB eviction policy, production's drain floor, DCGM
-priority, pull policy by tag or digest). Before it, issue 26's component package (new type tokens, aliased) was
-proven from 5b85fc8 at a1536ac, and issue 19's rework from 6b4dc4c."""
+BASE_REVISION = "b125f848166cfb5739bbe0441ae0c5397b145862"
+"""The last commit that changed what is deployed (issue 29: the charts' CRDs in a ConfigGroup of their own, two new
+component resources; from 502fb68's state every cluster object previewed same and only the two `-crds` groups were
+created). Before it: e1906b6 (issue 28: PDB eviction policy, production's drain floor, DCGM priority, pull policy
+by tag or digest); issue 26's component package (new type tokens, aliased) was proven from 5b85fc8 at a1536ac, and
+issue 19's rework from 6b4dc4c. Before issue 29 the base tree imported the checkout's component package (the
+virtualenv installs it editable), so those proofs held the program and the stack files, not the package."""
 
 # Production's objects whose loss loses data (docs/architecture.md, "Publishing and the PVC loader"): (resource type, object name).
 PRODUCTION_PROTECTED = {
@@ -120,7 +123,8 @@ def trees(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Trees]:
     deploys = not renders(tmp_path / "base", stack)
     # The working tree; its backend and CLI environment serve the base tree too.
     head = make_project(tmp_path / "pulumi", render_override=False, deploys=deploys)
-    base = Project(tmp_path / "base", head.env)
+    # The base revision's own component package, not the checkout's (tree_env).
+    base = Project(tmp_path / "base", tree_env(tmp_path / "base", head.env))
     cluster: LocalCluster | None = None
     try:
         if deploys:

@@ -111,7 +111,19 @@ def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     edit(production, f"busyRatioTarget: {BUSY_TARGET}", "busyRatioTarget: 0.95")
     set_secret(repo, env, HEAD_SECRET)
     edit(repo / "stacks" / "Pulumi.dev.yaml", "maxQueueDelayMicroseconds: 500", "maxQueueDelayMicroseconds: 900")
-    git(repo, "commit", "-q", "-am", "bump KEDA, retune batching and scaling, rotate the audit webhook")
+    # A change inside the component package, which the virtualenv installs editable from this checkout.
+    edit(
+        repo / "components" / "triton_platform" / "triton_manifests.py",
+        '"revisionHistoryLimit": 5',
+        '"revisionHistoryLimit": 7',
+    )
+    git(
+        repo,
+        "commit",
+        "-q",
+        "-am",
+        "bump KEDA, retune batching and scaling, rotate the audit webhook, keep more ReplicaSets",
+    )
     return repo
 
 
@@ -177,6 +189,16 @@ def test_batching_change_shows_old_and_new_values(offline: tuple[str, str]) -> N
     impact = report[report.index("#### Scaling impact") :]
     for label in ("p95 ms", "SLO-violation s", "rejected %", "GPU-hours", "reaction s"):
         assert f"| {label} |" in impact
+
+
+@pytest.mark.real_tools
+def test_a_change_in_the_component_package_shows(offline: tuple[str, str]) -> None:
+    """Each revision runs its own component package, not the one of the checkout the virtualenv was built in."""
+    report, _ = offline
+    values = report[report.index("#### Changed values") :]
+    deployment = "**update** `kubernetes:apps/v1:Deployment` `production-serving-general-deployment`"
+    assert deployment in values
+    assert "- `spec.revisionHistoryLimit`: `5` → `7`" in values[values.index(deployment) :]
 
 
 @pytest.mark.real_tools
