@@ -55,7 +55,7 @@ lint: $(STAMP) $(ACTIONLINT)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy .
-	for program in examples/*/__main__.py components/__main__.py; do $(BIN)/mypy "$$program" || exit 1; done
+	for program in examples/*/__main__.py components/__main__.py bench/bare_charts/__main__.py; do $(BIN)/mypy "$$program" || exit 1; done
 	$(BIN)/lint-imports
 	$(ACTIONLINT) .github/workflows/*.yml
 

@@ -94,37 +94,41 @@ class HelmTemplater:
 
     def template(self, options: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The objects of `kubernetes:helm:template` for these options (its `jsonOpts`, decoded)."""
+        namespace = options.get("namespace") or "default"
+        with tempfile.TemporaryDirectory(prefix="stackctl-helm-") as scratch:
+            command, env = self.command(options, Path(scratch))
+            done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+        if done.returncode != 0:
+            raise ChartTemplateError(f"`helm template` of {self.describe(options)} failed: {done.stderr.strip()}")
+        return decoded(done.stdout, namespace)
+
+    def command(self, options: Mapping[str, Any], scratch: Path) -> tuple[list[str], dict[str, str]]:
+        """`helm template` for these options, and its environment; its values file and caches go in `scratch`."""
         if self.helm is None:
             raise ChartTemplateError(
                 f"stackctl synth templates {self.describe(options)} with Helm, as a preview does, but {self.missing}: "
                 "run `make tools`, or put Helm 3 on PATH, or pass --no-charts for the program's own objects only"
             )
-        release = options["release_name"]
-        namespace = options.get("namespace") or "default"
-        with tempfile.TemporaryDirectory(prefix="stackctl-helm-") as scratch:
-            values = Path(scratch) / "values.json"
-            values.write_text(json.dumps(options.get("values") or {}))
-            command = [
-                self.helm,
-                "template",
-                release,
-                *self._chart(options),
-                "--namespace",
-                namespace,
-                "--values",
-                str(values),
-                "--include-crds",
-            ]
-            if not options.get("include_test_hook_resources"):
-                command.append("--skip-tests")
-            if options.get("kube_version"):
-                command += ["--kube-version", options["kube_version"]]
-            # Helm's caches and repository config in the scratch folder: never the user's own.
-            env = {**os.environ, **{v: scratch for v in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")}}
-            done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-        if done.returncode != 0:
-            raise ChartTemplateError(f"`helm template` of {self.describe(options)} failed: {done.stderr.strip()}")
-        return decoded(done.stdout, namespace)
+        values = scratch / "values.json"
+        values.write_text(json.dumps(options.get("values") or {}))
+        command = [
+            self.helm,
+            "template",
+            options["release_name"],
+            *self._chart(options),
+            "--namespace",
+            options.get("namespace") or "default",
+            "--values",
+            str(values),
+            "--include-crds",
+        ]
+        if not options.get("include_test_hook_resources"):
+            command.append("--skip-tests")
+        if options.get("kube_version"):
+            command += ["--kube-version", options["kube_version"]]
+        # Helm's caches and repository config in the scratch folder: never the user's own.
+        env = {**os.environ, **{v: str(scratch) for v in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")}}
+        return command, env
 
     def _chart(self, options: Mapping[str, Any]) -> list[str]:
         """Helm's chart arguments: a local folder, the mirror's copy, or the repository and version."""
