@@ -8,10 +8,10 @@
     mechanism (triton_platform.helm_chart.InstalledChart) with the same values, read from production's program;
 (c) `helm template` of the same two charts with the same options (Helm as `make tools` builds it).
 
-Every preview also runs with the CLI's automatic log unavailable (its `logs` folder replaced by a file, in a scratch
-Pulumi home sharing the toolchain's plugins). That is a diagnostic, not a way to run: Pulumi since v3.2xx writes a
-debug log of every property it marshals to ~/.pulumi/logs (pkg/cmd/pulumi/pulumi.go, StartLogging), and has no
-setting to turn it off; the column shows what that log costs each preview. Each figure is the median of
+Every preview also runs with the CLI's automatic log unavailable (its `logs` folder a file, in a Pulumi home of
+the bench's own sharing the toolchain's plugins). That is a diagnostic, not a way to run: the CLI writes a debug log
+of every property it marshals to ~/.pulumi/logs, unconditionally since pulumi/pulumi#23731 (2026-06;
+pkg/cmd/pulumi/pulumi.go, StartLogging), with no setting to turn it off; the column shows what that log costs. Each figure is the median of
 `--repeat` runs; CPU is every process of the run together (the CLI, the program, the providers).
 Prints a Markdown table (bench/results/preview_time.md).
 """
@@ -110,12 +110,16 @@ class Run:
     log_bytes: int
 
 
-def without_automatic_log(scratch: Path) -> Path:
-    """A Pulumi home sharing the toolchain's plugins, whose `logs` is a file: the CLI's automatic log cannot start."""
-    home = scratch / "pulumi-home-no-log"
+def pulumi_home(scratch: Path, *, automatic_log: bool) -> Path:
+    """A Pulumi home of the bench's own, sharing the toolchain's plugins; without the automatic log its `logs` is
+    a file, so the CLI cannot start that log."""
+    home = scratch / ("pulumi-home" if automatic_log else "pulumi-home-no-log")
     home.mkdir(parents=True)
     (home / "plugins").symlink_to(PULUMI_HOME / "plugins")
-    (home / "logs").write_text("")
+    if automatic_log:
+        (home / "logs").mkdir()
+    else:
+        (home / "logs").write_text("")
     return home
 
 
@@ -196,7 +200,7 @@ def main() -> None:
     rows: list[tuple[str, str, dict[str, Run]]] = []
     with tempfile.TemporaryDirectory(prefix="preview-time-") as work:
         scratch = Path(work)
-        homes = {"logged": PULUMI_HOME, "unlogged": without_automatic_log(scratch)}
+        homes = {name: pulumi_home(scratch, automatic_log=name == "logged") for name in ("logged", "unlogged")}
         options = chart_options(production_file(scratch))
         helm = statistics.median(helm_template_seconds(options, scratch) for _ in range(args.repeat))
 

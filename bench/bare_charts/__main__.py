@@ -34,10 +34,10 @@ for chart in json.loads(Path(os.environ["BARE_CHARTS"]).read_text()):
             chart_name=chart["chart_name"],
             chart={"version": chart["version"], "path": chart["path"]},
             release=chart["release"],
-            namespace=namespace.metadata.name,
+            namespace=chart["namespace"],
             values=chart["values"],
             kube_version=chart["kube_version"],
         ),
-        opts=pulumi.ResourceOptions(providers={"kubernetes": provider}, depends_on=previous),
+        opts=pulumi.ResourceOptions(providers={"kubernetes": provider}, depends_on=[namespace, *previous]),
     )
     previous = [installed]
