@@ -11,8 +11,9 @@
 Every preview also runs with the CLI's automatic log unavailable (its `logs` folder a file, in a Pulumi home of
 the bench's own sharing the toolchain's plugins). That is a diagnostic, not a way to run: the CLI writes a debug log
 of every property it marshals to ~/.pulumi/logs, unconditionally since pulumi/pulumi#23731 (2026-06;
-pkg/cmd/pulumi/pulumi.go, StartLogging), with no setting to turn it off; the column shows what that log costs. Each figure is the median of
-`--repeat` runs; CPU is every process of the run together (the CLI, the program, the providers).
+pkg/cmd/pulumi/pulumi.go, StartLogging), with no setting to turn it off; the column shows what that log costs.
+Each figure is the median of `--repeat` runs; CPU is every process of the run together (the CLI, the program,
+the providers).
 Prints a Markdown table (bench/results/preview_time.md).
 """
 
