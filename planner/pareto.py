@@ -1,9 +1,10 @@
 """A plan's trade-off, as pure functions of its results: the Pareto front of the candidates that passed, and the
 constraint that bound the choice (what stopped every cheaper candidate). plan.md's "Why" states them and
-pareto.png draws them, so the two cannot disagree.
+pareto.png draws them, so the two cannot disagree. "Cheaper" is the plan's cost: the worst case over its shapes
+of the GPU-hours as a multiple of the shape's yardstick (planner.search).
 
 A failed candidate is never on the front: it may be cheaper and faster (it rejected what it could not serve
-quickly), but it is no option the plan could choose.
+quickly), but it is no option the plan could choose; nor is one that holds fewer shapes than the chosen.
 """
 
 from __future__ import annotations
@@ -20,34 +21,41 @@ class Binding:
     """What stopped the candidates cheaper than the chosen one."""
 
     kind: str
-    """The failure kind (p95, rejected or invalid) most of them share; on a tie, the later name."""
+    """The failure kind (p95, rejected or invalid on the trace; shapes: it passed, holding fewer shapes) most of
+    them share; on a tie, the later name."""
     counts: dict[str, int]
     """How many of them failed on each kind (a candidate may fail on two)."""
     cheaper: tuple[Result, ...]
-    """Every failed candidate with fewer GPU-hours than the chosen, in candidate order."""
+    """Every candidate, failed or holding fewer shapes, at a lower cost than the chosen, in candidate order."""
     nearest: Result
     """The most expensive of them, the closest to the chosen's cost (the earlier candidate on a tie)."""
 
 
 def pareto_front(results: Sequence[Result]) -> list[Result]:
-    """The passing candidates no other passing one beats on both GPU-hours and p95, by ascending GPU-hours:
-    the first is the chosen one."""
+    """The passing candidates that hold as many shapes as the best and that no other such beats on both cost and
+    p95 on the trace, by ascending cost: the first is the chosen one."""
     front: list[Result] = []
-    for r in passing(r for r in results if r.mean["gpu_hours"] is not None and r.mean["p95_ms"] is not None):
+    ranked = passing(r for r in results if r.cost is not None and r.mean["p95_ms"] is not None)
+    for r in ranked:
+        if len(r.unheld) > len(ranked[0].unheld):
+            break
         if not front or (r.mean["p95_ms"] or 0.0) < (front[-1].mean["p95_ms"] or 0.0):
             front.append(r)
     return front
 
 
+def kinds(result: Result) -> tuple[str, ...]:
+    """Why a candidate cheaper than the chosen lost: its failure kinds on the trace, else `shapes`."""
+    return result.failure_kinds() if not result.passed else ("shapes",)
+
+
 def binding(results: Sequence[Result], chosen: Result) -> Binding | None:
     """The constraint that stopped every candidate cheaper than `chosen`; None when none was cheaper."""
-    cost = chosen.mean["gpu_hours"] or 0.0
-    cheaper = tuple(
-        r for r in results if not r.passed and r.mean["gpu_hours"] is not None and r.mean["gpu_hours"] < cost
-    )
+    cost = chosen.cost if chosen.cost is not None else 0.0
+    cheaper = tuple(r for r in results if r.cost is not None and r.cost < cost)
     if not cheaper:
         return None
-    counts = Counter(kind for r in cheaper for kind in r.failure_kinds())
+    counts = Counter(kind for r in cheaper for kind in kinds(r))
     kind = max(counts, key=lambda k: (counts[k], k))
-    nearest = max(cheaper, key=lambda r: (r.mean["gpu_hours"] or 0.0, -r.index))
+    nearest = max(cheaper, key=lambda r: (r.cost or 0.0, -r.index))
     return Binding(kind, dict(sorted(counts.items())), cheaper, nearest)

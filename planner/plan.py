@@ -1,4 +1,4 @@
-"""A plan end to end: the stack's current settings, the candidate space, the search and the choice."""
+"""A plan end to end: the stack's current settings, the candidate space, the shapes, the search and the choice."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from numpy.typing import NDArray
 from planner.candidates import Limits, Space, space
 from planner.search import Bounds, Job, Progress, Result, passing, search
 from planner.settings import Place, Settings, StackInputs, Value, current_settings, edits, locations
+from planner.shapes import Shape, plan_shapes
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig
 from platform_config.paths import DEFAULT_MODEL_REPO
+from simulator.oracle import oracle
 from simulator.scenario import Scenario
 from triton_platform.model_packaging.source import read_repository
 
@@ -32,6 +34,12 @@ class Plan:
     space: Space
     results: list[Result]
     places: dict[str, Place]
+    shapes: tuple[Shape, ...]
+    """The plan's trace first, then the shapes derived from it."""
+    yardsticks: tuple[float, ...]
+    """Per shape, the current settings' oracle GPU-hours (Job.yardsticks)."""
+    pod_start_seconds: float
+    node_provision_seconds: float
 
     @property
     def current(self) -> Result:
@@ -89,8 +97,24 @@ def make_plan(
     )
     candidates = space(current, limits, valid)
     run_seeds = tuple(range(seed, seed + seeds))
-    job = Job(stack, current, places, rate, run_seeds, bounds)
+    shapes = plan_shapes(rate)
+    yardsticks = tuple(oracle(head, shape.rate, bounds.slo_ms / 1000).gpu_hours for shape in shapes)
+    job = Job(stack, current, places, shapes, yardsticks, run_seeds, bounds)
     results = search(job, candidates, budget, seed, progress)
     return Plan(
-        loaded.stack, head.deployment, head.model, trace, bounds, run_seeds, budget, seed, candidates, results, places
+        loaded.stack,
+        head.deployment,
+        head.model,
+        trace,
+        bounds,
+        run_seeds,
+        budget,
+        seed,
+        candidates,
+        results,
+        places,
+        shapes,
+        yardsticks,
+        head.pod_start_seconds,
+        head.node_provision_seconds,
     )

@@ -9,10 +9,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.pareto import binding, pareto_front
+from planner.pareto import binding, kinds, pareto_front
 from planner.plan import Plan
-from planner.search import Result
+from planner.search import ORACLE_TARGET, Result, ShapeRun, rank
 from planner.settings import FIELDS, Place
+from planner.shapes import rise
 from stackctl.out_folder import claim
 
 PLAN_FILE = "plan.md"
@@ -49,7 +50,12 @@ METRICS = (
     ("oracle_gpu_hours", "GPU-hours of the oracle (each second's fewest replicas, no start delay)"),
     ("oracle_ratio", "GPU-hours as a multiple of the oracle's"),
 )
-KIND_TEXT = {"p95": "p95 over the SLO", "rejected": "rejections over the bound", "invalid": "not a valid stack"}
+KIND_TEXT = {
+    "p95": "p95 over the SLO",
+    "rejected": "rejections over the bound",
+    "invalid": "not a valid stack",
+    "shapes": "fewer shapes held",
+}
 
 
 def _place(place: Place) -> str:
@@ -77,24 +83,40 @@ def _differs(a: Result, b: Result) -> list[str]:
     return [LABELS[name] for name in FIELDS if getattr(a.settings, name) != getattr(b.settings, name)]
 
 
+def _cost(result: Result) -> str:
+    return "—" if result.cost is None else f"{result.cost:.2f}×"
+
+
 def _binding(plan: Plan, chosen: Result) -> str:
-    """Which constraint stopped a cheaper candidate: counted over every failed one below the chosen's GPU-hours."""
+    """Which constraint stopped a cheaper candidate: counted over every one below the chosen's cost that failed the
+    trace or held fewer shapes."""
     bound = binding(plan.results, chosen)
     headroom = (
-        f"It runs p95 at {_figure(chosen, 'p95_ms')} ms of the {plan.bounds.slo_ms:g} ms SLO and rejects "
+        f"On the trace it runs p95 at {_figure(chosen, 'p95_ms')} ms of the {plan.bounds.slo_ms:g} ms SLO and rejects "
         f"{_figure(chosen, 'rejected_pct')}% against a bound of {plan.bounds.max_rejected_pct:g}%."
     )
     if bound is None:
         return (
-            f"Nothing cheaper was found: no candidate used fewer GPU-hours, so the replica floor "
+            f"Nothing cheaper was found: no candidate had a lower worst-case cost, so the replica floor "
             f"(min {chosen.settings.min_replicas}) and the load bound the cost, not the SLO. {headroom}"
         )
     counts = ", ".join(f"{KIND_TEXT[kind]}: {count}" for kind, count in bound.counts.items())
     nearest = bound.nearest
     return (
-        f"Bound by **{KIND_TEXT[bound.kind]}**: all {len(bound.cheaper)} cheaper candidates failed ({counts}). The "
-        f"nearest, #{nearest.index} at {_figure(nearest, 'gpu_hours')} GPU-hours, failed on "
-        f"{'; '.join(nearest.failures)}. {headroom}"
+        f"Bound by **{KIND_TEXT[bound.kind]}**: all {len(bound.cheaper)} cheaper candidates failed the trace or held "
+        f"fewer shapes ({counts}). The nearest, #{nearest.index} at {_cost(nearest)}, lost on "
+        f"{_lost_on(plan, nearest)}. {headroom}"
+    )
+
+
+def _lost_on(plan: Plan, result: Result) -> str:
+    """Why a candidate cheaper than the chosen lost: its failures on the trace, else the shapes it does not hold."""
+    if not result.passed:
+        return "; ".join(result.failures)
+    held = len(plan.shapes) - 1 - len(result.unheld)
+    return (
+        f"holding {held} of the {len(plan.shapes) - 1} derived shapes within {ORACLE_TARGET:g}× "
+        f"(not {', '.join(result.unheld)})"
     )
 
 
@@ -108,6 +130,144 @@ def _failed_table(failed: Sequence[Result]) -> list[str]:
     return lines
 
 
+COST_LABEL = "cost: worst-case GPU-hours over the shapes ÷ the current settings' oracle"
+HELD_LABEL = f"shapes held within {ORACLE_TARGET:g}× the current settings' oracle"
+
+
+def _held(plan: Plan, result: Result) -> str:
+    held = sum(run.within_target for run in result.runs) if _measured(plan, result) else 0
+    return f"{held} of {len(plan.shapes)}"
+
+
+def _shape_row(shape: str, label: str, run: ShapeRun) -> str:
+    mean = run.mean
+
+    def shown(value: float | None, form: str) -> str:
+        return "—" if value is None else format(value, form)
+
+    return (
+        f"| {shape} | {label} | {shown(mean['gpu_hours'], '.3f')} | {shown(mean['oracle_gpu_hours'], '.3f')} | "
+        f"{shown(mean['oracle_ratio'], '.2f')} | {shown(run.multiple, '.2f')} | {shown(mean['p95_ms'], '.1f')} | "
+        f"{shown(mean['rejected_pct'], '.3f')} | {'yes' if run.held else 'no'} |"
+    )
+
+
+def _measured(plan: Plan, result: Result) -> bool:
+    """Whether `result` ran every shape (an invalid candidate ran none)."""
+    return len(result.runs) == len(plan.shapes)
+
+
+def _holders(plan: Plan, shape: int) -> str:
+    """Which candidates held the derived shape at `shape` of plan.shapes, said in a few words."""
+    holders = [r for r in plan.results if _measured(plan, r) and r.runs[shape].held]
+    if not holders:
+        return f"none of the {len(plan.results)} candidates holds it"
+    within = sorted((r for r in holders if r.passed and r.runs[shape].within_target), key=rank)
+    return f"{len(holders)} of the {len(plan.results)} candidates hold it, " + (
+        f"{len(within)} of them passing the trace within {ORACLE_TARGET:g}× on it (the first ranked, "
+        f"#{within[0].index}, at {_cost(within[0])} at worst)"
+        if within
+        else f"none of them passing the trace within {ORACLE_TARGET:g}× on it"
+    )
+
+
+def _worth(count: int) -> str:
+    return f"{count} replica's worth" if count == 1 else f"{count} replicas' worth"
+
+
+def _rise(plan: Plan, subject: Result, shape: int) -> str:
+    """The steepest rise of the shape against a pod start, and what a fleet for the peak would cost."""
+    run, described = subject.runs[shape], plan.shapes[shape]
+    replica_rps = run.mean["oracle_replica_rps"]
+    if replica_rps is None:
+        return ""
+    settings = subject.settings
+    up = rise(described.rate, replica_rps, settings.min_replicas, settings.max_replicas, plan.pod_start_seconds)
+    bound = plan.bounds.max_rejected_pct
+    before = f"{up.before_replicas} replica{'' if up.before_replicas == 1 else 's'}"
+    text = (
+        f" Its steepest rise, at {up.at:,} s, takes the load from {up.before_rps:,.0f} to {up.after_rps:,.0f} req/s "
+        f"in {up.seconds} s; a new pod serves {plan.pod_start_seconds:g} s after it is started, "
+        f"{plan.pod_start_seconds + plan.node_provision_seconds:g} s where it needs a new node. The oracle's "
+        f"{before} of {replica_rps:,.0f} req/s before the rise {'leaves' if up.before_replicas == 1 else 'leave'} "
+        f"{up.missing_rps:,.0f} req/s "
+        f"({_worth(up.after_replicas - up.before_replicas)}) uncarried while pods start: "
+        f"{up.lost_pct:.3f}% of the shape's requests over {up.start_seconds:g} s, "
+        + ("above" if up.lost_pct > bound else "within")
+        + f" the {bound:g}% bound."
+    )
+    static, oracle_hours = run.mean["static_gpu_hours"], run.mean["oracle_gpu_hours"]
+    if up.lost_pct > bound and static is not None and oracle_hours:
+        text += (
+            " Without knowing when the rise comes, only a fleet that already carries what follows it holds it: "
+            f"one sized for the peak throughout uses {static:.3f} GPU-hours, {static / oracle_hours:.2f}× the "
+            f"oracle's {oracle_hours:.3f}."
+        )
+    return text
+
+
+def _cannot_hold(plan: Plan, subject: Result, shape: int) -> str | None:
+    """Why `subject` does not hold shape number `shape` within ORACLE_TARGET of its yardstick; None when it does."""
+    run, described = subject.runs[shape], plan.shapes[shape]
+    if run.within_target:
+        return None
+    holders = "" if shape == 0 else f"; {_holders(plan, shape)}"
+    if not run.held or run.multiple is None:
+        return f"- **{described.name}** ({described.what}): not held: {'; '.join(run.failures)}{holders}." + _rise(
+            plan, subject, shape
+        )
+    extra = (run.mean["gpu_hours"] or 0.0) - plan.yardsticks[shape]
+    return (
+        f"- **{described.name}** ({described.what}): held (p95 {run.mean['p95_ms']:.1f} ms, rejected "
+        f"{run.mean['rejected_pct']:.3f}%), but at {run.multiple:.2f}× the current settings' oracle, above "
+        f"{ORACLE_TARGET:g}×{holders}: {extra:.3f} GPU-hours over the oracle's {plan.yardsticks[shape]:.3f}, what "
+        f"the replica floor ({subject.settings.min_replicas}), the signal's headroom and the scale-down's "
+        "stabilization and drain keep running above each second's need."
+    )
+
+
+def _shapes_section(plan: Plan) -> list[str]:
+    """Each shape's figures for the current and the chosen settings, and why any is not held within ORACLE_TARGET."""
+    subject = plan.chosen or plan.current
+    compared = [("current #0", plan.current)]
+    if plan.chosen is not None and plan.chosen is not plan.current:
+        compared.append((f"chosen #{plan.chosen.index}", plan.chosen))
+    lines = [
+        "## Shapes",
+        "",
+        "| shape | length | peak req/s | what |",
+        "|---|---:|---:|---|",
+        *(
+            f"| {shape.name} | {len(shape.rate):,} s | {float(shape.rate.max()):,.0f} | {shape.what} |"
+            for shape in plan.shapes
+        ),
+        "",
+        "Per shape: GPU-hours, the oracle's (of these settings), their ratio, and the GPU-hours ÷ the current "
+        "settings' oracle, the yardstick the objective reads.",
+        "",
+        f"| shape | settings | GPU-hours | oracle GPU-hours | ÷ oracle | ÷ current's oracle | p95 ms "
+        f"(SLO {plan.bounds.slo_ms:g}) | rejected % (bound {plan.bounds.max_rejected_pct:g}) | held |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for number, shape in enumerate(plan.shapes):
+        lines += [_shape_row(shape.name, label, r.runs[number]) for label, r in compared if _measured(plan, r)]
+    reasons = (
+        [reason for number in range(len(plan.shapes)) if (reason := _cannot_hold(plan, subject, number)) is not None]
+        if _measured(plan, subject)
+        else []
+    )
+    who = "chosen" if plan.chosen is not None else "current"
+    lines += [
+        "",
+        f"Every shape held by the {who} settings, within {ORACLE_TARGET:g}× the current settings' oracle."
+        if not reasons
+        else f"Not held within {ORACLE_TARGET:g}× the current settings' oracle by the {who} settings, and why:",
+        "",
+        *([*reasons, ""] if reasons else []),
+    ]
+    return lines
+
+
 def plan_markdown(plan: Plan) -> str:
     current, chosen, ranked = plan.current, plan.chosen, plan.ranked
     runner_up = ranked[1] if len(ranked) > 1 else None
@@ -115,10 +275,14 @@ def plan_markdown(plan: Plan) -> str:
     lines = [
         f"# stackctl plan: {plan.stack} / {plan.deployment} / {plan.model}",
         "",
-        f"Load: {plan.trace}. Objective: the fewest GPU-hours with p95 <= {plan.bounds.slo_ms:g} ms and rejected "
-        f"<= {plan.bounds.max_rejected_pct:g}% on every one of {len(plan.seeds)} seeds "
-        f"({', '.join(map(str, plan.seeds))}); figures are means over the seeds. {len(plan.results)} candidates "
-        f"evaluated (budget {plan.budget}, seed {plan.seed}).",
+        f"Load: {plan.trace}, and {len(plan.shapes) - 1} shapes derived from its peak "
+        f"({', '.join(shape.name for shape in plan.shapes[1:])}: see [Shapes](#shapes)). A candidate holds a shape "
+        f"when p95 <= {plan.bounds.slo_ms:g} ms and rejected <= {plan.bounds.max_rejected_pct:g}% on every one of "
+        f"{len(plan.seeds)} seeds ({', '.join(map(str, plan.seeds))}), and passes when it holds the trace. "
+        f"Objective: of those that pass, the most derived shapes held within {ORACLE_TARGET:g}× the current "
+        "settings' oracle on the shape, then the lowest cost: the worst case over the shapes of the GPU-hours ÷ "
+        f"that oracle. Figures are means over the seeds. {len(plan.results)} candidates evaluated (budget "
+        f"{plan.budget}, seed {plan.seed}).",
         "",
     ]
     if chosen is None:
@@ -143,17 +307,21 @@ def plan_markdown(plan: Plan) -> str:
             where = _place(plan.places[name]) if name in plan.places else "derived from the batching config"
             changed = "**" if old != new else ""
             lines.append(f"| {LABELS[name]} | {_shown(old)} | {changed}{_shown(new)}{changed} | {where} |")
-        lines += ["", f"| result | current #0 | chosen #{chosen.index} |"]
+        lines += ["", f"| result on the trace | current #0 | chosen #{chosen.index} |"]
         lines[-1] += f" runner-up #{runner_up.index} |" if runner_up else ""
         lines.append("|---|---:|---:|" + ("---:|" if runner_up else ""))
         for key, label in METRICS:
             row = f"| {label} | {_figure(current, key)} | {_figure(chosen, key)} |"
             lines.append(row + (f" {_figure(runner_up, key)} |" if runner_up else ""))
+        compared = [current, chosen, *([runner_up] if runner_up else [])]
+        lines.append(f"| {COST_LABEL} | " + " | ".join(_cost(r) for r in compared) + " |")
+        lines.append(f"| {HELD_LABEL} | " + " | ".join(_held(plan, r) for r in compared) + " |")
         lines += ["", "## Why", "", f"- {_binding(plan, chosen)}"]
         if runner_up:
             lines.append(
-                f"- Runner-up: #{runner_up.index} ({runner_up.origin}), {_figure(runner_up, 'gpu_hours')} GPU-hours, "
-                f"p95 {_figure(runner_up, 'p95_ms')} ms; it differs in {', '.join(_differs(chosen, runner_up))}."
+                f"- Runner-up: #{runner_up.index} ({runner_up.origin}), {_cost(runner_up)} the oracle at worst, "
+                f"{_figure(runner_up, 'gpu_hours')} GPU-hours and p95 {_figure(runner_up, 'p95_ms')} ms on the trace; "
+                f"it differs in {', '.join(_differs(chosen, runner_up))}."
             )
         else:
             lines.append("- Runner-up: none; no other candidate passed.")
@@ -172,6 +340,7 @@ def plan_markdown(plan: Plan) -> str:
         "- Batching values go to the model's own settings (triton-platform:models), which override "
         "serving.modelDefaults for this model only: the plan measured no other model.",
         "",
+        *_shapes_section(plan),
         "## Failed candidates",
         "",
         *(_failed_table(failed) if failed else ["None."]),
@@ -194,6 +363,16 @@ def plan_json(plan: Plan, inputs: Mapping[str, Any]) -> str:
         "seeds": list(plan.seeds),
         "budget": plan.budget,
         "chosen": chosen.index if chosen else None,
+        "shapes": [
+            {
+                "name": shape.name,
+                "what": shape.what,
+                "seconds": len(shape.rate),
+                "peak_rps": float(shape.rate.max()),
+                "yardstick_oracle_gpu_hours": yardstick,
+            }
+            for shape, yardstick in zip(plan.shapes, plan.yardsticks, strict=True)
+        ],
         "changes": [{"path": _place(path), "value": value} for path, value in plan.changes.items()],
         "options": {
             name: [list(v) if isinstance(v, tuple) else v for v in plan.space.options[name]] for name in FIELDS
@@ -207,6 +386,20 @@ def plan_json(plan: Plan, inputs: Mapping[str, Any]) -> str:
                 "settings": r.settings.as_json(),
                 "mean": r.mean,
                 "per_seed": [{"seed": plan.seeds[i], **run} for i, run in enumerate(r.per_seed)],
+                "multiple": r.multiple,
+                "cost": r.cost,
+                "unheld": list(r.unheld),
+                "shapes": [
+                    {
+                        "shape": run.shape,
+                        "held": run.held,
+                        "failures": list(run.failures),
+                        "multiple": run.multiple,
+                        "mean": run.mean,
+                        "per_seed": [{"seed": plan.seeds[i], **seed} for i, seed in enumerate(run.per_seed)],
+                    }
+                    for run in r.shapes
+                ],
             }
             for r in plan.results
         ],
@@ -221,14 +414,14 @@ def pareto_png(plan: Plan) -> bytes:
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     def xy(results: Sequence[Result]) -> tuple[list[float], list[float]]:
-        shown = [r for r in results if r.mean["gpu_hours"] is not None and r.mean["p95_ms"] is not None]
-        return [r.mean["gpu_hours"] or 0.0 for r in shown], [r.mean["p95_ms"] or 0.0 for r in shown]
+        shown = [r for r in results if r.cost is not None and r.mean["p95_ms"] is not None]
+        return [r.cost or 0.0 for r in shown], [r.mean["p95_ms"] or 0.0 for r in shown]
 
     bound = binding(plan.results, plan.chosen) if plan.chosen is not None else None
-    stopped = [] if bound is None else [r for r in bound.cheaper if bound.kind in r.failure_kinds()]
+    stopped = [] if bound is None else [r for r in bound.cheaper if bound.kind in kinds(r)]
     stopped_ids = {r.index for r in stopped}
     figure, axes = plt.subplots(figsize=(9, 6), constrained_layout=True)
-    axes.scatter(*xy([r for r in plan.results if r.passed]), s=14, color="tab:green", label="passed")
+    axes.scatter(*xy([r for r in plan.results if r.passed]), s=14, color="tab:green", label="passed the trace")
     others = [r for r in plan.results if not r.passed and r.index not in stopped_ids]
     axes.scatter(*xy(others), s=14, marker="x", color="0.6", label="failed (never on the front)")
     axes.plot(*xy(pareto_front(plan.results)), color="tab:blue", marker="o", label="Pareto front of the passed")
@@ -247,7 +440,7 @@ def pareto_png(plan: Plan) -> bytes:
         axes.text(
             0.02,
             0.04,
-            f"binding: no candidate used fewer GPU-hours than #{plan.chosen.index}; the replica floor "
+            f"binding: no candidate had a lower cost than #{plan.chosen.index}; the replica floor "
             f"(min {plan.chosen.settings.min_replicas}) and the load bound the cost",
             transform=axes.transAxes,
             fontsize=8,
@@ -259,12 +452,12 @@ def pareto_png(plan: Plan) -> bytes:
             s=24,
             marker="x",
             color="tab:orange",
-            label=f"cheaper, failed: {KIND_TEXT[bound.kind]} (binding)",
+            label=f"cheaper, lost on {KIND_TEXT[bound.kind]} (binding)",
         )
         x, y = xy([bound.nearest])
         if x:
             axes.annotate(
-                f"#{bound.nearest.index}: {'; '.join(bound.nearest.failures)}",
+                f"#{bound.nearest.index}: {_lost_on(plan, bound.nearest)}",
                 (x[0], y[0]),
                 xytext=(0.02, 0.04),
                 textcoords="axes fraction",
@@ -272,8 +465,8 @@ def pareto_png(plan: Plan) -> bytes:
                 arrowprops={"arrowstyle": "->", "color": "tab:orange"},
             )
     axes.set_yscale("log")
-    axes.set_xlabel("GPU-hours (mean over seeds)")
-    axes.set_ylabel("p95 ms (mean over seeds, log)")
+    axes.set_xlabel("cost: worst-case GPU-hours over the shapes ÷ the current settings' oracle (mean over seeds)")
+    axes.set_ylabel("p95 ms on the trace (mean over seeds, log)")
     axes.set_title(f"{plan.stack} / {plan.deployment} / {plan.model}: {len(plan.results)} candidates")
     axes.legend(loc="upper right")
     image = io.BytesIO()

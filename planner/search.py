@@ -1,8 +1,15 @@
-"""Evaluate candidates with the simulator over several seeds, on every core, and pick the cheapest that passes.
+"""Evaluate candidates with the simulator over several seeds and every shape of the plan, on every core, and pick
+the one that holds the most shapes at the lowest worst-case cost.
 
-A candidate passes when every seed keeps p95 within the SLO and rejections within their bound; its
-figures are the means over the seeds. Each result depends only on the candidate and the seeds, so the
-plan is the same whatever the number of processes.
+A candidate holds a shape (planner.shapes) when every seed keeps p95 within the SLO and rejections within their
+bound; its figures on a shape are the means over the seeds. It passes when it holds the plan's own trace. A
+shape's yardstick is the current settings' oracle on it: one per shape whatever the candidate, so that a higher
+replica floor, which raises a candidate's own oracle, cannot pass for a better fit. Among the candidates that
+pass, the objective is, first, the most derived shapes held within ORACLE_TARGET of their yardstick (a shape
+whose load rises faster than a pod starts may be beyond every candidate, or held only by a fleet kept far above
+the load), then the lowest cost: the worst case over the shapes of the GPU-hours ÷ the yardstick. Each result
+depends only on the candidate, the shapes and the seeds, so the plan is the same whatever the number of
+processes.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from numpy.typing import NDArray
 
 from planner.candidates import Space, explore, refine
 from planner.settings import Place, Settings, StackInputs, edits
+from planner.shapes import TRACE, Shape
 from platform_config.errors import ConfigError
 from simulator import fluid
 from simulator.oracle import oracle
@@ -34,7 +42,11 @@ REPORTED = (
     "static_gpu_hours",
     "oracle_gpu_hours",
     "oracle_ratio",
+    "oracle_replica_rps",
 )
+ORACLE_TARGET = 1.15
+"""The most GPU-hours, as a multiple of a shape's yardstick, at which holding the shape counts for the objective
+(issue 29): holding a spike with a fleet kept at twice the load is no plan for it."""
 REFINE_SHARE = 1 / 3
 """Of the budget, the part spent on neighbours of the best candidates found by exploring."""
 REFINE_AROUND = 5
@@ -64,9 +76,34 @@ class Job:
     stack: StackInputs
     current: Settings
     places: dict[str, Place]
-    rate: NDArray[np.float64]
+    shapes: tuple[Shape, ...]
+    """The plan's trace first."""
+    yardsticks: tuple[float, ...]
+    """Per shape, the GPU-hours of the current settings' oracle: what the objective divides each shape's by."""
     seeds: tuple[int, ...]
     bounds: Bounds
+
+
+@dataclass(frozen=True)
+class ShapeRun:
+    """A candidate's runs on one shape."""
+
+    shape: str
+    mean: dict[str, float | None]
+    per_seed: tuple[dict[str, Any], ...]
+    failures: tuple[str, ...]
+    """Why it does not hold the shape, each `kind: detail` (p95 or rejected); empty when it does."""
+    multiple: float | None = None
+    """Its GPU-hours ÷ the shape's yardstick; None when not measured."""
+
+    @property
+    def held(self) -> bool:
+        return not self.failures
+
+    @property
+    def within_target(self) -> bool:
+        """Held, at most ORACLE_TARGET times the yardstick."""
+        return self.held and self.multiple is not None and self.multiple <= ORACLE_TARGET
 
 
 @dataclass(frozen=True)
@@ -77,12 +114,34 @@ class Result:
     settings: Settings
     mean: dict[str, float | None]
     per_seed: tuple[dict[str, Any], ...]
+    """The plan's own trace: means over the seeds, and each seed's figures."""
     failures: tuple[str, ...] = field(default=())
-    """Why it failed, each `kind: detail` (kind: p95, rejected or invalid); empty when it passed."""
+    """Why it failed on the trace, each `kind: detail` (kind: p95, rejected or invalid); empty when it passed."""
+    shapes: tuple[ShapeRun, ...] = field(default=())
+    """Its runs on the shapes derived from the trace (planner.shapes), in their order."""
+    multiple: float | None = None
+    """On the trace: its GPU-hours ÷ the trace's yardstick."""
 
     @property
     def passed(self) -> bool:
         return not self.failures
+
+    @property
+    def runs(self) -> tuple[ShapeRun, ...]:
+        """Every shape's runs, the trace's first."""
+        return (ShapeRun(TRACE, self.mean, self.per_seed, self.failures, self.multiple), *self.shapes)
+
+    @property
+    def cost(self) -> float | None:
+        """The worst case over every shape, the trace's too, of the GPU-hours ÷ the shape's yardstick; None when
+        one is not measured."""
+        multiples = [run.multiple for run in self.runs]
+        return None if None in multiples else max(m for m in multiples if m is not None)
+
+    @property
+    def unheld(self) -> tuple[str, ...]:
+        """The derived shapes it does not hold within ORACLE_TARGET of their yardstick."""
+        return tuple(run.shape for run in self.shapes if not run.within_target)
 
     def failure_kinds(self) -> tuple[str, ...]:
         return tuple(f.split(":", 1)[0] for f in self.failures)
@@ -109,18 +168,27 @@ def _failures(per_seed: Sequence[dict[str, Any]], bounds: Bounds) -> tuple[str, 
     return tuple(failures)
 
 
+def _shape_run(job: Job, s: Scenario, shape: Shape, yardstick: float) -> ShapeRun:
+    per_seed = tuple(
+        {key: run[key] for key in REPORTED}
+        for run in (evaluate(s, shape.rate, seed, job.bounds.slo_ms / 1000) for seed in job.seeds)
+    )
+    mean = {key: _mean([run[key] for run in per_seed]) for key in REPORTED}
+    gpu_hours = mean["gpu_hours"]
+    multiple = None if gpu_hours is None else gpu_hours / yardstick
+    return ShapeRun(shape.name, mean, per_seed, _failures(per_seed, job.bounds), multiple)
+
+
 def evaluate_candidate(job: Job, index: int, origin: str, settings: Settings) -> Result:
     try:
         s = job.stack.scenario(edits(job.current, settings, job.places))
     except ConfigError as err:
         # Generation keeps candidates valid; should one slip through, it fails visibly rather than stops the plan.
         return Result(index, origin, settings, dict.fromkeys(REPORTED), (), (f"invalid: {err.issues[0].message}",))
-    per_seed = tuple(
-        {key: run[key] for key in REPORTED}
-        for run in (evaluate(s, job.rate, seed, job.bounds.slo_ms / 1000) for seed in job.seeds)
+    trace, *shapes = (
+        _shape_run(job, s, shape, yardstick) for shape, yardstick in zip(job.shapes, job.yardsticks, strict=True)
     )
-    mean = {key: _mean([run[key] for run in per_seed]) for key in REPORTED}
-    return Result(index, origin, settings, mean, per_seed, _failures(per_seed, job.bounds))
+    return Result(index, origin, settings, trace.mean, trace.per_seed, trace.failures, tuple(shapes), trace.multiple)
 
 
 _JOB: Job | None = None
@@ -142,10 +210,16 @@ def _run(job: Job, tasks: list[tuple[int, str, Settings]], processes: int) -> It
         yield from pool.imap(_work, tasks)
 
 
-def rank(result: Result) -> tuple[float, float, int]:
-    """Cheapest first; equal GPU-hours: lower p95; then the earlier candidate."""
-    gpu, p95 = result.mean["gpu_hours"], result.mean["p95_ms"]
-    return (gpu if gpu is not None else math.inf, p95 if p95 is not None else math.inf, result.index)
+def rank(result: Result) -> tuple[int, float, float, int]:
+    """The most shapes held first; then the lowest worst-case cost; then the lower p95 on the trace; then the
+    earlier candidate."""
+    cost, p95 = result.cost, result.mean["p95_ms"]
+    return (
+        len(result.unheld),
+        cost if cost is not None else math.inf,
+        p95 if p95 is not None else math.inf,
+        result.index,
+    )
 
 
 def passing(results: Iterable[Result]) -> list[Result]:

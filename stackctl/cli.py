@@ -385,7 +385,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     from planner.plan import make_plan  # noqa: PLC0415
     from planner.report import write_outputs  # noqa: PLC0415
-    from planner.search import Bounds, Result  # noqa: PLC0415
+    from planner.search import ORACLE_TARGET, Bounds, Result  # noqa: PLC0415
     from planner.stack_patch import PatchError, patched, unified_diff  # noqa: PLC0415
 
     try:
@@ -447,6 +447,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
         f"(current {plan.current.mean['gpu_hours']:.3f}), p95 {chosen.mean['p95_ms']:.1f} ms; "
         f"{len(plan.changes)} value(s) changed, see plan.md"
     )
+    unheld = f" (not {', '.join(chosen.unheld)})" if chosen.unheld else ""
+    worst = "unmeasured" if chosen.cost is None else f"{chosen.cost:.2f}x the current settings' oracle"
+    held = f"{len(plan.shapes) - len(chosen.unheld)} of {len(plan.shapes)}{unheld}"
+    print(f"  shapes held within {ORACLE_TARGET:g}x the current settings' oracle: {held}; worst case {worst}")
     if refusal is not None:
         # The outputs are written (plan.md lists the values), the patch is not: the file cannot take it as it is.
         print(refusal, file=sys.stderr)
