@@ -24,6 +24,26 @@ from tests.local_cluster import SHARED_CHARTS
 from tests.pulumi_cli import PULUMI_HOME, TOOLS_BIN
 from triton_platform.model_packaging.source import ModelRepository
 
+# How `make test` spreads the suite over its pytest-xdist workers (`--dist loadgroup`, Makefile): a file's tests
+# stay on one worker, so its module fixtures (a local cluster, a fixture repository) are built once, except in
+# SPREAD, whose tests each take minutes and share only a project copy. LONGEST go first, so that they start while the rest
+# fill the other workers.
+SPREAD = ("test_cluster_deploy.py", "test_pulumi_e2e.py", "test_no_churn.py")
+LONGEST = (*SPREAD, "test_preview_diff.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name not in SPREAD:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
+    # Production's runs are the longest of each file (its charts).
+    items.sort(
+        key=lambda item: (
+            LONGEST.index(item.path.name) if item.path.name in LONGEST else len(LONGEST),
+            item.path.name in LONGEST and "[production]" not in item.name,
+        )
+    )
+
 
 def pytest_report_header() -> str:
     # This machine reaches no Pulumi download: every test that runs the CLI runs the offline toolchain.

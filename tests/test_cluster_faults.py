@@ -66,6 +66,8 @@ def test_up_against_an_unreachable_context_names_it(cluster: LocalCluster, tmp_p
 
 def test_the_api_server_dies_mid_up_and_the_next_up_converges(cluster: LocalCluster, tmp_path: Path) -> None:
     project = fresh_project(tmp_path, cluster)
+    # Checkpoints after every step, as a user's `up` saves them: the interrupted run's state is what is tested.
+    project.env.pop("PULUMI_SKIP_CHECKPOINTS")
     command = [pulumi_binary(), "up", "--yes", "--skip-preview", "--non-interactive", "--stack", STACK]
     running = subprocess.Popen(command, cwd=project.root, env=project.env, stdout=subprocess.PIPE, text=True)
     try:
