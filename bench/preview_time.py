@@ -81,7 +81,9 @@ def chart_options(stack_file: Path) -> list[dict[str, Any]]:
     flat, secret_keys = pulumi_config_from_stack_file(stack_file)
     mocks = RecordingMocks()
     run_synth(loaded.stack, flat, secret_keys, mocks)
-    return mocks.templated
+    # The calls come in no fixed order; KEDA's chart brings a ServiceMonitor, so the Prometheus Operator's goes
+    # first, as production orders them.
+    return sorted(mocks.templated, key=lambda options: options["chart"] != "kube-prometheus-stack")
 
 
 def bare_charts(options: list[dict[str, Any]], *, deploys: bool) -> list[dict[str, Any]]:
