@@ -93,15 +93,14 @@ pulumi-toolchain: $(STAMP)
 local-cluster:
 	scripts/local-cluster start
 
-# The whole suite: format, lint, types, then every test on three pytest-xdist workers, a file's tests on one
-# worker (tests/conftest.py says which files spread and which go first). Most real-tool tests wait on servers,
-# rollouts and scrapes rather than compute, so three overlap on two cores. The 15 slowest tests are listed at
-# the end (docs/testing.md records them).
+# The whole suite: format, lint, types, then every test on three pytest-xdist workers, the longest first
+# (tests/conftest.py). Most real-tool tests wait on servers, rollouts and scrapes rather than compute, so three
+# overlap on two cores. The 15 slowest tests are listed at the end (docs/testing.md records them).
 TEST_WORKERS ?= 3
 synth scan test: export TRITON_CHART_MIRROR = $(CHART_MIRROR)
 
 test: lint tools
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist load --durations=15
 
 # Every test that starts no real tool (those are marked real_tools; tests/conftest.py fails one that
 # starts a tool unmarked) and runs no long simulation (marked slow), on every core, with a few

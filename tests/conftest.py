@@ -24,18 +24,13 @@ from tests.local_cluster import SHARED_CHARTS
 from tests.pulumi_cli import PULUMI_HOME, TOOLS_BIN
 from triton_platform.model_packaging.source import ModelRepository
 
-# How `make test` spreads the suite over its pytest-xdist workers (`--dist loadgroup`, Makefile): a file's tests
-# stay on one worker, so its module fixtures (a local cluster, a fixture repository) are built once, except in
-# SPREAD, whose tests each take minutes and share only a project copy. LONGEST go first, so that they start while the rest
-# fill the other workers.
-SPREAD = ("test_cluster_deploy.py", "test_pulumi_e2e.py", "test_no_churn.py")
-LONGEST = (*SPREAD, "test_preview_diff.py")
+# The files whose tests each take minutes (production's charts, a local cluster each), and the preview-diff file,
+# whose fixture repository takes as long: collected first, so that `make test`'s pytest-xdist workers start them
+# first while the short tests fill the other workers.
+LONGEST = ("test_cluster_deploy.py", "test_pulumi_e2e.py", "test_no_churn.py", "test_preview_diff.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.name not in SPREAD:
-            item.add_marker(pytest.mark.xdist_group(item.path.name))
     # Production's runs are the longest of each file (its charts).
     items.sort(
         key=lambda item: (

@@ -83,10 +83,12 @@ def test_every_keda_query_returns_exactly_one_series_and_sees_the_load(stack: Se
     loader = threading.Thread(target=lambda: load(stack.triton, 15))
     loader.start()
     try:
-        deadline = time.monotonic() + 25
+        # A Prometheus that has just started has no series until its first scrapes fill the query's rate window
+        # (this test may run first in its worker, not after the recording-rule test).
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline and seen <= 0:
-            [sample] = query(stack.prometheus_url, signal_query)
-            seen = max(seen, float(sample["value"][1]))
+            for sample in query(stack.prometheus_url, signal_query):
+                seen = max(seen, float(sample["value"][1]))
             time.sleep(0.5)
     finally:
         loader.join()
@@ -97,14 +99,26 @@ def test_every_keda_query_returns_exactly_one_series_and_sees_the_load(stack: Se
 
 def test_batching_shows_in_the_recorded_batch_size(stack: Served) -> None:
     load(stack.triton, 6)
-    result = query(stack.prometheus_url, 'namespace_deployment_model:nv_inference_batch_size:avg1m{model="classifier"}')
+    record = 'namespace_deployment_model:nv_inference_batch_size:avg1m{model="classifier"}'
+    # The rule records once its group has been evaluated after a scrape of the load (it may run first).
+    deadline = time.monotonic() + 60
+    result = query(stack.prometheus_url, record)
+    while not result and time.monotonic() < deadline:
+        time.sleep(1)
+        result = query(stack.prometheus_url, record)
     assert result, "no batch size recorded for classifier"
     assert float(result[0]["value"][1]) > 1.0
 
 
 def test_the_alerts_evaluate_without_errors(stack: Served) -> None:
-    with urllib.request.urlopen(f"{stack.prometheus_url}/api/v1/rules", timeout=10) as response:
-        groups = json.load(response)["data"]["groups"]
-    rules = [rule for group in groups for rule in group["rules"]]
+    # Every rule evaluated at least once (a rule not yet evaluated reports health "unknown").
+    deadline = time.monotonic() + 60
+    while True:
+        with urllib.request.urlopen(f"{stack.prometheus_url}/api/v1/rules", timeout=10) as response:
+            groups = json.load(response)["data"]["groups"]
+        rules = [rule for group in groups for rule in group["rules"]]
+        if all(r.get("health") != "unknown" for r in rules) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
     assert len(rules) == sum(len(g["rules"]) for g in rule_groups(stack.monitoring))
     assert [r["name"] for r in rules if r.get("health") != "ok"] == []
