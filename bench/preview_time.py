@@ -204,11 +204,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="preview-time-") as work:
         scratch = Path(work)
         homes = {name: pulumi_home(scratch, automatic_log=name == "logged") for name in ("logged", "unlogged")}
-        options = chart_options(production_file(scratch))
+        stack_file = production_file(scratch)
+        options = chart_options(stack_file)
         helm = statistics.median(helm_template_seconds(options, scratch) for _ in range(args.repeat))
 
         render = make_project(scratch / "render")
-        shutil.copy2(production_file(scratch / "render"), render.root / "stacks" / f"Pulumi.{STACK}.yaml")
+        shutil.copy2(stack_file, render.root / "stacks" / f"Pulumi.{STACK}.yaml")
         rows.append(("(a) production", "render", measure(render, STACK, homes, args.repeat)))
         bare = bare_project(render, bare_charts(options, deploys=False), scratch / "render", None)
         rows.append(("(b) bare charts", "render", measure(bare, "bench", homes, args.repeat)))

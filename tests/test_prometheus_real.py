@@ -13,10 +13,12 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from platform_config.loader import load_stack
+from tests.local_cluster import wait_until
 from tests.triton_prometheus import Served, load, query, serve_with_prometheus
 from triton_platform.keda_scaling import gpu_memory_query
 from triton_platform.monitoring_rules import rule_groups
@@ -101,24 +103,23 @@ def test_batching_shows_in_the_recorded_batch_size(stack: Served) -> None:
     load(stack.triton, 6)
     record = 'namespace_deployment_model:nv_inference_batch_size:avg1m{model="classifier"}'
     # The rule records once its group has been evaluated after a scrape of the load (it may run first).
-    deadline = time.monotonic() + 60
-    result = query(stack.prometheus_url, record)
-    while not result and time.monotonic() < deadline:
-        time.sleep(1)
-        result = query(stack.prometheus_url, record)
-    assert result, "no batch size recorded for classifier"
-    assert float(result[0]["value"][1]) > 1.0
+    wait_until("a batch size recorded for classifier", lambda: bool(query(stack.prometheus_url, record)), 60)
+    assert float(query(stack.prometheus_url, record)[0]["value"][1]) > 1.0
+
+
+def loaded_rules(prometheus_url: str) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{prometheus_url}/api/v1/rules", timeout=10) as response:
+        groups = json.load(response)["data"]["groups"]
+    return [rule for group in groups for rule in group["rules"]]
 
 
 def test_the_alerts_evaluate_without_errors(stack: Served) -> None:
-    # Every rule evaluated at least once (a rule not yet evaluated reports health "unknown").
-    deadline = time.monotonic() + 60
-    while True:
-        with urllib.request.urlopen(f"{stack.prometheus_url}/api/v1/rules", timeout=10) as response:
-            groups = json.load(response)["data"]["groups"]
-        rules = [rule for group in groups for rule in group["rules"]]
-        if all(r.get("health") != "unknown" for r in rules) or time.monotonic() > deadline:
-            break
-        time.sleep(1)
+    # A rule not yet evaluated reports health "unknown" (this test may run first).
+    wait_until(
+        "every rule's first evaluation",
+        lambda: all(r.get("health") != "unknown" for r in loaded_rules(stack.prometheus_url)),
+        60,
+    )
+    rules = loaded_rules(stack.prometheus_url)
     assert len(rules) == sum(len(g["rules"]) for g in rule_groups(stack.monitoring))
     assert [r["name"] for r in rules if r.get("health") != "ok"] == []
