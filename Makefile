@@ -10,14 +10,15 @@ ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 KUBE_SCORE_VERSION := v1.20.0
 KUBE_SCORE := .tools/bin/kube-score-$(KUBE_SCORE_VERSION)
 # Helm, which `stackctl synth` templates the install-mode charts with: the version pulumi-kubernetes 4.25.0
-# embeds (helm.sh/helm/v3 in its provider's go.mod; stackctl/chart_template.py finds it by the same name).
+# embeds, built in its provider's module by scripts/pulumi-toolchain (stackctl/chart_template.py finds it by
+# the same name).
 HELM_VERSION := v3.18.6
 HELM := .tools/bin/helm-$(HELM_VERSION)
 # Unpacked charts standing in for their repositories (stackctl/chart_template.py): ../shared/charts where it
 # sits beside the checkout, as on the offline test machines; unset, charts come from their repositories.
 CHART_MIRROR ?= $(wildcard $(CURDIR)/../shared/charts)
 
-.PHONY: test test-fast lint docs artefacts up synth scan venv runtime-venv policy-venv tools pulumi-toolchain local-cluster golden
+.PHONY: test test-fast lint docs artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools pulumi-toolchain cluster-binaries fake-gcs-server local-cluster golden
 
 # Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs).
 $(RUNTIME_STAMP): requirements.txt components/pyproject.toml
@@ -69,25 +70,35 @@ $(KUBE_SCORE):
 	GOBIN=$(CURDIR)/.tools/kube-score GOFLAGS= go install github.com/zegl/kube-score/cmd/kube-score@$(KUBE_SCORE_VERSION)
 	mkdir -p $(@D) && mv .tools/kube-score/kube-score $@
 
-# Helm from the Go module proxy, built with the provider's flags so Go's build cache serves both.
-$(HELM):
-	GOBIN=$(CURDIR)/.tools/helm GOFLAGS= GOTOOLCHAIN=local go install -trimpath \
-		-ldflags "-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)" helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
-	mkdir -p $(@D) && mv .tools/helm/helm $@
+# Helm alone (scripts/pulumi-toolchain builds it with the provider in `make tools`).
+$(HELM): $(STAMP)
+	scripts/pulumi-toolchain helm
+	@test -x $@ || { echo "scripts/pulumi-toolchain built another Helm than HELM_VERSION $(HELM_VERSION) (the one the \
+	kubernetes provider embeds): update HELM_VERSION here and in stackctl/chart_template.py" >&2; exit 1; }
 
 # promtool, amtool, prometheus and rclone, which the monitoring and publishing tests run
-# for real; the Pulumi CLI, language hosts and providers the end-to-end tests run; the
-# local control plane (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run; and the
-# GCS emulator the publishing tests run; checkov and kube-score, which the manifest scan
-# runs (each built once, cached).
-tools: $(STAMP) $(POLICY_STAMP) $(SCAN_STAMP) $(KUBE_SCORE) $(HELM)
+# for real; the Pulumi CLI, language hosts, providers and Helm the end-to-end tests run; the
+# local control plane (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run; the GCS
+# emulator the publishing tests run; checkov and kube-score, which the manifest scan runs
+# (each built once, cached). The parts need nothing of each other, so they are built side by
+# side (a cold build is mostly Go compiling on every core; two builds fill the gaps of one),
+# and each part's output is printed whole when it ends.
+tools: $(STAMP)
+	$(MAKE) --no-print-directory -j 4 --output-sync=target tool-parts
+
+tool-parts: $(POLICY_STAMP) $(SCAN_STAMP) $(KUBE_SCORE) system-tools pulumi-toolchain cluster-binaries fake-gcs-server
+
+system-tools:
 	scripts/install-tools
-	scripts/pulumi-toolchain
-	scripts/local-cluster build
-	scripts/fake-gcs-server
 
 pulumi-toolchain: $(STAMP)
 	scripts/pulumi-toolchain
+
+cluster-binaries:
+	scripts/local-cluster build
+
+fake-gcs-server:
+	scripts/fake-gcs-server
 
 # A real control plane on loopback to try a stack on: `eval "$$(scripts/local-cluster env)"` afterwards.
 local-cluster:

@@ -51,12 +51,36 @@ def test_a_second_run_does_nothing() -> None:
         "pulumi-language-nodejs v3.260.0: up to date",
         "pulumi-language-yaml v1.25.0: up to date",
         "pulumi-resource-kubernetes v4.25.0: up to date",
+        "helm v3.18.6: up to date",
         "pulumi-resource-random v4.21.4: up to date",
     ]
     assert parts[-1].endswith("ready: v3.260.0")
     # `pulumi plugin ls` shows both providers at the versions requirements.txt pins.
     assert any(line.split()[:3] == ["kubernetes", "resource", "4.25.0"] for line in run.stdout.splitlines())
     assert any(line.split()[:3] == ["random", "resource", "4.21.4"] for line in run.stdout.splitlines())
+
+
+@pytest.mark.real_tools
+def test_helm_alone_is_the_one_the_provider_embeds() -> None:
+    """`make synth` builds only Helm: in the provider's module, at the version that module requires."""
+    run = subprocess.run([str(SCRIPT), "helm"], capture_output=True, text=True, check=False, cwd=PROJECT_ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert [line.split("] ", 1)[1] for line in run.stdout.splitlines()] == ["helm v3.18.6: up to date"]
+    gomod = (PROJECT_ROOT / ".tools" / "build" / "pulumi-resource-kubernetes" / "go.mod").read_text()
+    assert "\thelm.sh/helm/v3 v3.18.6" in gomod
+    version = subprocess.run(
+        [str(PROJECT_ROOT / ".tools" / "bin" / "helm-v3.18.6"), "version", "--short"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert version.stdout.startswith("v3.18.6")
+
+
+@pytest.mark.real_tools
+def test_an_unknown_part_is_refused() -> None:
+    run = subprocess.run([str(SCRIPT), "kubectl"], capture_output=True, text=True, check=False, cwd=PROJECT_ROOT)
+    assert (run.returncode, run.stderr) == (2, "usage: scripts/pulumi-toolchain [helm]\n")
 
 
 def test_versions_come_from_requirements_txt() -> None:
