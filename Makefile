@@ -82,11 +82,11 @@ $(HELM): $(STAMP)
 # emulator the publishing tests run; checkov and kube-score, which the manifest scan runs
 # (each built once, cached). The parts need nothing of each other, so they are built side by
 # side (a cold build is mostly Go compiling on every core; two builds fill the gaps of one),
-# and each part's output is printed whole when it ends.
+# and each part's output is printed whole when it ends. The two long Go builds are listed first, to start first.
 tools: $(STAMP)
 	$(MAKE) --no-print-directory -j 4 --output-sync=target tool-parts
 
-tool-parts: $(POLICY_STAMP) $(SCAN_STAMP) $(KUBE_SCORE) system-tools pulumi-toolchain cluster-binaries fake-gcs-server
+tool-parts: pulumi-toolchain cluster-binaries $(KUBE_SCORE) fake-gcs-server $(POLICY_STAMP) $(SCAN_STAMP) system-tools
 
 system-tools:
 	scripts/install-tools
