@@ -47,7 +47,7 @@ from stackctl.chart_template import HelmTemplater  # noqa: E402
 from stackctl.mock_runtime import HELM_TEMPLATE, EchoMocks  # noqa: E402
 from stackctl.synth import run_synth  # noqa: E402
 from tests.local_cluster import CONTEXT, LocalCluster, point_stack_at, start_cluster, use_offline_charts  # noqa: E402
-from tests.pulumi_cli import PULUMI_HOME, Project, make_project  # noqa: E402
+from tests.pulumi_cli import Project, make_project, pulumi_home  # noqa: E402
 
 STACK = "production"
 BARE = "bench/bare_charts"
@@ -111,19 +111,6 @@ class Run:
     wall: float
     cpu: float
     log_bytes: int
-
-
-def pulumi_home(scratch: Path, *, automatic_log: bool) -> Path:
-    """A Pulumi home of the bench's own, sharing the toolchain's plugins; without the automatic log its `logs` is
-    a file, so the CLI cannot start that log."""
-    home = scratch / ("pulumi-home" if automatic_log else "pulumi-home-no-log")
-    home.mkdir(parents=True)
-    (home / "plugins").symlink_to(PULUMI_HOME / "plugins")
-    if automatic_log:
-        (home / "logs").mkdir()
-    else:
-        (home / "logs").write_text("")
-    return home
 
 
 def logs_size(home: Path, since: float) -> int:
@@ -203,7 +190,10 @@ def main() -> None:
     rows: list[tuple[str, str, dict[str, Run]]] = []
     with tempfile.TemporaryDirectory(prefix="preview-time-") as work:
         scratch = Path(work)
-        homes = {name: pulumi_home(scratch, automatic_log=name == "logged") for name in ("logged", "unlogged")}
+        homes = {
+            name: pulumi_home(scratch / f"home-{name}", automatic_log=name == "logged")
+            for name in ("logged", "unlogged")
+        }
         stack_file = production_file(scratch)
         options = chart_options(stack_file)
         helm = statistics.median(helm_template_seconds(options, scratch) for _ in range(args.repeat))

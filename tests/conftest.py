@@ -21,7 +21,7 @@ from platform_config.schema import PlatformConfig
 from stackctl.chart_template import PROJECT_HELM, HelmTemplater
 from stackctl.synth import SynthResult, run_synth, synthesize
 from tests.local_cluster import SHARED_CHARTS
-from tests.pulumi_cli import PULUMI_HOME, TOOLS_BIN
+from tests.pulumi_cli import TOOLCHAIN_HOME, TOOLS_BIN
 from triton_platform.model_packaging.source import ModelRepository
 
 # The files whose tests each take minutes (production's charts, a local cluster each), and the preview-diff file,
@@ -43,8 +43,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def pytest_report_header() -> str:
     # This machine reaches no Pulumi download: every test that runs the CLI runs the offline toolchain.
     return (
-        f"pulumi: the offline toolchain ({TOOLS_BIN / 'pulumi'}, plugins in {PULUMI_HOME}, "
-        "TRITON_PULUMI_TOOLCHAIN=offline); users get the stock CLI and upstream plugins (tests/test_toolchain_selection.py)"
+        f"pulumi: the offline toolchain ({TOOLS_BIN / 'pulumi'}, plugins in {TOOLCHAIN_HOME}, "
+        "TRITON_PULUMI_TOOLCHAIN=offline; no automatic log: tests/pulumi_cli.py, pulumi_home); users get the stock CLI "
+        "and upstream plugins (tests/test_toolchain_selection.py)"
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,9 +19,33 @@ from stackctl.preview_diff import cli_env, export_tree, tree_env
 from tests.crd_schemas import Yaml12Loader
 
 TOOLS_BIN = PROJECT_ROOT / ".tools" / "bin"
-PULUMI_HOME = PROJECT_ROOT / ".tools" / "pulumi-home"
+TOOLCHAIN_HOME = PROJECT_ROOT / ".tools" / "pulumi-home"
+"""The offline toolchain's Pulumi home: scripts/pulumi-toolchain registers its providers in its plugins."""
+PULUMI_HOME = PROJECT_ROOT / ".tools" / "pulumi-home-tests"
+"""The tests' Pulumi home: the toolchain's plugins, without the CLI's automatic log (`pulumi_home`)."""
 LANGUAGE_HOST_SOURCES = Path(os.environ.get("TRITON_LANGUAGE_HOST_SOURCES") or PROJECT_ROOT.parent / "shared")
 """Where scripts/pulumi-toolchain finds the Python and Node.js language hosts' sources (docs/development.md)."""
+
+
+def pulumi_home(path: Path, *, automatic_log: bool) -> Path:
+    """A Pulumi home at `path` that shares the toolchain's plugins.
+
+    Without the automatic log, its `logs` is a file, where the CLI cannot start that log. Since pulumi/pulumi#23731
+    the CLI writes a debug log of every property it marshals into `<home>/logs` on every run, with no setting to turn
+    it off (pkg/logging/encrypted.go, StartLogging; it goes on silently when it cannot): about two thirds of the CPU
+    of a preview of production's charts (bench/results/preview_time.md). No test reads that log, so theirs is off.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    plugins = path / "plugins"
+    if not plugins.is_symlink():
+        with contextlib.suppress(FileExistsError):  # another pytest-xdist worker linked it first
+            plugins.symlink_to(TOOLCHAIN_HOME / "plugins")
+    logs = path / "logs"
+    if automatic_log:
+        logs.mkdir(exist_ok=True)
+    else:
+        logs.touch()
+    return path
 
 
 def pulumi_binary() -> str:
@@ -83,7 +108,7 @@ def toolchain_env(scratch: Path) -> dict[str, str]:
     """
     env = cli_env(scratch)
     env["PATH"] = f"{TOOLS_BIN}{os.pathsep}{env.get('PATH', '')}"
-    env["PULUMI_HOME"] = str(PULUMI_HOME)
+    env["PULUMI_HOME"] = str(pulumi_home(PULUMI_HOME, automatic_log=False))
     env["TRITON_PULUMI_TOOLCHAIN"] = "offline"
     # A project copy is not beside them: its own run of scripts/pulumi-toolchain (scripts/up) is told.
     env["TRITON_LANGUAGE_HOST_SOURCES"] = str(LANGUAGE_HOST_SOURCES)

@@ -19,7 +19,7 @@ from stackctl.preview_comment import MAX_COMMENT, StackReport, comment
 from stackctl.preview_diff import CHART_KEYS, TUNING_KEYS, setting_changes
 from stackctl.preview_events import ABSENT, MASK, Change, PropertyChange, changes, read_event_log
 from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
-from tests.pulumi_cli import PULUMI_HOME, TOOLS_BIN, pulumi_binary
+from tests.pulumi_cli import pulumi_binary, toolchain_env
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Plaintext of the secret webhook URL in each commit: neither may reach a comment.
@@ -51,8 +51,7 @@ def edit(path: Path, old: str, new: str) -> None:
 
 def cli_env(scratch: Path, *, render_override: bool) -> dict[str, str]:
     """The offline toolchain against a scratch file backend (as tests/pulumi_cli.py runs it)."""
-    env = preview_diff.cli_env(scratch)
-    env.update(PATH=f"{TOOLS_BIN}{os.pathsep}{env['PATH']}", PULUMI_HOME=str(PULUMI_HOME))
+    env = toolchain_env(scratch)
     if not render_override:
         env.pop(RENDER_OVERRIDE_ENV)
     return env

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from platform_config.paths import PROJECT_ROOT
+from tests.pulumi_cli import pulumi_binary, pulumi_home
 
 SCRIPT = PROJECT_ROOT / "scripts" / "pulumi-toolchain"
 
@@ -81,6 +82,29 @@ def test_helm_alone_is_the_one_the_provider_embeds() -> None:
 def test_an_unknown_part_is_refused() -> None:
     run = subprocess.run([str(SCRIPT), "kubectl"], capture_output=True, text=True, check=False, cwd=PROJECT_ROOT)
     assert (run.returncode, run.stderr) == (2, "usage: scripts/pulumi-toolchain [helm]\n")
+
+
+@pytest.mark.real_tools
+@pytest.mark.parametrize("automatic_log", [True, False])
+def test_a_home_without_the_automatic_log(tmp_path: Path, automatic_log: bool) -> None:
+    """The tests' Pulumi home shares the toolchain's plugins; the CLI starts its automatic log where `logs` is a
+    folder and runs on without one where it is a file."""
+    home = pulumi_home(tmp_path / "home", automatic_log=automatic_log)
+    run = subprocess.run(
+        [pulumi_binary(), "plugin", "ls"],
+        env={**os.environ, "PULUMI_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (run.returncode, run.stderr) == (0, "")
+    assert any(line.split()[:3] == ["kubernetes", "resource", "4.25.0"] for line in run.stdout.splitlines())
+    logs = home / "logs"
+    if automatic_log:
+        assert [path.suffix for path in logs.iterdir()] == [".log"]
+    else:
+        assert logs.is_file()
+        assert logs.stat().st_size == 0
 
 
 def test_versions_come_from_requirements_txt() -> None:
