@@ -30,6 +30,7 @@ PYTHON = ROOT / ".venv" / "bin" / "python"
 sys.path.insert(0, str(ROOT))
 from stackctl.preview_diff import cli_env, export_tree  # noqa: E402
 from tests.local_cluster import use_offline_charts  # noqa: E402
+from tests.pulumi_cli import TOOLCHAIN_HOME  # noqa: E402
 
 PULUMI = ROOT / ".tools" / "bin" / "pulumi"
 
@@ -88,7 +89,7 @@ def preview_seconds(project: Path, stack_file: Path, repo: Path, scratch: Path) 
     env = cli_env(scratch)
     env.update(
         PATH=f"{PULUMI.parent}{os.pathsep}{env['PATH']}",
-        PULUMI_HOME=str(ROOT / ".tools" / "pulumi-home"),
+        PULUMI_HOME=str(TOOLCHAIN_HOME),  # with the CLI's automatic log, as a user runs it
         TRITON_PLATFORM_MODEL_REPO=str(repo),
     )
 
