@@ -1,22 +1,25 @@
-"""`python -m tests.package_schema`: rewrite components/schema.json, the component package's public interface,
-from what `pulumi package get-schema` infers (the offline toolchain: `make tools` first).
+"""`python -m tests.package_schema`: rewrite components/schema.json, the component package's public interface.
 
-tests/test_component_package.py fails while the committed file differs, so a change to any component's Args
-or outputs is a reviewed diff of this file.
+The schema is what the Python SDK's component provider infers from the components' type annotations. Two
+tests hold the committed file to it: `tests/test_package_schema.py` in-process (the SDK's own analyzer, no
+CLI, so `make test-fast` fails on a stale file), and `tests/test_component_package.py` through
+`pulumi package get-schema` (the CLI and Python language host a user runs; the offline toolchain).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
+from pulumi.provider.experimental.component import ComponentProvider
 
 from platform_config.paths import PROJECT_ROOT
-from tests.pulumi_cli import component_virtualenv, package_schema
+from tests.pulumi_cli import component_virtualenv
+from triton_platform import COMPONENTS, __version__
+from triton_platform.component_types import PACKAGE as PACKAGE_NAME
 
 PACKAGE = PROJECT_ROOT / "components"
 SCHEMA = PACKAGE / "schema.json"
@@ -35,14 +38,37 @@ def package_copy(root: Path) -> Path:
     return package
 
 
+def _as_the_cli_prints(node: Any, *, type_spec: bool = False) -> Any:
+    """`node` as `pulumi package get-schema` prints it: the CLI reads the provider's schema into Go's
+    `schema.PackageSpec`, whose `TypeSpec` (an array's `items`, a map's `additionalProperties`) has no
+    description (pkg/codegen/schema/schema.go), so the analyzer's copies of the property's description there
+    are dropped; an absent `config` becomes `{}`."""
+    if isinstance(node, list):
+        return [_as_the_cli_prints(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: _as_the_cli_prints(value, type_spec=key in ("items", "additionalProperties"))
+        for key, value in node.items()
+        if not (type_spec and key == "description")
+    }
+
+
+def inferred_schema() -> dict[str, Any]:
+    """The package's schema, inferred in this process by the SDK's component provider from the same classes
+    `components/__main__.py` hosts, in the form the CLI prints."""
+    provider = ComponentProvider(list(COMPONENTS), PACKAGE_NAME, version=__version__)
+    schema: dict[str, Any] = _as_the_cli_prints(json.loads(provider.schema or "{}"))
+    schema.setdefault("config", {})
+    return schema
+
+
 def schema_text(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch)
-        SCHEMA.write_text(schema_text(package_schema(package_copy(root), root / "cli")))
+    SCHEMA.write_text(schema_text(inferred_schema()))
     print(f"wrote {SCHEMA.relative_to(PROJECT_ROOT)}")
 
 
