@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from platform_config.errors import excerpt
+from triton_platform.excerpts import excerpt
 
 MAX_BUDGET = 10_000
 MAX_SEEDS = 20

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from platform_config.cluster import ClusterConfig
-from platform_config.errors import ConfigIssue, excerpt
+from platform_config.errors import ConfigIssue
 from platform_config.gpu_pool import GpuPoolConfig
 from platform_config.kubernetes import KubernetesConfig
 from platform_config.model_settings import plain_settings, served_models
@@ -22,6 +22,7 @@ from platform_config.paths import display_path
 from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
 from platform_config.serving import ModelSettings, ServingConfig
+from triton_platform.excerpts import excerpt
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging import settings as plain
 from triton_platform.model_packaging.bundle import bundle_problems

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from platform_config.url_credentials import redact
+from triton_platform.url_credentials import redact
 
-EXCERPT_CHARS = 80
-"""How much of a value an error shows: enough to recognise it, and a 1 MB value stays one line."""
 MESSAGE_CHARS = 2000
 """A backstop for messages built elsewhere that echo a value without `excerpt`."""
-
-
-def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
-    """`repr(value)` for an error message: URL credentials masked, cut to `limit` characters plus '…'."""
-    text = redact(repr(value))
-    return text if len(text) <= limit else f"{text[:limit]}…"
 
 
 def bounded(text: str) -> str:

@@ -7,7 +7,6 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from platform_config.types import (
-    GO_DURATION_OR_NEVER,
     Image,
     KeyProblemError,
     LabelKey,
@@ -18,6 +17,7 @@ from platform_config.types import (
     Strict,
     within,
 )
+from triton_platform.formats import GO_DURATION_OR_NEVER
 
 
 class Taint(Strict):

@@ -24,9 +24,9 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
-from platform_config import chart_values, secret_values, url_credentials, yaml12
+from platform_config import chart_values, secret_values, yaml12
 from platform_config.checks import cross_section_issues
-from platform_config.errors import EXCERPT_CHARS, ConfigError, ConfigIssue, excerpt
+from platform_config.errors import ConfigError, ConfigIssue
 from platform_config.kubernetes import KubernetesConfig
 from platform_config.model_settings import render_stack
 from platform_config.nesting import MAX_DEPTH, TOO_DEEP, json_too_deep
@@ -34,7 +34,10 @@ from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, STACK_FILE, 
 from platform_config.reference import type_text
 from platform_config.schema import SECTION_KEYS, PlatformConfig, section_key
 from platform_config.secrets_provider import SecretsProvider
-from platform_config.types import PATTERN_NAMES, HelmChart, KeyProblemError, stack_name_problem
+from platform_config.types import HelmChart, KeyProblemError, stack_name_problem
+from triton_platform import url_credentials
+from triton_platform.excerpts import EXCERPT_CHARS, excerpt
+from triton_platform.formats import PATTERN_NAMES
 from triton_platform.input_files import InputFile, InputFileError
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.model_packaging.source import ModelRepository, read_repository

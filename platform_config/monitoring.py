@@ -8,7 +8,6 @@ from pydantic import Field, model_validator
 
 from platform_config.secret_values import SECRET
 from platform_config.types import (
-    DNS_LABEL,
     AlertFor,
     ChartRepository,
     ChartVersion,
@@ -20,6 +19,7 @@ from platform_config.types import (
     ScrapeInterval,
     Strict,
 )
+from triton_platform.formats import DNS_LABEL
 from triton_platform.monitoring_args import AlertReceiver, AlertThresholds, ReceiverCredential
 
 

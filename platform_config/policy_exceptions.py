@@ -6,9 +6,10 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from platform_config.errors import excerpt
-from platform_config.types import KIND, KeyProblemError, Strict, object_name_problem
+from platform_config.types import KeyProblemError, Strict
 from policy.rules import POLICY_NAMES
+from triton_platform.excerpts import excerpt
+from triton_platform.formats import KIND, object_name_problem
 
 
 def _stated_reason(reason: str) -> str:

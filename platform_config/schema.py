@@ -23,8 +23,9 @@ from platform_config.monitoring import MonitoringConfig
 from platform_config.policy_exceptions import PolicyException
 from platform_config.scaling import ScalingConfig
 from platform_config.serving import ModelSettings, ServingConfig
-from platform_config.types import MODEL_NAME, ImageDigest, ImageTag, Strict
+from platform_config.types import ImageDigest, ImageTag, Strict
 from triton_platform import images
+from triton_platform.formats import MODEL_NAME
 from triton_platform.namespace import PROJECT
 
 Environment = Literal["dev", "staging", "production"]

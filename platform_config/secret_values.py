@@ -3,7 +3,7 @@
 A value is secret-bearing when the schema marks its field (``Annotated[..., SECRET]``, e.g. a receiver
 credential's `value`), or, where the schema cannot know the keys (chart values), when its key is named
 for a secret (`adminPassword`, `client_secret`, `bearerToken`, `apiKey`). URLs with credentials in
-them are url_credentials.py's: masked wherever they appear.
+them are triton_platform/url_credentials.py's: masked wherever they appear.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
-from platform_config import url_credentials
+from triton_platform import url_credentials
 
 
 class SecretField:

@@ -7,18 +7,8 @@ from typing import Annotated, Literal, TypeVar, cast
 
 from pydantic import Field, field_validator, model_validator
 
-from platform_config.types import (
-    DNS_NAME,
-    MODEL_NAME,
-    Image,
-    KeyProblemError,
-    LabelKey,
-    Labels,
-    NamespaceName,
-    ObjectName,
-    Quantity,
-    Strict,
-)
+from platform_config.types import Image, KeyProblemError, LabelKey, Labels, NamespaceName, ObjectName, Quantity, Strict
+from triton_platform.formats import DNS_NAME, MODEL_NAME
 from triton_platform.kubernetes_values import DNS_LABEL, quantity_value
 from triton_platform.model_packaging.settings import INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri

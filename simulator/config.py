@@ -6,7 +6,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from platform_config.types import MODEL_NAME, Strict, inside_project
+from platform_config.types import Strict, inside_project
+from triton_platform.formats import MODEL_NAME
 
 
 class SimulationConfig(Strict):

@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from platform_config.errors import excerpt
 from platform_config.loader import StackConfig
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, display_path
@@ -23,6 +22,7 @@ from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
 from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES, TRACE_RULES
 from simulator.signals import SignalSpec, derived_target
+from triton_platform.excerpts import excerpt
 from triton_platform.input_files import InputFile, InputFileError, InputKind
 from triton_platform.model_packaging.source import read_repository
 

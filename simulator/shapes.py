@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from platform_config.errors import excerpt
+from triton_platform.excerpts import excerpt
 
 PROFILE_SHAPES = ("step", "diurnal", "spike")
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from model_packaging.publish import write_model_repository
 from model_packaging.remote import PublishError, publish_repository
 from planner.options import budget_argument, rejected_pct_argument, seeds_argument, slo_ms_argument
-from platform_config.errors import ConfigError, ConfigIssue, bounded, excerpt
+from platform_config.errors import ConfigError, ConfigIssue, bounded
 from platform_config.loader import STACKS_DIR, StackConfig, load_stack_file, stack_file
 from platform_config.paths import PROJECT_ROOT, STACK_FILE, display_path
 from platform_config.schema import section_key
@@ -36,6 +36,7 @@ from stackctl.image_pins import unpinned_images
 from stackctl.monitoring_files import write_monitoring_files
 from stackctl.out_folder import OutputFolderError, claim
 from stackctl.synth import synthesize, write_synth
+from triton_platform.excerpts import excerpt
 from triton_platform.input_files import InputFile
 from triton_platform.model_packaging.source import read_repository
 

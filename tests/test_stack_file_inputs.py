@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from platform_config import url_credentials, yaml12
-from platform_config.errors import ConfigError, ConfigIssue, excerpt
+from platform_config import yaml12
+from platform_config.errors import ConfigError, ConfigIssue
 from platform_config.loader import (
     SECRET_PLACEHOLDER,
     load_stack_file,
@@ -23,6 +23,8 @@ from platform_config.loader import (
 )
 from platform_config.paths import PROJECT_ROOT
 from stackctl.cli import main
+from triton_platform import url_credentials
+from triton_platform.excerpts import excerpt
 
 DEV = (PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml").read_text()
 SCALING = "triton-platform:scaling"

@@ -6,9 +6,12 @@ from typing import Any
 
 import pytest
 
-from platform_config.errors import excerpt
 from platform_config.paths import PROJECT_ROOT
-from platform_config.types import (
+from platform_config.types import stack_name_problem
+from tests.conftest import K8S, MODELS, MONITORING, POOL, SCALING, SERVING, Mutation, errors_of, setting, validate
+from triton_platform.durations import PROM_DURATION
+from triton_platform.excerpts import excerpt
+from triton_platform.formats import (
     DNS_LABEL,
     DNS_NAME,
     DNS_SUBDOMAIN,
@@ -17,10 +20,7 @@ from platform_config.types import (
     LABEL_KEY,
     PATTERN_NAMES,
     object_name_problem,
-    stack_name_problem,
 )
-from tests.conftest import K8S, MODELS, MONITORING, POOL, SCALING, SERVING, Mutation, errors_of, setting, validate
-from triton_platform.durations import PROM_DURATION
 
 EXCEPTIONS = "triton-platform:policyExceptions"
 DIGESTS = "triton-platform:imageDigests"
