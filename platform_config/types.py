@@ -19,6 +19,8 @@ from platform_config.paths import PROJECT_ROOT
 from triton_platform.durations import PROM_DURATION
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import (
+    CHART_REPOSITORY,
+    CHART_VERSION,
     DNS_LABEL,
     DNS_SUBDOMAIN,
     GO_DURATION,
@@ -26,7 +28,9 @@ from triton_platform.formats import (
     LABEL_KEY,
     LABEL_VALUE,
     QUANTITY,
+    SECURE_URL,
     SHA256_DIGEST,
+    URL,
     duration_within,
     pinned_image_problem,
     tagged_image_problem,
@@ -123,8 +127,8 @@ def inside_project(kind: str, example: str) -> Any:
     return AfterValidator(check)
 
 
-HttpUrl = Annotated[str, Field(pattern=r"^https?://"), _valid(url_host_problem)]
-HttpsUrl = Annotated[str, Field(pattern=r"^https://"), _valid(url_host_problem)]
+HttpUrl = Annotated[str, Field(pattern=URL), _valid(url_host_problem)]
+HttpsUrl = Annotated[str, Field(pattern=SECURE_URL), _valid(url_host_problem)]
 
 STACK_NAME = r"^[A-Za-z0-9_.-]+$"
 STACK_NAME_MAX = 100
@@ -154,8 +158,8 @@ ObjectName = Annotated[str, Field(pattern=DNS_SUBDOMAIN, max_length=253)]
 """The name of an object whose kind takes DNS-1123 subdomains: Secrets, claims, StorageClasses, Nodes, classes."""
 
 
-ChartVersion = Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")]
-ChartRepository = Annotated[str, Field(pattern=r"^(https|oci)://")]
+ChartVersion = Annotated[str, Field(pattern=CHART_VERSION)]
+ChartRepository = Annotated[str, Field(pattern=CHART_REPOSITORY)]
 
 
 class HelmChart(Strict):

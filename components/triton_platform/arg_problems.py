@@ -90,6 +90,12 @@ class ArgProblems:
             if key not in known:
                 self.add(f"{path}.{key}" if path else str(key), f"unknown key; known keys: {', '.join(sorted(known))}")
 
+    def clean(self, *paths: str) -> bool:
+        """Whether no problem was recorded at these Arg paths or below them: a rule across Args reads only
+        values that passed their own checks (a bad one stands in as 0 or empty)."""
+        wheres = tuple(f"{self.prefix}: args.{path}" for path in paths)
+        return not any(problem.startswith(where) for problem in self.problems for where in wheres)
+
     def check(self) -> None:
         """Raise every problem found, or nothing."""
         if self.problems:

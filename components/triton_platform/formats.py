@@ -54,6 +54,14 @@ IMAGE_PATH_MAX = 255
 SHA256_DIGEST = r"^sha256:[0-9a-f]{64}$"
 """The only digest a pin may use: what registries serve and `crane digest` prints (go-digest's sha256 form)."""
 
+# Helm charts: an exact SemVer version, from an https or OCI repository (helm.sh/docs/topics/registries).
+CHART_VERSION = r"^[0-9]+\.[0-9]+\.[0-9]+$"
+CHART_REPOSITORY = r"^(https|oci)://"
+URL = r"^https?://"
+SECURE_URL = r"^https://"
+# A Kubernetes version as Helm's --kube-version takes it (helm.sh/helm/v3 pkg/chartutil/capabilities.go).
+KUBE_VERSION = r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?$"
+
 PATTERN_NAMES = {
     PROM_DURATION: "a Prometheus duration such as 30s, 5m or 1h30m",
     GO_DURATION: "a duration such as 90s, 10m or 1h30m (units h, m, s)",
@@ -67,6 +75,11 @@ PATTERN_NAMES = {
     LABEL_KEY: "a Kubernetes label key such as example.com/pool",
     LABEL_VALUE: "a Kubernetes label value (up to 63 letters, digits, '-', '_', '.')",
     KIND: "a Kubernetes kind in CamelCase, e.g. Service or Deployment",
+    URL: "an http:// or https:// URL",
+    SECURE_URL: "an https:// URL",
+    CHART_VERSION: "an exact chart version such as 2.20.2",
+    CHART_REPOSITORY: "a chart repository URL starting https:// or oci://",
+    KUBE_VERSION: "a Kubernetes version such as v1.34.0",
     IMAGE_REFERENCE: "an image reference such as nvcr.io/nvidia/tritonserver:24.10-py3 (distribution/reference grammar: [registry/]repository[:tag][@digest], the repository in lowercase)",
 }
 """What each pattern means, for error messages and the reference."""
@@ -83,7 +96,8 @@ class Format:
 
     def problem(self, value: str) -> str | None:
         """Why `value` is not of this format, or None."""
-        if self.pattern is not None and not re.fullmatch(self.pattern, value):
+        # Searched, as pydantic applies a `pattern`: the anchors are in the patterns that need them.
+        if self.pattern is not None and not re.search(self.pattern, value):
             return (
                 f"must be {PATTERN_NAMES.get(self.pattern, f'a string matching {self.pattern}')}; got {excerpt(value)}"
             )
@@ -202,8 +216,8 @@ IMAGE = Format(rule=pinned_image_problem)
 """A container image that cannot change under the stack: a tag other than `latest`, or a sha256 digest."""
 IMAGE_TAG = Format(rule=tagged_image_problem)
 IMAGE_DIGEST = Format(SHA256_DIGEST)
-HTTP_URL = Format(r"^https?://", rule=url_host_problem)
-HTTPS_URL = Format(r"^https://", rule=url_host_problem)
+HTTP_URL = Format(URL, rule=url_host_problem)
+HTTPS_URL = Format(SECURE_URL, rule=url_host_problem)
 NETWORK = Format(rule=network_problem)
 NODE_DELAY = Format(GO_DURATION, rule=duration_within("0s", "24h", "a node scale-down delay"))
 NODE_LIFETIME = Format(GO_DURATION_OR_NEVER, rule=duration_within("1h", "8760h", "a node lifetime"))

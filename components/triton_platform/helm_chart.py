@@ -31,6 +31,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from triton_platform.arg_schema import Setting, declare
+from triton_platform.formats import CHART_REPOSITORY, CHART_VERSION, Format
+
 
 class ChartSource(TypedDict):
     """A pinned Helm chart: from its repository, or from a local folder (air-gapped clusters, mirrors)."""
@@ -47,6 +50,22 @@ class ChartSource(TypedDict):
 
     values: NotRequired[dict[str, Any]]
     """Values merged over the component's own (maps key by key; anything else replaces). Default: none."""
+
+
+declare(
+    ChartSource,
+    version=Setting(format=Format(CHART_VERSION)),
+    repository=Setting(format=Format(CHART_REPOSITORY)),
+    path=Setting(min_length=1),
+    values=Setting(default={}),
+)
+
+
+def chart_source_problem(chart: ChartSource) -> str | None:
+    """Why `chart` (checked) says nowhere the chart comes from, or None."""
+    if "repository" not in chart and "path" not in chart:
+        return "neither repository nor path: say where the chart comes from"
+    return None
 
 
 def merged(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:

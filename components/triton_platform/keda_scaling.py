@@ -1,6 +1,6 @@
 """KEDA autoscaling of Deployments on Prometheus queries: each Deployment's load query and its GPU memory.
 
-Builders take the checked `Scaling` (triton_platform/keda_scaling_args.py) and return plain manifests;
+Builders take the checked Args (`scaling_of`, triton_platform/keda_scaling_args.py) and return plain manifests;
 `KedaScaling` resolves its inputs (the Deployments' names and namespaces, the Prometheus URL) and wires
 the manifests, after KEDA itself (installed from its pinned chart, or already running) and after the
 Deployments it scales. The Deployments carry no `replicas`: KEDA's HPA owns it. No
@@ -16,31 +16,30 @@ from triton_platform.arg_problems import ArgProblems
 from triton_platform.component_types import type_token, with_former_type
 from triton_platform.helm_chart import HelmChartArgs, InstalledChart
 from triton_platform.keda_scaling_args import (
-    Behavior,
-    Credentials,
+    GPU_TRIGGER,
     KedaScalingArgs,
-    Policy,
-    Scaling,
-    Target,
-    Trigger,
+    LoadTrigger,
+    PrometheusAuth,
+    ScalePolicy,
+    ScaleTarget,
     scaling_of,
 )
 from triton_platform.kubernetes_objects import create_object
 from triton_platform.policy_exceptions import exception_annotations
+from triton_platform.promql import label_value
 
 TYPE_TOKEN = type_token("KedaScaling")
 FORMER_TYPE_TOKEN = "triton-platform:scaling:KedaScaling"
 """The type before the component package (component_types.py)."""
 API_VERSION = "keda.sh/v1alpha1"
 AUTH_NAME = "triton-prometheus"
-GPU_TRIGGER = "gpu-memory"
 # KEDA's own metrics and a ServiceMonitor for them, for the KedaScalerErrors alert (chart values.yaml `prometheus`).
 KEDA_VALUES = {"prometheus": {"operator": {"enabled": True, "serviceMonitor": {"enabled": True}}}}
 
 
 def gpu_memory_query(namespace: str, deployment: str) -> str:
     """The GPU-memory trigger's query: scoped to one Deployment by its scrape labels, one series."""
-    sel = f'namespace="{namespace}", deployment="{deployment}"'
+    sel = f"namespace={label_value(namespace)}, deployment={label_value(deployment)}"
     # Sum of each pod's GPU memory ratio; AverageValue makes it the average ratio per replica.
     return f"sum(sum by (pod) (nv_gpu_memory_used_bytes{{{sel}}}) / sum by (pod) (nv_gpu_memory_total_bytes{{{sel}}}))"
 
@@ -52,31 +51,32 @@ def _metadata(name: str, namespace: str, labels: Mapping[str, str]) -> dict[str,
     return metadata
 
 
-def _behavior(policy: Policy) -> dict[str, Any]:
-    policies = [{"type": "Percent", "value": policy.percent, "periodSeconds": policy.period_seconds}]
-    if policy.pods is not None:
-        policies.append({"type": "Pods", "value": policy.pods, "periodSeconds": policy.period_seconds})
-    return {"stabilizationWindowSeconds": policy.stabilization_seconds, "selectPolicy": "Max", "policies": policies}
+def _behavior(policy: ScalePolicy) -> dict[str, Any]:
+    period = policy["period_seconds"]
+    policies = [{"type": "Percent", "value": policy["percent"], "periodSeconds": period}]
+    if "pods" in policy:
+        policies.append({"type": "Pods", "value": policy["pods"], "periodSeconds": period})
+    return {"stabilizationWindowSeconds": policy["stabilization_seconds"], "selectPolicy": "Max", "policies": policies}
 
 
-def _trigger(load: Trigger, prometheus_url: str, auth: Credentials | None) -> dict[str, Any]:
+def _trigger(load: LoadTrigger, prometheus_url: str, auth: PrometheusAuth | None) -> dict[str, Any]:
     metadata = {
         "serverAddress": prometheus_url,
-        "query": load.query,
-        "threshold": f"{load.threshold:g}",
-        "activationThreshold": f"{load.activation_threshold:g}",
+        "query": load["query"],
+        "threshold": f"{load['threshold']:g}",
+        "activationThreshold": f"{load.get('activation_threshold', 0):g}",
         # KEDA's default (true) reads a missing series as 0 and scales down; false makes it an error,
         # so the fallback holds capacity instead.
         "ignoreNullValues": "false",
     }
     trigger: dict[str, Any] = {
         "type": "prometheus",
-        "name": load.name,
+        "name": load["name"],
         "metricType": "AverageValue",
         "metadata": metadata,
     }
     if auth is not None:
-        metadata["authModes"] = auth.mode
+        metadata["authModes"] = auth["mode"]
         trigger["authenticationRef"] = {"name": AUTH_NAME}
     return trigger
 
@@ -87,28 +87,32 @@ def scaled_object_manifest(
     deployment: str,
     min_replicas: int,
     max_replicas: int,
-    trigger: Trigger,
+    trigger: LoadTrigger,
     prometheus_url: str,
-    behavior: Behavior,
-    prometheus_auth: Credentials | None,
-    labels: Mapping[str, str],
+    scaling: KedaScalingArgs,
 ) -> dict[str, Any]:
-    """The ScaledObject of one Deployment, named after it, in its namespace."""
+    """The ScaledObject of one Deployment, named after it, in its namespace; `scaling` is checked
+    (`scaling_of`): how fast and on what every target scales."""
     annotations = {}
-    if behavior.paused:
+    if scaling["paused"]:
         annotations["autoscaling.keda.sh/paused"] = "true"
-    if behavior.paused_replicas is not None:
-        annotations["autoscaling.keda.sh/paused-replicas"] = str(behavior.paused_replicas)
-    metadata = _metadata(deployment, namespace, labels)
+    if "paused_replicas" in scaling:
+        annotations["autoscaling.keda.sh/paused-replicas"] = str(scaling["paused_replicas"])
+    metadata = _metadata(deployment, namespace, scaling["labels"])
     if annotations:
         metadata["annotations"] = annotations
-    triggers = [_trigger(trigger, prometheus_url, prometheus_auth)]
-    if behavior.gpu_memory_ratio_target is not None:
-        gpu = Trigger(GPU_TRIGGER, gpu_memory_query(namespace, deployment), behavior.gpu_memory_ratio_target, 0)
-        triggers.append(_trigger(gpu, prometheus_url, prometheus_auth))
+    auth = scaling.get("prometheus_auth")
+    triggers = [_trigger(trigger, prometheus_url, auth)]
+    if scaling["gpu_memory_ratio_target"]:
+        gpu: LoadTrigger = {
+            "name": GPU_TRIGGER,
+            "query": gpu_memory_query(namespace, deployment),
+            "threshold": scaling["gpu_memory_ratio_target"],
+        }
+        triggers.append(_trigger(gpu, prometheus_url, auth))
     spec: dict[str, Any] = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment},
-        "pollingInterval": behavior.polling_interval_seconds,
+        "pollingInterval": scaling["polling_interval_seconds"],
         "minReplicaCount": min_replicas,
         "maxReplicaCount": max_replicas,
         "advanced": {
@@ -116,29 +120,29 @@ def scaled_object_manifest(
             # (scaling disabled) leaves the replicas where they are. Written out, it would read as drift:
             # the operator rewrites the object without it (`omitempty` in keda.sh/v1alpha1 AdvancedConfig).
             "horizontalPodAutoscalerConfig": {
-                "behavior": {"scaleUp": _behavior(behavior.scale_up), "scaleDown": _behavior(behavior.scale_down)}
+                "behavior": {"scaleUp": _behavior(scaling["scale_up"]), "scaleDown": _behavior(scaling["scale_down"])}
             },
         },
         "triggers": triggers,
     }
-    if behavior.fallback is not None:
-        fallback = behavior.fallback
+    if "fallback" in scaling:
+        fallback = scaling["fallback"]
         spec["fallback"] = {
-            "failureThreshold": fallback.failure_threshold,
-            "replicas": fallback.replicas,
-            "behavior": fallback.behavior,
+            "failureThreshold": fallback["failure_threshold"],
+            "replicas": fallback["replicas"],
+            "behavior": fallback["behavior"],
         }
     return {"apiVersion": API_VERSION, "kind": "ScaledObject", "metadata": metadata, "spec": spec}
 
 
-def trigger_authentication_manifest(auth: Credentials, namespace: str, labels: Mapping[str, str]) -> dict[str, Any]:
-    """The TriggerAuthentication the triggers reference: the credentials' keys, read from `auth.secret_name`."""
-    keys = ["bearerToken"] if auth.mode == "bearer" else ["username", "password"]
+def trigger_authentication_manifest(auth: PrometheusAuth, namespace: str, labels: Mapping[str, str]) -> dict[str, Any]:
+    """The TriggerAuthentication the triggers reference: the credentials' keys, read from `auth["secret_name"]`."""
+    keys = ["bearerToken"] if auth["mode"] == "bearer" else ["username", "password"]
     return {
         "apiVersion": API_VERSION,
         "kind": "TriggerAuthentication",
         "metadata": _metadata(AUTH_NAME, namespace, labels),
-        "spec": {"secretTargetRef": [{"parameter": key, "name": auth.secret_name, "key": key} for key in keys]},
+        "spec": {"secretTargetRef": [{"parameter": key, "name": auth["secret_name"], "key": key} for key in keys]},
     }
 
 
@@ -166,18 +170,18 @@ class KedaScaling(pulumi.ComponentResource):
         scaling = scaling_of(name, args)
         super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
-        targets = sorted(scaling.targets.items())
+        targets = sorted(scaling["targets"].items())
         # KEDA first; each object also waits for the Deployments whose names and namespaces it reads.
         ordered = child
-        if scaling.keda.mode == "install":
+        if scaling["keda"]["mode"] == "install":
             keda = self._install(name, scaling, child)
             ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[keda]))
-        auth = scaling.prometheus_auth
+        auth = scaling.get("prometheus_auth")
         if auth is not None:
-            namespaces = pulumi.Output.all(*(target.namespace for _, target in targets))
+            namespaces = pulumi.Output.all(*(target["namespace"] for _, target in targets))
             manifest = namespaces.apply(
                 lambda values: trigger_authentication_manifest(
-                    auth, one_namespace(values, ArgProblems("KedaScaling", name)), scaling.labels
+                    auth, one_namespace(values, ArgProblems("KedaScaling", name)), scaling["labels"]
                 )
             )
             _create(f"{name}-prometheus-auth", "TriggerAuthentication", manifest, ordered)
@@ -192,16 +196,16 @@ class KedaScaling(pulumi.ComponentResource):
         )
         self.register_outputs({"scaled_object_names": self.scaled_object_names})
 
-    def _install(self, name: str, scaling: Scaling, child: pulumi.ResourceOptions) -> pulumi.Resource:
-        keda = scaling.keda
+    def _install(self, name: str, scaling: KedaScalingArgs, child: pulumi.ResourceOptions) -> pulumi.Resource:
+        keda = scaling["keda"]
         namespace = create_object(
             f"{name}-namespace",
             {
                 "apiVersion": "v1",
                 "kind": "Namespace",
                 "metadata": {
-                    "name": keda.namespace,
-                    "labels": {**scaling.labels, "pod-security.kubernetes.io/enforce": "restricted"},
+                    "name": keda["namespace"],
+                    "labels": {**scaling["labels"], "pod-security.kubernetes.io/enforce": "restricted"},
                     "annotations": exception_annotations(
                         {
                             "namespace-network-policy": "KEDA's metrics APIService and admission webhook are called "
@@ -216,29 +220,27 @@ class KedaScaling(pulumi.ComponentResource):
             f"{name}-keda",
             HelmChartArgs(
                 chart_name="keda",
-                chart=keda.chart,
+                chart=keda["chart"],
                 release="keda",
-                namespace=keda.namespace,
+                namespace=keda["namespace"],
                 values=KEDA_VALUES,
-                kube_version=scaling.kube_version,
+                kube_version=scaling.get("kube_version"),
             ),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace])),
         )
 
 
-def _scaled_object(scaling: Scaling, target: Target) -> pulumi.Output[dict[str, Any]]:
+def _scaled_object(scaling: KedaScalingArgs, target: ScaleTarget) -> pulumi.Output[dict[str, Any]]:
     """The target's ScaledObject, once its Deployment's name and namespace and the Prometheus URL are known."""
-    return pulumi.Output.all(target.namespace, target.deployment_name, scaling.prometheus_url).apply(
+    return pulumi.Output.all(target["namespace"], target["deployment_name"], scaling["prometheus_url"]).apply(
         lambda values: scaled_object_manifest(
             namespace=values[0],
             deployment=values[1],
-            min_replicas=target.min_replicas,
-            max_replicas=target.max_replicas,
-            trigger=target.trigger,
+            min_replicas=target["min_replicas"],
+            max_replicas=target["max_replicas"],
+            trigger=target["trigger"],
             prometheus_url=values[2],
-            behavior=scaling.behavior,
-            prometheus_auth=scaling.prometheus_auth,
-            labels=scaling.labels,
+            scaling=scaling,
         )
     )
 

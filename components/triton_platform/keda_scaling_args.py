@@ -1,21 +1,34 @@
-"""`KedaScalingArgs`, what a user gives `KedaScaling`, and `Scaling`, what its builders read once it is checked.
+"""`KedaScalingArgs`, what a user gives `KedaScaling`, declared once: its builders read the same type, checked.
 
 The Args are plain and typed: Pulumi infers the component's schema from them, so they may come from any
-Pulumi language as JSON (whole numbers as floats, optional keys absent). `scaling_of` applies the defaults
-and checks every rule, raising all problems at once. Field meanings follow KEDA 2.21: the ScaledObject spec
+Pulumi language as JSON (whole numbers as floats, optional keys absent). Each key's default, bounds and format
+are declared beside its TypedDict (`declare`); `scaling_of` checks Args against them and the rules that
+span keys, raising all problems at once, and returns them with every default applied.
+Field meanings follow KEDA 2.21: the ScaledObject spec
 (https://keda.sh/docs/2.21/reference/scaledobject-spec/), the Prometheus scaler
 (https://keda.sh/docs/2.21/scalers/prometheus/) and TriggerAuthentication
 (https://keda.sh/docs/2.21/concepts/authentication/). No `from __future__ import annotations` here: the
 schema is read from the annotations as objects.
 """
 
-from dataclasses import dataclass
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, cast
 
 import pulumi
 
 from triton_platform.arg_problems import ArgProblems
-from triton_platform.helm_chart import ChartSource
+from triton_platform.arg_schema import Setting, declare, resolve_record
+from triton_platform.formats import (
+    DNS_LABEL,
+    HTTP_URL,
+    KUBE_VERSION,
+    LABEL_KEY_FORMAT,
+    LABEL_VALUE_FORMAT,
+    NAMESPACE,
+    OBJECT_NAME,
+    Format,
+)
+from triton_platform.helm_chart import ChartSource, chart_source_problem
+from triton_platform.model_packaging.settings import INT32_MAX
 
 KEDA_MODES = ("existing", "install")
 AUTH_MODES = ("bearer", "basic")
@@ -181,186 +194,94 @@ class KedaScalingArgs(TypedDict):
 
 DEFAULT_SCALE_UP: ScalePolicy = {"stabilization_seconds": 0, "percent": 100, "pods": 3, "period_seconds": 30}
 DEFAULT_SCALE_DOWN: ScalePolicy = {"stabilization_seconds": 300, "percent": 25, "period_seconds": 60}
+GPU_TRIGGER = "gpu-memory"
+"""The trigger the component adds itself while `gpu_memory_ratio_target` is above 0."""
+TRIGGER_NAME = Format(DNS_LABEL, 63)
+"""KEDA names the trigger's external metric `s<index>-<name>` (pkg/scaling/resolver, GenerateMetricNameWithIndex)."""
+
+declare(
+    LoadTrigger,
+    name=Setting(format=TRIGGER_NAME),
+    query=Setting(min_length=1),
+    threshold=Setting(above=0),
+    activation_threshold=Setting(default=0.0, minimum=0),
+)
+declare(
+    ScaleTarget,
+    deployment_name=Setting(format=OBJECT_NAME),
+    namespace=Setting(format=NAMESPACE),
+    min_replicas=Setting(minimum=0, maximum=INT32_MAX),
+    max_replicas=Setting(minimum=1, maximum=INT32_MAX),
+)
+declare(
+    ScalePolicy,
+    stabilization_seconds=Setting(minimum=0, maximum=3600),
+    percent=Setting(minimum=1, maximum=1000),
+    period_seconds=Setting(minimum=1, maximum=1800),
+    pods=Setting(minimum=1, maximum=1000),
+)
+declare(
+    Fallback,
+    replicas=Setting(minimum=1, maximum=INT32_MAX),
+    failure_threshold=Setting(default=3, minimum=1, maximum=100),
+    behavior=Setting(default=FALLBACK_BEHAVIORS[0], choices=FALLBACK_BEHAVIORS),
+)
+declare(PrometheusAuth, mode=Setting(choices=AUTH_MODES), secret_name=Setting(format=OBJECT_NAME))
+declare(
+    KedaInstall,
+    mode=Setting(default="existing", choices=KEDA_MODES),
+    namespace=Setting(default="keda", format=NAMESPACE),
+    chart=Setting(default=KEDA_CHART),
+)
+declare(
+    KedaScalingArgs,
+    targets=Setting(keys=Format(DNS_LABEL, 63)),
+    prometheus_url=Setting(format=HTTP_URL),
+    polling_interval_seconds=Setting(default=30, minimum=1, maximum=3600),
+    scale_up=Setting(default=DEFAULT_SCALE_UP),
+    scale_down=Setting(default=DEFAULT_SCALE_DOWN),
+    gpu_memory_ratio_target=Setting(default=0.8, minimum=0, maximum=1),
+    paused=Setting(default=False),
+    paused_replicas=Setting(minimum=0, maximum=INT32_MAX),
+    prometheus_auth=Setting(),
+    keda=Setting(default={}),
+    labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
+    kube_version=Setting(format=Format(KUBE_VERSION)),
+)
 
 
-@dataclass(frozen=True)
-class Trigger:
-    name: str
-    query: str
-    threshold: float
-    activation_threshold: float
-
-
-@dataclass(frozen=True)
-class Target:
-    deployment_name: pulumi.Input[str]
-    namespace: pulumi.Input[str]
-    min_replicas: int
-    max_replicas: int
-    trigger: Trigger
-
-
-@dataclass(frozen=True)
-class Policy:
-    stabilization_seconds: int
-    percent: int
-    period_seconds: int
-    pods: int | None
-
-
-@dataclass(frozen=True)
-class Hold:
-    """A checked `Fallback`."""
-
-    replicas: int
-    failure_threshold: int
-    behavior: str
-
-
-@dataclass(frozen=True)
-class Credentials:
-    mode: str
-    secret_name: str
-
-
-@dataclass(frozen=True)
-class Behavior:
-    """How fast and on what the ScaledObjects scale: the same for every target."""
-
-    polling_interval_seconds: int
-    scale_up: Policy
-    scale_down: Policy
-    fallback: Hold | None
-    gpu_memory_ratio_target: float | None
-    """None: no GPU-memory trigger."""
-    paused: bool
-    paused_replicas: int | None
-
-
-@dataclass(frozen=True)
-class Keda:
-    mode: str
-    namespace: str
-    chart: ChartSource
-
-
-@dataclass(frozen=True)
-class Scaling:
-    """`KedaScalingArgs` checked, each default applied."""
-
-    targets: dict[str, Target]
-    prometheus_url: pulumi.Input[str]
-    behavior: Behavior
-    prometheus_auth: Credentials | None
-    keda: Keda
-    labels: dict[str, str]
-    kube_version: str | None
-
-
-def scaling_of(name: str, args: KedaScalingArgs) -> Scaling:
-    """The scaling `args` describe, each default applied; every problem, if any, raised at once (`ArgsError`)."""
+def scaling_of(name: str, args: KedaScalingArgs) -> KedaScalingArgs:
+    """`args` checked against their declaration, each default applied; every problem, if any, raised at once
+    (`ArgsError`)."""
     problems = ArgProblems("KedaScaling", name)
-    problems.unknown_keys("", args, KedaScalingArgs)
-    targets = problems.required("", args, "targets") or {}
-    prometheus_url = problems.required("", args, "prometheus_url")
-    fallback = args.get("fallback")
-    auth = args.get("prometheus_auth")
-    paused_replicas = args.get("paused_replicas")
-    gpu_target = problems.number(
-        "gpu_memory_ratio_target", args.get("gpu_memory_ratio_target", 0.8), at_least=0, at_most=1
-    )
-    scaling = Scaling(
-        targets={key: _target(problems, f"targets.{key}", target) for key, target in targets.items()},
-        prometheus_url=prometheus_url or "",
-        behavior=Behavior(
-            polling_interval_seconds=problems.integer(
-                "polling_interval_seconds", args.get("polling_interval_seconds", 30), minimum=1, maximum=3600
-            ),
-            scale_up=_policy(problems, "scale_up", args.get("scale_up", DEFAULT_SCALE_UP)),
-            scale_down=_policy(problems, "scale_down", args.get("scale_down", DEFAULT_SCALE_DOWN)),
-            fallback=None if fallback is None else _fallback(problems, fallback),
-            gpu_memory_ratio_target=gpu_target or None,
-            paused=args.get("paused", False),
-            paused_replicas=None
-            if paused_replicas is None
-            else problems.integer("paused_replicas", paused_replicas, minimum=0),
-        ),
-        prometheus_auth=None if auth is None else _credentials(problems, auth),
-        keda=_keda(problems, args.get("keda", {})),
-        labels=dict(args.get("labels", {})),
-        kube_version=args.get("kube_version"),
-    )
+    scaling = cast(KedaScalingArgs, resolve_record(problems, "", args, KedaScalingArgs))
+    targets = scaling.get("targets", {})
+    for key, target in targets.items():
+        low, high = target.get("min_replicas", 0), target.get("max_replicas", 1)
+        if problems.clean(f"targets.{key}.min_replicas", f"targets.{key}.max_replicas") and low > high:
+            problems.add(
+                f"targets.{key}.min_replicas", f"{low} is above max_replicas ({high}); it must be at most that"
+            )
+        trigger = target.get("trigger", {})
+        if scaling.get("gpu_memory_ratio_target") and trigger.get("name") == GPU_TRIGGER:
+            problems.add(
+                f"targets.{key}.trigger.name",
+                f"{GPU_TRIGGER!r} is the trigger this component adds for gpu_memory_ratio_target; name yours otherwise",
+            )
+    fallback = scaling.get("fallback")
+    if fallback is not None:
+        for key, target in targets.items():
+            clean = problems.clean("fallback.replicas", f"targets.{key}.max_replicas")
+            if clean and fallback.get("replicas", 0) > target.get("max_replicas", INT32_MAX):
+                problems.add(
+                    "fallback.replicas",
+                    f"{fallback['replicas']} is above targets.{key}.max_replicas ({target['max_replicas']}); KEDA "
+                    "would hold more replicas than the target may have",
+                )
+    chart = scaling.get("keda", {}).get("chart")
+    if scaling.get("keda", {}).get("mode") == "install" and chart is not None:
+        problem = chart_source_problem(chart)
+        if problem is not None:
+            problems.add("keda.chart", problem)
     problems.check()
     return scaling
-
-
-def _target(problems: ArgProblems, path: str, target: ScaleTarget) -> Target:
-    known = len(problems.problems)
-    low = problems.required(path, target, "min_replicas")
-    high = problems.required(path, target, "max_replicas")
-    low = 0 if low is None else problems.integer(f"{path}.min_replicas", low, minimum=0)
-    high = 1 if high is None else problems.integer(f"{path}.max_replicas", high, minimum=1)
-    if len(problems.problems) == known and low > high:
-        problems.add(f"{path}.min_replicas", f"{low} is above max_replicas ({high}); it must be at most that")
-    trigger = problems.required(path, target, "trigger")
-    return Target(
-        deployment_name=problems.required(path, target, "deployment_name") or "",
-        namespace=problems.required(path, target, "namespace") or "",
-        min_replicas=low,
-        max_replicas=high,
-        trigger=Trigger("", "", 1, 0) if trigger is None else _trigger(problems, f"{path}.trigger", trigger),
-    )
-
-
-def _trigger(problems: ArgProblems, path: str, trigger: LoadTrigger) -> Trigger:
-    threshold = problems.required(path, trigger, "threshold")
-    return Trigger(
-        name=problems.required(path, trigger, "name") or "",
-        query=problems.required(path, trigger, "query") or "",
-        threshold=1 if threshold is None else problems.number(f"{path}.threshold", threshold, above=0),
-        activation_threshold=problems.number(
-            f"{path}.activation_threshold", trigger.get("activation_threshold", 0), at_least=0
-        ),
-    )
-
-
-def _policy(problems: ArgProblems, path: str, policy: ScalePolicy) -> Policy:
-    def whole(key: str, low: int, high: int) -> int:
-        value = problems.required(path, policy, key)
-        return low if value is None else problems.integer(f"{path}.{key}", value, minimum=low, maximum=high)
-
-    return Policy(
-        stabilization_seconds=whole("stabilization_seconds", 0, 3600),
-        percent=whole("percent", 1, 1000),
-        period_seconds=whole("period_seconds", 1, 1800),
-        pods=whole("pods", 1, 1000) if "pods" in policy else None,
-    )
-
-
-def _fallback(problems: ArgProblems, fallback: Fallback) -> Hold:
-    replicas = problems.required("fallback", fallback, "replicas")
-    return Hold(
-        replicas=1 if replicas is None else problems.integer("fallback.replicas", replicas, minimum=1),
-        failure_threshold=problems.integer(
-            "fallback.failure_threshold", fallback.get("failure_threshold", 3), minimum=1, maximum=100
-        ),
-        behavior=problems.choice(
-            "fallback.behavior", fallback.get("behavior", FALLBACK_BEHAVIORS[0]), FALLBACK_BEHAVIORS
-        ),
-    )
-
-
-def _credentials(problems: ArgProblems, auth: PrometheusAuth) -> Credentials:
-    mode = problems.required("prometheus_auth", auth, "mode")
-    return Credentials(
-        mode=AUTH_MODES[0] if mode is None else problems.choice("prometheus_auth.mode", mode, AUTH_MODES),
-        secret_name=problems.required("prometheus_auth", auth, "secret_name") or "",
-    )
-
-
-def _keda(problems: ArgProblems, keda: KedaInstall) -> Keda:
-    chart = keda.get("chart", KEDA_CHART)
-    mode = problems.choice("keda.mode", keda.get("mode", "existing"), KEDA_MODES)
-    if mode == "install" and "repository" not in chart and "path" not in chart:
-        problems.add("keda.chart", "neither repository nor path: say where the chart comes from")
-    return Keda(mode=mode, namespace=keda.get("namespace", "keda"), chart=chart)

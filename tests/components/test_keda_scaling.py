@@ -18,15 +18,9 @@ from triton_platform.arg_problems import ArgProblems, ArgsError
 from triton_platform.keda_scaling import KedaScaling, one_namespace, scaled_object_manifest
 from triton_platform.keda_scaling_args import (
     DEFAULT_SCALE_DOWN,
-    Behavior,
-    Keda,
     KedaScalingArgs,
     LoadTrigger,
-    Policy,
     ScaleTarget,
-    Scaling,
-    Target,
-    Trigger,
     scaling_of,
 )
 
@@ -286,11 +280,9 @@ def test_pausing_annotates_the_scaled_object() -> None:
         deployment="my-model",
         min_replicas=1,
         max_replicas=4,
-        trigger=Trigger("queue", "sum(my_queue_depth)", 5, 1),
+        trigger={"name": "queue", "query": "sum(my_queue_depth)", "threshold": 5, "activation_threshold": 1},
         prometheus_url="http://prom:9090",
-        behavior=scaling_of("my-scaling", args).behavior,
-        prometheus_auth=None,
-        labels={},
+        scaling=scaling_of("my-scaling", args),
     )
     # No labels given: none written.
     assert manifest["metadata"] == {
@@ -328,24 +320,30 @@ def test_defaults_and_whole_floats_from_another_language() -> None:
         "polling_interval_seconds": 15.0,
     }
     scaling = scaling_of("my-scaling", args)
-    assert scaling == Scaling(
-        targets={"m": Target("m", "ml", 1, 4, Trigger("load", "sum(load)", 10, 0))},
-        prometheus_url="http://p",
-        behavior=Behavior(
-            polling_interval_seconds=15,
-            scale_up=Policy(0, 100, 30, 3),
-            scale_down=Policy(300, 25, 60, None),
-            fallback=None,
-            gpu_memory_ratio_target=0.8,
-            paused=False,
-            paused_replicas=None,
-        ),
-        prometheus_auth=None,
-        keda=Keda("existing", "keda", {"version": "2.20.2", "repository": "https://kedacore.github.io/charts"}),
-        labels={},
-        kube_version=None,
-    )
-    assert [type(n) for n in (scaling.behavior.polling_interval_seconds, scaling.targets["m"].max_replicas)] == [
+    assert scaling == {
+        "targets": {
+            "m": {
+                "deployment_name": "m",
+                "namespace": "ml",
+                "min_replicas": 1,
+                "max_replicas": 4,
+                "trigger": {"name": "load", "query": "sum(load)", "threshold": 10.0, "activation_threshold": 0.0},
+            }
+        },
+        "prometheus_url": "http://p",
+        "polling_interval_seconds": 15,
+        "scale_up": {"stabilization_seconds": 0, "percent": 100, "pods": 3, "period_seconds": 30},
+        "scale_down": {"stabilization_seconds": 300, "percent": 25, "period_seconds": 60},
+        "gpu_memory_ratio_target": 0.8,
+        "paused": False,
+        "keda": {
+            "mode": "existing",
+            "namespace": "keda",
+            "chart": {"version": "2.20.2", "repository": "https://kedacore.github.io/charts", "values": {}},
+        },
+        "labels": {},
+    }
+    assert [type(n) for n in (scaling["polling_interval_seconds"], scaling["targets"]["m"]["max_replicas"])] == [
         int,
         int,
     ]
@@ -379,7 +377,7 @@ def _target(**changes: Any) -> dict[str, Any]:
             [
                 "args.prometheus_address: unknown key; known keys: fallback, gpu_memory_ratio_target, keda, "
                 "kube_version, labels, paused, paused_replicas, polling_interval_seconds, prometheus_auth, "
-                "prometheus_url, scale_down, scale_up, targets"
+                "prometheus_url, scale_down, scale_up, targets (did you mean 'prometheus_url'?)"
             ],
             id="unknown-key",
         ),
@@ -391,9 +389,9 @@ def _target(**changes: Any) -> dict[str, Any]:
         pytest.param(
             _args(targets={"m": _target(deployment_name=None, namespace=None, trigger=None)}),
             [
-                "args.targets.m.trigger: missing (required)",
                 "args.targets.m.deployment_name: missing (required)",
                 "args.targets.m.namespace: missing (required)",
+                "args.targets.m.trigger: missing (required)",
             ],
             id="target-required",
         ),
@@ -492,3 +490,118 @@ def test_each_rule_names_the_arg_and_what_is_allowed(args: dict[str, Any], probl
     with pytest.raises(ArgsError) as error:
         scaling_of("s", cast(KedaScalingArgs, args))
     assert str(error.value).splitlines() == [f"KedaScaling s: {problem}" for problem in problems]
+
+
+OUTPUT_PROBLEM = (
+    "is an Output, but this Arg must be a plain value known when the program runs (the component builds "
+    "names, queries or files from it); pass the value itself"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "problems"),
+    [
+        pytest.param(None, ["args: missing: give KedaScalingArgs, a mapping of its keys"], id="no-args"),
+        pytest.param(
+            _args(targets=[TARGET]),
+            [
+                "args.targets: [{'deployment_name': 'm', 'namespace': 'ml', 'min_replicas': 1, 'max_replicas': … "
+                "is not a mapping"
+            ],
+            id="list-for-a-mapping",
+        ),
+        pytest.param(
+            _args(scale_up="fast"),
+            ["args.scale_up: 'fast' is not a mapping of ScalePolicy's keys"],
+            id="string-for-a-settings-object",
+        ),
+        pytest.param(
+            _args(fallback={"replicas": 1, "behaviour": "static"}),
+            [
+                "args.fallback.behaviour: unknown key; known keys: behavior, failure_threshold, replicas "
+                "(did you mean 'behavior'?)"
+            ],
+            id="misspelt-nested-key",
+        ),
+        pytest.param(
+            _args(paused="false"),
+            ["args.paused: 'false' is a string; write the boolean true or false, unquoted"],
+            id="string-false",
+        ),
+        pytest.param(
+            _args(targets={"m": _target(max_replicas=2**31)}),
+            ["args.targets.m.max_replicas: 2147483648 is above the maximum 2147483647"],
+            id="past-int32",
+        ),
+        pytest.param(
+            _args(targets={"m": _target(trigger={**TARGET["trigger"], "threshold": float("inf")})}),
+            ["args.targets.m.trigger.threshold: inf is not a finite number"],
+            id="infinite-threshold",
+        ),
+        pytest.param(
+            _args(fallback={"replicas": 3}),
+            [
+                "args.fallback.replicas: 3 is above targets.m.max_replicas (2); KEDA would hold more replicas "
+                "than the target may have"
+            ],
+            id="fallback-above-max",
+        ),
+        pytest.param(
+            _args(targets={"m": _target(trigger={**TARGET["trigger"], "name": "gpu-memory"})}),
+            [
+                "args.targets.m.trigger.name: 'gpu-memory' is the trigger this component adds for "
+                "gpu_memory_ratio_target; name yours otherwise"
+            ],
+            id="trigger-named-like-the-components-own",
+        ),
+        pytest.param(
+            _args(targets={"m": _target(namespace="ML Team", deployment_name="My_Model")}),
+            [
+                "args.targets.m.deployment_name: must be a lowercase RFC 1123 subdomain (labels of a-z, 0-9 and "
+                "'-', each starting and ending with a letter or digit, joined by single dots); got 'My_Model'",
+                "args.targets.m.namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and "
+                "ending with a letter or digit); got 'ML Team'",
+            ],
+            id="names",
+        ),
+        pytest.param(
+            _args(prometheus_url="prometheus:9090", labels={"team name": "ml"}),
+            [
+                "args.prometheus_url: must be an http:// or https:// URL; got 'prometheus:9090'",
+                "args.labels.team name: key must be a Kubernetes label key such as example.com/pool; got 'team name'",
+            ],
+            id="url-and-label-key",
+        ),
+        pytest.param(
+            _args(keda={"mode": "install", "namespace": "kube system", "chart": {"version": "latest"}}),
+            [
+                "args.keda.namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending "
+                "with a letter or digit); got 'kube system'",
+                "args.keda.chart.version: must be an exact chart version such as 2.20.2; got 'latest'",
+                "args.keda.chart: neither repository nor path: say where the chart comes from",
+            ],
+            id="install",
+        ),
+    ],
+)
+def test_args_of_the_wrong_shape_or_format_are_named(args: Any, problems: list[str]) -> None:
+    """What a new user gets wrong, from Python or through the schema's types from another language."""
+    with pytest.raises(ArgsError) as error:
+        scaling_of("s", args)
+    assert str(error.value).splitlines() == [f"KedaScaling s: {problem}" for problem in problems]
+
+
+@pulumi_test
+def test_an_output_where_a_plain_value_is_needed_is_refused_by_name(mocks: RecordingMocks) -> None:
+    replicas = pulumi.Output.from_input(2)
+    with pytest.raises(ArgsError) as error:
+        KedaScaling("s", cast(KedaScalingArgs, _args(targets={"m": _target(max_replicas=replicas)})))
+    assert str(error.value) == f"KedaScaling s: args.targets.m.max_replicas: {OUTPUT_PROBLEM}"
+
+
+def test_names_reach_the_gpu_query_as_escaped_promql_strings() -> None:
+    """A name known only when the program runs is not checked; it cannot end the literal and rewrite the query."""
+    from triton_platform.keda_scaling import gpu_memory_query  # noqa: PLC0415
+
+    query = gpu_memory_query('ml"} or vector(1) #', "m")
+    assert 'namespace="ml\\"} or vector(1) #"' in query

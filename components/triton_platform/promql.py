@@ -1,0 +1,12 @@
+"""Values written into PromQL: a label matcher's value is a string literal, quoted and escaped, so no name or
+namespace can end the literal and rewrite the query around it."""
+
+from __future__ import annotations
+
+import json
+
+
+def label_value(value: str) -> str:
+    """`value` as a PromQL string literal: double-quoted, with Go's escapes (PromQL reads strings as Go does,
+    prometheus/promql/parser/lex.go), which JSON's are a subset of for these characters."""
+    return json.dumps(value, ensure_ascii=False)
