@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from platform_config.component_fields import from_component
 from platform_config.types import (
     ChartRepository,
     ChartVersion,
@@ -17,54 +18,58 @@ from platform_config.types import (
     Strict,
 )
 from simulator.config import SimulationConfig
+from triton_platform.keda_scaling_args import KEDA_CHART, KedaScalingArgs
+from triton_platform.keda_scaling_args import Fallback as FallbackArgs
+from triton_platform.keda_scaling_args import KedaInstall as KedaInstallArgs
+from triton_platform.keda_scaling_args import ScalePolicy as ScalePolicyArgs
 
 
 class KedaChart(HelmChart):
     """The KEDA chart (kedacore/charts)."""
 
-    repository: ChartRepository = "https://kedacore.github.io/charts"
+    repository: ChartRepository = KEDA_CHART["repository"]
     """Chart repository URL."""
 
-    version: ChartVersion = "2.20.2"
+    version: ChartVersion = KEDA_CHART["version"]
     """Exact chart version; 2.20.2 is the operator the local cluster's tests run. With `path`, the folder's `Chart.yaml` must declare this version."""
 
 
 class ScalePolicy(Strict):
     """One direction of the HPA's `behavior`: how fast replicas may change."""
 
-    stabilization_seconds: Annotated[int, Field(ge=0, le=3600)]
+    stabilization_seconds: int = from_component(ScalePolicyArgs, "stabilization_seconds")
     """HPA `stabilizationWindowSeconds`: recommendations over this window are considered (max for down, min for up)."""
 
-    percent: Annotated[int, Field(ge=1, le=1000)]
+    percent: int = from_component(ScalePolicyArgs, "percent")
     """A `Percent` policy: change by up to this share of the current replicas per period."""
 
-    pods: Annotated[int, Field(ge=1, le=1000)] | None = None
+    pods: int | None = from_component(ScalePolicyArgs, "pods", default=None)
     """A `Pods` policy: change by up to this many pods per period. With both, the larger change wins (`selectPolicy: Max`)."""
 
-    period_seconds: Annotated[int, Field(ge=1, le=1800)]
+    period_seconds: int = from_component(ScalePolicyArgs, "period_seconds")
     """Length of a policy period (the HPA API allows 1-1800)."""
 
 
 class Fallback(Strict):
     """What KEDA does when it cannot read the triggers (Prometheus down, a query error, a vanished series)."""
 
-    failure_threshold: Annotated[int, Field(ge=1, le=100)] = 3
+    failure_threshold: int = from_component(FallbackArgs, "failure_threshold")
     """The fallback applies once more than this many consecutive metric reads failed (the HPA reads every 15 s)."""
 
-    replicas: Annotated[int, Field(ge=1, le=1000)]
+    replicas: int = from_component(FallbackArgs, "replicas", le=1000)
     """Replica count to hold; with `currentReplicasIfHigher` a deployment already above it stays where it is."""
 
-    behavior: Literal["static", "currentReplicas", "currentReplicasIfHigher"] = "currentReplicasIfHigher"
+    behavior: Literal["static", "currentReplicas", "currentReplicasIfHigher"] = from_component(FallbackArgs, "behavior")
     """KEDA fallback behavior; the default never scales down because metrics went missing."""
 
 
 class KedaInstall(Strict):
     """Where KEDA comes from."""
 
-    mode: Literal["install", "existing"] = "existing"
+    mode: Literal["install", "existing"] = from_component(KedaInstallArgs, "mode")
     """`install`: the pinned KEDA Helm chart into `namespace`, before any ScaledObject. `existing`: KEDA already runs."""
 
-    namespace: NamespaceName = "keda"
+    namespace: NamespaceName = from_component(KedaInstallArgs, "namespace")
     """KEDA's namespace."""
 
     chart: KedaChart = KedaChart()
@@ -91,7 +96,7 @@ class ScalingConfig(Strict):
     enabled: bool = True
     """KEDA owns the replica count. When false, each deployment runs `replicas.min` replicas and `replicas.max` must equal it."""
 
-    polling_interval_seconds: Annotated[int, Field(ge=1, le=3600)] = 30
+    polling_interval_seconds: int = from_component(KedaScalingArgs, "polling_interval_seconds")
     """KEDA `pollingInterval`: how often KEDA's own loop checks the triggers. That loop only scales between 0 and 1; above 1 the HPA (15 s sync) drives scaling, so with `replicas.min >= 1` it matters little."""
 
     signal: ScalingSignal = "busy-ratio"
@@ -106,7 +111,8 @@ class ScalingConfig(Strict):
     activation_queue_depth: Annotated[float, Field(ge=0)] = 0.0
     """KEDA `activationThreshold`: pending requests above which a deployment at zero wakes up. Inert while `replicas.min >= 1`, which autoscaling requires."""
 
-    gpu_memory_ratio_target: Annotated[float, Field(gt=0, le=1)] = 0.8
+    # The component's 0 turns the trigger off; a stack always keeps it.
+    gpu_memory_ratio_target: float = from_component(KedaScalingArgs, "gpu_memory_ratio_target", gt=0)
     """GPU memory used/total per replica above which the autoscaler adds replicas. Set it above the idle footprint of the loaded models (dashboard: GPU memory), or the deployment sits at `replicas.max`."""
 
     prometheus_address: HttpUrl | None = None
@@ -118,20 +124,16 @@ class ScalingConfig(Strict):
     fallback: Fallback | None = None
     """Behaviour when the metrics cannot be read. Required in production."""
 
-    scale_up: ScalePolicy = ScalePolicy.model_validate(
-        {"stabilizationSeconds": 0, "percent": 100, "pods": 3, "periodSeconds": 30}
-    )
+    scale_up: ScalePolicy = from_component(KedaScalingArgs, "scale_up")
     """How fast to add replicas: 100% or 3 pods per 30 s, whichever is more, with no stabilization window, so a load step doubles capacity each period (the HPA's `behavior.scaleUp`, autoscaling/v2)."""
 
-    scale_down: ScalePolicy = ScalePolicy.model_validate(
-        {"stabilizationSeconds": 300, "percent": 25, "periodSeconds": 60}
-    )
+    scale_down: ScalePolicy = from_component(KedaScalingArgs, "scale_down")
     """How fast to remove replicas: 25% per 60 s after a 300 s stabilization window, the HPA's own default window for scale-down (kubernetes.io, "Horizontal Pod Autoscaling", stabilization window)."""
 
-    paused: bool = False
+    paused: bool = from_component(KedaScalingArgs, "paused")
     """Pause autoscaling for maintenance (`autoscaling.keda.sh/paused`); replicas stay where they are."""
 
-    paused_replicas: Annotated[int, Field(ge=0, le=1000)] | None = None
+    paused_replicas: int | None = from_component(KedaScalingArgs, "paused_replicas", le=1000, default=None)
     """Pause at this replica count (`autoscaling.keda.sh/paused-replicas`), for maintenance; it must fit every deployment's range."""
 
     keda: KedaInstall = KedaInstall()

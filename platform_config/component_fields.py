@@ -1,0 +1,37 @@
+"""Stack keys that set a component's Args take that Arg's default and bounds from the component's declaration
+(triton_platform/arg_schema.py), so each is declared once: `from_component` builds the pydantic Field, and
+`COMPONENT_ARGS` names which stack model sets which Args type, which tests/test_component_fields.py holds equal
+key by key. A stack key may narrow its Arg (a tighter bound the stack needs), never widen it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pydantic import Field
+from pydantic.alias_generators import to_camel
+
+from triton_platform.arg_schema import UNSET, setting
+
+
+def _camel_keys(value: Any) -> Any:
+    """A flat Args default (a snake_case mapping) as a stack model reads it."""
+    return {to_camel(key): item for key, item in value.items()} if isinstance(value, dict) else value
+
+
+def from_component(args_type: type, key: str, **narrower: Any) -> Any:
+    """The pydantic Field of the stack key that sets `args_type`'s `key`: its default and bounds, over which
+    `narrower` (pydantic Field arguments: ge, le, gt, ...) may only tighten."""
+    rules = setting(args_type, key)
+    bounds: dict[str, Any] = {
+        name: bound
+        for name, bound in (("ge", rules.minimum), ("le", rules.maximum), ("gt", rules.above))
+        if bound is not None
+    }
+    options: dict[str, Any] = {**bounds, **narrower}
+    if rules.default is not UNSET and "default" not in narrower:
+        default = rules.default
+        options["default_factory"] = lambda: copy.deepcopy(_camel_keys(default))
+        options["validate_default"] = True
+    return Field(**options)
