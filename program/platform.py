@@ -9,7 +9,6 @@ from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
-from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from platform_config.cluster import identity_annotations
 from platform_config.kubernetes import render_override
@@ -23,6 +22,7 @@ from triton_platform.keda_scaling import KedaScaling
 from triton_platform.keda_scaling_args import KedaScalingArgs, LoadTrigger, ScalePolicy
 from triton_platform.kubernetes_objects import create_object
 from triton_platform.kubernetes_provider import check_reachable, create_provider, kubernetes_target, provider_options
+from triton_platform.model_packaging.instances import instances_per_pod
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.monitoring import Monitoring
 from triton_platform.monitoring_args import DASHBOARD_TAGS, DeploymentSignal, MonitoringArgs
@@ -51,19 +51,6 @@ def protects_model_data(config: PlatformConfig) -> bool:
     """Model data outlives the stack everywhere; in production Pulumi may not even delete or replace
     what holds it (the model claim, and the namespace it lives in)."""
     return config.environment == "production"
-
-
-# protobuf ModelInstanceGroup.Kind: KIND_AUTO = 0, KIND_GPU = 1, KIND_CPU = 2.
-KIND_CPU = 2
-
-
-def instances_per_pod(model_config: ModelConfig, gpus_per_pod: int) -> int:
-    """Model instances one Triton pod runs: a GPU group's count is per GPU (model_config.proto `count`)."""
-    total = 0
-    for group in model_config.instance_group:
-        count = group.count or 1
-        total += count if group.kind == KIND_CPU or group.gpus else count * gpus_per_pod
-    return total or gpus_per_pod
 
 
 def deployment_instances(config: PlatformConfig, rendered: RenderedRepository) -> dict[str, dict[str, int]]:

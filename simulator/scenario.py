@@ -24,6 +24,7 @@ from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES, 
 from simulator.signals import SignalSpec, derived_target
 from triton_platform.excerpts import excerpt
 from triton_platform.input_files import InputFile, InputFileError, InputKind
+from triton_platform.model_packaging.instances import instances_per_pod
 from triton_platform.model_packaging.source import read_repository
 
 PROFILES = PROJECT_ROOT / "bench" / "results" / "profiles"
@@ -240,7 +241,7 @@ def scenario(
     model_config = rendered.models[chosen].config
     batching = model_config.dynamic_batching if model_config.HasField("dynamic_batching") else None
     policy = batching.default_queue_policy if batching and batching.HasField("default_queue_policy") else None
-    instances = sum(group.count or 1 for group in model_config.instance_group) or 1
+    instances = instances_per_pod(model_config, spec.gpus_per_pod)
     batcher = BatcherConfig(
         max_batch_size=max(model_config.max_batch_size, 1),
         max_queue_delay_s=(batching.max_queue_delay_microseconds / 1e6) if batching else 0.0,
