@@ -1,6 +1,6 @@
 """The GPU node pool: device plugin, node autoscaling, priorities and warm spare capacity.
 
-Builders take the checked `Pool` (triton_platform/gpu_node_pool_args.py) and return plain manifests;
+Builders take the checked Args (`pool_of`, triton_platform/gpu_node_pool_args.py) and return plain manifests;
 `GpuNodePool` wires them and exposes the pool placement (where GPU pods may run, what they tolerate,
 the GPU resource) that TritonServing uses. No `from __future__ import annotations`: Pulumi infers the
 component's schema from its annotations as objects.
@@ -16,7 +16,7 @@ import yaml
 
 from triton_platform.component_types import type_token, with_former_type
 from triton_platform.dcgm_counters import COUNTERS_FILE, counters_csv
-from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, Pool, pool_of
+from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
 from triton_platform.gpu_pool_contract import PoolPlacement, Toleration
 from triton_platform.images import image_fields
 from triton_platform.kubernetes_objects import create_object
@@ -53,31 +53,35 @@ def _meta(
     return metadata
 
 
-def pool_placement(pool: Pool) -> PoolPlacement:
+def pool_placement(pool: GpuNodePoolArgs) -> PoolPlacement:
     """The placement a pool offers: its node labels, a toleration for each taint, and its GPU resource."""
     tolerations: list[Toleration] = [
-        {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
-        if t.value
-        else {"key": t.key, "operator": "Exists", "effect": t.effect}
-        for t in pool.taints
+        {"key": t["key"], "operator": "Equal", "value": t["value"], "effect": t["effect"]}
+        if t["value"]
+        else {"key": t["key"], "operator": "Exists", "effect": t["effect"]}
+        for t in pool["taints"]
     ]
-    return {"node_selector": dict(pool.node_labels), "tolerations": tolerations, "gpu_resource": pool.resource_name}
+    return {
+        "node_selector": dict(pool["node_labels"]),
+        "tolerations": tolerations,
+        "gpu_resource": pool["resource_name"],
+    }
 
 
-def node_taints(pool: Pool) -> list[dict[str, str]]:
+def node_taints(pool: GpuNodePoolArgs) -> list[dict[str, str]]:
     """The taints of the pool's nodes as a Node's `spec.taints` and a NodePool's template write them."""
-    return [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints]
+    return [{"key": t["key"], "value": t["value"], "effect": t["effect"]} for t in pool["taints"]]
 
 
-def device_plugin_config(pool: Pool) -> dict[str, Any]:
+def device_plugin_config(pool: GpuNodePoolArgs) -> dict[str, Any]:
     """The plugin's config file (`version: v1`): MIG strategy and time-slicing replicas."""
-    plugin = pool.device_plugin
+    plugin = pool["device_plugin"]
     config: dict[str, Any] = {
         "version": "v1",
-        "flags": {"migStrategy": plugin.mig_strategy if plugin.sharing == "mig" else "none"},
+        "flags": {"migStrategy": plugin["mig_strategy"] if plugin["sharing"] == "mig" else "none"},
     }
-    if plugin.sharing == "time-slicing":
-        resources = [{"name": pool.resource_name, "replicas": plugin.time_slicing_replicas}]
+    if plugin["sharing"] == "time-slicing":
+        resources = [{"name": pool["resource_name"], "replicas": plugin["time_slicing_replicas"]}]
         config["sharing"] = {"timeSlicing": {"resources": resources}}
     return config
 
@@ -102,13 +106,13 @@ def system_namespace_manifests(platform: dict[str, str]) -> dict[str, dict[str, 
 
 
 def device_plugin_manifests(
-    pool: Pool, placement: PoolPlacement, platform: dict[str, str], digests: dict[str, str]
+    pool: GpuNodePoolArgs, placement: PoolPlacement, platform: dict[str, str], digests: dict[str, str]
 ) -> dict[str, dict[str, Any]]:
     """The device plugin with its config."""
     labels = {"app.kubernetes.io/name": "nvidia-device-plugin"}
     plugin_config = yaml.safe_dump(device_plugin_config(pool), sort_keys=False)
     # Root, for the kubelet's socket directory; no escalation, no capabilities but what MIG needs.
-    capabilities = {"drop": ["ALL"], **({"add": ["SYS_ADMIN"]} if pool.device_plugin.sharing == "mig" else {})}
+    capabilities = {"drop": ["ALL"], **({"add": ["SYS_ADMIN"]} if pool["device_plugin"]["sharing"] == "mig" else {})}
     pod_spec = {
         # Node-critical: without it the node advertises no GPUs at all.
         "priorityClassName": "system-node-critical",
@@ -119,7 +123,7 @@ def device_plugin_manifests(
         "containers": [
             {
                 "name": "nvidia-device-plugin",
-                **image_fields(pool.device_plugin.image, digests),
+                **image_fields(pool["device_plugin"]["image"], digests),
                 "args": ["--config-file=/config/config.yaml"],
                 "securityContext": {"allowPrivilegeEscalation": False, "capabilities": capabilities},
                 "resources": {
@@ -201,10 +205,15 @@ def metrics_only_policy(metrics_namespace: str, platform: dict[str, str]) -> dic
     }
 
 
-def advertised_per_gpu(pool: Pool) -> int:
+def max_gpus(pool: GpuNodePoolArgs) -> int:
+    """The most GPUs the pool's nodes hold together: `max_nodes` x `gpus_per_node`."""
+    return pool["max_nodes"] * pool["gpus_per_node"]
+
+
+def advertised_per_gpu(pool: GpuNodePoolArgs) -> int:
     """How many `nvidia.com/gpu` the plugin advertises per physical GPU."""
-    plugin = pool.device_plugin
-    return plugin.time_slicing_replicas if plugin.sharing == "time-slicing" else 1
+    plugin = pool["device_plugin"]
+    return plugin["time_slicing_replicas"] if plugin["sharing"] == "time-slicing" else 1
 
 
 @dataclass(frozen=True)
@@ -235,22 +244,23 @@ NODE_CLASSES = {
 }
 
 
-def karpenter_node_pool(pool: Pool, placement: PoolPlacement, prefix: str, platform: dict[str, str]) -> dict[str, Any]:
+def karpenter_node_pool(
+    pool: GpuNodePoolArgs, placement: PoolPlacement, prefix: str, platform: dict[str, str]
+) -> dict[str, Any]:
     """The Karpenter NodePool `<prefix>-gpu`, sized and shaped for the pool."""
-    karpenter = pool.karpenter
-    assert karpenter is not None
-    provider = NODE_CLASSES[karpenter.node_class_kind]
+    karpenter = pool["karpenter"]
+    provider = NODE_CLASSES[karpenter["node_class_kind"]]
     requirements = [
-        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(karpenter.capacity_types)},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": list(karpenter["capacity_types"])},
         # Exactly the node shape the pool is sized for: Karpenter would otherwise pack pods onto 4- or 8-GPU sizes.
-        {"key": provider.gpu_count_label, "operator": "In", "values": [str(pool.gpus_per_node)]},
+        {"key": provider.gpu_count_label, "operator": "In", "values": [str(pool["gpus_per_node"])]},
     ]
-    if karpenter.instance_families:
+    if karpenter["instance_families"]:
         requirements.append(
-            {"key": provider.family_label, "operator": "In", "values": list(karpenter.instance_families)}
+            {"key": provider.family_label, "operator": "In", "values": list(karpenter["instance_families"])}
         )
-    if karpenter.gpu_names:
-        requirements.append({"key": provider.gpu_name_label, "operator": "In", "values": list(karpenter.gpu_names)})
+    if karpenter["gpu_names"]:
+        requirements.append({"key": provider.gpu_name_label, "operator": "In", "values": list(karpenter["gpu_names"])})
     return {
         "apiVersion": "karpenter.sh/v1",
         "kind": "NodePool",
@@ -261,20 +271,20 @@ def karpenter_node_pool(pool: Pool, placement: PoolPlacement, prefix: str, platf
                 "spec": {
                     "nodeClassRef": {
                         "group": provider.group,
-                        "kind": karpenter.node_class_kind,
-                        "name": karpenter.node_class,
+                        "kind": karpenter["node_class_kind"],
+                        "name": karpenter["node_class"],
                     },
                     "requirements": requirements,
                     "taints": node_taints(pool),
-                    "expireAfter": karpenter.expire_after,
+                    "expireAfter": karpenter["expire_after"],
                 },
             },
             # The pool's ceiling, in GPUs as the nodes advertise them (Karpenter counts node capacity).
-            "limits": {pool.resource_name: str(pool.max_gpus * advertised_per_gpu(pool))},
+            "limits": {pool["resource_name"]: str(max_gpus(pool) * advertised_per_gpu(pool))},
             # Conservative scale-down: only empty nodes, after they stayed empty, one node at a time.
             "disruption": {
                 "consolidationPolicy": "WhenEmpty",
-                "consolidateAfter": karpenter.consolidate_after,
+                "consolidateAfter": karpenter["consolidate_after"],
                 "budgets": [{"nodes": "1"}],
             },
         },
@@ -282,21 +292,20 @@ def karpenter_node_pool(pool: Pool, placement: PoolPlacement, prefix: str, platf
 
 
 def cluster_autoscaler_manifests(
-    pool: Pool, prefix: str, platform: dict[str, str], digests: dict[str, str]
+    pool: GpuNodePoolArgs, prefix: str, platform: dict[str, str], digests: dict[str, str]
 ) -> dict[str, dict[str, Any]]:
     """The cluster-autoscaler in `gpu-system`, bounded to the pool's node groups; its ClusterRole is `<prefix>-...`."""
-    ca = pool.cluster_autoscaler
-    assert ca is not None
+    ca = pool["cluster_autoscaler"]
     name = "cluster-autoscaler"
     labels = {"app.kubernetes.io/name": name}
     args = [
-        f"--cloud-provider={ca.cloud_provider}",
+        f"--cloud-provider={ca['cloud_provider']}",
         # Its leader lease and status ConfigMap live here, not in kube-system beside another autoscaler's.
         f"--namespace={SYSTEM_NAMESPACE}",
-        *(f"--nodes={pool.min_nodes}:{pool.max_nodes}:{group}" for group in ca.node_groups),
-        f"--scale-down-delay-after-add={ca.scale_down_delay_after_add}",
-        f"--scale-down-delay-after-delete={ca.scale_down_delay_after_delete}",
-        f"--scale-down-unneeded-time={ca.scale_down_unneeded_time}",
+        *(f"--nodes={pool['min_nodes']}:{pool['max_nodes']}:{group}" for group in ca["node_groups"]),
+        f"--scale-down-delay-after-add={ca['scale_down_delay_after_add']}",
+        f"--scale-down-delay-after-delete={ca['scale_down_delay_after_delete']}",
+        f"--scale-down-unneeded-time={ca['scale_down_unneeded_time']}",
         "--balance-similar-node-groups=true",
         "--expander=least-waste",
     ]
@@ -349,7 +358,7 @@ def cluster_autoscaler_manifests(
         "autoscaler-account": {
             "apiVersion": "v1",
             "kind": "ServiceAccount",
-            "metadata": _meta(platform, name, annotations=dict(ca.service_account_annotations)),
+            "metadata": _meta(platform, name, annotations=dict(ca["service_account_annotations"])),
         },
         "autoscaler-local-role": {
             "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -413,7 +422,7 @@ def cluster_autoscaler_manifests(
                         "containers": [
                             {
                                 "name": name,
-                                **image_fields(ca.image, digests),
+                                **image_fields(ca["image"], digests),
                                 "command": ["./cluster-autoscaler"],
                                 "args": args,
                                 "securityContext": RESTRICTED,
@@ -448,7 +457,7 @@ def priority_class(name: str, value: int, description: str, preempt: bool, platf
 
 
 def overprovisioning_manifest(
-    pool: Pool, placement: PoolPlacement, namespace: str, platform: dict[str, str], digests: dict[str, str]
+    pool: GpuNodePoolArgs, placement: PoolPlacement, namespace: str, platform: dict[str, str], digests: dict[str, str]
 ) -> dict[str, Any]:
     """Placeholder pods in `namespace`, one GPU each, at the priority `<namespace>-overprovisioning`."""
     labels = {"app.kubernetes.io/name": "gpu-overprovisioning"}
@@ -457,7 +466,7 @@ def overprovisioning_manifest(
         "kind": "Deployment",
         "metadata": _meta(platform, "gpu-overprovisioning", namespace),
         "spec": {
-            "replicas": pool.overprovisioning_replicas,
+            "replicas": pool["overprovisioning_replicas"],
             "selector": {"matchLabels": labels},
             "template": {
                 "metadata": {"labels": labels},
@@ -477,7 +486,7 @@ def overprovisioning_manifest(
                     "containers": [
                         {
                             "name": "placeholder",
-                            **image_fields(pool.overprovisioning_image, digests),
+                            **image_fields(pool["overprovisioning_image"], digests),
                             "securityContext": RESTRICTED,
                             "resources": {
                                 "requests": {"cpu": "10m", "memory": "16Mi", **AGENT_LOG_STORAGE["requests"]},
@@ -497,7 +506,7 @@ def overprovisioning_manifest(
 
 
 def dcgm_manifests(
-    pool: Pool,
+    pool: GpuNodePoolArgs,
     placement: PoolPlacement,
     *,
     platform: dict[str, str],
@@ -554,7 +563,7 @@ def dcgm_manifests(
                         "containers": [
                             {
                                 "name": "dcgm-exporter",
-                                **image_fields(pool.dcgm_exporter_image, digests),
+                                **image_fields(pool["dcgm_exporter_image"], digests),
                                 # Flags and variables of dcgm-exporter 3.3.9-3.6.1's pkg/cmd/app.go: the counters
                                 # file the GPU health rules need (triton_platform/dcgm_counters.py); the pod each
                                 # GPU is allocated to, from the kubelet's pod-resources socket; the node's name as
@@ -622,36 +631,37 @@ GPU_OPERATOR_DCGM = {"app": "nvidia-dcgm-exporter"}
 assets/state-dcgm-exporter/: Service `nvidia-dcgm-exporter`, port `gpu-metrics` 9400, path `/metrics`)."""
 
 
-def gpu_operator_dcgm_monitor(pool: Pool) -> dict[str, Any]:
+def gpu_operator_dcgm_monitor(pool: GpuNodePoolArgs) -> dict[str, Any]:
     """A ServiceMonitor for the GPU Operator's DCGM exporter, in the pool's namespace, with the labels Prometheus
     selects: the operator's own ServiceMonitor is off by default and carries none of them."""
-    interval = {"interval": pool.scrape_interval} if pool.scrape_interval else {}
+    scrape_interval = pool.get("scrape_interval")
+    interval = {"interval": scrape_interval} if scrape_interval else {}
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "ServiceMonitor",
         "metadata": _meta(
-            pool.labels, "gpu-operator-dcgm-exporter", labels={**pool.labels, **pool.metrics_selector_labels}
+            pool["labels"], "gpu-operator-dcgm-exporter", labels={**pool["labels"], **pool["metrics_selector_labels"]}
         ),
         "spec": {
             "selector": {"matchLabels": dict(GPU_OPERATOR_DCGM)},
-            "namespaceSelector": {"matchNames": [pool.gpu_operator_namespace]},
+            "namespaceSelector": {"matchNames": [pool["gpu_operator_namespace"]]},
             "endpoints": [{"port": "gpu-metrics", "path": "/metrics", **interval}],
         },
     }
 
 
-def pool_manifests(pool: Pool, placement: PoolPlacement) -> dict[str, dict[str, Any]]:
+def pool_manifests(pool: GpuNodePoolArgs, placement: PoolPlacement) -> dict[str, dict[str, Any]]:
     """Every object of the GPU pool, by role, but for the static NodePatches and `metrics_only_policy`.
 
     Reads only the pool's plain values: `metrics_namespace` may be another resource's output.
     """
-    platform, digests, prefix = pool.labels, pool.image_digests, pool.workload_namespace
+    platform, digests, prefix = pool["labels"], pool["image_digests"], pool["workload_namespace"]
     out: dict[str, dict[str, Any]] = {
         "batch-priority": priority_class(
             f"{prefix}-batch", BATCH_PRIORITY, "Batch and dev GPU work: below inference serving.", True, platform
         )
     }
-    if pool.overprovisioning_replicas:
+    if pool["overprovisioning_replicas"]:
         out["overprovisioning-priority"] = priority_class(
             f"{prefix}-overprovisioning",
             OVERPROVISIONING_PRIORITY,
@@ -660,25 +670,25 @@ def pool_manifests(pool: Pool, placement: PoolPlacement) -> dict[str, dict[str, 
             platform,
         )
         out["overprovisioning"] = overprovisioning_manifest(pool, placement, prefix, platform, digests)
-    if not pool.manage:
+    if not pool["manage"]:
         return out  # another stack owns the cluster-level objects
     cluster_level: dict[str, dict[str, Any]] = {}
-    if pool.gpu_software == "pool":
+    if pool["gpu_software"] == "pool":
         cluster_level |= device_plugin_manifests(pool, placement, platform, digests)
-    elif pool.gpu_software == "gpu-operator":
+    elif pool["gpu_software"] == "gpu-operator":
         cluster_level["gpu-operator-dcgm-monitor"] = gpu_operator_dcgm_monitor(pool)
-    if pool.autoscaler == "karpenter":
+    if pool["autoscaler"] == "karpenter":
         cluster_level["node-pool"] = karpenter_node_pool(pool, placement, prefix, platform)
-    elif pool.autoscaler == "cluster-autoscaler":
+    elif pool["autoscaler"] == "cluster-autoscaler":
         cluster_level |= cluster_autoscaler_manifests(pool, prefix, platform, digests)
-    if pool.dcgm_exporter:
+    if pool["dcgm_exporter"]:
         cluster_level |= dcgm_manifests(
             pool,
             placement,
             platform=platform,
             digests=digests,
-            selector_labels=pool.metrics_selector_labels,
-            scrape_interval=pool.scrape_interval,
+            selector_labels=pool["metrics_selector_labels"],
+            scrape_interval=pool.get("scrape_interval"),
         )
     if any(m["metadata"].get("namespace") == SYSTEM_NAMESPACE for m in cluster_level.values()):
         # Where the cloud runs the node software and scales the pool (GKE), the namespace would stand empty.
@@ -702,7 +712,7 @@ class GpuNodePool(pulumi.ComponentResource):
         super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
         self.placement = pool_placement(pool)
-        self.max_gpus = pool.max_gpus
+        self.max_gpus = max_gpus(pool)
         manifests = pool_manifests(pool, self.placement)
         after: list[pulumi.Resource] = []
         if "system-namespace" in manifests:
@@ -715,14 +725,14 @@ class GpuNodePool(pulumi.ComponentResource):
             create_object(f"{name}-{role}", manifest, after_crds if manifest["kind"] == "ServiceMonitor" else in_system)
         if after:
             # Prometheus's namespace may be another resource's output: the policy is built once it is known.
-            policy = pulumi.Output.from_input(pool.metrics_namespace).apply(
-                lambda namespace: metrics_only_policy(namespace, pool.labels)
+            policy = pulumi.Output.from_input(pool["metrics_namespace"]).apply(
+                lambda namespace: metrics_only_policy(namespace, pool["labels"])
             )
             k8s.networking.v1.NetworkPolicy(
                 f"{name}-system-network-policy", metadata=policy["metadata"], spec=policy["spec"], opts=in_system
             )
         taints: list[Any] = node_taints(pool)
-        for node in pool.static_nodes:
+        for node in pool["static_nodes"]:
             # A patch: the nodes stay the cluster's; Pulumi only owns these labels and taints.
             k8s.core.v1.NodePatch(
                 f"{name}-node-{node}",

@@ -1,30 +1,48 @@
-"""`GpuNodePoolArgs`, what a user gives `GpuNodePool`, and `Pool`, what its builders read once it is checked.
+"""`GpuNodePoolArgs`, what a user gives `GpuNodePool`, declared once: its builders read the same type, checked.
 
 The Args are plain, flat and typed: Pulumi infers the component's schema from them, so they may come from
-any Pulumi language as JSON (whole numbers as floats, optional keys absent). `pool_of` applies the
-defaults and checks every rule, raising all problems at once. No `from __future__ import annotations` here:
-the schema is read from the annotations as objects.
+any Pulumi language as JSON (whole numbers as floats, optional keys absent). Each key's default, bounds and
+format are declared beside its TypedDict (`declare`); `pool_of` checks Args against them and the rules that
+span keys, raising all problems at once, and returns them with every default applied. No
+`from __future__ import annotations` here: the schema is read from the annotations as objects.
 """
 
 import re
-from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
 
 from triton_platform.arg_problems import ArgProblems
+from triton_platform.arg_schema import Setting, declare, resolve_record
+from triton_platform.excerpts import excerpt
+from triton_platform.formats import (
+    IMAGE,
+    IMAGE_DIGEST,
+    IMAGE_TAG,
+    LABEL_KEY_FORMAT,
+    LABEL_VALUE_FORMAT,
+    NAMESPACE,
+    NODE_DELAY,
+    NODE_LIFETIME,
+    OBJECT_NAME,
+    SCRAPE_INTERVAL,
+    Format,
+)
+from triton_platform.gpu_pool_contract import TAINT_EFFECTS
 
 AUTOSCALERS = ("static", "karpenter", "cluster-autoscaler", "external")
 GPU_SOFTWARE = ("pool", "cloud", "gpu-operator")
 NODE_CLASS_KINDS = ("EC2NodeClass", "AKSNodeClass")
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 CAPACITY_TYPES = ("on-demand", "spot", "reserved")
 CLOUD_PROVIDERS = ("aws", "gce", "azure")
 SHARING = ("none", "time-slicing", "mig")
 MIG_STRATEGIES = ("single",)
 GPU_RESOURCES = ("nvidia.com/gpu",)
-GO_DURATION = re.compile(r"([0-9]+(s|m|h))+")
-"""A Go duration as Karpenter and the cluster-autoscaler parse them, in whole hours, minutes and seconds."""
+GPU_OPERATOR_NAMESPACE = "gpu-operator"
+OWN_LABELS = ("app.kubernetes.io/name", "pod-security.kubernetes.io/enforce")
+"""Label keys the component sets itself on some of its objects (each object's app; the `gpu-system` namespace's
+Pod Security level): a value of the user's under one of them would be overwritten there, unseen."""
 
 
 class Taint(TypedDict):
@@ -131,8 +149,9 @@ class GpuNodePoolArgs(TypedDict):
     workload_namespace: str
     """Namespace of the GPU workloads the pool serves. The spare-capacity placeholders run in it, and it
     prefixes the pool's cluster-scoped names (PriorityClasses `<ns>-batch` and `<ns>-overprovisioning`, the
-    Karpenter NodePool `<ns>-gpu`, the ClusterRole `<ns>-cluster-autoscaler`), so that stacks sharing a
-    cluster do not collide. Required."""
+    Karpenter NodePool `<ns>-gpu`, the ClusterRole `<ns>-cluster-autoscaler`), so that pools of different
+    namespaces sharing a cluster do not collide; two pools with the same `workload_namespace` in one cluster
+    would claim the same cluster-scoped objects. Required."""
 
     max_nodes: int
     """Ceiling of the node autoscaler, 1-1000. With `gpus_per_node` it bounds how many GPUs the pool's
@@ -145,11 +164,12 @@ class GpuNodePoolArgs(TypedDict):
     min_nodes: NotRequired[int]
     """Nodes kept even when idle: the cluster-autoscaler's lower bound, at most `max_nodes`. Karpenter has no
     node minimum (must be 0; warm capacity comes from `overprovisioning_replicas`); a static pool's size is
-    fixed (must equal `max_nodes`). Default 0."""
+    fixed (must equal `max_nodes`). Default: `max_nodes` for autoscaler `static`, 0 otherwise."""
 
     manage: NotRequired[bool]
     """Create the cluster-level pool objects (the `gpu-system` namespace, device plugin, node autoscaler, DCGM
-    exporter). Exactly one pool per cluster may; others set false and only use the pool. Default true."""
+    exporter), under fixed names. Exactly one pool per cluster may: two managing pools in one cluster would
+    claim the same `gpu-system` objects. Others set false and only use the pool. Default true."""
 
     resource_name: NotRequired[str]
     """Extended resource the NVIDIA device plugin advertises; only `nvidia.com/gpu`. Default `nvidia.com/gpu`."""
@@ -225,250 +245,189 @@ class GpuNodePoolArgs(TypedDict):
     """How often Prometheus scrapes the DCGM exporter, e.g. `15s`. Default: Prometheus's global interval."""
 
 
-@dataclass(frozen=True)
-class NodeTaint:
-    key: str
-    value: str
-    effect: str
+def _named(pattern: str, what: str) -> Format:
+    """A format whose values match `pattern` whole; `what` names it in the error."""
+
+    def problem(value: str) -> str | None:
+        return None if re.fullmatch(pattern, value) else f"must be {what}; got {excerpt(value)}"
+
+    return Format(rule=problem)
 
 
-@dataclass(frozen=True)
-class Karpenter:
-    node_class_kind: str
-    instance_families: tuple[str, ...]
-    gpu_names: tuple[str, ...]
-    capacity_types: tuple[str, ...]
-    node_class: str
-    consolidate_after: str
-    expire_after: str
+INSTANCE_FAMILY = _named(r"[A-Za-z0-9]+", "an instance family such as g5, p4d or N (letters and digits)")
+"""As the stack schema takes them (platform_config/gpu_pool.py): a Karpenter requirement's value."""
+GPU_NAME = _named(r"[A-Za-z0-9-]+", "a GPU name such as a10g, l4 or A100 (letters, digits and '-')")
+
+declare(
+    Taint,
+    key=Setting(format=LABEL_KEY_FORMAT),
+    value=Setting(default="", format=LABEL_VALUE_FORMAT),
+    effect=Setting(default=TAINT_EFFECTS[0], choices=TAINT_EFFECTS),
+)
+declare(
+    KarpenterSettings,
+    node_class_kind=Setting(default=NODE_CLASS_KINDS[0], choices=NODE_CLASS_KINDS),
+    instance_families=Setting(default=[], format=INSTANCE_FAMILY),
+    gpu_names=Setting(default=[], format=GPU_NAME),
+    capacity_types=Setting(default=["on-demand"], choices=CAPACITY_TYPES),
+    node_class=Setting(default="default", format=OBJECT_NAME),
+    consolidate_after=Setting(default="10m", format=NODE_DELAY),
+    expire_after=Setting(default="720h", format=NODE_LIFETIME),
+)
+declare(
+    ClusterAutoscalerSettings,
+    cloud_provider=Setting(choices=CLOUD_PROVIDERS),
+    node_groups=Setting(min_items=1, min_length=1),
+    image=Setting(default="registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0", format=IMAGE),
+    scale_down_delay_after_add=Setting(default="10m", format=NODE_DELAY),
+    scale_down_delay_after_delete=Setting(default="2m", format=NODE_DELAY),
+    scale_down_unneeded_time=Setting(default="10m", format=NODE_DELAY),
+    service_account_annotations=Setting(default={}, keys=LABEL_KEY_FORMAT),
+)
+declare(
+    DevicePluginSettings,
+    image=Setting(default="nvcr.io/nvidia/k8s-device-plugin:v0.17.0", format=IMAGE),
+    sharing=Setting(default=SHARING[0], choices=SHARING),
+    time_slicing_replicas=Setting(default=4, minimum=2, maximum=64),
+    mig_strategy=Setting(default=MIG_STRATEGIES[0], choices=MIG_STRATEGIES),
+)
+declare(
+    GpuNodePoolArgs,
+    workload_namespace=Setting(format=NAMESPACE),
+    max_nodes=Setting(minimum=1, maximum=1000),
+    gpus_per_node=Setting(default=1, minimum=1, maximum=16),
+    # No single default: `pool_of` gives `max_nodes` to a static pool, 0 to the others (the docstring says so).
+    min_nodes=Setting(minimum=0, maximum=1000),
+    manage=Setting(default=True),
+    resource_name=Setting(default=GPU_RESOURCES[0], choices=GPU_RESOURCES),
+    node_labels=Setting(
+        default={"triton-platform/gpu-pool": "inference"}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT
+    ),
+    taints=Setting(default=DEFAULT_TAINTS),
+    autoscaler=Setting(default="static", choices=AUTOSCALERS),
+    static_nodes=Setting(default=[], format=OBJECT_NAME, unique=True),
+    gpu_software=Setting(default=GPU_SOFTWARE[0], choices=GPU_SOFTWARE),
+    gpu_operator_namespace=Setting(default=GPU_OPERATOR_NAMESPACE, format=NAMESPACE),
+    device_plugin=Setting(default={}),
+    overprovisioning_replicas=Setting(default=0, minimum=0, maximum=100),
+    overprovisioning_image=Setting(default="registry.k8s.io/pause:3.10", format=IMAGE),
+    dcgm_exporter=Setting(default=False),
+    dcgm_exporter_image=Setting(default="nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04", format=IMAGE),
+    labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
+    image_digests=Setting(default={}, keys=IMAGE_TAG, format=IMAGE_DIGEST),
+    metrics_namespace=Setting(default="monitoring", format=NAMESPACE),
+    metrics_selector_labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
+    scrape_interval=Setting(format=SCRAPE_INTERVAL),
+)
 
 
-@dataclass(frozen=True)
-class ClusterAutoscaler:
-    cloud_provider: str
-    node_groups: tuple[str, ...]
-    image: str
-    scale_down_delay_after_add: str
-    scale_down_delay_after_delete: str
-    scale_down_unneeded_time: str
-    service_account_annotations: dict[str, str]
-
-
-@dataclass(frozen=True)
-class DevicePlugin:
-    image: str
-    sharing: str
-    time_slicing_replicas: int
-    mig_strategy: str
-
-
-@dataclass(frozen=True)
-class Pool:
-    """`GpuNodePoolArgs` checked, each default applied."""
-
-    workload_namespace: str
-    max_nodes: int
-    gpus_per_node: int
-    min_nodes: int
-    manage: bool
-    resource_name: str
-    node_labels: dict[str, str]
-    taints: tuple[NodeTaint, ...]
-    autoscaler: str
-    karpenter: Karpenter | None
-    cluster_autoscaler: ClusterAutoscaler | None
-    static_nodes: tuple[str, ...]
-    gpu_software: str
-    gpu_operator_namespace: str
-    device_plugin: DevicePlugin
-    overprovisioning_replicas: int
-    overprovisioning_image: str
-    dcgm_exporter: bool
-    dcgm_exporter_image: str
-    labels: dict[str, str]
-    image_digests: dict[str, str]
-    metrics_namespace: pulumi.Input[str]
-    metrics_selector_labels: dict[str, str]
-    scrape_interval: str | None
-
-    @property
-    def max_gpus(self) -> int:
-        return self.max_nodes * self.gpus_per_node
-
-
-def pool_of(name: str, args: GpuNodePoolArgs) -> Pool:
-    """The pool `args` describe, each default applied; every problem, if any, raised at once (`ArgsError`)."""
+def pool_of(name: str, args: GpuNodePoolArgs) -> GpuNodePoolArgs:
+    """`args` checked against their declaration, each default applied (`min_nodes`'s by the autoscaler); every
+    problem, if any, raised at once (`ArgsError`)."""
     problems = ArgProblems("GpuNodePool", name)
-    problems.unknown_keys("", args, GpuNodePoolArgs)
-    max_nodes = problems.required("", args, "max_nodes")
-    max_nodes = 1 if max_nodes is None else problems.integer("max_nodes", max_nodes, minimum=1, maximum=1000)
-    min_nodes = problems.integer("min_nodes", args.get("min_nodes", 0), minimum=0, maximum=1000)
-    # The rules between the node bounds and the mode, only on bounds and a mode that are right themselves.
-    bounds_known = not problems.problems
-    mode_known = args.get("autoscaler", "static") in AUTOSCALERS
-    karpenter = args.get("karpenter")
-    cluster_autoscaler = args.get("cluster_autoscaler")
-    pool = Pool(
-        workload_namespace=problems.required("", args, "workload_namespace") or "",
-        max_nodes=max_nodes,
-        gpus_per_node=problems.integer("gpus_per_node", args.get("gpus_per_node", 1), minimum=1, maximum=16),
-        min_nodes=min_nodes,
-        manage=args.get("manage", True),
-        resource_name=problems.choice("resource_name", args.get("resource_name", GPU_RESOURCES[0]), GPU_RESOURCES),
-        node_labels=dict(args.get("node_labels", {"triton-platform/gpu-pool": "inference"})),
-        taints=_taints(problems, args.get("taints", DEFAULT_TAINTS)),
-        autoscaler=problems.choice("autoscaler", args.get("autoscaler", "static"), AUTOSCALERS),
-        karpenter=None if karpenter is None else _karpenter(problems, karpenter),
-        cluster_autoscaler=None if cluster_autoscaler is None else _cluster_autoscaler(problems, cluster_autoscaler),
-        static_nodes=tuple(args.get("static_nodes", ())),
-        gpu_software=problems.choice("gpu_software", args.get("gpu_software", "pool"), GPU_SOFTWARE),
-        gpu_operator_namespace=args.get("gpu_operator_namespace", "gpu-operator"),
-        device_plugin=_device_plugin(problems, args.get("device_plugin", {})),
-        overprovisioning_replicas=problems.integer(
-            "overprovisioning_replicas", args.get("overprovisioning_replicas", 0), minimum=0, maximum=100
-        ),
-        overprovisioning_image=args.get("overprovisioning_image", "registry.k8s.io/pause:3.10"),
-        dcgm_exporter=args.get("dcgm_exporter", False),
-        dcgm_exporter_image=args.get("dcgm_exporter_image", "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04"),
-        labels=dict(args.get("labels", {})),
-        image_digests=dict(args.get("image_digests", {})),
-        metrics_namespace=args.get("metrics_namespace", "monitoring"),
-        metrics_selector_labels=dict(args.get("metrics_selector_labels", {})),
-        scrape_interval=args.get("scrape_interval"),
-    )
-    if mode_known:
+    pool = cast(GpuNodePoolArgs, resolve_record(problems, "", args, GpuNodePoolArgs))
+    if not isinstance(args, Mapping):
+        problems.check()  # no Args at all: nothing to compare
+    given: Mapping[str, Any] = args
+    if "min_nodes" not in pool:
+        # A static pool's size is fixed: its minimum is its maximum.
+        pool["min_nodes"] = pool.get("max_nodes", 1) if pool.get("autoscaler") == "static" else 0
+    _check_taints(problems, pool)
+    _check_labels(problems, pool)
+    if problems.clean("autoscaler"):
         _check_settings(problems, pool)
-    _check_gpu_software(problems, pool, args)
-    if mode_known and bounds_known:
+    _check_karpenter(problems, pool, given)
+    if problems.clean("gpu_software"):
+        _check_gpu_software(problems, pool, given)
+    # The node bounds against each other and the mode, only where each is right itself.
+    if problems.clean("autoscaler", "max_nodes", "min_nodes"):
         _check_bounds(problems, pool)
     problems.check()
     return pool
 
 
-def _taints(problems: ArgProblems, taints: list[Taint]) -> tuple[NodeTaint, ...]:
-    return tuple(
-        NodeTaint(
-            key=problems.required(f"taints[{i}]", taint, "key") or "",
-            value=taint.get("value", ""),
-            effect=problems.choice(f"taints[{i}].effect", taint.get("effect", "NoSchedule"), TAINT_EFFECTS),
-        )
-        for i, taint in enumerate(taints)
-    )
+def _check_taints(problems: ArgProblems, pool: GpuNodePoolArgs) -> None:
+    """The API server takes a node's taints unique by key and effect (ValidateNodeSpec, validateNodeTaints)."""
+    first: dict[tuple[str, str], int] = {}
+    for i, taint in enumerate(pool.get("taints", [])):
+        if not problems.clean(f"taints[{i}]"):
+            continue
+        pair = (taint["key"], taint["effect"])
+        if pair in first:
+            problems.add(
+                f"taints[{i}]",
+                f"key {pair[0]!r} with effect {pair[1]!r} is taints[{first[pair]}]'s too; a node takes each key "
+                "and effect once",
+            )
+        else:
+            first[pair] = i
 
 
-def _karpenter(problems: ArgProblems, settings: KarpenterSettings) -> Karpenter:
-    karpenter = Karpenter(
-        node_class_kind=problems.choice(
-            "karpenter.node_class_kind", settings.get("node_class_kind", NODE_CLASS_KINDS[0]), NODE_CLASS_KINDS
-        ),
-        instance_families=tuple(settings.get("instance_families", ())),
-        gpu_names=tuple(settings.get("gpu_names", ())),
-        capacity_types=tuple(
-            problems.choice(f"karpenter.capacity_types[{i}]", capacity, CAPACITY_TYPES)
-            for i, capacity in enumerate(settings.get("capacity_types", ["on-demand"]))
-        ),
-        node_class=settings.get("node_class", "default"),
-        consolidate_after=_duration(problems, "karpenter.consolidate_after", settings.get("consolidate_after", "10m")),
-        expire_after=_duration(problems, "karpenter.expire_after", settings.get("expire_after", "720h"), never=True),
-    )
-    if not karpenter.instance_families and not karpenter.gpu_names:
+def _check_labels(problems: ArgProblems, pool: GpuNodePoolArgs) -> None:
+    """The labels the component sets itself are not the user's to set."""
+    for key in OWN_LABELS:
+        if key in pool.get("labels", {}):
+            problems.add(
+                f"labels.{key}", "is a label the component sets itself on some of its objects; leave it out of labels"
+            )
+
+
+def _check_settings(problems: ArgProblems, pool: GpuNodePoolArgs) -> None:
+    """The settings the pool's autoscaler mode needs, and those it refuses."""
+    autoscaler = pool["autoscaler"]
+    for mode, key in (("karpenter", "karpenter"), ("cluster-autoscaler", "cluster_autoscaler")):
+        if autoscaler == mode and key not in pool:
+            problems.add(key, f"missing (required): autoscaler {mode!r} needs its settings")
+        if autoscaler != mode and key in pool:
+            problems.add(key, f"applies only to autoscaler {mode!r}, not {autoscaler!r}")
+    if autoscaler != "static" and pool["static_nodes"]:
+        problems.add("static_nodes", f"applies only to autoscaler 'static', not {autoscaler!r}")
+
+
+def _check_karpenter(problems: ArgProblems, pool: GpuNodePoolArgs, given: Mapping[str, Any]) -> None:
+    """A NodePool must ask for GPU instances by family or GPU name."""
+    karpenter = pool.get("karpenter")
+    if karpenter is None or not isinstance(given.get("karpenter"), Mapping):
+        return
+    if problems.clean("karpenter.instance_families", "karpenter.gpu_names") and not (
+        karpenter["instance_families"] or karpenter["gpu_names"]
+    ):
         problems.add(
             "karpenter", "set instance_families or gpu_names: without one Karpenter may launch nodes without GPUs"
         )
-    return karpenter
 
 
-def _cluster_autoscaler(problems: ArgProblems, settings: ClusterAutoscalerSettings) -> ClusterAutoscaler:
-    path = "cluster_autoscaler"
-    provider = problems.required(path, settings, "cloud_provider")
-    groups = problems.required(path, settings, "node_groups")
-    if groups is not None and not groups:
-        problems.add(f"{path}.node_groups", "empty; name at least one node group")
-    return ClusterAutoscaler(
-        cloud_provider="" if provider is None else problems.choice(f"{path}.cloud_provider", provider, CLOUD_PROVIDERS),
-        node_groups=tuple(groups or ()),
-        image=settings.get("image", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0"),
-        scale_down_delay_after_add=_duration(
-            problems, f"{path}.scale_down_delay_after_add", settings.get("scale_down_delay_after_add", "10m")
-        ),
-        scale_down_delay_after_delete=_duration(
-            problems, f"{path}.scale_down_delay_after_delete", settings.get("scale_down_delay_after_delete", "2m")
-        ),
-        scale_down_unneeded_time=_duration(
-            problems, f"{path}.scale_down_unneeded_time", settings.get("scale_down_unneeded_time", "10m")
-        ),
-        service_account_annotations=dict(settings.get("service_account_annotations", {})),
-    )
-
-
-def _device_plugin(problems: ArgProblems, settings: DevicePluginSettings) -> DevicePlugin:
-    return DevicePlugin(
-        image=settings.get("image", "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"),
-        sharing=problems.choice("device_plugin.sharing", settings.get("sharing", "none"), SHARING),
-        time_slicing_replicas=problems.integer(
-            "device_plugin.time_slicing_replicas", settings.get("time_slicing_replicas", 4), minimum=2, maximum=64
-        ),
-        mig_strategy=problems.choice(
-            "device_plugin.mig_strategy", settings.get("mig_strategy", "single"), MIG_STRATEGIES
-        ),
-    )
-
-
-def _duration(problems: ArgProblems, path: str, value: Any, *, never: bool = False) -> str:
-    """`value` if it is a Go duration (or, with `never`, Karpenter's `Never`); the problem recorded otherwise."""
-    if not (isinstance(value, str) and (GO_DURATION.fullmatch(value) or (never and value == "Never"))):
-        problems.add(path, f"{value!r} is not a Go duration such as {'720h or Never' if never else '10m or 1h30m'}")
-    return str(value)
-
-
-def _check_settings(problems: ArgProblems, pool: Pool) -> None:
-    """The settings the pool's autoscaler mode needs, and those it refuses."""
-    for mode, key, settings in (
-        ("karpenter", "karpenter", pool.karpenter),
-        ("cluster-autoscaler", "cluster_autoscaler", pool.cluster_autoscaler),
-    ):
-        if pool.autoscaler == mode and settings is None:
-            problems.add(key, f"missing (required): autoscaler {mode!r} needs its settings")
-        if pool.autoscaler != mode and settings is not None:
-            problems.add(key, f"applies only to autoscaler {mode!r}, not {pool.autoscaler!r}")
-    if pool.autoscaler != "static" and pool.static_nodes:
-        problems.add("static_nodes", f"applies only to autoscaler 'static', not {pool.autoscaler!r}")
-
-
-def _check_gpu_software(problems: ArgProblems, pool: Pool, args: GpuNodePoolArgs) -> None:
-    """Settings that only the pool's own GPU software takes."""
-    if pool.gpu_software != "pool":
-        provider = "the GPU Operator" if pool.gpu_software == "gpu-operator" else "the cloud"
-        if "device_plugin" in args:
-            problems.add("device_plugin", f"{provider} runs the device plugin (gpu_software {pool.gpu_software!r})")
-        if pool.dcgm_exporter:
+def _check_gpu_software(problems: ArgProblems, pool: GpuNodePoolArgs, given: Mapping[str, Any]) -> None:
+    """Settings that only the pool's own GPU software takes (`given`: the Args as the user gave them)."""
+    software = pool["gpu_software"]
+    if software != "pool":
+        provider = "the GPU Operator" if software == "gpu-operator" else "the cloud"
+        if given.get("device_plugin") is not None:
+            problems.add("device_plugin", f"{provider} runs the device plugin (gpu_software {software!r})")
+        if pool["dcgm_exporter"]:
             problems.add(
                 "dcgm_exporter",
-                f"true, but gpu_software is {pool.gpu_software!r}: "
+                f"true, but gpu_software is {software!r}: "
                 + (
                     "the GPU Operator runs the DCGM exporter and the pool scrapes it; set false"
-                    if pool.gpu_software == "gpu-operator"
+                    if software == "gpu-operator"
                     else "the cloud's nodes run no DCGM exporter of the pool's; set false"
                 ),
             )
-    if pool.gpu_software != "gpu-operator" and "gpu_operator_namespace" in args:
-        problems.add(
-            "gpu_operator_namespace", f"applies only to gpu_software 'gpu-operator', not {pool.gpu_software!r}"
-        )
+    if software != "gpu-operator" and given.get("gpu_operator_namespace") is not None:
+        problems.add("gpu_operator_namespace", f"applies only to gpu_software 'gpu-operator', not {software!r}")
 
 
-def _check_bounds(problems: ArgProblems, pool: Pool) -> None:
+def _check_bounds(problems: ArgProblems, pool: GpuNodePoolArgs) -> None:
     """The node bounds: in order, and as the pool's autoscaler mode allows."""
-    if pool.min_nodes > pool.max_nodes:
-        problems.add("min_nodes", f"{pool.min_nodes} is above max_nodes ({pool.max_nodes}); it must be at most that")
-    elif pool.autoscaler == "karpenter" and pool.min_nodes:
+    low, high, autoscaler = pool["min_nodes"], pool["max_nodes"], pool["autoscaler"]
+    if low > high:
+        problems.add("min_nodes", f"{low} is above max_nodes ({high}); it must be at most that")
+    elif autoscaler == "karpenter" and low:
         problems.add(
             "min_nodes",
-            f"{pool.min_nodes}, but a Karpenter NodePool has no node minimum; set 0 and keep warm capacity with "
+            f"{low}, but a Karpenter NodePool has no node minimum; set 0 and keep warm capacity with "
             "overprovisioning_replicas",
         )
-    elif pool.autoscaler == "static" and pool.min_nodes != pool.max_nodes:
-        problems.add(
-            "min_nodes",
-            f"{pool.min_nodes}, but a static pool has a fixed size; set min_nodes = max_nodes ({pool.max_nodes})",
-        )
+    elif autoscaler == "static" and low != high:
+        problems.add("min_nodes", f"{low}, but a static pool has a fixed size; set min_nodes = max_nodes ({high})")

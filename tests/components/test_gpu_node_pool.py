@@ -10,9 +10,11 @@ import pytest
 from pulumi.runtime.mocks import MockMonitor
 
 from tests.components.mocks import RecordingMocks, install, pulumi_test
-from triton_platform.arg_problems import ArgsError
-from triton_platform.gpu_node_pool import GpuNodePool
-from triton_platform.gpu_node_pool_args import DevicePlugin, GpuNodePoolArgs, NodeTaint, Pool, pool_of
+from triton_platform.arg_problems import ArgProblems, ArgsError
+from triton_platform.arg_schema import resolve_record
+from triton_platform.gpu_node_pool import GpuNodePool, pool_placement
+from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
+from triton_platform.gpu_pool_contract import PoolPlacement
 
 POOL_TYPE = "triton-platform:index:GpuNodePool"
 PLUGIN_DIGEST = "sha256:7089559ce6153018806857f5049085bae15b3bf6f1c8bd19d8b12f707d087dea"
@@ -309,32 +311,34 @@ def test_outputs_whole_floats_and_defaults() -> None:
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}],
         "gpu_resource": "nvidia.com/gpu",
     }
-    assert pool_of("pool", args) == Pool(
-        workload_namespace="ml",
-        max_nodes=2,
-        gpus_per_node=4,
-        min_nodes=2,
-        manage=True,
-        resource_name="nvidia.com/gpu",
-        node_labels={"triton-platform/gpu-pool": "inference"},
-        taints=(NodeTaint("nvidia.com/gpu", "present", "NoSchedule"),),
-        autoscaler="static",
-        karpenter=None,
-        cluster_autoscaler=None,
-        static_nodes=(),
-        gpu_software="pool",
-        gpu_operator_namespace="gpu-operator",
-        device_plugin=DevicePlugin("nvcr.io/nvidia/k8s-device-plugin:v0.17.0", "none", 4, "single"),
-        overprovisioning_replicas=0,
-        overprovisioning_image="registry.k8s.io/pause:3.10",
-        dcgm_exporter=False,
-        dcgm_exporter_image="nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04",
-        labels={},
-        image_digests={},
-        metrics_namespace="monitoring",
-        metrics_selector_labels={},
-        scrape_interval=None,
-    )
+    assert pool_of("pool", args) == {
+        "workload_namespace": "ml",
+        "max_nodes": 2,
+        "gpus_per_node": 4,
+        "min_nodes": 2,
+        "manage": True,
+        "resource_name": "nvidia.com/gpu",
+        "node_labels": {"triton-platform/gpu-pool": "inference"},
+        "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+        "autoscaler": "static",
+        "static_nodes": [],
+        "gpu_software": "pool",
+        "gpu_operator_namespace": "gpu-operator",
+        "device_plugin": {
+            "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+            "sharing": "none",
+            "time_slicing_replicas": 4,
+            "mig_strategy": "single",
+        },
+        "overprovisioning_replicas": 0,
+        "overprovisioning_image": "registry.k8s.io/pause:3.10",
+        "dcgm_exporter": False,
+        "dcgm_exporter_image": "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04",
+        "labels": {},
+        "image_digests": {},
+        "metrics_namespace": "monitoring",
+        "metrics_selector_labels": {},
+    }
 
 
 def test_the_component_refuses_wrong_args_with_every_problem_at_once() -> None:
@@ -375,7 +379,7 @@ def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
     [
         (
             _with(STATIC, workload_namespace=None, max_nodes=None, min_nodes=0),
-            ["args.max_nodes: missing (required)", "args.workload_namespace: missing (required)"],
+            ["args.workload_namespace: missing (required)", "args.max_nodes: missing (required)"],
         ),
         (
             _with(STATIC, max_node=3),
@@ -384,7 +388,7 @@ def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
                 "dcgm_exporter_image, device_plugin, gpu_operator_namespace, gpu_software, gpus_per_node, "
                 "image_digests, karpenter, labels, manage, max_nodes, metrics_namespace, metrics_selector_labels, "
                 "min_nodes, node_labels, overprovisioning_image, overprovisioning_replicas, resource_name, "
-                "scrape_interval, static_nodes, taints, workload_namespace"
+                "scrape_interval, static_nodes, taints, workload_namespace (did you mean 'max_nodes'?)"
             ],
         ),
         (_with(STATIC, max_nodes=1001), ["args.max_nodes: 1001 is above the maximum 1000"]),
@@ -416,28 +420,30 @@ def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
         (
             _with(KARPENTER, karpenter={"expire_after": "3x", "consolidate_after": "Never"}),
             [
-                "args.karpenter.consolidate_after: 'Never' is not a Go duration such as 10m or 1h30m",
-                "args.karpenter.expire_after: '3x' is not a Go duration such as 720h or Never",
+                "args.karpenter.consolidate_after: must be a duration such as 90s, 10m or 1h30m (units h, m, s); "
+                "got 'Never'",
+                "args.karpenter.expire_after: must be a duration such as 720h (units h, m, s), or Never; got '3x'",
             ],
         ),
         (
             _with(AUTOSCALER, cluster_autoscaler={"cloud_provider": None, "node_groups": []}),
             [
                 "args.cluster_autoscaler.cloud_provider: missing (required)",
-                "args.cluster_autoscaler.node_groups: empty; name at least one node group",
+                "args.cluster_autoscaler.node_groups: has 0 items; list at least 1",
             ],
         ),
         (
             _with(AUTOSCALER, cluster_autoscaler={"cloud_provider": "ibm", "node_groups": None}),
             [
-                "args.cluster_autoscaler.node_groups: missing (required)",
                 "args.cluster_autoscaler.cloud_provider: 'ibm' is not one of aws, gce, azure",
+                "args.cluster_autoscaler.node_groups: missing (required)",
             ],
         ),
         (
             _with(AUTOSCALER, cluster_autoscaler={"scale_down_unneeded_time": "10 minutes"}),
             [
-                "args.cluster_autoscaler.scale_down_unneeded_time: '10 minutes' is not a Go duration such as 10m or 1h30m"
+                "args.cluster_autoscaler.scale_down_unneeded_time: must be a duration such as 90s, 10m or 1h30m "
+                "(units h, m, s); got '10 minutes'"
             ],
         ),
         (
@@ -529,3 +535,349 @@ def test_each_rule_names_the_arg_and_what_is_allowed(args: dict[str, Any], probl
     with pytest.raises(ArgsError) as error:
         pool_of("gpu", cast(GpuNodePoolArgs, args))
     assert str(error.value).splitlines() == [f"GpuNodePool gpu: {problem}" for problem in problems]
+
+
+def test_the_readme_minimal_args_build_a_static_pool_of_that_size() -> None:
+    """README: `GpuNodePool("gpu", {"workload_namespace": "ml", "max_nodes": 2})`; a static pool's minimum is its
+    maximum unless given."""
+    built: list[GpuNodePool] = []
+    objects = children(
+        run_alone(lambda: built.append(GpuNodePool("gpu", {"workload_namespace": "ml", "max_nodes": 2})))
+    )
+
+    assert built[0].max_gpus == 2
+    assert sorted(objects) == [
+        "kubernetes:apps/v1:DaemonSet gpu-device-plugin",
+        "kubernetes:core/v1:ConfigMap gpu-device-plugin-config",
+        "kubernetes:core/v1:Namespace gpu-system-namespace",
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy gpu-system-deny-egress",
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy gpu-system-network-policy",
+        "kubernetes:scheduling.k8s.io/v1:PriorityClass gpu-batch-priority",
+    ]
+    assert pool_of("gpu", {"workload_namespace": "ml", "max_nodes": 2})["min_nodes"] == 2
+
+
+def test_a_scaled_pool_without_min_nodes_keeps_no_idle_node() -> None:
+    args: GpuNodePoolArgs = {
+        "workload_namespace": "ml",
+        "max_nodes": 3,
+        "autoscaler": "cluster-autoscaler",
+        "cluster_autoscaler": {"cloud_provider": "aws", "node_groups": ["gpu-asg"]},
+    }
+    objects = children(run_alone(lambda: GpuNodePool("pool", args)))
+
+    autoscaler = objects["kubernetes:apps/v1:Deployment pool-autoscaler"]["spec"]["template"]["spec"]["containers"][0]
+    assert "--nodes=0:3:gpu-asg" in autoscaler["args"]
+
+
+@pytest.mark.parametrize(
+    ("args", "problems"),
+    [
+        pytest.param(None, ["args: missing: give GpuNodePoolArgs, a mapping of its keys"], id="no-args"),
+        pytest.param(
+            [STATIC],
+            [
+                "args: [{'workload_namespace': 'ml', 'min_nodes': 2, 'max_nodes': 2}] is not a mapping of "
+                "GpuNodePoolArgs's keys"
+            ],
+            id="list-for-the-args",
+        ),
+        pytest.param(
+            _with(STATIC, node_labels=["pool"]), ["args.node_labels: ['pool'] is not a mapping"], id="list-for-a-map"
+        ),
+        pytest.param(
+            _with(STATIC, device_plugin="time-slicing"),
+            ["args.device_plugin: 'time-slicing' is not a mapping of DevicePluginSettings's keys"],
+            id="string-for-a-settings-object",
+        ),
+        pytest.param(
+            _with(STATIC, taints=["nvidia.com/gpu"]),
+            ["args.taints[0]: 'nvidia.com/gpu' is not a mapping of Taint's keys"],
+            id="string-for-a-taint",
+        ),
+        pytest.param(
+            _with(KARPENTER, karpenter={"node_clas": "gpu"}),
+            [
+                "args.karpenter.node_clas: unknown key; known keys: capacity_types, consolidate_after, expire_after, "
+                "gpu_names, instance_families, node_class, node_class_kind (did you mean 'node_class'?)"
+            ],
+            id="misspelt-nested-key",
+        ),
+        pytest.param(
+            _with(AUTOSCALER, cluster_autoscaler={"scale_down_unneded_time": "5m"}),
+            [
+                "args.cluster_autoscaler.scale_down_unneded_time: unknown key; known keys: cloud_provider, image, "
+                "node_groups, scale_down_delay_after_add, scale_down_delay_after_delete, scale_down_unneeded_time, "
+                "service_account_annotations (did you mean 'scale_down_unneeded_time'?)"
+            ],
+            id="misspelt-autoscaler-key",
+        ),
+        pytest.param(
+            _with(STATIC, static_nodes="node-1"),
+            ["args.static_nodes: 'node-1' is a string, not a list; a list of one is ['node-1']"],
+            id="string-for-static-nodes",
+        ),
+        pytest.param(
+            _with(KARPENTER, karpenter={"capacity_types": "spot"}),
+            ["args.karpenter.capacity_types: 'spot' is a string, not a list; a list of one is ['spot']"],
+            id="string-for-capacity-types",
+        ),
+        pytest.param(
+            _with(STATIC, manage="false", dcgm_exporter="true"),
+            [
+                "args.manage: 'false' is a string; write the boolean true or false, unquoted",
+                "args.dcgm_exporter: 'true' is a string; write the boolean true or false, unquoted",
+            ],
+            id="string-booleans",
+        ),
+        pytest.param(
+            _with(STATIC, max_nodes=2**31, min_nodes=2**31),
+            [
+                "args.max_nodes: 2147483648 is above the maximum 1000",
+                "args.min_nodes: 2147483648 is above the maximum 1000",
+            ],
+            id="past-int32",
+        ),
+        pytest.param(
+            _with(STATIC, max_nodes=float("inf"), overprovisioning_replicas=float("nan")),
+            ["args.max_nodes: inf is not a whole number", "args.overprovisioning_replicas: nan is not a whole number"],
+            id="infinite-numbers",
+        ),
+        pytest.param(
+            _with(STATIC, gpus_per_node=0, device_plugin={"sharing": "time-slicing", "time_slicing_replicas": 65}),
+            [
+                "args.gpus_per_node: 0 is below the minimum 1",
+                "args.device_plugin.time_slicing_replicas: 65 is above the maximum 64",
+            ],
+            id="bounds",
+        ),
+        pytest.param(
+            _with(STATIC, overprovisioning_replicas=-1),
+            ["args.overprovisioning_replicas: -1 is below the minimum 0"],
+            id="negative-placeholders",
+        ),
+        pytest.param(
+            _with(STATIC, labels={"app.kubernetes.io/name": "gpu", "pod-security.kubernetes.io/enforce": "baseline"}),
+            [
+                "args.labels.app.kubernetes.io/name: is a label the component sets itself on some of its objects; "
+                "leave it out of labels",
+                "args.labels.pod-security.kubernetes.io/enforce: is a label the component sets itself on some of its "
+                "objects; leave it out of labels",
+            ],
+            id="labels-the-component-sets",
+        ),
+        pytest.param(
+            _with(STATIC, static_nodes=["node-a", "node-b", "node-a"]),
+            ["args.static_nodes: 'node-a' is listed twice; list each once"],
+            id="static-node-twice",
+        ),
+        pytest.param(
+            _with(
+                STATIC,
+                taints=[
+                    {"key": "gpu", "value": "a"},
+                    {"key": "gpu", "value": "b"},
+                    {"key": "gpu", "effect": "NoExecute"},
+                ],
+            ),
+            [
+                "args.taints[1]: key 'gpu' with effect 'NoSchedule' is taints[0]'s too; a node takes each key and "
+                "effect once"
+            ],
+            id="taint-twice",
+        ),
+        pytest.param(
+            _with(
+                STATIC,
+                workload_namespace="ML Team",
+                static_nodes=["Node_A"],
+                gpu_software="gpu-operator",
+                gpu_operator_namespace="gpu operator",
+                metrics_namespace="Monitoring",
+            ),
+            [
+                "args.workload_namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending "
+                "with a letter or digit); got 'ML Team'",
+                "args.static_nodes[0]: must be a lowercase RFC 1123 subdomain (labels of a-z, 0-9 and '-', each "
+                "starting and ending with a letter or digit, joined by single dots); got 'Node_A'",
+                "args.gpu_operator_namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and "
+                "ending with a letter or digit); got 'gpu operator'",
+                "args.metrics_namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending "
+                "with a letter or digit); got 'Monitoring'",
+            ],
+            id="names",
+        ),
+        pytest.param(
+            _with(
+                STATIC,
+                node_labels={"gpu pool": "inference"},
+                taints=[{"key": "nvidia.com/gpu ", "value": "present!"}],
+                labels={"team": "ML Team"},
+                metrics_selector_labels={"release": "-prom"},
+            ),
+            [
+                "args.node_labels.gpu pool: key must be a Kubernetes label key such as example.com/pool; got 'gpu pool'",
+                "args.taints[0].key: must be a Kubernetes label key such as example.com/pool; got 'nvidia.com/gpu '",
+                "args.taints[0].value: must be a Kubernetes label value (up to 63 letters, digits, '-', '_', '.'); "
+                "got 'present!'",
+                "args.labels.team: must be a Kubernetes label value (up to 63 letters, digits, '-', '_', '.'); "
+                "got 'ML Team'",
+                "args.metrics_selector_labels.release: must be a Kubernetes label value (up to 63 letters, digits, "
+                "'-', '_', '.'); got '-prom'",
+            ],
+            id="labels-and-taints",
+        ),
+        pytest.param(
+            _with(
+                STATIC,
+                device_plugin={"image": "NVCR.io/nvidia/Device-Plugin:v0.17.0"},
+                overprovisioning_image="pause",
+                dcgm_exporter_image="nvcr.io/nvidia/k8s/dcgm-exporter:latest",
+            ),
+            [
+                "args.device_plugin.image: must be an image reference such as nvcr.io/nvidia/tritonserver:24.10-py3 "
+                "(distribution/reference grammar: [registry/]repository[:tag][@digest], the repository in "
+                "lowercase); got 'NVCR.io/nvidia/Device-Plugin:v0.17.0'",
+                "args.overprovisioning_image: image 'pause' has no tag; pin a version such as "
+                "nvcr.io/nvidia/tritonserver:24.10-py3",
+                "args.dcgm_exporter_image: image 'nvcr.io/nvidia/k8s/dcgm-exporter:latest' uses 'latest'; pin a "
+                "version tag or a digest",
+            ],
+            id="images",
+        ),
+        pytest.param(
+            _with(
+                AUTOSCALER,
+                cluster_autoscaler={
+                    "image": "registry.k8s.io/autoscaling/cluster-autoscaler@sha1:abc",
+                    "service_account_annotations": {"role arn": "arn:aws:iam::1:role/ca"},
+                },
+            ),
+            [
+                "args.cluster_autoscaler.image: must be an image reference such as "
+                "nvcr.io/nvidia/tritonserver:24.10-py3 (distribution/reference grammar: "
+                "[registry/]repository[:tag][@digest], the repository in lowercase); got "
+                "'registry.k8s.io/autoscaling/cluster-autoscaler@sha1:abc'",
+                "args.cluster_autoscaler.service_account_annotations.role arn: key must be a Kubernetes label key "
+                "such as example.com/pool; got 'role arn'",
+            ],
+            id="autoscaler-image-and-annotation",
+        ),
+        pytest.param(
+            _with(STATIC, image_digests={"registry.k8s.io/pause:3.10": "sha256:abc"}),
+            [
+                "args.image_digests.registry.k8s.io/pause:3.10: must be a string matching ^sha256:[0-9a-f]{64}$; got "
+                "'sha256:abc'"
+            ],
+            id="digest",
+        ),
+        pytest.param(
+            _with(KARPENTER, karpenter={"consolidate_after": "48h", "expire_after": "30m"}),
+            [
+                "args.karpenter.consolidate_after: '48h' is above 24h; a node scale-down delay must be between 0s "
+                "and 24h",
+                "args.karpenter.expire_after: '30m' is below 1h; a node lifetime must be between 1h and 8760h",
+            ],
+            id="karpenter-duration-bounds",
+        ),
+        pytest.param(
+            _with(
+                AUTOSCALER,
+                cluster_autoscaler={"scale_down_delay_after_delete": "1d", "scale_down_unneeded_time": "25h"},
+            ),
+            [
+                "args.cluster_autoscaler.scale_down_delay_after_delete: must be a duration such as 90s, 10m or 1h30m "
+                "(units h, m, s); got '1d'",
+                "args.cluster_autoscaler.scale_down_unneeded_time: '25h' is above 24h; a node scale-down delay must "
+                "be between 0s and 24h",
+            ],
+            id="autoscaler-durations",
+        ),
+        pytest.param(
+            _with(STATIC, scrape_interval="5m"),
+            ["args.scrape_interval: '5m' is above 2m; a scrape interval must be between 1s and 2m"],
+            id="scrape-interval",
+        ),
+        pytest.param(
+            _with(KARPENTER, karpenter={"instance_families": ["g5.xlarge"], "gpu_names": ["a10g", "L4 Tensor"]}),
+            [
+                "args.karpenter.instance_families[0]: must be an instance family such as g5, p4d or N (letters and "
+                "digits); got 'g5.xlarge'",
+                "args.karpenter.gpu_names[1]: must be a GPU name such as a10g, l4 or A100 (letters, digits and '-'); "
+                "got 'L4 Tensor'",
+            ],
+            id="instance-families-and-gpu-names",
+        ),
+        pytest.param(
+            _with(KARPENTER, karpenter={"node_class": "Default"}),
+            [
+                "args.karpenter.node_class: must be a lowercase RFC 1123 subdomain (labels of a-z, 0-9 and '-', each "
+                "starting and ending with a letter or digit, joined by single dots); got 'Default'"
+            ],
+            id="node-class",
+        ),
+        pytest.param(
+            _with(AUTOSCALER, cluster_autoscaler={"node_groups": [""]}),
+            ["args.cluster_autoscaler.node_groups[0]: is empty; give a value"],
+            id="empty-node-group",
+        ),
+        pytest.param(
+            _with(KARPENTER, karpenter="spot"),
+            ["args.karpenter: 'spot' is not a mapping of KarpenterSettings's keys"],
+            id="string-for-karpenter",
+        ),
+    ],
+)
+def test_args_of_the_wrong_shape_or_format_are_named(args: Any, problems: list[str]) -> None:
+    """What a new user gets wrong, from Python or through the schema's types from another language; a bad value
+    alone is named, not the rules across keys that would read it."""
+    with pytest.raises(ArgsError) as error:
+        pool_of("gpu", args)
+    assert str(error.value).splitlines() == [f"GpuNodePool gpu: {problem}" for problem in problems]
+
+
+OUTPUT_PROBLEM = (
+    "is an Output, but this Arg must be a plain value known when the program runs (the component builds "
+    "names, queries or files from it); pass the value itself"
+)
+
+
+def test_an_output_where_a_plain_value_is_needed_is_refused_by_name() -> None:
+    def program() -> None:
+        namespace = k8s.core.v1.Namespace("ml", metadata={"name": "ml"})
+        GpuNodePool("pool", cast(GpuNodePoolArgs, {"workload_namespace": namespace.metadata.name, "max_nodes": 2}))
+
+    with pytest.raises(ArgsError) as error:
+        run_alone(program)
+    assert str(error.value) == f"GpuNodePool pool: args.workload_namespace: {OUTPUT_PROBLEM}"
+
+
+def test_a_placement_written_out_by_hand_is_checked_as_the_pools_own() -> None:
+    """TritonServing's `pool` from another language: the contract's formats are declared beside it."""
+    problems = ArgProblems("TritonServing", "t")
+    placement = {
+        "node_selector": {"gpu pool": "inference"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "In", "effect": "NoRun", "value": "a b"}, "gpu"],
+        "gpu_resource": "nvidia gpu",
+    }
+    resolve_record(problems, "pool", placement, PoolPlacement)
+    assert problems.problems == [
+        "TritonServing t: args.pool.node_selector.gpu pool: key must be a Kubernetes label key such as "
+        "example.com/pool; got 'gpu pool'",
+        "TritonServing t: args.pool.tolerations[0].operator: 'In' is not one of Equal, Exists",
+        "TritonServing t: args.pool.tolerations[0].effect: 'NoRun' is not one of NoSchedule, PreferNoSchedule, "
+        "NoExecute",
+        "TritonServing t: args.pool.tolerations[0].value: must be a Kubernetes label value (up to 63 letters, "
+        "digits, '-', '_', '.'); got 'a b'",
+        "TritonServing t: args.pool.tolerations[1]: 'gpu' is not a mapping of Toleration's keys",
+        "TritonServing t: args.pool.gpu_resource: must be a Kubernetes label key such as example.com/pool; "
+        "got 'nvidia gpu'",
+    ]
+
+
+def test_the_pools_own_placement_passes_the_contracts_formats() -> None:
+    args = _with(STATIC, taints=[{"key": "nvidia.com/gpu"}, {"key": "dedicated", "value": "ml"}])
+    pool = pool_of("gpu", cast(GpuNodePoolArgs, args))
+    problems = ArgProblems("TritonServing", "t")
+    resolve_record(problems, "pool", pool_placement(pool), PoolPlacement)
+    assert problems.problems == []
