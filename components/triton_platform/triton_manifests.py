@@ -1,7 +1,8 @@
 """Pure builders for the Triton serving stack: every Kubernetes object, as plain manifests.
 
 `serving_manifests` returns all of them for one ServingSpec (TritonServing's Args,
-checked); TritonServing only turns them into resources. Nothing here talks to Pulumi
+checked, every default applied: the builders read the Args' own types); TritonServing only turns them into
+resources. Nothing here talks to Pulumi
 except through the values it is handed (the admin key and the namespaces may be
 pulumi Outputs, which the manifests carry as they are).
 """
@@ -27,7 +28,13 @@ from triton_platform.model_packaging.digest import files_digest, repository_dige
 from triton_platform.model_packaging.layout import MANIFEST, assemble_script
 from triton_platform.model_packaging.store import StoreUri, rclone_settings
 from triton_platform.namespace import DNS_EGRESS
-from triton_platform.triton_serving_spec import Claim, Deployment, ServingSpec
+from triton_platform.triton_serving_args import (
+    ModelClaimArgs,
+    ModelRepositoryArgs,
+    TritonDeploymentArgs,
+    TritonServingArgs,
+)
+from triton_platform.triton_serving_spec import ServingSpec
 
 HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
 MODELS_DIR, STORE_DIR, RENDERED_DIR, CLAIM_DIR = "/models", "/store", "/rendered", "/claim"
@@ -171,17 +178,26 @@ class ServingContext:
         return repository_digest(self.spec.rendered)
 
     @property
+    def args(self) -> TritonServingArgs:
+        """TritonServing's Args, checked, every default applied."""
+        return self.spec.args
+
+    @property
+    def repository(self) -> ModelRepositoryArgs:
+        return self.spec.args["model_repository"]
+
+    @property
     def store(self) -> StoreUri | None:
-        return self.spec.model_repository.store
+        return self.spec.store
 
     @property
     def namespace(self) -> str:
-        return self.spec.namespace
+        return self.spec.args["namespace"]
 
     @property
     def source(self) -> str:
         """Where the model files come from: `bundled`, `pvc`, `s3` or `gcs`."""
-        return self.spec.model_repository.source
+        return self.repository["source"]
 
     @property
     def config_name(self) -> str:
@@ -189,7 +205,7 @@ class ServingContext:
         return self.spec.rendered.config_name
 
     def metadata(self, name: str, deployment: str | None = None, **extra: Any) -> dict[str, Any]:
-        labels = dict(self.spec.labels)
+        labels = dict(self.args["labels"])
         if deployment:
             labels |= {**selector_labels(deployment), "app.kubernetes.io/component": "inference-server"}
         return {"name": name, "namespace": self.namespace, "labels": labels, **extra}
@@ -204,41 +220,41 @@ BUNDLED_FILE = InputKind("bundled model file", 1024 * 1024)
 (kubernetes.io/docs/concepts/configuration/configmap/): no file above that can ship this way."""
 
 
-def _bundle_files(ctx: ServingContext, deployment: Deployment) -> dict[str, bytes]:
+def _bundle_files(ctx: ServingContext, deployment: TritonDeploymentArgs) -> dict[str, bytes]:
     if ctx.source != "bundled":
         return {}
-    files = version_files(ctx.spec.rendered, deployment.models)
+    files = version_files(ctx.spec.rendered, deployment["models"])
     return {path: InputFile(source.path, BUNDLED_FILE).read_bytes() for path, source in files.items()}
 
 
-def pod_digest(ctx: ServingContext, deployment: Deployment) -> str:
+def pod_digest(ctx: ServingContext, deployment: TritonDeploymentArgs) -> str:
     """Changes whenever what the pods load changes: rendered configs, bundled files, the store's revision."""
-    rendered = ctx.spec.rendered.digest(deployment.models)
+    rendered = ctx.spec.rendered.digest(deployment["models"])
     files = files_digest(_bundle_files(ctx, deployment))
-    revision = ctx.spec.model_repository.revision or ""
+    revision = ctx.repository.get("revision", "")
     return hashlib.sha256(f"{rendered}:{files}:{revision}".encode()).hexdigest()
 
 
-def config_map_name(ctx: ServingContext, deployment: Deployment, name: str) -> str:
+def config_map_name(ctx: ServingContext, deployment: TritonDeploymentArgs, name: str) -> str:
     # Named by content: a change is a new ConfigMap, created before the old one goes.
-    return f"triton-{name}-config-{ctx.spec.rendered.digest(deployment.models)[:10]}"
+    return f"triton-{name}-config-{ctx.spec.rendered.digest(deployment['models'])[:10]}"
 
 
-def bundle_map_name(ctx: ServingContext, deployment: Deployment, name: str) -> str:
+def bundle_map_name(ctx: ServingContext, deployment: TritonDeploymentArgs, name: str) -> str:
     return f"triton-{name}-models-{files_digest(_bundle_files(ctx, deployment))[:10]}"
 
 
-def _config_map(ctx: ServingContext, name: str, deployment: Deployment) -> dict[str, Any]:
+def _config_map(ctx: ServingContext, name: str, deployment: TritonDeploymentArgs) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": ctx.metadata(config_map_name(ctx, deployment, name), name),
         "immutable": True,
-        "data": {f"{m}.pbtxt": ctx.spec.rendered.models[m].text for m in sorted(deployment.models)},
+        "data": {f"{m}.pbtxt": ctx.spec.rendered.models[m].text for m in sorted(deployment["models"])},
     }
 
 
-def _bundle_map(ctx: ServingContext, name: str, deployment: Deployment) -> dict[str, Any]:
+def _bundle_map(ctx: ServingContext, name: str, deployment: TritonDeploymentArgs) -> dict[str, Any]:
     files = _bundle_files(ctx, deployment)
     return {
         "apiVersion": "v1",
@@ -268,11 +284,10 @@ def _pod_security_context() -> dict[str, Any]:
     }
 
 
-def _store_volume(ctx: ServingContext, name: str, deployment: Deployment) -> dict[str, Any]:
-    source = ctx.spec.model_repository
-    if source.source == "pvc":
-        assert source.pvc is not None
-        return {"name": "model-store", "persistentVolumeClaim": {"claimName": source.pvc.claim_name, "readOnly": True}}
+def _store_volume(ctx: ServingContext, name: str, deployment: TritonDeploymentArgs) -> dict[str, Any]:
+    if ctx.source == "pvc":
+        claim = ctx.repository["pvc"]
+        return {"name": "model-store", "persistentVolumeClaim": {"claimName": claim["claim_name"], "readOnly": True}}
     files = _bundle_files(ctx, deployment)
     items = [{"key": bundle_key(path), "path": path} for path in files]
     return {"name": "model-store", "configMap": {"name": bundle_map_name(ctx, deployment, name), "items": items}}
@@ -281,8 +296,8 @@ def _store_volume(ctx: ServingContext, name: str, deployment: Deployment) -> dic
 def _store_mount(ctx: ServingContext) -> dict[str, Any]:
     """The store, read-only; a loaded claim only through its `repositories/<digest>` folder."""
     mount = {"name": "model-store", "mountPath": STORE_DIR, "readOnly": True}
-    pvc = ctx.spec.model_repository.pvc
-    if pvc is not None and pvc.origin is not None:
+    pvc = ctx.repository.get("pvc")
+    if pvc is not None and "origin" in pvc:
         mount["subPath"] = f"repositories/{ctx.digest}"
     return mount
 
@@ -299,7 +314,7 @@ class StoreAccess:
 
 def store_access(ctx: ServingContext) -> StoreAccess:
     """S3: the Secret's keys as the environment; GCS: its credentials.json as a file. Unset: workload identity."""
-    secret, store = ctx.spec.model_repository.credentials_secret, ctx.store
+    secret, store = ctx.repository.get("credentials_secret"), ctx.store
     if store is None or secret is None:
         return StoreAccess([], [], [], [])
     if store.backend == "s3":
@@ -312,12 +327,12 @@ def store_access(ctx: ServingContext) -> StoreAccess:
     )
 
 
-def _volumes(ctx: ServingContext, name: str, deployment: Deployment) -> list[dict[str, Any]]:
-    serving = ctx.spec
+def _volumes(ctx: ServingContext, name: str, deployment: TritonDeploymentArgs) -> list[dict[str, Any]]:
+    serving = ctx.args
     volumes: list[dict[str, Any]] = [
-        {"name": "tmp", "emptyDir": {"sizeLimit": serving.tmp_size_limit}},
+        {"name": "tmp", "emptyDir": {"sizeLimit": serving["tmp_size_limit"]}},
         # The Python backend passes tensors through shared memory.
-        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": serving.shm_size_limit}},
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": serving["shm_size_limit"]}},
     ]
     if not dynamic_model_control(ctx.source):
         return [
@@ -335,18 +350,18 @@ LOG_ALLOWANCE = "512Mi"
 """Container logs count against ephemeral storage; the kubelet rotates them (10Mi x 5 files by default)."""
 
 
-def triton_ephemeral_storage(serving: ServingSpec) -> str:
+def triton_ephemeral_storage(serving: TritonServingArgs) -> str:
     """Every byte a Triton pod may write to node disk: /tmp (object-store downloads), the assembled repository, logs.
 
     Requested as much as allowed, so a pod within its bound is never the first evicted under disk pressure.
     """
-    mebibytes = sum(quantity_value(q) for q in (serving.tmp_size_limit, MODELS_DIR_SIZE, LOG_ALLOWANCE)) / 2**20
+    mebibytes = sum(quantity_value(q) for q in (serving["tmp_size_limit"], MODELS_DIR_SIZE, LOG_ALLOWANCE)) / 2**20
     return f"{math.ceil(mebibytes)}Mi"
 
 
-def _triton_container(ctx: ServingContext, deployment: Deployment) -> dict[str, Any]:
-    serving = ctx.spec
-    resources = deployment.resources
+def _triton_container(ctx: ServingContext, deployment: TritonDeploymentArgs) -> dict[str, Any]:
+    serving = ctx.args
+    resources = deployment["resources"]
     http = {"path": "/v2/health/ready", "port": "http"}
     mounts: list[dict[str, Any]] = [{"name": "tmp", "mountPath": "/tmp"}, {"name": "dshm", "mountPath": "/dev/shm"}]
     env: list[dict[str, Any]] = [
@@ -362,13 +377,13 @@ def _triton_container(ctx: ServingContext, deployment: Deployment) -> dict[str, 
         mounts += [{"name": "models", "mountPath": MODELS_DIR, "readOnly": True}, _store_mount(ctx)]
     container: dict[str, Any] = {
         "name": "triton",
-        **image_fields(serving.image, ctx.spec.image_digests),
+        **image_fields(serving["image"], serving["image_digests"]),
         "command": ["tritonserver"],
         "args": tritonserver_args(
             ctx.config_name,
-            deployment.models,
+            deployment["models"],
             source=ctx.source,
-            exit_timeout_seconds=serving.drain.exit_timeout_seconds,
+            exit_timeout_seconds=serving["drain"]["exit_timeout_seconds"],
             model_repository=repository,
         ),
         "ports": [
@@ -378,15 +393,15 @@ def _triton_container(ctx: ServingContext, deployment: Deployment) -> dict[str, 
         ],
         "resources": {
             "requests": {
-                "cpu": resources.requests.cpu,
-                "memory": resources.requests.memory,
+                "cpu": resources["requests"]["cpu"],
+                "memory": resources["requests"]["memory"],
                 "ephemeral-storage": triton_ephemeral_storage(serving),
             },
             "limits": {
-                "cpu": resources.limits.cpu,
-                "memory": resources.limits.memory,
+                "cpu": resources["limits"]["cpu"],
+                "memory": resources["limits"]["memory"],
                 "ephemeral-storage": triton_ephemeral_storage(serving),
-                ctx.spec.pool["gpu_resource"]: str(deployment.gpus_per_pod),
+                serving["pool"]["gpu_resource"]: str(deployment["gpus_per_pod"]),
             },
         },
         # Model loading can take minutes: the startup probe allows for it, the others start after it.
@@ -394,7 +409,7 @@ def _triton_container(ctx: ServingContext, deployment: Deployment) -> dict[str, 
             "httpGet": http,
             "periodSeconds": 10,
             "timeoutSeconds": 5,
-            "failureThreshold": math.ceil(serving.startup_timeout_seconds / 10),
+            "failureThreshold": math.ceil(serving["startup_timeout_seconds"] / 10),
         },
         "readinessProbe": {"httpGet": http, "periodSeconds": 5, "timeoutSeconds": 3, "failureThreshold": 3},
         "livenessProbe": {
@@ -409,17 +424,18 @@ def _triton_container(ctx: ServingContext, deployment: Deployment) -> dict[str, 
     container["env"] = env
     if access.env_from:
         container["envFrom"] = access.env_from
-    if serving.drain.pre_stop_seconds:
+    pre_stop = serving["drain"]["pre_stop_seconds"]
+    if pre_stop:
         # Endpoints are removed while Triton still serves; then SIGTERM starts its own drain.
-        container["lifecycle"] = {"preStop": {"exec": {"command": ["sleep", str(serving.drain.pre_stop_seconds)]}}}
+        container["lifecycle"] = {"preStop": {"exec": {"command": ["sleep", str(pre_stop)]}}}
     return container
 
 
-def _assemble_container(ctx: ServingContext, deployment: Deployment) -> dict[str, Any]:
+def _assemble_container(ctx: ServingContext, deployment: TritonDeploymentArgs) -> dict[str, Any]:
     return {
         "name": "assemble-model-repository",
-        **image_fields(ctx.spec.image, ctx.spec.image_digests),
-        "command": ["/bin/sh", "-c", assemble_script(deployment.models)],
+        **image_fields(ctx.args["image"], ctx.args["image_digests"]),
+        "command": ["/bin/sh", "-c", assemble_script(deployment["models"])],
         "env": [
             {"name": "STACK", "value": ctx.config_name},
             {"name": "MODELS_DIR", "value": MODELS_DIR},
@@ -450,7 +466,7 @@ def loader_job_name(ctx: ServingContext) -> str:
     return f"model-loader-{ctx.digest[:16]}"
 
 
-def loader_job_manifest(ctx: ServingContext, pvc: Claim) -> dict[str, Any]:
+def loader_job_manifest(ctx: ServingContext, pvc: ModelClaimArgs) -> dict[str, Any]:
     """Fills `repositories/<digest>` of the claim from pvc.origin, once per digest, for every deployment.
 
     One Job for the stack, not one per deployment: the repository is the stack's,
@@ -465,7 +481,7 @@ def loader_job_manifest(ctx: ServingContext, pvc: Claim) -> dict[str, Any]:
     settings = {**rclone_settings(store), "SOURCE": store.rclone_path(ctx.digest), "DIGEST": ctx.digest}
     container: dict[str, Any] = {
         "name": "load",
-        **image_fields(pvc.loader_image, ctx.spec.image_digests),
+        **image_fields(pvc["loader_image"], ctx.args["image_digests"]),
         "command": ["/bin/sh", "-c", loader_script()],
         "env": [
             *(
@@ -494,7 +510,7 @@ def loader_job_manifest(ctx: ServingContext, pvc: Claim) -> dict[str, Any]:
             # A day to read its logs; a later `pulumi refresh` then drops it and `up` reruns it (a no-op).
             "ttlSecondsAfterFinished": 86_400,
             "template": {
-                "metadata": {"labels": {**metadata["labels"], **ctx.spec.pod_labels}},
+                "metadata": {"labels": {**metadata["labels"], **ctx.args["pod_labels"]}},
                 "spec": {
                     "restartPolicy": "Never",
                     # Triton's ServiceAccount: the same workload identity reads the same store.
@@ -505,7 +521,7 @@ def loader_job_manifest(ctx: ServingContext, pvc: Claim) -> dict[str, Any]:
                     "securityContext": _pod_security_context(),
                     "containers": [container],
                     "volumes": [
-                        {"name": "claim", "persistentVolumeClaim": {"claimName": pvc.claim_name}},
+                        {"name": "claim", "persistentVolumeClaim": {"claimName": pvc["claim_name"]}},
                         *access.volumes,
                     ],
                 },
@@ -514,31 +530,32 @@ def loader_job_manifest(ctx: ServingContext, pvc: Claim) -> dict[str, Any]:
     }
 
 
-def deployment_manifest(ctx: ServingContext, name: str, deployment: Deployment) -> dict[str, Any]:
-    serving = ctx.spec
+def deployment_manifest(ctx: ServingContext, name: str, deployment: TritonDeploymentArgs) -> dict[str, Any]:
+    serving = ctx.args
     selector = selector_labels(name)
     pod_labels = {
-        **serving.pod_labels,
+        **serving["pod_labels"],
         **ctx.metadata("", name)["labels"],
-        "app.kubernetes.io/version": image_version(serving.image),
+        "app.kubernetes.io/version": image_version(serving["image"]),
     }
+    drain = serving["drain"]
     pod_spec: dict[str, Any] = {
         "serviceAccountName": SERVICE_ACCOUNT,
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
         "priorityClassName": ctx.priority_class(),
-        "terminationGracePeriodSeconds": serving.drain.pre_stop_seconds
-        + serving.drain.exit_timeout_seconds
+        "terminationGracePeriodSeconds": drain["pre_stop_seconds"]
+        + drain["exit_timeout_seconds"]
         + GRACE_MARGIN_SECONDS,
         "securityContext": _pod_security_context(),
-        "nodeSelector": dict(ctx.spec.pool["node_selector"]),
-        "tolerations": list(ctx.spec.pool["tolerations"]),
+        "nodeSelector": dict(serving["pool"]["node_selector"]),
+        "tolerations": list(serving["pool"]["tolerations"]),
         "containers": [_triton_container(ctx, deployment)],
         "volumes": _volumes(ctx, name, deployment),
     }
     if not dynamic_model_control(ctx.source):
         pod_spec["initContainers"] = [_assemble_container(ctx, deployment)]
-    if deployment.replicas.max > 1:
+    if deployment["replicas"]["max"] > 1:
         # Prefer one replica per node and zone; never block scheduling when the pool is short of nodes.
         pod_spec["affinity"] = {
             "podAntiAffinity": {
@@ -576,8 +593,8 @@ def deployment_manifest(ctx: ServingContext, name: str, deployment: Deployment) 
             "spec": pod_spec,
         },
     }
-    if not ctx.spec.autoscaled:
-        spec["replicas"] = deployment.replicas.min  # the autoscaler owns the count otherwise: never set it
+    if not serving["autoscaled"]:
+        spec["replicas"] = deployment["replicas"]["min"]  # the autoscaler owns the count otherwise: never set it
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -627,8 +644,11 @@ def store_egress(ctx: ServingContext) -> list[dict[str, Any]]:
     return [
         DNS_EGRESS,
         *(
-            {"to": [{"ipBlock": {"cidr": rule.cidr}}], "ports": [{"protocol": "TCP", "port": p} for p in rule.ports]}
-            for rule in ctx.spec.model_repository.egress
+            {
+                "to": [{"ipBlock": {"cidr": rule["cidr"]}}],
+                "ports": [{"protocol": "TCP", "port": p} for p in rule["ports"]],
+            }
+            for rule in ctx.spec.egress
         ),
     ]
 
@@ -654,13 +674,14 @@ def network_policy_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
     """
     rules: list[dict[str, Any]] = [
         {
-            "from": [_peer(ctx.spec.metrics_namespace, ctx.spec.metrics_pod_labels)],
+            "from": [_peer(ctx.args["metrics_namespace"], ctx.args["metrics_pod_labels"])],
             "ports": [{"protocol": "TCP", "port": METRICS_PORT}],
         }
     ]
-    clients = [_peer(c.namespace, c.pod_labels) for c in ctx.spec.inference_clients]
-    if ctx.spec.ingress.enabled:
-        clients.append(_peer(ctx.spec.ingress.controller_namespace, {}))
+    clients = [_peer(c["namespace"], c["pod_labels"]) for c in ctx.args["inference_clients"]]
+    ingress = ctx.args["ingress"]
+    if ingress["enabled"]:
+        clients.append(_peer(ingress["controller_namespace"], {}))
     if clients:
         ports = [{"protocol": "TCP", "port": HTTP_PORT}, {"protocol": "TCP", "port": GRPC_PORT}]
         rules.append({"from": clients, "ports": ports})
@@ -694,14 +715,14 @@ def pdb_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
 
 def ingress_manifests(ctx: ServingContext, name: str) -> list[dict[str, Any]]:
     """One Ingress per protocol: ingress-nginx's backend-protocol annotation applies to a whole Ingress."""
-    ingress = ctx.spec.ingress
+    ingress = ctx.args["ingress"]
     out = []
-    body = {"nginx.ingress.kubernetes.io/proxy-body-size": ingress.max_request_body}
+    body = {"nginx.ingress.kubernetes.io/proxy-body-size": ingress["max_request_body"]}
     for protocol, host_suffix, extra in (
         ("http", "", body),
         ("grpc", "-grpc", {**body, "nginx.ingress.kubernetes.io/backend-protocol": "GRPC"}),
     ):
-        host = f"{name}{host_suffix}.{ingress.base_domain}"
+        host = f"{name}{host_suffix}.{ingress['base_domain']}"
         backend = {"service": {"name": deployment_object_name(name), "port": {"name": protocol}}}
         out.append(
             {
@@ -709,8 +730,8 @@ def ingress_manifests(ctx: ServingContext, name: str) -> list[dict[str, Any]]:
                 "kind": "Ingress",
                 "metadata": ctx.metadata(f"triton-{name}-{protocol}", name, annotations=extra),
                 "spec": {
-                    "ingressClassName": ingress.class_name,
-                    "tls": [{"hosts": [host], "secretName": ingress.tls_secret_name}],
+                    "ingressClassName": ingress["class_name"],
+                    "tls": [{"hosts": [host], "secretName": ingress["tls_secret_name"]}],
                     "rules": [
                         {"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend}]}}
                     ],
@@ -726,10 +747,9 @@ Manifests = dict[str, dict[str, Any]]
 
 def shared_manifests(ctx: ServingContext) -> Manifests:
     """Objects every deployment of the stack shares."""
-    serving = ctx.spec
     service_account = ctx.metadata(SERVICE_ACCOUNT)
-    if serving.service_account_annotations:
-        service_account["annotations"] = dict(serving.service_account_annotations)
+    if ctx.args["service_account_annotations"]:
+        service_account["annotations"] = dict(ctx.args["service_account_annotations"])
     metadata = ctx.metadata(ctx.priority_class())
     del metadata["namespace"]
     out: Manifests = {
@@ -748,14 +768,17 @@ def shared_manifests(ctx: ServingContext) -> Manifests:
             "description": f"Triton inference serving in {ctx.namespace}: outranks batch and dev workloads.",
         },
     }
-    pvc = serving.model_repository.pvc
-    if pvc is not None and pvc.create:
-        spec: dict[str, Any] = {"accessModes": [pvc.access_mode], "resources": {"requests": {"storage": pvc.size}}}
-        if pvc.storage_class_name:
-            spec["storageClassName"] = pvc.storage_class_name
-        claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": ctx.metadata(pvc.claim_name)}
+    pvc = ctx.repository.get("pvc")
+    if pvc is not None and pvc["create"]:
+        spec: dict[str, Any] = {
+            "accessModes": [pvc["access_mode"]],
+            "resources": {"requests": {"storage": pvc["size"]}},
+        }
+        if pvc.get("storage_class_name"):
+            spec["storageClassName"] = pvc["storage_class_name"]
+        claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": ctx.metadata(pvc["claim_name"])}
         out["model-repository"] = {**claim, "spec": spec}
-    if pvc is not None and pvc.origin is not None:
+    if pvc is not None and "origin" in pvc:
         out["model-loader"] = loader_job_manifest(ctx, pvc)
         out["model-loader-network-policy"] = loader_network_policy(ctx)
     out["admin-key"] = {
@@ -768,7 +791,7 @@ def shared_manifests(ctx: ServingContext) -> Manifests:
     return out
 
 
-def deployment_manifests(ctx: ServingContext, name: str, deployment: Deployment) -> Manifests:
+def deployment_manifests(ctx: ServingContext, name: str, deployment: TritonDeploymentArgs) -> Manifests:
     """Every object of one Triton deployment."""
     out: Manifests = {}
     if not dynamic_model_control(ctx.source):
@@ -779,9 +802,9 @@ def deployment_manifests(ctx: ServingContext, name: str, deployment: Deployment)
     out[f"{name}-deployment"] = deployment_manifest(ctx, name, deployment)
     out[f"{name}-service"] = service_manifest(ctx, name)
     out[f"{name}-network-policy"] = network_policy_manifest(ctx, name)
-    if deployment.replicas.max > 1:
+    if deployment["replicas"]["max"] > 1:
         out[f"{name}-pdb"] = pdb_manifest(ctx, name)
-    if ctx.spec.ingress.enabled:
+    if ctx.args["ingress"]["enabled"]:
         http, grpc = ingress_manifests(ctx, name)
         out[f"{name}-ingress-http"], out[f"{name}-ingress-grpc"] = http, grpc
     return out
@@ -790,6 +813,6 @@ def deployment_manifests(ctx: ServingContext, name: str, deployment: Deployment)
 def serving_manifests(ctx: ServingContext) -> Manifests:
     """All objects of the Triton serving stack."""
     out = shared_manifests(ctx)
-    for name, deployment in sorted(ctx.spec.deployments.items()):
+    for name, deployment in sorted(ctx.args["deployments"].items()):
         out |= deployment_manifests(ctx, name, deployment)
     return out

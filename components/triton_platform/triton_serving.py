@@ -47,11 +47,11 @@ class TritonServing(pulumi.ComponentResource):
 
         shared: list[pulumi.CustomResource] = []
         for role, manifest in shared_manifests(ctx).items():
-            options = self._options(manifest, child, shared, spec.protect_model_claim)
+            options = self._options(manifest, child, shared, spec.args["protect_model_claim"])
             shared.append(create_object(f"{name}-{role}", manifest, options))
         self.deployments = {}
         services: dict[str, str] = {}
-        for dep_name, deployment in sorted(spec.deployments.items()):
+        for dep_name, deployment in sorted(spec.args["deployments"].items()):
             created: list[pulumi.CustomResource] = []
             for role, manifest in deployment_manifests(ctx, dep_name, deployment).items():
                 if manifest["kind"] == "Deployment":

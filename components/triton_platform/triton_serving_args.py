@@ -1,14 +1,37 @@
-"""TritonServing's Args: plain typed values a Python, YAML or TypeScript program passes.
+"""TritonServing's Args: plain typed values a Python, YAML or TypeScript program passes, declared once.
 
-TritonServing checks them (triton_platform/triton_serving_spec.py) and names the Arg of every problem.
-Whole numbers may arrive as floats (`16.0`) from other languages; they are taken as integers.
+Each key's default, bounds and format are declared beside its TypedDict (`declare`, triton_platform/arg_schema.py);
+`serving_spec` (triton_platform/triton_serving_spec.py) checks Args against them and the rules that span keys,
+naming the Arg of every problem, and the builders read the same types with every default applied. Whole numbers
+may arrive as floats (`16.0`) from other languages; they are taken as integers. No `from __future__ import
+annotations` here: the schema is read from the annotations as objects.
 """
 
+import re
 from typing import NotRequired, TypedDict
 
 import pulumi
 
+from triton_platform.arg_schema import Setting, declare
+from triton_platform.excerpts import excerpt
+from triton_platform.formats import (
+    DEPLOYMENT_KEY,
+    HOST_NAME,
+    IMAGE,
+    IMAGE_DIGEST,
+    IMAGE_TAG,
+    LABEL_KEY_FORMAT,
+    LABEL_VALUE_FORMAT,
+    MODEL,
+    NAMESPACE,
+    NETWORK,
+    OBJECT_NAME,
+    QUANTITY_FORMAT,
+    Format,
+)
 from triton_platform.gpu_pool_contract import PoolPlacement
+from triton_platform.model_packaging.settings import INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX
+from triton_platform.model_packaging.store import parse_store_uri
 
 
 class QueuePolicyArgs(TypedDict):
@@ -392,3 +415,157 @@ class TritonServingArgs(TypedDict):
     protect_model_claim: NotRequired[bool]
     """Protect the model-repository claim this component creates (`model_repository.pvc.create`) from deletion
     and replacement. The claim is kept on `pulumi destroy` either way. Default: false."""
+
+
+DEFAULT_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
+DEFAULT_LOADER_IMAGE = "docker.io/rclone/rclone:1.60.1"
+PROMETHEUS_POD_LABELS = {"app.kubernetes.io/name": "prometheus"}
+"""The Prometheus Operator's pods: who may scrape Triton unless `metrics_pod_labels` says otherwise."""
+SOURCES = ("bundled", "pvc", "s3", "gcs")
+ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce")
+TIMEOUT_ACTIONS = ("REJECT", "DELAY")
+INSTANCE_KINDS = ("KIND_GPU", "KIND_CPU", "KIND_AUTO")
+WARMUP_DATA = ("zero", "random")
+CONFIG_NAME = r"^[A-Za-z0-9_.-]+$"
+"""A config name is a file name (`configs/<name>.pbtxt`) and a tritonserver flag's value."""
+
+
+def _config_name_problem(name: str) -> str | None:
+    if re.fullmatch(CONFIG_NAME, name):
+        return None
+    return f"must be a config name (letters, digits, '_', '.' and '-'); got {excerpt(name)}"
+
+
+def _store_uri_problem(uri: str) -> str | None:
+    """Why `uri` is not a published repository's address (model_packaging/store.py), or None."""
+    if not uri.startswith(("s3://", "gs://")):
+        return f"must be s3://<bucket>/<prefix> or gs://<bucket>/<prefix>; got {excerpt(uri)}"
+    try:
+        parse_store_uri(uri, "gcs" if uri.startswith("gs://") else "s3")
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+CONFIG_NAME_FORMAT = Format(rule=_config_name_problem)
+STORE_URI = Format(rule=_store_uri_problem)
+"""`s3://bucket/prefix` (a private endpoint as `s3://https://host:port/bucket/prefix`) or `gs://bucket/prefix`."""
+REVISION = Format(max_length=63)
+
+declare(
+    QueuePolicyArgs,
+    max_queue_size=Setting(minimum=0, maximum=UINT32_MAX),
+    default_timeout_microseconds=Setting(minimum=0, maximum=UINT64_MAX),
+    timeout_action=Setting(choices=TIMEOUT_ACTIONS),
+    allow_timeout_override=Setting(),
+)
+declare(
+    DynamicBatchingArgs,
+    max_queue_delay_microseconds=Setting(minimum=0, maximum=10_000_000),
+    preferred_batch_size=Setting(minimum=1, maximum=INT32_MAX),
+    default_queue_policy=Setting(),
+)
+declare(
+    InstanceGroupArgs,
+    count=Setting(minimum=1, maximum=64),
+    kind=Setting(choices=INSTANCE_KINDS),
+)
+declare(LatestVersionsArgs, num_versions=Setting(minimum=1, maximum=100))
+declare(AllVersionsArgs)
+declare(SpecificVersionsArgs, versions=Setting(minimum=1, maximum=INT64_MAX, min_items=1, unique=True))
+declare(VersionPolicyArgs, latest=Setting(), all=Setting(), specific=Setting())
+declare(
+    WarmupArgs,
+    batch_sizes=Setting(minimum=1, maximum=UINT32_MAX, min_items=1),
+    data=Setting(default=WARMUP_DATA[0], choices=WARMUP_DATA),
+)
+declare(
+    ModelSettingsArgs,
+    # Unset keeps the base config's value: no default is filled in.
+    max_batch_size=Setting(minimum=0, maximum=4096),
+    dynamic_batching=Setting(),
+    instance_group=Setting(),
+    version_policy=Setting(),
+    warmup=Setting(),
+)
+declare(ReplicaRangeArgs, min=Setting(minimum=0, maximum=1000), max=Setting(minimum=1, maximum=1000))
+declare(ComputeResourcesArgs, cpu=Setting(format=QUANTITY_FORMAT), memory=Setting(format=QUANTITY_FORMAT))
+declare(
+    ContainerResourcesArgs,
+    requests=Setting(default={"cpu": "2", "memory": "8Gi"}),
+    limits=Setting(default={"cpu": "4", "memory": "8Gi"}),
+)
+declare(
+    TritonDeploymentArgs,
+    models=Setting(format=MODEL, min_items=1, unique=True),
+    replicas=Setting(),
+    gpus_per_pod=Setting(default=1, minimum=1, maximum=16),
+    resources=Setting(default={}),
+)
+declare(
+    ModelClaimArgs,
+    claim_name=Setting(format=OBJECT_NAME),
+    create=Setting(default=False),
+    size=Setting(default="50Gi", format=QUANTITY_FORMAT),
+    storage_class_name=Setting(format=OBJECT_NAME),
+    access_mode=Setting(default=ACCESS_MODES[0], choices=ACCESS_MODES),
+    origin=Setting(format=STORE_URI),
+    loader_image=Setting(default=DEFAULT_LOADER_IMAGE, format=IMAGE),
+)
+declare(StoreEgressArgs, cidr=Setting(format=NETWORK), ports=Setting(minimum=1, maximum=65535, min_items=1))
+declare(
+    ModelRepositoryArgs,
+    path=Setting(min_length=1),
+    source=Setting(choices=SOURCES),
+    pvc=Setting(),
+    uri=Setting(format=STORE_URI),
+    revision=Setting(min_length=1, format=REVISION),
+    credentials_secret=Setting(format=OBJECT_NAME),
+    # No default here: with an object store, the store's own port (`serving_spec`).
+    store_egress=Setting(),
+)
+declare(
+    InferenceClientArgs,
+    namespace=Setting(format=NAMESPACE),
+    pod_labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
+)
+declare(
+    IngressArgs,
+    enabled=Setting(default=False),
+    class_name=Setting(default="nginx", format=OBJECT_NAME),
+    base_domain=Setting(format=HOST_NAME),
+    tls_secret_name=Setting(format=OBJECT_NAME),
+    max_request_body=Setting(default="64m", format=QUANTITY_FORMAT),
+    controller_namespace=Setting(default="ingress-nginx", format=NAMESPACE),
+)
+declare(
+    DrainArgs,
+    pre_stop_seconds=Setting(default=10, minimum=0, maximum=300),
+    exit_timeout_seconds=Setting(default=30, minimum=1, maximum=3600),
+)
+declare(
+    TritonServingArgs,
+    namespace=Setting(format=NAMESPACE),
+    deployments=Setting(keys=DEPLOYMENT_KEY, min_items=1),
+    model_repository=Setting(),
+    pool=Setting(),
+    metrics_namespace=Setting(format=NAMESPACE),
+    image=Setting(default=DEFAULT_IMAGE, format=IMAGE),
+    # No single default: the Pulumi stack's name (`serving_spec`).
+    config_name=Setting(format=CONFIG_NAME_FORMAT),
+    model_defaults=Setting(),
+    models=Setting(default={}, keys=MODEL),
+    inference_clients=Setting(default=[]),
+    ingress=Setting(default={}),
+    startup_timeout_seconds=Setting(default=600, minimum=30, maximum=7200),
+    drain=Setting(default={}),
+    shm_size_limit=Setting(default="1Gi", format=QUANTITY_FORMAT),
+    tmp_size_limit=Setting(default="10Gi", format=QUANTITY_FORMAT),
+    service_account_annotations=Setting(default={}, keys=LABEL_KEY_FORMAT),
+    pod_labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
+    metrics_pod_labels=Setting(default=PROMETHEUS_POD_LABELS, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
+    labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
+    autoscaled=Setting(default=False),
+    image_digests=Setting(default={}, keys=IMAGE_TAG, format=IMAGE_DIGEST),
+    protect_model_claim=Setting(default=False),
+)

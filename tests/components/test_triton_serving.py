@@ -17,7 +17,7 @@ from triton_platform.arg_problems import ArgsError
 from triton_platform.gpu_pool_contract import PoolPlacement
 from triton_platform.triton_serving import TritonServing, TritonServingArgs
 from triton_platform.triton_serving_args import ModelClaimArgs, ModelRepositoryArgs
-from triton_platform.triton_serving_spec import Replicas, serving_spec
+from triton_platform.triton_serving_spec import serving_spec
 
 TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
 DIGEST = "sha256:" + "a" * 64
@@ -354,8 +354,10 @@ def test_whole_floats_are_integers_as_other_languages_send_them() -> None:
         ),
         "test",
     )
-    assert spec.deployments["demo"].replicas == Replicas(1, 2)
-    assert (spec.deployments["demo"].gpus_per_pod, spec.drain.pre_stop_seconds) == (2, 5)
+    deployment = spec.args["deployments"]["demo"]
+    assert deployment["replicas"] == {"min": 1, "max": 2}
+    assert (deployment["gpus_per_pod"], spec.args["drain"]["pre_stop_seconds"]) == (2, 5)
+    assert [type(n) for n in (deployment["replicas"]["min"], deployment["gpus_per_pod"])] == [int, int]
     rendered = spec.rendered.models["classifier"].text
     assert "max_batch_size: 4\n" in rendered
     assert "count: 2\n" in rendered
@@ -370,22 +372,22 @@ def test_the_config_name_defaults_to_the_stack() -> None:
     spec = serving_spec("unit", cast(TritonServingArgs, args), "staging")
     assert spec.rendered.config_name == "staging"
     assert problems(valid(config_name="demo/x")) == [
-        "config_name: 'demo/x' is not a config name: letters, digits, '_', '.' and '-'"
+        "config_name: must be a config name (letters, digits, '_', '.' and '-'); got 'demo/x'"
     ]
 
 
 DEPLOYMENT_CASES = {
-    "no deployment": ({}, ["deployments: no deployment; give at least one"]),
+    "no deployment": ({}, ["deployments: has 0 entries; give at least 1"]),
     "a name objects cannot carry": (
         {"Demo_1": {"models": ["classifier"], "replicas": {"min": 1, "max": 1}}},
         [
-            "deployments.Demo_1: 'Demo_1' is not a deployment name: lowercase letters, digits and '-', starting "
-            "and ending with a letter or digit, at most 40 characters"
+            "deployments.Demo_1: key must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending with "
+            "a letter or digit); got 'Demo_1'"
         ],
     ),
     "no model": (
         {"demo": {"models": [], "replicas": {"min": 1, "max": 1}}},
-        ["deployments.demo.models: empty; list at least one model"],
+        ["deployments.demo.models: has 0 items; list at least 1"],
     ),
     "a model twice": (
         {"demo": {"models": ["classifier", "classifier"], "replicas": {"min": 1, "max": 1}}},
@@ -429,7 +431,7 @@ DEPLOYMENT_CASES = {
             }
         },
         [
-            "deployments.demo.resources.requests.memory: '8GB' is not a Kubernetes quantity such as 500m, 4 or 16Gi",
+            "deployments.demo.resources.requests.memory: must be a Kubernetes quantity such as 500m, 4, 8Gi; got '8GB'",
             "deployments.demo.resources.limits.cpu: 4 is below its request 8; limits must be >= requests",
         ],
     ),
@@ -523,9 +525,10 @@ REPOSITORY_CASES = {
             pvc={"claim_name": "models", "origin": "http://store/models", "access_mode": "RWX", "size": "50GB"},
         ),
         [
-            "model_repository.pvc.origin: 'http://store/models' is not s3://<bucket>/<prefix> or gs://<bucket>/<prefix>",
-            "model_repository.pvc.size: '50GB' is not a Kubernetes quantity such as 500m, 4 or 16Gi",
+            "model_repository.pvc.size: must be a Kubernetes quantity such as 500m, 4, 8Gi; got '50GB'",
             "model_repository.pvc.access_mode: 'RWX' is not one of ReadOnlyMany, ReadWriteMany, ReadWriteOnce",
+            "model_repository.pvc.origin: must be s3://<bucket>/<prefix> or gs://<bucket>/<prefix>; got "
+            "'http://store/models'",
         ],
     ),
     "store egress": (
@@ -568,11 +571,11 @@ def test_model_settings() -> None:
         "model_defaults.dynamic_batching.default_queue_policy.timeout_action: 'DROP' is not one of REJECT, DELAY",
         "model_defaults.instance_group.kind: 'GPU' is not one of KIND_GPU, KIND_CPU, KIND_AUTO",
         "models.classifier.max_batch: unknown key; known keys: dynamic_batching, instance_group, max_batch_size, "
-        "version_policy, warmup",
-        "models.classifier.version_policy: set exactly one of latest, all, specific; got latest, all",
-        "models.classifier.warmup.batch_sizes: empty; list at least one",
+        "version_policy, warmup (did you mean 'max_batch_size'?)",
+        "models.classifier.warmup.batch_sizes: has 0 items; list at least 1",
         "models.classifier.warmup.data: 'ones' is not one of zero, random",
         "models.ranker.version_policy.specific.versions: 1 is listed twice; list each once",
+        "models.classifier.version_policy: set exactly one of latest, all, specific; got latest, all",
         "models.ranker: settings for model 'ranker', which no deployment serves; add it to a deployment's models "
         "or remove them",
     ]
@@ -666,17 +669,17 @@ def test_ingress_probes_drain_and_the_rest() -> None:
             autoscaled="yes",
         )
     ) == [
-        "namespace: 'Inference' is not a namespace name: lowercase letters, digits and '-', starting and ending "
-        "with a letter or digit",
+        "namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending with a letter or "
+        "digit); got 'Inference'",
         "inference_clients[0].namespace: missing (required)",
-        "ingress.base_domain: missing (required when enabled)",
-        "ingress.tls_secret_name: missing (required when enabled)",
         "startup_timeout_seconds: 10 is below the minimum 30",
         "drain.pre_stop_seconds: 301 is above the maximum 300",
         "drain.exit_timeout_seconds: 0 is below the minimum 1",
-        "shm_size_limit: '1 Gi' is not a Kubernetes quantity such as 500m, 4 or 16Gi",
+        "shm_size_limit: must be a Kubernetes quantity such as 500m, 4, 8Gi; got '1 Gi'",
         "labels: ['team'] is not a mapping",
-        "autoscaled: 'yes' is not true or false",
+        "autoscaled: 'yes' is a string; write the boolean true or false, unquoted",
+        "ingress.base_domain: missing (required when enabled)",
+        "ingress.tls_secret_name: missing (required when enabled)",
     ]
 
 
