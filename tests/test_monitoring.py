@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import shutil
 import subprocess
@@ -25,11 +24,11 @@ from stackctl.synth import SynthResult
 from tests.components.test_monitoring import ALERT_NAMES
 from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack
 from tests.invented_names import INVENTED_METRIC
-from triton_platform.alert_routing import Receiver, alertmanager_yaml, receiver_secrets
+from triton_platform.alert_routing import alertmanager_yaml, receiver_secrets
 from triton_platform.dashboards import dashboard, panel_queries
 from triton_platform.durations import duration_seconds
 from triton_platform.keda_scaling import gpu_memory_query
-from triton_platform.monitoring_args import MonitoringArgs, MonitoringSettings, monitoring_settings
+from triton_platform.monitoring_args import AlertReceiver, MonitoringArgs, MonitoringSettings, monitoring_settings
 from triton_platform.monitoring_rules import alerts, rule_groups
 from triton_platform.recorded_series import rate_window
 from triton_platform.scaling_signal import trigger_query
@@ -37,7 +36,7 @@ from triton_platform.scaling_signal import trigger_query
 INSTALL_HINT = "run `make tools` (apt-get install prometheus prometheus-alertmanager)"
 
 
-def stack_receivers(config: PlatformConfig) -> dict[str, Receiver]:
+def stack_receivers(config: PlatformConfig) -> dict[str, AlertReceiver]:
     """The stack's receivers as its Monitoring component checks them."""
     args: MonitoringArgs = {
         "namespace": "ml",
@@ -108,7 +107,7 @@ def test_the_components_defaults_are_the_stack_schemas() -> None:
     component = monitoring_settings("mon", {"namespace": "ml", "latency_slo_ms": 250})
     schema = MonitoringConfig()
     chart = schema.chart.source()
-    assert component.chart == {"version": chart["version"], "repository": chart.get("repository")}
+    assert component.chart == {"version": chart["version"], "repository": chart.get("repository"), "values": {}}
     assert (component.mode, component.prometheus_namespace, component.prometheus_pod_labels) == (
         schema.mode,
         schema.prometheus.namespace,
@@ -121,7 +120,7 @@ def test_the_components_defaults_are_the_stack_schemas() -> None:
     )
     assert component.scrape_interval == schema.scrape_interval
     assert (dict(component.receivers), dict(component.routes)) == ({}, {}) == (schema.receivers, schema.routes)
-    assert dataclasses.asdict(component.alerts) == schema.alerts.model_dump()
+    assert component.alerts == schema.alerts.model_dump()
 
 
 def test_routes_send_each_severity_to_its_receiver() -> None:
@@ -305,8 +304,8 @@ def scenarios(args: MonitoringSettings) -> list[Scenario]:
                 # 600 requests a minute waiting half, then twice, the limit each.
                 (
                     _selector("nv_inference_queue_duration_us", triton),
-                    f"+{int(600 * a.queue_time_ms * 500)}",
-                    f"+{int(600 * a.queue_time_ms * 2000)}",
+                    f"+{int(600 * a['queue_time_ms'] * 500)}",
+                    f"+{int(600 * a['queue_time_ms'] * 2000)}",
                 ),
             ],
             by_model,
@@ -344,8 +343,8 @@ def scenarios(args: MonitoringSettings) -> list[Scenario]:
                 (_selector("nv_gpu_memory_total_bytes", {**triton, "gpu_uuid": "GPU-1"}), "80e9", "80e9"),
                 (
                     _selector("nv_gpu_memory_used_bytes", {**triton, "gpu_uuid": "GPU-1"}),
-                    f"{80e9 * a.gpu_memory_ratio / 2:.0f}",
-                    f"{80e9 * (1 + a.gpu_memory_ratio) / 2:.0f}",
+                    f"{80e9 * a['gpu_memory_ratio'] / 2:.0f}",
+                    f"{80e9 * (1 + a['gpu_memory_ratio']) / 2:.0f}",
                 ),
             ],
             {"namespace": ns, "deployment": dep, "pod": pod},
@@ -357,7 +356,7 @@ def scenarios(args: MonitoringSettings) -> list[Scenario]:
                 (
                     _selector("nv_gpu_utilization", {**triton, "gpu_uuid": "GPU-1"}),
                     "0.95",
-                    f"{a.gpu_utilization_low / 2:g}",
+                    f"{a['gpu_utilization_low'] / 2:g}",
                 )
             ],
             {"namespace": ns, "deployment": dep},

@@ -11,12 +11,18 @@ import json
 from typing import Any
 
 from triton_platform import recorded_series as series
-from triton_platform.monitoring_args import MonitoringSettings, Watched
-from triton_platform.scaling_signal import per_replica_series
+from triton_platform.monitoring_args import DASHBOARD_LABEL, MonitoringSettings, Watched
+from triton_platform.promql import label_value
+from triton_platform.scaling_signal import deployment_selector, per_replica_series
 
-DASHBOARD_LABEL = {"grafana_dashboard": "1"}
-"""The label kube-prometheus-stack's Grafana sidecar loads dashboards by."""
 FOLDER_ANNOTATION = "grafana_folder"
+REGEX_SPECIALS = frozenset("\\.+*?()|[]{}^$")
+"""What RE2, Prometheus' regular expressions, reads as syntax outside a character class."""
+
+
+def _regex_literal(text: str) -> str:
+    """`text` matched literally in a Prometheus regex matcher."""
+    return "".join(f"\\{c}" if c in REGEX_SPECIALS else c for c in text)
 
 
 def _panel(panel_id: int, title: str, unit: str, targets: list[tuple[str, str]]) -> dict[str, Any]:
@@ -41,8 +47,8 @@ def panel_queries(settings: MonitoringSettings, deployment: Watched) -> list[tup
     """(title, unit, [(expr, legend)]) of every panel: also what the metric-name test reads."""
     ns, target, signal = settings.namespace, deployment.object_name, deployment.signal
     window = series.rate_window(settings.scrape_interval)
-    model = f'namespace="{ns}", deployment="{target}", model=~"$model"'
-    dep = f'namespace="{ns}", deployment="{target}"'
+    dep = deployment_selector(ns, target)
+    model = f'{dep}, model=~"$model"'
     gpu_panels = _dcgm_panels(ns, target) if settings.dcgm_metrics else []
     return [
         ("Requests per second", "reqps", [(f"{series.REQUESTS_RATE}{window}{{{model}}}", "{{model}}")]),
@@ -91,7 +97,8 @@ def _dcgm_panels(namespace: str, target: str) -> list[tuple[str, str, list[tuple
     """The DCGM exporter's view of the GPUs allocated to the deployment's pods (triton_platform/gpu_health_rules.py
     on its labels: the pod a GPU serves is `exported_pod` behind a ServiceMonitor without honorLabels)."""
     # A Deployment's pods are <name>-<ReplicaSet hash>-<suffix>: another deployment named <name>-x never matches.
-    gpus = f'exported_namespace="{namespace}", exported_pod=~"{target}-[a-z0-9]+-[a-z0-9]+"'
+    pods = label_value(f"{_regex_literal(target)}-[a-z0-9]+-[a-z0-9]+")
+    gpus = f"exported_namespace={label_value(namespace)}, exported_pod=~{pods}"
     per_gpu = "{{exported_pod}} GPU {{gpu}}"
     return [
         ("GPU utilization (DCGM)", "percentunit", [(f"{series.DCGM_GPU_UTILIZATION}{{{gpus}}}", per_gpu)]),
@@ -140,7 +147,7 @@ def dashboard(settings: MonitoringSettings, deployment: Watched) -> dict[str, An
                     "type": "query",
                     "label": "Model",
                     "datasource": {"type": "prometheus", "uid": "${datasource}"},
-                    "query": f'label_values(nv_inference_count{{namespace="{ns}", deployment="{target}"}}, model)',
+                    "query": f"label_values(nv_inference_count{{{deployment_selector(ns, target)}}}, model)",
                     "includeAll": True,
                     "multi": True,
                     "refresh": 2,

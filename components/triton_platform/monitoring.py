@@ -18,12 +18,19 @@ from typing import Any, Optional
 import pulumi
 import pulumi_random as random
 
-from triton_platform.alert_routing import NULL_RECEIVER, alertmanager_config_manifest, receiver_secrets
+from triton_platform.alert_routing import alertmanager_config_manifest, receiver_secrets
 from triton_platform.component_types import type_token, with_former_type
-from triton_platform.dashboards import DASHBOARD_LABEL, FOLDER_ANNOTATION, dashboard_manifest
+from triton_platform.dashboards import FOLDER_ANNOTATION, dashboard_manifest
 from triton_platform.helm_chart import HelmChartArgs, InstalledChart
 from triton_platform.kubernetes_objects import create_object
-from triton_platform.monitoring_args import MonitoringArgs, MonitoringSettings, monitoring_settings
+from triton_platform.monitoring_args import (
+    DASHBOARD_LABEL,
+    NULL_RECEIVER,
+    POD_SECURITY_LABELS,
+    MonitoringArgs,
+    MonitoringSettings,
+    monitoring_settings,
+)
 from triton_platform.monitoring_rules import rule_groups
 from triton_platform.policy_exceptions import exception_annotations
 from triton_platform.triton_manifests import APP_NAME
@@ -251,8 +258,6 @@ class Monitoring(pulumi.ComponentResource):
     def _install(self, name: str, settings: MonitoringSettings, child: pulumi.ResourceOptions) -> list[pulumi.Resource]:
         namespace = settings.prometheus_namespace
         labels = dict(settings.labels)
-        # The chart's components pass the baseline profile; warn about everything restricted would refuse.
-        pss = {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"}
         ns = create_object(
             f"{name}-namespace",
             {
@@ -260,7 +265,7 @@ class Monitoring(pulumi.ComponentResource):
                 "kind": "Namespace",
                 "metadata": {
                     "name": namespace,
-                    "labels": {**labels, **pss},
+                    "labels": {**labels, **POD_SECURITY_LABELS},
                     "annotations": exception_annotations(
                         {
                             "namespace-network-policy": "kube-prometheus-stack's Prometheus scrapes targets in every "

@@ -1,23 +1,41 @@
-"""Monitoring's Args: the TypedDicts a user writes, the frozen settings its builders read, and the check between.
+"""`MonitoringArgs`, what a user gives `Monitoring`, declared once: its builders read the same types, checked.
 
-The Args may come from any Pulumi language through the component provider, as plain JSON: a whole number may
-arrive as a float and a NotRequired key may be missing. `monitoring_settings` applies every default, checks
-what a user could get wrong and raises every problem at once, each naming its Arg (triton_platform/arg_problems.py).
+The Args are plain and typed: Pulumi infers the component's schema from them, so they may come from any Pulumi
+language as JSON (whole numbers as floats, optional keys absent). Each key's default, bounds and format are
+declared beside its TypedDict (`declare`, triton_platform/arg_schema.py); `monitoring_settings` checks Args
+against them and the rules that span keys, and raises every problem at once, each naming its Arg
+(triton_platform/arg_problems.py).
 
 No `from __future__ import annotations` here: TypedDict reads `NotRequired` only from evaluated annotations,
 and Pulumi's schema inference reads the same.
 """
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict, cast
 
 import pulumi
 
-from triton_platform.alert_routing import INTEGRATIONS, NULL_RECEIVER, SEVERITIES, Credential, Receiver, Slack
 from triton_platform.arg_problems import ArgProblems
-from triton_platform.durations import duration_seconds, is_prometheus_duration
-from triton_platform.helm_chart import ChartSource
+from triton_platform.arg_schema import Setting, declare, resolve_record
+from triton_platform.excerpts import excerpt
+from triton_platform.formats import (
+    ALERT_FOR,
+    DNS1035_LABEL,
+    DNS_LABEL,
+    HTTPS_URL,
+    KUBE_VERSION,
+    LABEL_KEY_FORMAT,
+    LABEL_VALUE_FORMAT,
+    MODEL,
+    NAMESPACE,
+    OBJECT_NAME,
+    SCRAPE_INTERVAL,
+    Format,
+)
+from triton_platform.helm_chart import ChartSource, chart_source_problem
+from triton_platform.model_packaging.settings import INT32_MAX
 from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, SIGNAL_KINDS
 
 COMPONENT = "Monitoring"
@@ -27,9 +45,22 @@ DEFAULT_CHART: ChartSource = {"version": "79.7.1", "repository": "https://promet
 """kube-prometheus-stack, pinned, for mode `install`."""
 DASHBOARD_TAGS = ("triton", "triton-platform")
 """Grafana tags every dashboard carries unless told otherwise."""
-SCRAPE_INTERVAL_BOUNDS = ("1s", "2m")
-"""Prometheus marks a series stale 5m after its last sample and KEDA reads the queue gauge at an instant, so an
-interval near 5m leaves gaps; 2m still survives one missed scrape."""
+NULL_RECEIVER = "null"
+"""Takes what no route claims: dev, or a severity the stack routes nowhere. No receiver of a stack's may take it."""
+SEVERITIES = ("critical", "warning", "info")
+"""The `severity` label of every alert (triton_platform/monitoring_rules.py); routes pick receivers by it."""
+INTEGRATIONS = ("slack", "pagerduty", "webhook")
+"""What a receiver may send to."""
+DASHBOARD_LABEL = {"grafana_dashboard": "1"}
+"""The label kube-prometheus-stack's Grafana sidecar loads dashboards by (triton_platform/dashboards.py)."""
+POD_SECURITY_LABELS = {
+    "pod-security.kubernetes.io/enforce": "baseline",
+    "pod-security.kubernetes.io/warn": "restricted",
+}
+"""The Pod Security labels of the namespace mode `install` creates: the chart's components pass the baseline
+profile; warn about everything restricted would refuse."""
+LATENCY_SLO_MAX_MS = 3_600_000
+"""An hour: far above any inference request's latency, so a value past it is a slip of units, not an objective."""
 
 
 class CredentialSecret(TypedDict):
@@ -160,7 +191,8 @@ class MonitoredDeployment(TypedDict):
     """A Deployment of Triton that the rules, alerts and a dashboard watch."""
 
     object_name: str
-    """Its `metadata.name` and its Service's, e.g. `triton-general`: the `deployment` label of its series."""
+    """Its `metadata.name` and its Service's, e.g. `triton-general` (so a DNS-1035 label, as Service names are):
+    the `deployment` label of its series."""
 
     max_replicas: int
     """Its replica ceiling, at least 1: the at-ceiling alert fires there, and the dashboard draws it."""
@@ -180,7 +212,7 @@ class MonitoringArgs(TypedDict):
     Secrets and dashboards go there too."""
 
     latency_slo_ms: int
-    """p95 request latency objective in milliseconds, for every model, at least 1: above it
+    """p95 request latency objective in milliseconds, for every model, from 1 to 3600000 (an hour): above it
     `TritonLatencyAboveSLO` fires."""
 
     deployments: NotRequired[dict[str, MonitoredDeployment]]
@@ -249,24 +281,88 @@ class MonitoringArgs(TypedDict):
     Only used in mode `install`. Default: unset (the API server's)."""
 
 
-@dataclass(frozen=True)
-class Thresholds:
-    """`AlertThresholds`, each default applied."""
+def _secret_key_problem(key: str) -> str | None:
+    if re.fullmatch(r"[-._a-zA-Z0-9]+", key) and key not in (".", ".."):
+        return None
+    return f"must be a Secret key (letters, digits, '-', '_' and '.'; not '.' or '..'); got {excerpt(key)}"
 
-    latency_for: str = "5m"
-    queue_time_ms: float = 20.0
-    queue_time_for: str = "5m"
-    failure_ratio: float = 0.01
-    failure_for: str = "5m"
-    gpu_memory_ratio: float = 0.8
-    gpu_memory_for: str = "10m"
-    gpu_utilization_low: float = 0.3
-    gpu_utilization_low_for: str = "2h"
-    backlog_at_max_for: str = "10m"
-    replicas_unavailable_for: str = "10m"
-    model_missing_for: str = "10m"
-    target_down_for: str = "5m"
-    keda_errors_for: str = "5m"
+
+SECRET_KEY = Format(max_length=253, rule=_secret_key_problem)
+"""A key of a Secret's data (apimachinery IsConfigMapKey): up to 253 letters, digits, '-', '_' and '.'."""
+RECEIVER_NAME = Format(DNS_LABEL, 63)
+"""A receiver's name: Alertmanager's, and the Secret `alertmanager-<name>` that holds its credentials."""
+SEVERITY = Format(
+    rule=lambda key: None if key in SEVERITIES else f"{excerpt(key)} is not one of {', '.join(SEVERITIES)}"
+)
+SERVICE_NAME = Format(DNS1035_LABEL, 63)
+"""A Service's name (apimachinery ValidateServiceName): a DNS-1035 label."""
+
+declare(CredentialSecret, name=Setting(format=OBJECT_NAME), key=Setting(format=SECRET_KEY))
+declare(ReceiverCredential, value=Setting(min_length=1), secret=Setting())
+declare(SlackReceiver, webhook_url=Setting(), channel=Setting(min_length=1))
+declare(PagerDutyReceiver, routing_key=Setting())
+declare(WebhookReceiver, url=Setting())
+declare(AlertReceiver, slack=Setting(), pagerduty=Setting(), webhook=Setting())
+declare(
+    AlertThresholds,
+    latency_for=Setting(default="5m", format=ALERT_FOR),
+    queue_time_ms=Setting(default=20.0, above=0),
+    queue_time_for=Setting(default="5m", format=ALERT_FOR),
+    # Above 0 and below 1 (`_below_one`): a failure ratio of 1 never fires, a low-utilization mark of 1 nearly always.
+    failure_ratio=Setting(default=0.01, above=0, maximum=1),
+    failure_for=Setting(default="5m", format=ALERT_FOR),
+    gpu_memory_ratio=Setting(default=0.8, above=0, maximum=1),
+    gpu_memory_for=Setting(default="10m", format=ALERT_FOR),
+    gpu_utilization_low=Setting(default=0.3, above=0, maximum=1),
+    gpu_utilization_low_for=Setting(default="2h", format=ALERT_FOR),
+    backlog_at_max_for=Setting(default="10m", format=ALERT_FOR),
+    replicas_unavailable_for=Setting(default="10m", format=ALERT_FOR),
+    model_missing_for=Setting(default="10m", format=ALERT_FOR),
+    target_down_for=Setting(default="5m", format=ALERT_FOR),
+    keda_errors_for=Setting(default="5m", format=ALERT_FOR),
+)
+declare(
+    DeploymentSignal,
+    kind=Setting(choices=SIGNAL_KINDS),
+    # At most 1 for a busy ratio (`_signal`): it never exceeds 1, so the target would never be reached.
+    target=Setting(above=0),
+    instances_per_pod=Setting(keys=MODEL, minimum=1, maximum=INT32_MAX),
+)
+declare(
+    MonitoredDeployment,
+    object_name=Setting(format=SERVICE_NAME),
+    max_replicas=Setting(minimum=1, maximum=INT32_MAX),
+    models=Setting(format=MODEL, unique=True),
+    signal=Setting(),
+)
+declare(
+    MonitoringArgs,
+    namespace=Setting(format=NAMESPACE),
+    latency_slo_ms=Setting(minimum=1, maximum=LATENCY_SLO_MAX_MS),
+    deployments=Setting(default={}, keys=Format(DNS_LABEL, 63)),
+    mode=Setting(default="existing", choices=MODES),
+    chart=Setting(default=DEFAULT_CHART),
+    prometheus_namespace=Setting(default="monitoring", format=NAMESPACE),
+    prometheus_pod_labels=Setting(
+        default={"app.kubernetes.io/name": "prometheus"}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT
+    ),
+    selector_labels=Setting(
+        default={"release": "kube-prometheus-stack"}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT
+    ),
+    receivers=Setting(default={}, keys=RECEIVER_NAME),
+    routes=Setting(default={}, keys=SEVERITY, format=RECEIVER_NAME),
+    runbook_base_url=Setting(
+        default="https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md", format=HTTPS_URL
+    ),
+    grafana_folder=Setting(default="Triton", min_length=1),
+    scrape_interval=Setting(default="15s", format=SCRAPE_INTERVAL),
+    alerts=Setting(default={}),
+    labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
+    scaling_enabled=Setting(default=False),
+    dcgm_metrics=Setting(default=False),
+    dashboard_tags=Setting(default=DASHBOARD_TAGS, min_length=1, unique=True),
+    kube_version=Setting(format=Format(KUBE_VERSION)),
+)
 
 
 @dataclass(frozen=True)
@@ -290,7 +386,9 @@ class Watched:
 
 @dataclass(frozen=True)
 class MonitoringSettings:
-    """`MonitoringArgs` with every default applied and every value checked: what the builders read."""
+    """`MonitoringArgs` checked, every default applied: what the builders read. The nested settings objects are
+    the checked Args themselves; the deployments stay attributes for the tools that read them
+    (stackctl/monitoring_files.py)."""
 
     namespace: str
     latency_slo_ms: int
@@ -300,12 +398,12 @@ class MonitoringSettings:
     prometheus_namespace: str
     prometheus_pod_labels: Mapping[str, str]
     selector_labels: Mapping[str, str]
-    receivers: Mapping[str, Receiver]
+    receivers: Mapping[str, AlertReceiver]
     routes: Mapping[str, str]
     runbook_base_url: str
     grafana_folder: str
     scrape_interval: str
-    alerts: Thresholds
+    alerts: AlertThresholds
     labels: Mapping[str, str]
     scaling_enabled: bool
     dcgm_metrics: bool
@@ -314,173 +412,164 @@ class MonitoringSettings:
 
 
 def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringSettings:
-    """`args` with every default applied and every value checked; an ArgsError names every problem found."""
+    """`args` checked against their declaration and the rules across keys, every default applied; an ArgsError
+    names every problem found."""
     problems = ArgProblems(COMPONENT, name)
-    problems.unknown_keys("", args, MonitoringArgs)
-    namespace = problems.required("", args, "namespace")
-    slo = problems.required("", args, "latency_slo_ms")
-    receivers = {key: _receiver(problems, key, value) for key, value in args.get("receivers", {}).items()}
-    settings = MonitoringSettings(
-        namespace=str(namespace),
-        latency_slo_ms=0 if slo is None else problems.integer("latency_slo_ms", slo, minimum=1),
-        deployments={
-            key: _watched(problems, f"deployments.{key}", d) for key, d in args.get("deployments", {}).items()
-        },
-        mode=problems.choice("mode", args.get("mode", "existing"), MODES),
-        chart=args.get("chart", DEFAULT_CHART),
-        prometheus_namespace=args.get("prometheus_namespace", "monitoring"),
-        prometheus_pod_labels=dict(args.get("prometheus_pod_labels", {"app.kubernetes.io/name": "prometheus"})),
-        selector_labels=dict(args.get("selector_labels", {"release": "kube-prometheus-stack"})),
-        receivers=receivers,
-        routes=_routes(problems, args.get("routes", {}), receivers),
-        runbook_base_url=args.get(
-            "runbook_base_url", "https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md"
-        ),
-        grafana_folder=args.get("grafana_folder", "Triton"),
-        scrape_interval=_scrape_interval(problems, args.get("scrape_interval", "15s")),
-        alerts=_thresholds(problems, args.get("alerts", {})),
-        labels=dict(args.get("labels", {})),
-        scaling_enabled=args.get("scaling_enabled", False),
-        dcgm_metrics=args.get("dcgm_metrics", False),
-        dashboard_tags=tuple(args.get("dashboard_tags", DASHBOARD_TAGS)),
-        kube_version=args.get("kube_version"),
-    )
+    checked = cast(MonitoringArgs, resolve_record(problems, "", args, MonitoringArgs))
+    deployments = checked.get("deployments", {})
+    for key, deployment in deployments.items():
+        _signal(problems, f"deployments.{key}", deployment)
+    _one_object_per_name(problems, deployments)
+    receivers = checked.get("receivers", {})
+    for key, receiver in receivers.items():
+        _receiver(problems, f"receivers.{key}", key, receiver)
+    if problems.clean("receivers"):
+        known = ", ".join(sorted(receivers)) or "none"
+        for severity, receiver_name in checked.get("routes", {}).items():
+            if problems.clean(f"routes.{severity}") and receiver_name not in receivers:
+                problems.add(f"routes.{severity}", f"{receiver_name!r} is not one of args.receivers ({known})")
+    _below_one(problems, checked.get("alerts", {}))
+    _labels_of_the_components_own(problems, checked)
+    chart = checked.get("chart")
+    # A chart that is no mapping at all is named as such already.
+    if checked.get("mode") == "install" and chart and problems.clean("chart.repository", "chart.path"):
+        problem = chart_source_problem(chart)
+        if problem is not None:
+            problems.add("chart", problem)
     problems.check()
-    return settings
-
-
-def _duration(problems: ArgProblems, path: str, value: Any) -> str:
-    if not is_prometheus_duration(value):
-        problems.add(path, f"{value!r} is not a Prometheus duration such as 30s, 5m or 1h30m")
-    return str(value)
-
-
-def _scrape_interval(problems: ArgProblems, value: Any) -> str:
-    low, high = SCRAPE_INTERVAL_BOUNDS
-    if not is_prometheus_duration(value):
-        problems.add("scrape_interval", f"{value!r} is not a Prometheus duration from {low} to {high}, such as 15s")
-    elif not duration_seconds(low) <= duration_seconds(value) <= duration_seconds(high):
-        problems.add("scrape_interval", f"{value!r} is not between {low} and {high}")
-    return str(value)
-
-
-_THRESHOLD_BOUNDS: dict[str, dict[str, float]] = {
-    "queue_time_ms": {},
-    "failure_ratio": {"below": 1},
-    "gpu_memory_ratio": {"at_most": 1},
-    "gpu_utilization_low": {"below": 1},
-}
-"""The numeric thresholds, each above 0, and the ratios bounded: a failure ratio of 1 would never fire, a
-low-utilization mark of 1 nearly always."""
-
-
-def _thresholds(problems: ArgProblems, given: Mapping[str, Any]) -> Thresholds:
-    problems.unknown_keys("alerts", given, AlertThresholds)
-    values: dict[str, Any] = {}
-    for key, value in given.items():
-        if key in _THRESHOLD_BOUNDS:
-            values[key] = problems.number(f"alerts.{key}", value, above=0, **_THRESHOLD_BOUNDS[key])
-        elif key in AlertThresholds.__annotations__:
-            values[key] = _duration(problems, f"alerts.{key}", value)
-    return Thresholds(**values)
-
-
-def _watched(problems: ArgProblems, path: str, given: Mapping[str, Any]) -> Watched:
-    problems.unknown_keys(path, given, MonitoredDeployment)
-    object_name = problems.required(path, given, "object_name")
-    max_replicas = problems.required(path, given, "max_replicas")
-    models = tuple(problems.required(path, given, "models") or ())
-    signal = problems.required(path, given, "signal")
-    return Watched(
-        object_name=str(object_name),
-        max_replicas=0 if max_replicas is None else problems.integer(f"{path}.max_replicas", max_replicas, minimum=1),
-        models=models,
-        signal=Signal(BUSY_RATIO_SIGNAL, 0, {})
-        if signal is None
-        else _signal(problems, f"{path}.signal", signal, models),
+    return MonitoringSettings(
+        namespace=checked["namespace"],
+        latency_slo_ms=checked["latency_slo_ms"],
+        deployments={key: _watched(deployment) for key, deployment in deployments.items()},
+        mode=checked["mode"],
+        chart=checked["chart"],
+        prometheus_namespace=checked["prometheus_namespace"],
+        prometheus_pod_labels=checked["prometheus_pod_labels"],
+        selector_labels=checked["selector_labels"],
+        receivers=receivers,
+        routes=checked["routes"],
+        runbook_base_url=checked["runbook_base_url"],
+        grafana_folder=checked["grafana_folder"],
+        scrape_interval=checked["scrape_interval"],
+        alerts=checked["alerts"],
+        labels=checked["labels"],
+        scaling_enabled=checked["scaling_enabled"],
+        dcgm_metrics=checked["dcgm_metrics"],
+        dashboard_tags=tuple(checked["dashboard_tags"]),
+        kube_version=checked.get("kube_version"),
     )
 
 
-def _signal(problems: ArgProblems, path: str, given: Mapping[str, Any], models: tuple[str, ...]) -> Signal:
-    problems.unknown_keys(path, given, DeploymentSignal)
-    kind = problems.required(path, given, "kind")
-    if kind is not None:
-        problems.choice(f"{path}.kind", kind, SIGNAL_KINDS)
-    target = problems.required(path, given, "target")
-    at_most = 1.0 if kind == BUSY_RATIO_SIGNAL else None  # a busy ratio never exceeds 1: the target would never be hit
-    instances: dict[str, int] = {}
-    given_instances = given.get("instances_per_pod")
-    if kind == BUSY_RATIO_SIGNAL:
-        if not given_instances:
-            problems.add(
-                f"{path}.instances_per_pod", "missing (required for kind busy-ratio: what its ratio divides by)"
-            )
-        for model, count in (given_instances or {}).items():
-            instances[model] = problems.integer(f"{path}.instances_per_pod.{model}", count, minimum=1)
+def _watched(deployment: MonitoredDeployment) -> Watched:
+    signal = deployment["signal"]
+    return Watched(
+        object_name=deployment["object_name"],
+        max_replicas=deployment["max_replicas"],
+        models=tuple(deployment["models"]),
+        signal=Signal(signal["kind"], signal["target"], signal.get("instances_per_pod", {})),
+    )
+
+
+def _signal(problems: ArgProblems, path: str, deployment: MonitoredDeployment) -> None:
+    """A busy ratio's target and instance counts, which its kind requires and bounds."""
+    signal = deployment.get("signal")
+    if signal is None or not problems.clean(f"{path}.signal.kind"):
+        return
+    path = f"{path}.signal"
+    kind, instances = signal["kind"], signal.get("instances_per_pod")
+    if kind != BUSY_RATIO_SIGNAL:
+        if instances is not None:
+            problems.add(f"{path}.instances_per_pod", f"only kind busy-ratio reads it; this signal is {kind!r}")
+        return
+    target = signal.get("target", 0)
+    if problems.clean(f"{path}.target") and target > 1:
+        problems.add(
+            f"{path}.target", f"{target:g} is above 1; a busy ratio never exceeds 1, so the target would never be met"
+        )
+    if not instances:
+        problems.add(f"{path}.instances_per_pod", "missing (required for kind busy-ratio: what its ratio divides by)")
+        return
+    models = deployment.get("models", [])
+    if problems.clean(path.removesuffix(".signal") + ".models"):
+        for model in instances:
             if model not in models:
                 problems.add(
-                    f"{path}.instances_per_pod.{model}", f"is not one of the deployment's models ({', '.join(models)})"
+                    f"{path}.instances_per_pod.{model}",
+                    f"is not one of the deployment's models ({', '.join(models) or 'none'})",
                 )
-    elif given_instances is not None:
-        problems.add(f"{path}.instances_per_pod", f"only kind busy-ratio reads it; this signal is {kind!r}")
-    return Signal(
-        kind=str(kind),
-        target=0.0 if target is None else problems.number(f"{path}.target", target, above=0, at_most=at_most),
-        instances=instances,
-    )
 
 
-def _receiver(problems: ArgProblems, name: str, given: Mapping[str, Any]) -> Receiver:
-    path = f"receivers.{name}"
-    problems.unknown_keys(path, given, AlertReceiver)
+def _one_object_per_name(problems: ArgProblems, deployments: Mapping[str, MonitoredDeployment]) -> None:
+    """Two deployments of one object name would be one Deployment watched twice, and two dashboards of one name."""
+    seen: dict[str, str] = {}
+    for key, deployment in deployments.items():
+        object_name = deployment.get("object_name")
+        if object_name is None or not problems.clean(f"deployments.{key}.object_name"):
+            continue
+        if object_name in seen:
+            problems.add(
+                f"deployments.{key}.object_name",
+                f"{object_name!r} is deployments.{seen[object_name]}.object_name too; watch each Deployment once",
+            )
+        seen.setdefault(object_name, key)
+
+
+def _receiver(problems: ArgProblems, path: str, name: str, receiver: AlertReceiver) -> None:
     if name == NULL_RECEIVER:
         problems.add(path, f"the name {NULL_RECEIVER!r} is taken: it receives what no route claims")
-    if not any(given.get(integration) for integration in INTEGRATIONS):
+    if not any(integration in receiver for integration in INTEGRATIONS) and problems.clean(path):
         problems.add(path, f"names no integration; give one or more of {', '.join(INTEGRATIONS)}")
-    slack, pagerduty, webhook = given.get("slack"), given.get("pagerduty"), given.get("webhook")
-    if slack:
-        problems.unknown_keys(f"{path}.slack", slack, SlackReceiver)
-    if pagerduty:
-        problems.unknown_keys(f"{path}.pagerduty", pagerduty, PagerDutyReceiver)
-    if webhook:
-        problems.unknown_keys(f"{path}.webhook", webhook, WebhookReceiver)
-    return Receiver(
-        slack=Slack(
-            _credential(problems, f"{path}.slack", slack, "webhook_url"),
-            str(problems.required(f"{path}.slack", slack, "channel")),
-        )
-        if slack
-        else None,
-        pagerduty_routing_key=_credential(problems, f"{path}.pagerduty", pagerduty, "routing_key")
-        if pagerduty
-        else None,
-        webhook_url=_credential(problems, f"{path}.webhook", webhook, "url") if webhook else None,
-    )
+    credentials: list[tuple[str, ReceiverCredential | None]] = [
+        ("slack.webhook_url", receiver.get("slack", {}).get("webhook_url")),
+        ("pagerduty.routing_key", receiver.get("pagerduty", {}).get("routing_key")),
+        ("webhook.url", receiver.get("webhook", {}).get("url")),
+    ]
+    for key, credential in credentials:
+        where = f"{path}.{key}"
+        if credential is None or not problems.clean(where):
+            continue
+        given = [part for part in ("value", "secret") if part in credential]
+        if len(given) != 1:
+            problems.add(
+                where,
+                f"sets {'both' if given else 'neither'} value {'and' if given else 'nor'} secret; give exactly one",
+            )
 
 
-def _credential(problems: ArgProblems, path: str, parent: Mapping[str, Any], key: str) -> Credential:
-    given = problems.required(path, parent, key)
-    if given is None:
-        return Credential(None, None)
-    path = f"{path}.{key}"
-    problems.unknown_keys(path, given, ReceiverCredential)
-    value, secret = given.get("value"), given.get("secret")
-    if value is not None and secret is not None:
-        problems.add(path, "sets both value and secret; give exactly one")
-    elif value is None and secret is None:
-        problems.add(path, "sets neither value nor secret; give exactly one")
-    if secret is None:
-        return Credential(value, None)
-    problems.unknown_keys(f"{path}.secret", secret, CredentialSecret)
-    ref = {k: str(problems.required(f"{path}.secret", secret, k)) for k in ("name", "key")}
-    return Credential(value, ref)
+_BELOW_ONE = {
+    "failure_ratio": "a failure ratio of 1 would never fire",
+    "gpu_utilization_low": "a utilization mark of 1 would fire nearly always",
+}
 
 
-def _routes(problems: ArgProblems, given: Mapping[str, str], receivers: Mapping[str, Receiver]) -> dict[str, str]:
-    known = ", ".join(sorted(receivers)) or "none"
-    for severity, receiver in given.items():
-        if severity not in SEVERITIES:
-            problems.add(f"routes.{severity}", f"{severity!r} is not a severity; they are {', '.join(SEVERITIES)}")
-        elif receiver not in receivers:
-            problems.add(f"routes.{severity}", f"{receiver!r} is not one of args.receivers ({known})")
-    return dict(given)
+def _below_one(problems: ArgProblems, thresholds: AlertThresholds) -> None:
+    """The ratios a threshold of exactly 1 makes meaningless (their Setting bounds them at most 1)."""
+    for key, why in _BELOW_ONE.items():
+        value = cast(Mapping[str, float], thresholds).get(key, 0.0)
+        if problems.clean(f"alerts.{key}") and value >= 1:
+            problems.add(f"alerts.{key}", f"{value:g} is not below 1: {why}")
+
+
+def _labels_of_the_components_own(problems: ArgProblems, checked: MonitoringArgs) -> None:
+    """User labels the component would overwrite on some of its objects without a word."""
+    labels = checked.get("labels", {})
+    own = dict(DASHBOARD_LABEL)
+    if problems.clean("selector_labels"):
+        own.update(checked.get("selector_labels", {}))
+    if checked.get("mode") == "install":
+        own.update(POD_SECURITY_LABELS)
+    for key, value in labels.items():
+        if key in own and own[key] != value and problems.clean(f"labels.{key}"):
+            problems.add(
+                f"labels.{key}",
+                f"{excerpt(value)} differs from {own[key]!r}, which the component sets on {_setter(key, checked)}; "
+                "leave it out or give that value",
+            )
+
+
+def _setter(key: str, checked: MonitoringArgs) -> str:
+    if key in DASHBOARD_LABEL:
+        return "its dashboards (Grafana's sidecar loads them by it)"
+    if key in POD_SECURITY_LABELS:
+        return "the namespace mode install creates"
+    return "the objects the operator selects (args.selector_labels)"

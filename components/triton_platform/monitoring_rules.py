@@ -13,6 +13,7 @@ from typing import Any
 from triton_platform.gpu_health_rules import gpu_health_groups
 from triton_platform.monitoring_args import MonitoringSettings, Watched
 from triton_platform.prometheus_alert import Alert, alert_rule
+from triton_platform.promql import label_value
 from triton_platform.recorded_series import (
     BATCH_SIZE,
     BY_DEPLOYMENT,
@@ -29,11 +30,11 @@ from triton_platform.recorded_series import (
     REQUESTS_RATE,
     rate_window,
 )
-from triton_platform.scaling_signal import per_replica_series, signal_record
+from triton_platform.scaling_signal import deployment_selector, per_replica_series, signal_record
 
 
 def _selector(namespace: str) -> str:
-    return f'namespace="{namespace}"'
+    return f"namespace={label_value(namespace)}"
 
 
 def recording_rules(settings: MonitoringSettings) -> list[dict[str, Any]]:
@@ -84,13 +85,15 @@ def alerts(settings: MonitoringSettings) -> list[Alert]:
     """Every alert, thresholds and `for:` from the settings."""
     sel, ns = _selector(settings.namespace), settings.namespace
     thresholds = settings.alerts
+    queue_time_ms, failure_ratio = thresholds["queue_time_ms"], thresholds["failure_ratio"]
+    gpu_memory_ratio, utilization_low = thresholds["gpu_memory_ratio"], thresholds["gpu_utilization_low"]
     window = rate_window(settings.scrape_interval)
     slo_s = settings.latency_slo_ms / 1000
     out = [
         Alert(
             "TritonLatencyAboveSLO",
             f"{LATENCY_P95}{{{sel}}} > {slo_s:g}",
-            thresholds.latency_for,
+            thresholds["latency_for"],
             "critical",
             "p95 latency of {{ $labels.model }} is above the SLO",
             f"p95 latency of {{{{ $labels.model }}}} in {{{{ $labels.deployment }}}} is above the "
@@ -98,11 +101,11 @@ def alerts(settings: MonitoringSettings) -> list[Alert]:
         ),
         Alert(
             "TritonQueueTimeHigh",
-            f"{QUEUE_SECONDS}{window}{{{sel}}} > {thresholds.queue_time_ms / 1000:g}",
-            thresholds.queue_time_for,
+            f"{QUEUE_SECONDS}{window}{{{sel}}} > {queue_time_ms / 1000:g}",
+            thresholds["queue_time_for"],
             "warning",
             "Requests to {{ $labels.model }} wait too long in Triton's queue",
-            f"Average queue time per request of {{{{ $labels.model }}}} is above {thresholds.queue_time_ms:g} ms: "
+            f"Average queue time per request of {{{{ $labels.model }}}} is above {queue_time_ms:g} ms: "
             "replicas or instances are short.",
         ),
         Alert(
@@ -111,18 +114,18 @@ def alerts(settings: MonitoringSettings) -> list[Alert]:
             f" / on ({BY_MODEL}) group_left ()"
             f" (sum by ({BY_MODEL}) (rate(nv_inference_request_success{{{sel}}}[{window}]))"
             f" + sum by ({BY_MODEL}) (rate(nv_inference_request_failure{{{sel}}}[{window}])))"
-            f" > {thresholds.failure_ratio:g}",
-            thresholds.failure_for,
+            f" > {failure_ratio:g}",
+            thresholds["failure_for"],
             "critical",
             "Inference requests to {{ $labels.model }} fail ({{ $labels.reason }})",
-            f"More than {thresholds.failure_ratio:.2%} of requests to {{{{ $labels.model }}}} fail with reason "
+            f"More than {failure_ratio:.2%} of requests to {{{{ $labels.model }}}} fail with reason "
             "{{ $labels.reason }}.",
         ),
         Alert(
             "TritonReplicasUnavailable",
             f'kube_deployment_status_replicas_available{{{sel}, deployment=~"triton-.+"}}'
             f' < kube_deployment_spec_replicas{{{sel}, deployment=~"triton-.+"}}',
-            thresholds.replicas_unavailable_for,
+            thresholds["replicas_unavailable_for"],
             "critical",
             "{{ $labels.deployment }} has fewer available replicas than desired",
             "Fewer replicas of {{ $labels.deployment }} are available than desired: pods are not scheduling, "
@@ -131,7 +134,7 @@ def alerts(settings: MonitoringSettings) -> list[Alert]:
         Alert(
             "TritonTargetDown",
             f'up{{{sel}, service=~"triton-.+"}} == 0',
-            thresholds.target_down_for,
+            thresholds["target_down_for"],
             "critical",
             "Prometheus cannot scrape Triton pod {{ $labels.pod }}",
             "The metrics endpoint of {{ $labels.pod }} ({{ $labels.service }}) is down: the autoscaler and "
@@ -139,20 +142,20 @@ def alerts(settings: MonitoringSettings) -> list[Alert]:
         ),
         Alert(
             "TritonGPUMemoryHigh",
-            f"{GPU_MEMORY_RATIO_POD}{{{sel}}} > {thresholds.gpu_memory_ratio:g}",
-            thresholds.gpu_memory_for,
+            f"{GPU_MEMORY_RATIO_POD}{{{sel}}} > {gpu_memory_ratio:g}",
+            thresholds["gpu_memory_for"],
             "warning",
             "GPU memory of {{ $labels.pod }} is nearly full",
-            f"{{{{ $labels.pod }}}} uses more than {thresholds.gpu_memory_ratio:.0%} of its GPU memory; another "
+            f"{{{{ $labels.pod }}}} uses more than {gpu_memory_ratio:.0%} of its GPU memory; another "
             "model instance or a larger batch will not fit.",
         ),
         Alert(
             "TritonGPUUnderutilized",
-            f"{GPU_UTILIZATION}{{{sel}}} < {thresholds.gpu_utilization_low:g}",
-            thresholds.gpu_utilization_low_for,
+            f"{GPU_UTILIZATION}{{{sel}}} < {utilization_low:g}",
+            thresholds["gpu_utilization_low_for"],
             "info",
             "GPUs of {{ $labels.deployment }} are mostly idle",
-            f"Average GPU utilization of {{{{ $labels.deployment }}}} is below {thresholds.gpu_utilization_low:.0%}: "
+            f"Average GPU utilization of {{{{ $labels.deployment }}}} is below {utilization_low:.0%}: "
             "the warm floor or maxNodes may be oversized.",
         ),
     ]
@@ -163,11 +166,11 @@ def alerts(settings: MonitoringSettings) -> list[Alert]:
                 # KEDA labels its series with the ScaledObject's namespace; scraped without honorLabels
                 # that label arrives as exported_namespace. Either way, one of the two matches.
                 " or ".join(
-                    f'sum by (scaledObject) (increase(keda_scaler_detail_errors_total{{{label}="{ns}",'
+                    f"sum by (scaledObject) (increase(keda_scaler_detail_errors_total{{{label}={label_value(ns)},"
                     ' scaledObject=~"triton-.+"}[5m])) > 0'
                     for label in ("namespace", "exported_namespace")
                 ),
-                thresholds.keda_errors_for,
+                thresholds["keda_errors_for"],
                 "warning",
                 "KEDA cannot read the triggers of {{ $labels.scaledObject }}",
                 "KEDA's queries for {{ $labels.scaledObject }} fail; after failureThreshold errors it holds the "
@@ -184,7 +187,7 @@ def _per_deployment_alerts(settings: MonitoringSettings, deployment: Watched) ->
     ns, target, signal = settings.namespace, deployment.object_name, deployment.signal
     per_replica = per_replica_series(signal.kind, ns, target)
     max_replicas = deployment.max_replicas
-    sel = f'namespace="{ns}", deployment="{target}"'
+    sel = deployment_selector(ns, target)
     out = []
     if settings.scaling_enabled:
         out.append(
@@ -192,7 +195,7 @@ def _per_deployment_alerts(settings: MonitoringSettings, deployment: Watched) ->
                 "TritonQueueBacklogAtMaxReplicas",
                 f"{per_replica} > {signal.target:g}"
                 f" and on (namespace, deployment) kube_deployment_spec_replicas{{{sel}}} >= {max_replicas}",
-                thresholds.backlog_at_max_for,
+                thresholds["backlog_at_max_for"],
                 "critical",
                 f"{target} is at its {max_replicas}-replica ceiling and requests still queue",
                 f"The scaling signal ({signal.kind}) of {target} is above its target of {signal.target:g} per "
@@ -206,9 +209,9 @@ def _per_deployment_alerts(settings: MonitoringSettings, deployment: Watched) ->
             Alert(
                 "TritonModelNotLoaded",
                 # Per pod: a model missing on one replica of several is caught too.
-                f'up{{namespace="{ns}", service="{target}"}} == 1'
-                f' unless on (namespace, pod) nv_inference_count{{{sel}, model="{model}"}}',
-                thresholds.model_missing_for,
+                f"up{{namespace={label_value(ns)}, service={label_value(target)}}} == 1"
+                f" unless on (namespace, pod) nv_inference_count{{{sel}, model={label_value(model)}}}",
+                thresholds["model_missing_for"],
                 "critical",
                 f"Model {model} reports no metrics in {target}",
                 f"{{{{ $labels.pod }}}} of {target} is scraped but exports no series for model {model}: "

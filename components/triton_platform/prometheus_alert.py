@@ -15,7 +15,7 @@ class Alert:
     expr: str
     duration: str
     severity: str
-    """One of triton_platform/alert_routing.py SEVERITIES."""
+    """One of triton_platform/monitoring_args.py SEVERITIES."""
     summary: str
     description: str
     labels: tuple[tuple[str, str], ...] = ()

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from triton_platform.promql import label_value
 from triton_platform.recorded_series import BUSY_RATIO, BY_DEPLOYMENT, PENDING_PER_REPLICA
 
 BUSY_RATIO_SIGNAL = "busy-ratio"
@@ -33,15 +34,17 @@ COMPUTE_PHASES = ("input", "infer", "output")
 
 
 def deployment_selector(namespace: str, object_name: str) -> str:
-    """The label matchers of one Deployment's series."""
-    return f'namespace="{namespace}", deployment="{object_name}"'
+    """The label matchers of one Deployment's series, each value an escaped PromQL string (no name can end the
+    literal and rewrite the query)."""
+    return f"namespace={label_value(namespace)}, deployment={label_value(object_name)}"
 
 
 def busy_ratio_expr(selector: str, window: str, instances: Mapping[str, int]) -> str:
     """Per pod, the busiest model's busy instance-seconds per second over its instances; one series per pod."""
 
     def rate(metric: str, model: str) -> str:
-        return f'sum by (namespace, deployment, pod, model) (rate({metric}{{{selector}, model="{model}"}}[{window}]))'
+        matchers = f"{selector}, model={label_value(model)}"
+        return f"sum by (namespace, deployment, pod, model) (rate({metric}{{{matchers}}}[{window}]))"
 
     def held(model: str) -> str:
         phases = (f"nv_inference_compute_{phase}_duration_us" for phase in COMPUTE_PHASES)

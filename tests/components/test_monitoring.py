@@ -11,22 +11,26 @@ import dataclasses
 import json
 from typing import Any, cast
 
+import promql_parser
 import pulumi
 import pytest
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from tests.components.mocks import HELM_TEMPLATE, RecordingMocks, install, pulumi_test
 from triton_platform.arg_problems import ArgsError
-from triton_platform.dashboards import panel_queries
+from triton_platform.arg_schema import declared
+from triton_platform.dashboards import dashboard, panel_queries
 from triton_platform.monitoring import Monitoring
 from triton_platform.monitoring_args import (
     AlertThresholds,
     MonitoredDeployment,
     MonitoringArgs,
-    Thresholds,
+    Signal,
+    Watched,
     monitoring_settings,
 )
 from triton_platform.monitoring_rules import alerts, rule_groups
+from triton_platform.scaling_signal import trigger_query
 
 MONITORING = "triton-platform:index:Monitoring"
 SERVICE_MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
@@ -381,42 +385,168 @@ DEMO = "deployments.demo"
 ONCALL = "receivers.oncall"
 
 
+KNOWN_KEYS = (
+    "alerts, chart, dashboard_tags, dcgm_metrics, deployments, grafana_folder, kube_version, labels, latency_slo_ms, "
+    "mode, namespace, prometheus_namespace, prometheus_pod_labels, receivers, routes, runbook_base_url, "
+    "scaling_enabled, scrape_interval, selector_labels"
+)
+THRESHOLD_KEYS = (
+    "backlog_at_max_for, failure_for, failure_ratio, gpu_memory_for, gpu_memory_ratio, gpu_utilization_low, "
+    "gpu_utilization_low_for, keda_errors_for, latency_for, model_missing_for, queue_time_for, queue_time_ms, "
+    "replicas_unavailable_for, target_down_for"
+)
+PROM_DURATION = "must be a Prometheus duration such as 30s, 5m or 1h30m"
+
+
 @pytest.mark.parametrize(
     ("path", "value", "problems"),
     [
         ("namespace", DELETE, ["args.namespace: missing (required)"]),
+        (
+            "namespace",
+            "ML Team",
+            [
+                "args.namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending with a "
+                "letter or digit); got 'ML Team'"
+            ],
+        ),
         ("latency_slo_ms", 0, ["args.latency_slo_ms: 0 is below the minimum 1"]),
+        ("latency_slo_ms", 3_600_001, ["args.latency_slo_ms: 3600001 is above the maximum 3600000"]),
         (
             "latency_slo",
             250,
-            [
-                "args.latency_slo: unknown key; known keys: alerts, chart, dashboard_tags, dcgm_metrics, deployments, "
-                "grafana_folder, kube_version, labels, latency_slo_ms, mode, namespace, prometheus_namespace, "
-                "prometheus_pod_labels, receivers, routes, runbook_base_url, scaling_enabled, scrape_interval, "
-                "selector_labels"
-            ],
+            [f"args.latency_slo: unknown key; known keys: {KNOWN_KEYS} (did you mean 'latency_slo_ms'?)"],
         ),
         ("mode", "replace", ["args.mode: 'replace' is not one of existing, install"]),
-        ("scrape_interval", "5m", ["args.scrape_interval: '5m' is not between 1s and 2m"]),
         (
             "scrape_interval",
-            "15",
-            ["args.scrape_interval: '15' is not a Prometheus duration from 1s to 2m, such as 15s"],
+            "5m",
+            ["args.scrape_interval: '5m' is above 2m; a scrape interval must be between 1s and 2m"],
+        ),
+        ("scrape_interval", "15", [f"args.scrape_interval: {PROM_DURATION}; got '15'"]),
+        (
+            "scaling_enabled",
+            "false",
+            ["args.scaling_enabled: 'false' is a string; write the boolean true or false, unquoted"],
+        ),
+        (
+            "dashboard_tags",
+            "triton",
+            ["args.dashboard_tags: 'triton' is a string, not a list; a list of one is ['triton']"],
+        ),
+        (
+            "runbook_base_url",
+            "http://wiki.example.com/runbooks",
+            ["args.runbook_base_url: must be an https:// URL; got 'http://wiki.example.com/runbooks'"],
+        ),
+        (
+            "runbook_base_url",
+            "https://wiki example.com/runbooks",
+            [
+                "args.runbook_base_url: 'https://wiki example.com/runbooks' has host 'wiki example.com', which is "
+                "neither a lowercase DNS name (RFC 1123: labels of 1-63 a-z, 0-9 and '-', each starting and ending "
+                "with a letter or digit, joined by single dots) nor an IP address"
+            ],
+        ),
+        ("grafana_folder", "", ["args.grafana_folder: is empty; give a value"]),
+        (
+            "prometheus_pod_labels",
+            {"app": "prom etheus"},
+            [
+                "args.prometheus_pod_labels.app: must be a Kubernetes label value (up to 63 letters, digits, '-', "
+                "'_', '.'); got 'prom etheus'"
+            ],
+        ),
+        (
+            "labels",
+            {"grafana_dashboard": "0", "release": "other"},
+            [
+                "args.labels.grafana_dashboard: '0' differs from '1', which the component sets on its dashboards "
+                "(Grafana's sidecar loads them by it); leave it out or give that value",
+                "args.labels.release: 'other' differs from 'prom', which the component sets on the objects the "
+                "operator selects (args.selector_labels); leave it out or give that value",
+            ],
+        ),
+        ("alerts", "on", ["args.alerts: 'on' is not a mapping of AlertThresholds's keys"]),
+        (
+            "alerts",
+            {"failure_ration": 0.1},
+            [f"args.alerts.failure_ration: unknown key; known keys: {THRESHOLD_KEYS} (did you mean 'failure_ratio'?)"],
+        ),
+        ("alerts", {"failure_for": "5 minutes"}, [f"args.alerts.failure_for: {PROM_DURATION}; got '5 minutes'"]),
+        (
+            "alerts",
+            {"keda_errors_for": "2d"},
+            ["args.alerts.keda_errors_for: '2d' is above 1d; an alert's `for` must be between 0s and 1d"],
         ),
         (
             "alerts",
-            {"failure_for": "5 minutes"},
-            ["args.alerts.failure_for: '5 minutes' is not a Prometheus duration such as 30s, 5m or 1h30m"],
+            {"failure_ratio": 1},
+            ["args.alerts.failure_ratio: 1 is not below 1: a failure ratio of 1 would never fire"],
         ),
-        ("alerts", {"failure_ratio": 1}, ["args.alerts.failure_ratio: 1 is not above 0 and below 1"]),
+        (
+            "alerts",
+            {"gpu_utilization_low": 1.0},
+            ["args.alerts.gpu_utilization_low: 1 is not below 1: a utilization mark of 1 would fire nearly always"],
+        ),
         ("alerts", {"gpu_memory_ratio": 1.5}, ["args.alerts.gpu_memory_ratio: 1.5 is not above 0 and at most 1"]),
         ("alerts", {"queue_time_ms": "20ms"}, ["args.alerts.queue_time_ms: '20ms' is not a number"]),
         (
+            "alerts",
+            {"queue_time_ms": float("inf"), "failure_ratio": -0.1},
+            [
+                "args.alerts.queue_time_ms: inf is not a finite number",
+                "args.alerts.failure_ratio: -0.1 is not above 0 and at most 1",
+            ],
+        ),
+        (
+            "deployments",
+            [MY_MODEL],
+            [
+                "args.deployments: [{'object_name': 'my-model', 'max_replicas': 3, 'models': ['resnet'], 'signal': … "
+                "is not a mapping"
+            ],
+        ),
+        (
             f"{DEMO}.replicas",
             3,
-            [f"args.{DEMO}.replicas: unknown key; known keys: max_replicas, models, object_name, signal"],
+            [
+                f"args.{DEMO}.replicas: unknown key; known keys: max_replicas, models, object_name, signal "
+                "(did you mean 'max_replicas'?)"
+            ],
+        ),
+        (
+            f"{DEMO}.object_name",
+            "triton.general",
+            [
+                f"args.{DEMO}.object_name: must be a lowercase RFC 1035 label (a-z, 0-9 and '-', starting with a "
+                "letter, ending with a letter or digit); got 'triton.general'"
+            ],
         ),
         (f"{DEMO}.max_replicas", 2.5, [f"args.{DEMO}.max_replicas: 2.5 is not a whole number"]),
+        (f"{DEMO}.max_replicas", 2**31, [f"args.{DEMO}.max_replicas: 2147483648 is above the maximum 2147483647"]),
+        (
+            f"{DEMO}.models",
+            "ranker",
+            [f"args.{DEMO}.models: 'ranker' is a string, not a list; a list of one is ['ranker']"],
+        ),
+        (
+            f"{DEMO}.models",
+            ['resnet"} or vector(1) #'],
+            [
+                f"args.{DEMO}.models[0]: must be a model folder name (letters, digits, '_', '.' and '-'); "
+                "got 'resnet\"} or vector(1) #'"
+            ],
+        ),
+        (
+            "deployments",
+            {"demo": MY_MODEL, "copy": {**MY_MODEL, "models": ["resnet", "resnet"]}},
+            [
+                "args.deployments.copy.models: 'resnet' is listed twice; list each once",
+                "args.deployments.copy.object_name: 'my-model' is deployments.demo.object_name too; watch each "
+                "Deployment once",
+            ],
+        ),
         (f"{DEMO}.signal", DELETE, [f"args.{DEMO}.signal: missing (required)"]),
         (
             f"{DEMO}.signal.kind",
@@ -424,7 +554,14 @@ ONCALL = "receivers.oncall"
             [f"args.{DEMO}.signal.kind: 'queue-time' is not one of busy-ratio, queue-depth"],
         ),
         (f"{DEMO}.signal.target", 0, [f"args.{DEMO}.signal.target: 0 is not above 0"]),
-        (f"{DEMO}.signal", {**BUSY, "target": 1.5}, [f"args.{DEMO}.signal.target: 1.5 is not above 0 and at most 1"]),
+        (
+            f"{DEMO}.signal",
+            {**BUSY, "target": 1.5},
+            [
+                f"args.{DEMO}.signal.target: 1.5 is above 1; a busy ratio never exceeds 1, so the target would "
+                "never be met"
+            ],
+        ),
         (
             f"{DEMO}.signal",
             {"kind": "busy-ratio", "target": 0.75},
@@ -436,8 +573,8 @@ ONCALL = "receivers.oncall"
             f"{DEMO}.signal",
             {**BUSY, "instances_per_pod": {"bert": 1, "resnet": 0}},
             [
-                f"args.{DEMO}.signal.instances_per_pod.bert: is not one of the deployment's models (resnet)",
                 f"args.{DEMO}.signal.instances_per_pod.resnet: 0 is below the minimum 1",
+                f"args.{DEMO}.signal.instances_per_pod.bert: is not one of the deployment's models (resnet)",
             ],
         ),
         (
@@ -446,16 +583,25 @@ ONCALL = "receivers.oncall"
             [f"args.{DEMO}.signal.instances_per_pod: only kind busy-ratio reads it; this signal is 'queue-depth'"],
         ),
         ("routes", {"critical": "pager"}, ["args.routes.critical: 'pager' is not one of args.receivers (oncall)"]),
-        (
-            "routes",
-            {"page": "oncall"},
-            ["args.routes.page: 'page' is not a severity; they are critical, warning, info"],
-        ),
+        ("routes", {"page": "oncall"}, ["args.routes.page: key 'page' is not one of critical, warning, info"]),
         (ONCALL, {}, [f"args.{ONCALL}: names no integration; give one or more of slack, pagerduty, webhook"]),
+        (
+            ONCALL,
+            {"pagerduty": {"routing_key": PAGE_KEY}, "slak": {}},
+            [f"args.{ONCALL}.slak: unknown key; known keys: pagerduty, slack, webhook (did you mean 'slack'?)"],
+        ),
         (
             "receivers.null",
             {"pagerduty": {"routing_key": PAGE_KEY}},
             ["args.receivers.null: the name 'null' is taken: it receives what no route claims"],
+        ),
+        (
+            "receivers.OnCall",
+            {"pagerduty": {"routing_key": PAGE_KEY}},
+            [
+                "args.receivers.OnCall: key must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and "
+                "ending with a letter or digit); got 'OnCall'"
+            ],
         ),
         (
             f"{ONCALL}.pagerduty.routing_key",
@@ -473,6 +619,17 @@ ONCALL = "receivers.oncall"
             [f"args.{ONCALL}.pagerduty.routing_key.secret.key: missing (required)"],
         ),
         (
+            f"{ONCALL}.pagerduty.routing_key",
+            {"secret": {"name": "PagerDuty", "key": "routing/key"}},
+            [
+                f"args.{ONCALL}.pagerduty.routing_key.secret.name: must be a lowercase RFC 1123 subdomain (labels of "
+                "a-z, 0-9 and '-', each starting and ending with a letter or digit, joined by single dots); "
+                "got 'PagerDuty'",
+                f"args.{ONCALL}.pagerduty.routing_key.secret.key: must be a Secret key (letters, digits, '-', '_' "
+                "and '.'; not '.' or '..'); got 'routing/key'",
+            ],
+        ),
+        (
             f"{ONCALL}.slack",
             {"webhook_url": {"value": "https://hooks.slack.com/x"}},
             [f"args.{ONCALL}.slack.channel: missing (required)"],
@@ -483,6 +640,38 @@ def test_each_mistake_is_named_with_its_arg(path: str, value: Any, problems: lis
     with pytest.raises(ArgsError) as raised:
         monitoring_settings("mon", cast(MonitoringArgs, changed(path, value)))
     assert str(raised.value).splitlines() == [f"Monitoring mon: {problem}" for problem in problems]
+
+
+def test_args_that_are_no_mapping_are_named() -> None:
+    with pytest.raises(ArgsError) as raised:
+        monitoring_settings("mon", cast(MonitoringArgs, None))
+    assert str(raised.value) == "Monitoring mon: args: missing: give MonitoringArgs, a mapping of its keys"
+
+
+def test_install_mode_checks_the_chart_and_the_namespace_labels() -> None:
+    args = changed("mode", "install")
+    args["chart"] = {"version": "latest"}
+    args["labels"] = {"pod-security.kubernetes.io/enforce": "privileged"}
+    with pytest.raises(ArgsError) as raised:
+        monitoring_settings("mon", cast(MonitoringArgs, args))
+    assert str(raised.value).splitlines() == [
+        "Monitoring mon: args.chart.version: must be an exact chart version such as 2.20.2; got 'latest'",
+        "Monitoring mon: args.labels.pod-security.kubernetes.io/enforce: 'privileged' differs from 'baseline', "
+        "which the component sets on the namespace mode install creates; leave it out or give that value",
+        "Monitoring mon: args.chart: neither repository nor path: say where the chart comes from",
+    ]
+
+
+def test_an_output_where_a_plain_string_is_needed_is_refused_by_name(recorder: RecordingMocks) -> None:
+    """The namespace is written into names, queries and dashboards: an Output would become its placeholder text."""
+    args = changed("namespace", pulumi.Output.from_input("ml"))
+    with pytest.raises(ArgsError) as raised:
+        build(cast(MonitoringArgs, args))
+    assert str(raised.value) == (
+        "Monitoring mon: args.namespace: is an Output, but this Arg must be a plain value known when the program "
+        "runs (the component builds names, queries or files from it); pass the value itself"
+    )
+    assert recorder.inputs == {}
 
 
 def test_every_mistake_is_raised_at_once_before_anything_is_registered(recorder: RecordingMocks) -> None:
@@ -541,7 +730,11 @@ def test_the_defaults() -> None:
         "15s",
         "Triton",
     )
-    assert settings.chart == {"version": "79.7.1", "repository": "https://prometheus-community.github.io/helm-charts"}
+    assert settings.chart == {
+        "version": "79.7.1",
+        "repository": "https://prometheus-community.github.io/helm-charts",
+        "values": {},
+    }
     assert (settings.prometheus_pod_labels, settings.selector_labels) == (
         {"app.kubernetes.io/name": "prometheus"},
         {"release": "kube-prometheus-stack"},
@@ -553,17 +746,34 @@ def test_the_defaults() -> None:
         None,
     )
     assert settings.runbook_base_url == RUNBOOKS
+    assert settings.alerts == {
+        "latency_for": "5m",
+        "queue_time_ms": 20,
+        "queue_time_for": "5m",
+        "failure_ratio": 0.01,
+        "failure_for": "5m",
+        "gpu_memory_ratio": 0.8,
+        "gpu_memory_for": "10m",
+        "gpu_utilization_low": 0.3,
+        "gpu_utilization_low_for": "2h",
+        "backlog_at_max_for": "10m",
+        "replicas_unavailable_for": "10m",
+        "model_missing_for": "10m",
+        "target_down_for": "5m",
+        "keda_errors_for": "5m",
+    }
 
 
 def test_each_thresholds_documented_default_is_its_default() -> None:
     """The Args' docstrings are the schema's descriptions: each says the default the component applies."""
     analyzer = Analyzer("triton-platform")
-    for field in dataclasses.fields(Thresholds):
-        default = field.default
-        shown = f"{default:g}" if isinstance(default, float) else default
-        description = analyzer.get_docstring(AlertThresholds, field.name)
-        assert description is not None, field.name
-        assert description.endswith(f"Default: {shown}."), field.name
+    settings = declared(AlertThresholds)
+    assert set(settings) == set(AlertThresholds.__annotations__)
+    for key, rules in settings.items():
+        shown = f"{rules.default:g}" if isinstance(rules.default, float) else rules.default
+        description = analyzer.get_docstring(AlertThresholds, key)
+        assert description is not None, key
+        assert description.endswith(f"Default: {shown}."), key
 
 
 def test_the_prometheus_peer_is_handed_on() -> None:
@@ -581,3 +791,58 @@ def test_the_prometheus_peer_is_handed_on() -> None:
     install()
     program()
     assert resolved == {"labels": {"app.kubernetes.io/name": "prometheus"}}
+
+
+# --- names reach PromQL as escaped string literals ---------------------------------------------------------
+
+HOSTILE = 'x"} or vector(1) or up{a="'
+"""A name that would end its label matcher's literal and add a series of its own to every query it reached."""
+NAMED = {"namespace", "deployment", "service", "model", "exported_namespace", "exported_pod"}
+"""The labels the component matches on with the Args' names."""
+
+
+def selectors(expr: str) -> list[dict[str, str]]:
+    """The label matchers of each vector selector of `expr` (which must parse), as Prometheus reads them:
+    `=value`, `=~regex`; a call of `vector` as the matcher `vector`."""
+    found: list[dict[str, str]] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, promql_parser.VectorSelector):
+            found.append(
+                {m.name: ("=~" if m.op == promql_parser.MatchOp.Re else "=") + m.value for m in node.matchers.matchers}
+            )
+        if isinstance(node, promql_parser.Call) and node.func.name == "vector":
+            found.append({"vector": "()"})
+
+    promql_parser.walk(promql_parser.parse(expr), visit)
+    return found
+
+
+def test_a_name_with_a_quote_cannot_rewrite_a_query() -> None:
+    """The Args refuse such names (above); the builders escape whatever they are given all the same, as the
+    stack's program hands them names too (scaling_signal.trigger_query)."""
+    checked = monitoring_settings("mon", cast(MonitoringArgs, {**my_args(), "dcgm_metrics": True}))
+    watched = Watched(HOSTILE, 3, (HOSTILE,), Signal("busy-ratio", 0.75, {HOSTILE: 2}))
+    settings = dataclasses.replace(checked, namespace=HOSTILE, deployments={"demo": watched})
+    exprs = [rule["expr"] for group in rule_groups(settings) for rule in group["rules"]]
+    exprs += [expr for _, _, targets in panel_queries(settings, watched) for expr, _ in targets]
+    exprs.append(dashboard(settings, watched)["templating"]["list"][1]["query"].removeprefix("label_values(")[:-8])
+    exprs.append(trigger_query("busy-ratio", HOSTILE, HOSTILE, "2m", {HOSTILE: 2}))
+    own = {"quantile", "clock_event", "xid", "scaledObject"}
+    seen: set[str] = set()
+    for expr in exprs:
+        for matchers in selectors(expr):
+            assert set(matchers) <= own | NAMED, expr
+            for label in NAMED & set(matchers):
+                # The component's own regexes, Grafana's variable, or the name, whole.
+                assert matchers[label] in (
+                    f"={HOSTILE}",
+                    "=~triton-.+",
+                    "=~$model",
+                    # The pod regex: the name matched literally, then the ReplicaSet hash and the pod's suffix.
+                    '=~x"\\} or vector\\(1\\) or up\\{a="-[a-z0-9]+-[a-z0-9]+',
+                ), (label, expr)
+                seen.add(label)
+    assert seen == NAMED
+    [not_loaded] = [a for a in alerts(settings) if a.name == "TritonModelNotLoaded"]
+    assert 'model="x\\"} or vector(1) or up{a=\\""' in not_loaded.expr
