@@ -38,9 +38,9 @@ class TritonServing(pulumi.ComponentResource):
     """The Deployment resource of each Triton deployment, by deployment key (an autoscaler targets these)."""
 
     def __init__(self, name: str, args: TritonServingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         # Checked, and the models read and rendered, before any resource: a mistake stops here, named.
         spec = serving_spec(name, args, pulumi.get_stack())
+        super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
         password = random.RandomPassword(f"{name}-admin-key", length=40, special=False, opts=child)
         ctx = ServingContext(spec, password.result)

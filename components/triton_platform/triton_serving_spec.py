@@ -16,6 +16,8 @@ from typing import cast
 
 from triton_platform.arg_problems import ArgProblems
 from triton_platform.arg_schema import resolve_record
+from triton_platform.excerpts import excerpt
+from triton_platform.formats import DEPLOYMENT_KEY, MODEL
 from triton_platform.kubernetes_values import quantity_value
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging.bundle import bundle_problems
@@ -301,7 +303,7 @@ def _ingress_rules(problems: ArgProblems, args: TritonServingArgs) -> None:
             if len(host) > HOST_NAME_MAX:
                 problems.add(
                     "ingress.base_domain",
-                    f"host {host!r} of deployment {name!r} has {len(host)} characters; a DNS name has at most "
+                    f"host {excerpt(host)} of deployment {name!r} has {len(host)} characters; a DNS name has at most "
                     f"{HOST_NAME_MAX}, so shorten base_domain or the deployment's name",
                 )
             if host in owners:
@@ -363,7 +365,8 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
     given = cast(TritonServingArgs, resolve_record(problems, "", args, TritonServingArgs))
     deployments = given.get("deployments", {})
     for key, deployment in deployments.items():
-        _deployment_rules(problems, key, deployment)
+        if DEPLOYMENT_KEY.problem(key) is None:  # a key refused already: its rules would only add noise
+            _deployment_rules(problems, key, deployment)
     folder, store, egress = _model_source(problems, given.get("model_repository", {}))
     served_by = {key: deployment.get("models", []) for key, deployment in deployments.items()}
     served = sorted({model for models in served_by.values() for model in models})
@@ -380,9 +383,10 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
             problems.add("config_name", f"{problem} (the Pulumi stack's name, its default)")
     defaults = _plain_settings(problems, "model_defaults", given.get("model_defaults", {}))
     models = {
-        model: _plain_settings(problems, f"models.{model}", settings) for model, settings in given["models"].items()
+        model: _plain_settings(problems, f"models.{model}", settings)
+        for model, settings in given.get("models", {}).items()
     }
-    for model in sorted(set(models) - set(served)):
+    for model in sorted(model for model in set(models) - set(served) if MODEL.problem(model) is None):
         problems.add(
             f"models.{model}",
             f"settings for model {model!r}, which no deployment serves; add it to a deployment's models or remove them",

@@ -692,3 +692,300 @@ def test_pool() -> None:
         "pool.tolerations[0].effect: 'NoRun' is not one of NoSchedule, PreferNoSchedule, NoExecute",
         "pool.gpu_resource: missing (required)",
     ]
+
+
+# --- What a new user gets wrong, from Python or through the schema's types from another language ---------------
+
+GENERAL = {"models": ["classifier"], "replicas": {"min": 1, "max": 2}}
+
+
+def general(**changes: Any) -> dict[str, Any]:
+    """The bundled demo's Args serving classifier from a deployment `general` with `changes` over it."""
+    return valid(deployments={"general": {**GENERAL, **changes}})
+
+
+WRONG_ARGS = {
+    "no args": (None, ["args: missing: give TritonServingArgs, a mapping of its keys"]),
+    "a list for the deployments": (
+        valid(deployments=[GENERAL]),
+        ["deployments: [{'models': ['classifier'], 'replicas': {'min': 1, 'max': 2}}] is not a mapping"],
+    ),
+    "a string for drain": (valid(drain="30s"), ["drain: '30s' is not a mapping of DrainArgs's keys"]),
+    "a misspelt drain key": (
+        valid(drain={"pre_stop_second": 5}),
+        [
+            "drain.pre_stop_second: unknown key; known keys: exit_timeout_seconds, pre_stop_seconds "
+            "(did you mean 'pre_stop_seconds'?)"
+        ],
+    ),
+    "a misspelt deployment key": (
+        valid(deployments={"general": {"models": ["classifier"], "replica": {"min": 1, "max": 2}}}),
+        [
+            "deployments.general.replica: unknown key; known keys: gpus_per_pod, models, replicas, resources "
+            "(did you mean 'replicas'?)",
+            "deployments.general.replicas: missing (required)",
+        ],
+    ),
+    "a string for the models": (
+        general(models="ranker"),
+        ["deployments.general.models: 'ranker' is a string, not a list; a list of one is ['ranker']"],
+    ),
+    "'false' for autoscaled": (
+        valid(autoscaled="false"),
+        ["autoscaled: 'false' is a string; write the boolean true or false, unquoted"],
+    ),
+    "more GPUs than a node has": (
+        general(gpus_per_pod=17),
+        ["deployments.general.gpus_per_pod: 17 is above the maximum 16"],
+    ),
+    "replicas past 1000 and int32": (
+        general(replicas={"min": 1001, "max": 2**31}),
+        [
+            "deployments.general.replicas.min: 1001 is above the maximum 1000",
+            "deployments.general.replicas.max: 2147483648 is above the maximum 1000",
+        ],
+    ),
+    "an infinite startup timeout": (
+        valid(startup_timeout_seconds=float("inf")),
+        ["startup_timeout_seconds: inf is not a whole number"],
+    ),
+    "a namespace with a space": (
+        valid(namespace="ML Team", metrics_namespace="Observability"),
+        [
+            "namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending with a letter "
+            "or digit); got 'ML Team'",
+            "metrics_namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending with a "
+            "letter or digit); got 'Observability'",
+        ],
+    ),
+    "label and annotation keys with a space": (
+        valid(
+            labels={"team name": "ml"},
+            pod_labels={"team": "machine learning"},
+            service_account_annotations={"role arn": "x"},
+            metrics_pod_labels={"app": "prometheus server"},
+        ),
+        [
+            'service_account_annotations["role arn"]: key must be a Kubernetes label key such as example.com/pool; '
+            "got 'role arn'",
+            "pod_labels.team: must be a Kubernetes label value (up to 63 letters, digits, '-', '_', '.'); got "
+            "'machine learning'",
+            "metrics_pod_labels.app: must be a Kubernetes label value (up to 63 letters, digits, '-', '_', '.'); "
+            "got 'prometheus server'",
+            "labels[\"team name\"]: key must be a Kubernetes label key such as example.com/pool; got 'team name'",
+        ],
+    ),
+    "a bad image": (
+        valid(image="nvcr.io/nvidia/Tritonserver:24.10-py3"),
+        [
+            "image: must be an image reference such as nvcr.io/nvidia/tritonserver:24.10-py3 (distribution/reference "
+            "grammar: [registry/]repository[:tag][@digest], the repository in lowercase); got "
+            "'nvcr.io/nvidia/Tritonserver:24.10-py3'"
+        ],
+    ),
+    "an unpinned image": (
+        valid(image="nvcr.io/nvidia/tritonserver:latest"),
+        ["image: image 'nvcr.io/nvidia/tritonserver:latest' uses 'latest'; pin a version tag or a digest"],
+    ),
+    "image digests": (
+        valid(image_digests={"nvcr.io/nvidia/tritonserver": "sha256:abc"}),
+        [
+            "image_digests.nvcr.io/nvidia/tritonserver: key 'nvcr.io/nvidia/tritonserver' is not an image named by "
+            "its tag without a digest, as the images are named where they are set, e.g. "
+            "nvcr.io/nvidia/tritonserver:24.10-py3",
+            "image_digests.nvcr.io/nvidia/tritonserver: must be a sha256 digest: sha256: and 64 lowercase hex "
+            "digits; got 'sha256:abc'",
+        ],
+    ),
+    "a deployment name too long": (
+        valid(deployments={"d" * 41: GENERAL}),
+        [f"deployments.{'d' * 41}: key {'d' * 41!r} has 41 characters; at most 40"],
+    ),
+    "a deployment named like the loader": (
+        valid(deployments={"model-loader": GENERAL}),
+        [
+            "deployments.model-loader: 'model-loader' would name this deployment's objects triton-model-loader, "
+            "the name of the NetworkPolicy this component adds for its model loader; name the deployment otherwise"
+        ],
+    ),
+    "labels the component sets itself": (
+        valid(labels={"app.kubernetes.io/name": "triton"}, pod_labels={"app.kubernetes.io/version": "1"}),
+        [
+            "labels.app.kubernetes.io/name: is a label this component sets itself (Triton's selector, role and "
+            "version, what its Services, PodDisruptionBudgets and NetworkPolicies select by); name yours otherwise",
+            "pod_labels.app.kubernetes.io/version: is a label this component sets itself (Triton's selector, role "
+            "and version, what its Services, PodDisruptionBudgets and NetworkPolicies select by); name yours "
+            "otherwise",
+        ],
+    ),
+    "ingress names": (
+        valid(
+            ingress={
+                "enabled": True,
+                "class_name": "Nginx_1",
+                "base_domain": "ML.example.com",
+                "tls_secret_name": "tls cert",
+                "max_request_body": "64 MB",
+                "controller_namespace": "ingress_nginx",
+            },
+            inference_clients=[{"namespace": "Apps", "pod_labels": {"app/": "web"}}],
+        ),
+        [
+            "inference_clients[0].namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and "
+            "ending with a letter or digit); got 'Apps'",
+            "inference_clients[0].pod_labels.app/: key must be a Kubernetes label key such as example.com/pool; "
+            "got 'app/'",
+            "ingress.class_name: must be a lowercase RFC 1123 subdomain (labels of a-z, 0-9 and '-', each starting "
+            "and ending with a letter or digit, joined by single dots); got 'Nginx_1'",
+            "ingress.base_domain: must be a lowercase DNS name (RFC 1123: labels of 1-63 a-z, 0-9 and '-', each "
+            "starting and ending with a letter or digit, joined by single dots); got 'ML.example.com'",
+            "ingress.tls_secret_name: must be a lowercase RFC 1123 subdomain (labels of a-z, 0-9 and '-', each "
+            "starting and ending with a letter or digit, joined by single dots); got 'tls cert'",
+            "ingress.max_request_body: must be a Kubernetes quantity such as 500m, 4, 8Gi; got '64 MB'",
+            "ingress.controller_namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and "
+            "ending with a letter or digit); got 'ingress_nginx'",
+        ],
+    ),
+    "two deployments with one ingress host": (
+        valid(
+            deployments={"a": GENERAL, "a-grpc": GENERAL},
+            ingress={"enabled": True, "base_domain": "example.com", "tls_secret_name": "tls"},
+        ),
+        [
+            "deployments.a-grpc: its ingress host 'a-grpc.example.com' is also deployment 'a''s; name the deployment otherwise"
+        ],
+    ),
+    "an ingress host longer than a DNS name": (
+        valid(
+            deployments={"general": GENERAL},
+            ingress={"enabled": True, "base_domain": ".".join(["d" * 60] * 4), "tls_secret_name": "tls"},
+        ),
+        [
+            f"ingress.base_domain: host 'general-grpc.{'d' * 60}.{'d' * 5}… of deployment 'general' has 256 "
+            "characters; a DNS name has at most 253, so shorten base_domain or the deployment's name"
+        ],
+    ),
+    "model settings out of their protobuf fields' range": (
+        valid(
+            models={
+                "classifier": {
+                    "dynamic_batching": {
+                        "preferred_batch_size": [0],
+                        "default_queue_policy": {"max_queue_size": 2**32, "default_timeout_microseconds": 2**64},
+                    },
+                    "instance_group": {"count": 65},
+                    "warmup": {"batch_sizes": [2**32]},
+                }
+            },
+            model_defaults={"version_policy": {"specific": {"versions": [0, 2**63]}}},
+        ),
+        [
+            "model_defaults.version_policy.specific.versions[0]: 0 is below the minimum 1",
+            "model_defaults.version_policy.specific.versions[1]: 9223372036854775808 is above the maximum "
+            "9223372036854775807",
+            "models.classifier.dynamic_batching.preferred_batch_size[0]: 0 is below the minimum 1",
+            "models.classifier.dynamic_batching.default_queue_policy.max_queue_size: 4294967296 is above the "
+            "maximum 4294967295",
+            "models.classifier.dynamic_batching.default_queue_policy.default_timeout_microseconds: "
+            "18446744073709551616 is above the maximum 18446744073709551615",
+            "models.classifier.instance_group.count: 65 is above the maximum 64",
+            "models.classifier.warmup.batch_sizes[0]: 4294967296 is above the maximum 4294967295",
+        ],
+    ),
+    "a model name that is no folder name": (
+        valid(models={"team/ranker": {"max_batch_size": 4}}),
+        ["models.team/ranker: key must be a model folder name (letters, digits, '_', '.' and '-'); got 'team/ranker'"],
+    ),
+}
+
+
+@pytest.mark.parametrize(("args", "expected"), WRONG_ARGS.values(), ids=WRONG_ARGS)
+def test_args_of_the_wrong_shape_bounds_or_format_are_named(args: Any, expected: list[str]) -> None:
+    assert problems(args) == expected
+
+
+STORE_CASES = {
+    "names of the claim and the secret": (
+        repository(
+            source="pvc",
+            pvc={
+                "claim_name": "Models",
+                "storage_class_name": "fast ssd",
+                "origin": "s3://models-bucket/repository",
+                "access_mode": "ReadWriteMany",
+                "loader_image": "docker.io/rclone/rclone",
+            },
+            credentials_secret="store_keys",
+        ),
+        [
+            "model_repository.pvc.claim_name: must be a lowercase RFC 1123 subdomain (labels of a-z, 0-9 and '-', "
+            "each starting and ending with a letter or digit, joined by single dots); got 'Models'",
+            "model_repository.pvc.storage_class_name: must be a lowercase RFC 1123 subdomain (labels of a-z, 0-9 "
+            "and '-', each starting and ending with a letter or digit, joined by single dots); got 'fast ssd'",
+            "model_repository.pvc.loader_image: image 'docker.io/rclone/rclone' has no tag; pin a version such as "
+            "nvcr.io/nvidia/tritonserver:24.10-py3",
+            "model_repository.credentials_secret: must be a lowercase RFC 1123 subdomain (labels of a-z, 0-9 and "
+            "'-', each starting and ending with a letter or digit, joined by single dots); got 'store_keys'",
+        ],
+    ),
+    "a bucket no store names": (
+        repository(source="s3", uri="s3://Models/repository"),
+        [
+            "model_repository.uri: bucket 'Models' in 's3://Models/repository' is not a bucket name (3-63 "
+            "lowercase letters, digits, '.', '-', '_')"
+        ],
+    ),
+    "a port past 65535 and a list of none": (
+        repository(
+            source="gcs",
+            uri="gs://models-bucket/repository",
+            store_egress=[{"cidr": "10.0.0.0/8", "ports": [70000]}, {"cidr": "::/0", "ports": []}],
+        ),
+        [
+            "model_repository.store_egress[0].ports[0]: 70000 is above the maximum 65535",
+            "model_repository.store_egress[1].ports: has 0 items; list at least 1",
+        ],
+    ),
+    "a revision longer than a label": (
+        repository(source="pvc", pvc={"claim_name": "models"}, revision="r" * 64),
+        [f"model_repository.revision: {'r' * 64!r} has 64 characters; at most 63"],
+    ),
+}
+
+
+@pytest.mark.parametrize(("given", "expected"), STORE_CASES.values(), ids=STORE_CASES)
+def test_model_repository_names_and_addresses(given: dict[str, Any], expected: list[str]) -> None:
+    assert problems(valid(model_repository=given)) == expected
+
+
+def test_a_stack_name_that_cannot_name_a_config_is_named_as_the_default() -> None:
+    args = valid()
+    del args["config_name"]
+    with pytest.raises(ArgsError) as raised:
+        serving_spec("unit", cast(TritonServingArgs, args), "my stack")
+    assert str(raised.value) == (
+        "TritonServing unit: args.config_name: must be a config name (letters, digits, '_', '.' and '-'); got "
+        "'my stack' (the Pulumi stack's name, its default)"
+    )
+
+
+def test_an_output_for_a_plain_arg_is_refused_by_name_and_one_for_an_input_is_taken(recorder: RecordingMocks) -> None:
+    """`namespace` names objects and the PriorityClass when the program runs: an Output cannot; `metrics_namespace`
+    reaches the NetworkPolicy as it is (`pulumi.Input`)."""
+    raised: list[str] = []
+
+    @pulumi_test
+    def program() -> None:
+        metrics = k8s.core.v1.Namespace("metrics", metadata={"name": "observability"})
+        args = {**bundled(metrics.metadata.name), "namespace": metrics.metadata.name}
+        try:
+            TritonServing("unit", cast(TritonServingArgs, args))
+        except ArgsError as error:
+            raised.append(str(error))
+
+    program()
+    assert raised == [
+        "TritonServing unit: args.namespace: is an Output, but this Arg must be a plain value known when the program "
+        "runs (the component builds names, queries or files from it); pass the value itself"
+    ]
+    assert ("triton-platform:index:TritonServing", "unit") not in recorder.inputs, "refused before any resource"
