@@ -946,6 +946,10 @@ STORE_CASES = {
             "model_repository.store_egress[1].ports: has 0 items; list at least 1",
         ],
     ),
+    "an empty path and revision": (
+        repository(path="", source="pvc", pvc={"claim_name": "models"}, revision=""),
+        ["model_repository.path: is empty; give a value", "model_repository.revision: is empty; give a value"],
+    ),
     "a revision longer than a label": (
         repository(source="pvc", pvc={"claim_name": "models"}, revision="r" * 64),
         [f"model_repository.revision: {'r' * 64!r} has 64 characters; at most 63"],
