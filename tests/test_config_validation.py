@@ -582,10 +582,11 @@ def test_image_digests_map_a_tagged_image_to_a_sha256_digest() -> None:
         "dev", setting(DIGESTS, value={"nvcr.io/nvidia/tritonserver": digest, "registry.k8s.io/pause:3.10": "sha256:a"})
     )
     assert errors == [
-        'triton-platform:imageDigests["nvcr.io/nvidia/tritonserver"] (key): each key is an image as the stack names '
-        "it, with its tag and without a digest, e.g. nvcr.io/nvidia/tritonserver:24.10-py3",
-        'triton-platform:imageDigests["registry.k8s.io/pause:3.10"]: must be a string matching '
-        "^sha256:[0-9a-f]{64}$; got 'sha256:a'",
+        'triton-platform:imageDigests["nvcr.io/nvidia/tritonserver"] (key): \'nvcr.io/nvidia/tritonserver\' is not '
+        "an image named by its tag without a digest, as the images are named where they are set, e.g. "
+        "nvcr.io/nvidia/tritonserver:24.10-py3",
+        'triton-platform:imageDigests["registry.k8s.io/pause:3.10"]: must be a sha256 digest: sha256: and 64 '
+        "lowercase hex digits; got 'sha256:a'",
     ]
     config = validate("dev", setting(DIGESTS, value={"registry.k8s.io/pause:3.10": digest}))
     assert config.image_digests == {"registry.k8s.io/pause:3.10": digest}

@@ -117,7 +117,7 @@ def test_image_digest_keys_follow_the_same_grammar() -> None:
     [error] = errors_of("dev", setting(DIGESTS, value={f"nvcr.io/nvidia/triton:1@{DIGEST}": DIGEST}))
     assert error.startswith(f'{DIGESTS}["nvcr.io/nvidia/triton:1@sha256:abab')
     assert error.endswith(
-        '"] (key): each key is an image as the stack names it, with its tag and without a digest, '
+        "… is not an image named by its tag without a digest, as the images are named where they are set, "
         "e.g. nvcr.io/nvidia/tritonserver:24.10-py3"
     )
 

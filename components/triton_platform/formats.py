@@ -75,6 +75,7 @@ PATTERN_NAMES = {
     LABEL_KEY: "a Kubernetes label key such as example.com/pool",
     LABEL_VALUE: "a Kubernetes label value (up to 63 letters, digits, '-', '_', '.')",
     KIND: "a Kubernetes kind in CamelCase, e.g. Service or Deployment",
+    SHA256_DIGEST: "a sha256 digest: sha256: and 64 lowercase hex digits",
     URL: "an http:// or https:// URL",
     SECURE_URL: "an https:// URL",
     CHART_VERSION: "an exact chart version such as 2.20.2",
@@ -146,8 +147,8 @@ def tagged_image_problem(image: str) -> str | None:
     assert found is not None
     if found["tag"] is None or found["digest"] is not None:
         return (
-            "each key is an image as the stack names it, with its tag and without a digest, "
-            "e.g. nvcr.io/nvidia/tritonserver:24.10-py3"
+            f"{excerpt(image)} is not an image named by its tag without a digest, as the images are named where "
+            "they are set, e.g. nvcr.io/nvidia/tritonserver:24.10-py3"
         )
     return None
 

@@ -716,7 +716,8 @@ def test_a_scaled_pool_without_min_nodes_keeps_no_idle_node() -> None:
                 metrics_selector_labels={"release": "-prom"},
             ),
             [
-                "args.node_labels.gpu pool: key must be a Kubernetes label key such as example.com/pool; got 'gpu pool'",
+                'args.node_labels["gpu pool"]: key must be a Kubernetes label key such as example.com/pool; '
+                "got 'gpu pool'",
                 "args.taints[0].key: must be a Kubernetes label key such as example.com/pool; got 'nvidia.com/gpu '",
                 "args.taints[0].value: must be a Kubernetes label value (up to 63 letters, digits, '-', '_', '.'); "
                 "got 'present!'",
@@ -758,7 +759,7 @@ def test_a_scaled_pool_without_min_nodes_keeps_no_idle_node() -> None:
                 "nvcr.io/nvidia/tritonserver:24.10-py3 (distribution/reference grammar: "
                 "[registry/]repository[:tag][@digest], the repository in lowercase); got "
                 "'registry.k8s.io/autoscaling/cluster-autoscaler@sha1:abc'",
-                "args.cluster_autoscaler.service_account_annotations.role arn: key must be a Kubernetes label key "
+                'args.cluster_autoscaler.service_account_annotations["role arn"]: key must be a Kubernetes label key '
                 "such as example.com/pool; got 'role arn'",
             ],
             id="autoscaler-image-and-annotation",
@@ -766,8 +767,8 @@ def test_a_scaled_pool_without_min_nodes_keeps_no_idle_node() -> None:
         pytest.param(
             _with(STATIC, image_digests={"registry.k8s.io/pause:3.10": "sha256:abc"}),
             [
-                "args.image_digests.registry.k8s.io/pause:3.10: must be a string matching ^sha256:[0-9a-f]{64}$; got "
-                "'sha256:abc'"
+                'args.image_digests["registry.k8s.io/pause:3.10"]: must be a sha256 digest: sha256: and 64 lowercase '
+                "hex digits; got 'sha256:abc'"
             ],
             id="digest",
         ),
@@ -862,7 +863,7 @@ def test_a_placement_written_out_by_hand_is_checked_as_the_pools_own() -> None:
     }
     resolve_record(problems, "pool", placement, PoolPlacement)
     assert problems.problems == [
-        "TritonServing t: args.pool.node_selector.gpu pool: key must be a Kubernetes label key such as "
+        'TritonServing t: args.pool.node_selector["gpu pool"]: key must be a Kubernetes label key such as '
         "example.com/pool; got 'gpu pool'",
         "TritonServing t: args.pool.tolerations[0].operator: 'In' is not one of Equal, Exists",
         "TritonServing t: args.pool.tolerations[0].effect: 'NoRun' is not one of NoSchedule, PreferNoSchedule, "

@@ -568,7 +568,8 @@ OUTPUT_PROBLEM = (
             _args(prometheus_url="prometheus:9090", labels={"team name": "ml"}),
             [
                 "args.prometheus_url: must be an http:// or https:// URL; got 'prometheus:9090'",
-                "args.labels.team name: key must be a Kubernetes label key such as example.com/pool; got 'team name'",
+                'args.labels["team name"]: key must be a Kubernetes label key such as example.com/pool; '
+                "got 'team name'",
             ],
             id="url-and-label-key",
         ),
