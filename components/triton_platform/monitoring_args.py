@@ -472,11 +472,13 @@ def _watched(deployment: MonitoredDeployment) -> Watched:
 
 def _signal(problems: ArgProblems, path: str, deployment: MonitoredDeployment) -> None:
     """A busy ratio's target and instance counts, which its kind requires and bounds."""
-    signal = deployment.get("signal")
-    if signal is None or not problems.clean(f"{path}.signal.kind"):
+    models, signal = deployment.get("models", []), deployment.get("signal", {})
+    kind = signal.get("kind")
+    # No kind, or a signal that is no mapping (it stands in empty): named as such already.
+    if kind is None or not problems.clean(f"{path}.signal.kind"):
         return
-    path = f"{path}.signal"
-    kind, instances = signal["kind"], signal.get("instances_per_pod")
+    models_clean, path = problems.clean(f"{path}.models"), f"{path}.signal"
+    instances = signal.get("instances_per_pod")
     if kind != BUSY_RATIO_SIGNAL:
         if instances is not None:
             problems.add(f"{path}.instances_per_pod", f"only kind busy-ratio reads it; this signal is {kind!r}")
@@ -489,8 +491,7 @@ def _signal(problems: ArgProblems, path: str, deployment: MonitoredDeployment) -
     if not instances:
         problems.add(f"{path}.instances_per_pod", "missing (required for kind busy-ratio: what its ratio divides by)")
         return
-    models = deployment.get("models", [])
-    if problems.clean(path.removesuffix(".signal") + ".models"):
+    if models_clean:
         for model in instances:
             if model not in models:
                 problems.add(

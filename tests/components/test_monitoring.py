@@ -549,6 +549,12 @@ PROM_DURATION = "must be a Prometheus duration such as 30s, 5m or 1h30m"
         ),
         (f"{DEMO}.signal", DELETE, [f"args.{DEMO}.signal: missing (required)"]),
         (
+            f"{DEMO}.signal",
+            "queue-depth",
+            [f"args.{DEMO}.signal: 'queue-depth' is not a mapping of DeploymentSignal's keys"],
+        ),
+        (DEMO, "my-model", [f"args.{DEMO}: 'my-model' is not a mapping of MonitoredDeployment's keys"]),
+        (
             f"{DEMO}.signal.kind",
             "queue-time",
             [f"args.{DEMO}.signal.kind: 'queue-time' is not one of busy-ratio, queue-depth"],
