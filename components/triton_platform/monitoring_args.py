@@ -13,7 +13,7 @@ and Pulumi's schema inference reads the same.
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import NotRequired, TypedDict, cast
+from typing import NotRequired, TypedDict, TypeVar, cast
 
 import pulumi
 
@@ -39,6 +39,7 @@ from triton_platform.model_packaging.settings import INT32_MAX
 from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, SIGNAL_KINDS
 
 COMPONENT = "Monitoring"
+T = TypeVar("T")
 MODES = ("existing", "install")
 """`existing`: an operator already runs; `install`: the component installs kube-prometheus-stack."""
 DEFAULT_CHART: ChartSource = {"version": "79.7.1", "repository": "https://prometheus-community.github.io/helm-charts"}
@@ -294,6 +295,8 @@ RECEIVER_NAME = Format(DNS_LABEL, 63)
 SEVERITY = Format(
     rule=lambda key: None if key in SEVERITIES else f"{excerpt(key)} is not one of {', '.join(SEVERITIES)}"
 )
+WATCHED_KEY = Format(DNS_LABEL, 63)
+"""A key of `deployments`: it names the dashboard's resource, `<name>-<key>-dashboard`."""
 SERVICE_NAME = Format(DNS1035_LABEL, 63)
 """A Service's name (apimachinery ValidateServiceName): a DNS-1035 label."""
 
@@ -339,7 +342,7 @@ declare(
     MonitoringArgs,
     namespace=Setting(format=NAMESPACE),
     latency_slo_ms=Setting(minimum=1, maximum=LATENCY_SLO_MAX_MS),
-    deployments=Setting(default={}, keys=Format(DNS_LABEL, 63)),
+    deployments=Setting(default={}, keys=WATCHED_KEY),
     mode=Setting(default="existing", choices=MODES),
     chart=Setting(default=DEFAULT_CHART),
     prometheus_namespace=Setting(default="monitoring", format=NAMESPACE),
@@ -416,16 +419,17 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringSettings:
     names every problem found."""
     problems = ArgProblems(COMPONENT, name)
     checked = cast(MonitoringArgs, resolve_record(problems, "", args, MonitoringArgs))
-    deployments = checked.get("deployments", {})
+    # The rules across keys read only entries whose keys are right (a wrong one is named already).
+    deployments = _rightly_named(checked.get("deployments", {}), WATCHED_KEY)
     for key, deployment in deployments.items():
         _signal(problems, f"deployments.{key}", deployment)
     _one_object_per_name(problems, deployments)
     receivers = checked.get("receivers", {})
-    for key, receiver in receivers.items():
+    for key, receiver in _rightly_named(receivers, RECEIVER_NAME).items():
         _receiver(problems, f"receivers.{key}", key, receiver)
     if problems.clean("receivers"):
         known = ", ".join(sorted(receivers)) or "none"
-        for severity, receiver_name in checked.get("routes", {}).items():
+        for severity, receiver_name in _rightly_named(checked.get("routes", {}), SEVERITY).items():
             if problems.clean(f"routes.{severity}") and receiver_name not in receivers:
                 problems.add(f"routes.{severity}", f"{receiver_name!r} is not one of args.receivers ({known})")
     _below_one(problems, checked.get("alerts", {}))
@@ -460,6 +464,11 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringSettings:
     )
 
 
+def _rightly_named(entries: Mapping[str, T], keys: Format) -> dict[str, T]:
+    """The entries of `entries` whose keys are of the format `keys`."""
+    return {key: entry for key, entry in entries.items() if keys.problem(key) is None}
+
+
 def _watched(deployment: MonitoredDeployment) -> Watched:
     signal = deployment["signal"]
     return Watched(
@@ -492,7 +501,7 @@ def _signal(problems: ArgProblems, path: str, deployment: MonitoredDeployment) -
         problems.add(f"{path}.instances_per_pod", "missing (required for kind busy-ratio: what its ratio divides by)")
         return
     if models_clean:
-        for model in instances:
+        for model in _rightly_named(instances, MODEL):
             if model not in models:
                 problems.add(
                     f"{path}.instances_per_pod.{model}",

@@ -610,6 +610,15 @@ PROM_DURATION = "must be a Prometheus duration such as 30s, 5m or 1h30m"
             ],
         ),
         (
+            # Named once, by its key: the rules across keys skip it.
+            'receivers.On "Call"',
+            {},
+            [
+                'args.receivers["On \\"Call\\""]: key must be a lowercase RFC 1123 label (a-z, 0-9 and \'-\', starting '
+                "and ending with a letter or digit); got 'On \"Call\"'"
+            ],
+        ),
+        (
             f"{ONCALL}.pagerduty.routing_key",
             {**PAGE_KEY, "secret": {"name": "pd", "key": "key"}},
             [f"args.{ONCALL}.pagerduty.routing_key: sets both value and secret; give exactly one"],
