@@ -7,17 +7,23 @@ key by key. A stack key may narrow its Arg (a tighter bound the stack needs), ne
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from pydantic import Field
 from pydantic.alias_generators import to_camel
 
-from triton_platform.arg_schema import UNSET, setting
+from triton_platform.arg_schema import UNSET, arg_types, is_args_type, setting
 
 
-def _camel_keys(value: Any) -> Any:
-    """A flat Args default (a snake_case mapping) as a stack model reads it."""
-    return {to_camel(key): item for key, item in value.items()} if isinstance(value, dict) else value
+def _as_stack(value: Any, annotation: Any) -> Any:
+    """An Args default as the stack file writes it: the keys of each record (TypedDict) in camelCase; the keys of a
+    plain map (labels, annotations) as they are."""
+    if isinstance(value, dict) and is_args_type(annotation):
+        types = arg_types(annotation)
+        return {to_camel(key): _as_stack(item, types.get(key)) for key, item in value.items()}
+    if isinstance(value, list) and get_origin(annotation) is list:
+        return [_as_stack(item, get_args(annotation)[0]) for item in value]
+    return value
 
 
 def from_component(args_type: type, key: str, **narrower: Any) -> Any:
@@ -32,6 +38,7 @@ def from_component(args_type: type, key: str, **narrower: Any) -> Any:
     options: dict[str, Any] = {**bounds, **narrower}
     if rules.default is not UNSET and "default" not in narrower:
         default = rules.default
-        options["default_factory"] = lambda: copy.deepcopy(_camel_keys(default))
+        annotation = arg_types(args_type)[key]
+        options["default_factory"] = lambda: copy.deepcopy(_as_stack(default, annotation))
         options["validate_default"] = True
     return Field(**options)

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from platform_config.component_fields import from_component
 from platform_config.secret_values import SECRET
 from platform_config.types import (
     AlertFor,
@@ -20,62 +21,68 @@ from platform_config.types import (
     Strict,
 )
 from triton_platform.formats import DNS_LABEL
-from triton_platform.monitoring_args import AlertReceiver, AlertThresholds, ReceiverCredential
+from triton_platform.monitoring_args import (
+    DEFAULT_CHART,
+    AlertReceiver,
+    AlertThresholds,
+    MonitoringArgs,
+    ReceiverCredential,
+)
 
 
 class PrometheusStackChart(HelmChart):
     """The kube-prometheus-stack chart (prometheus-community/helm-charts)."""
 
-    repository: ChartRepository = "https://prometheus-community.github.io/helm-charts"
+    repository: ChartRepository = DEFAULT_CHART["repository"]
     """Chart repository URL."""
 
-    version: ChartVersion = "79.7.1"
+    version: ChartVersion = DEFAULT_CHART["version"]
     """Exact chart version. With `path`, the folder's `Chart.yaml` must declare this version."""
 
 
 class AlertsConfig(Strict):
     """Alert thresholds and how long a condition must last before it fires (`for:`)."""
 
-    latency_for: AlertFor = "5m"
+    latency_for: AlertFor = from_component(AlertThresholds, "latency_for")
     """How long p95 latency must stay above the SLO."""
 
-    queue_time_ms: Annotated[float, Field(gt=0)] = 20.0
+    queue_time_ms: float = from_component(AlertThresholds, "queue_time_ms")
     """Average queue time per request above which the queue alert fires, in ms."""
 
-    queue_time_for: AlertFor = "5m"
+    queue_time_for: AlertFor = from_component(AlertThresholds, "queue_time_for")
     """How long the queue time must stay above `queueTimeMs`."""
 
-    failure_ratio: Annotated[float, Field(gt=0, lt=1)] = 0.01
+    failure_ratio: float = from_component(AlertThresholds, "failure_ratio", lt=1)
     """Failed/total inference requests above which the failure alert fires."""
 
-    failure_for: AlertFor = "5m"
+    failure_for: AlertFor = from_component(AlertThresholds, "failure_for")
     """How long the failure ratio must stay above `failureRatio`."""
 
-    gpu_memory_ratio: Annotated[float, Field(gt=0, le=1)] = 0.8
+    gpu_memory_ratio: float = from_component(AlertThresholds, "gpu_memory_ratio")
     """GPU memory used/total above which the GPU memory alert fires."""
 
-    gpu_memory_for: AlertFor = "10m"
+    gpu_memory_for: AlertFor = from_component(AlertThresholds, "gpu_memory_for")
     """How long GPU memory must stay above `gpuMemoryRatio`."""
 
-    gpu_utilization_low: Annotated[float, Field(gt=0, lt=1)] = 0.3
+    gpu_utilization_low: float = from_component(AlertThresholds, "gpu_utilization_low", lt=1)
     """GPU utilization below which the cost alert fires."""
 
-    gpu_utilization_low_for: AlertFor = "2h"
+    gpu_utilization_low_for: AlertFor = from_component(AlertThresholds, "gpu_utilization_low_for")
     """How long utilization must stay below `gpuUtilizationLow`."""
 
-    backlog_at_max_for: AlertFor = "10m"
+    backlog_at_max_for: AlertFor = from_component(AlertThresholds, "backlog_at_max_for")
     """How long the scaling signal may stay above its target (`scaling.busyRatioTarget` or `queueDepthTarget`) while a deployment runs at `replicas.max`."""
 
-    replicas_unavailable_for: AlertFor = "10m"
+    replicas_unavailable_for: AlertFor = from_component(AlertThresholds, "replicas_unavailable_for")
     """How long a deployment may have fewer available replicas than desired."""
 
-    model_missing_for: AlertFor = "10m"
+    model_missing_for: AlertFor = from_component(AlertThresholds, "model_missing_for")
     """How long a configured model may report no metrics (not loaded) while its deployment is scraped."""
 
-    target_down_for: AlertFor = "5m"
+    target_down_for: AlertFor = from_component(AlertThresholds, "target_down_for")
     """How long a Triton metrics endpoint may be unreachable."""
 
-    keda_errors_for: AlertFor = "5m"
+    keda_errors_for: AlertFor = from_component(AlertThresholds, "keda_errors_for")
     """How long KEDA may fail to read a trigger (its fallback replicas apply meanwhile)."""
 
     def args(self) -> AlertThresholds:
@@ -101,10 +108,10 @@ class AlertsConfig(Strict):
 class PrometheusPeer(Strict):
     """The Prometheus that scrapes Triton; the NetworkPolicy admits it to the metrics port."""
 
-    namespace: NamespaceName = "monitoring"
+    namespace: NamespaceName = from_component(MonitoringArgs, "prometheus_namespace")
     """Its namespace."""
 
-    pod_labels: Labels = {"app.kubernetes.io/name": "prometheus"}
+    pod_labels: Labels = from_component(MonitoringArgs, "prometheus_pod_labels")
     """Its pod labels."""
 
 
@@ -201,7 +208,7 @@ Severity = Literal["critical", "warning", "info"]
 class MonitoringConfig(Strict):
     """Prometheus scraping, rules, Alertmanager routing and Grafana dashboards."""
 
-    mode: Literal["install", "existing"] = "existing"
+    mode: Literal["install", "existing"] = from_component(MonitoringArgs, "mode")
     """`install`: the kube-prometheus-stack chart, pinned, in `prometheus.namespace`. `existing`: an operator already runs; only the platform's ServiceMonitor, rules, routing and dashboards are created."""
 
     chart: PrometheusStackChart = PrometheusStackChart()
@@ -210,7 +217,7 @@ class MonitoringConfig(Strict):
     prometheus: PrometheusPeer = PrometheusPeer()
     """Which Prometheus scrapes Triton."""
 
-    selector_labels: Labels = {"release": "kube-prometheus-stack"}
+    selector_labels: Labels = from_component(MonitoringArgs, "selector_labels")
     """Labels the Prometheus Operator selects ServiceMonitors, rules and AlertmanagerConfigs by (kube-prometheus-stack's `release` label)."""
 
     receivers: dict[Annotated[str, Field(pattern=DNS_LABEL, max_length=63)], Receiver] = {}
@@ -219,13 +226,13 @@ class MonitoringConfig(Strict):
     routes: dict[Severity, Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]] = {}
     """Receiver for each severity; a severity without one is dropped (dev)."""
 
-    runbook_base_url: HttpsUrl = "https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md"
+    runbook_base_url: HttpsUrl = from_component(MonitoringArgs, "runbook_base_url")
     """Every alert's runbook_url is this plus `#<alert name in lower case>`."""
 
-    grafana_folder: Annotated[str, Field(min_length=1)] = "Triton"
+    grafana_folder: str = from_component(MonitoringArgs, "grafana_folder", min_length=1)
     """Grafana folder the dashboards land in (sidecar annotation)."""
 
-    scrape_interval: ScrapeInterval = "15s"
+    scrape_interval: ScrapeInterval = from_component(MonitoringArgs, "scrape_interval")
     """How often Prometheus scrapes Triton's metrics port; 1s-2m (Prometheus marks a series stale 5m after its last sample)."""
 
     alerts: AlertsConfig = AlertsConfig()

@@ -7,10 +7,12 @@ from typing import Annotated, Literal, TypeVar, cast
 
 from pydantic import Field, field_validator, model_validator
 
+from platform_config.component_fields import from_component
 from platform_config.types import Image, KeyProblemError, LabelKey, Labels, NamespaceName, ObjectName, Quantity, Strict
+from triton_platform import triton_serving_args as args
 from triton_platform.formats import DNS_NAME, MODEL_NAME
 from triton_platform.kubernetes_values import DNS_LABEL, quantity_value
-from triton_platform.model_packaging.settings import INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX
+from triton_platform.model_packaging.settings import INT32_MAX, INT64_MAX, UINT32_MAX
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
 from triton_platform.triton_serving_args import (
     DrainArgs,
@@ -27,10 +29,10 @@ T = TypeVar("T")
 class ReplicaRange(Strict):
     """Replica bounds of one Triton Deployment."""
 
-    min: Annotated[int, Field(ge=0, le=1000)]
+    min: int = from_component(args.ReplicaRangeArgs, "min")
     """Warm floor: at least 1 with autoscaling (Triton at zero exports no series), 2 in production (drains)."""
 
-    max: Annotated[int, Field(ge=1, le=1000)]
+    max: int = from_component(args.ReplicaRangeArgs, "max")
     """Ceiling for the autoscaler; with autoscaling disabled it must equal `min`."""
 
     @model_validator(mode="after")
@@ -43,10 +45,12 @@ class ReplicaRange(Strict):
 class QueuePolicy(Strict):
     """Triton `dynamic_batching.default_queue_policy`."""
 
-    max_queue_size: Annotated[int, Field(ge=0, le=UINT32_MAX)] | None = None
+    max_queue_size: int | None = from_component(args.QueuePolicyArgs, "max_queue_size", default=None)
     """Requests the model's queue holds before Triton rejects new ones; 0 means unbounded."""
 
-    default_timeout_microseconds: Annotated[int, Field(ge=0, le=UINT64_MAX)] | None = None
+    default_timeout_microseconds: int | None = from_component(
+        args.QueuePolicyArgs, "default_timeout_microseconds", default=None
+    )
     """How long a request may wait in the queue; 0 means no timeout. At most the p95 latency SLO: a request queued longer has missed it."""
 
     timeout_action: Literal["REJECT", "DELAY"] | None = None
@@ -59,7 +63,9 @@ class QueuePolicy(Strict):
 class DynamicBatching(Strict):
     """Triton `dynamic_batching`. Unset fields keep the model's base config.pbtxt."""
 
-    max_queue_delay_microseconds: Annotated[int, Field(ge=0, le=10_000_000)] | None = None
+    max_queue_delay_microseconds: int | None = from_component(
+        args.DynamicBatchingArgs, "max_queue_delay_microseconds", default=None
+    )
     """How long the batcher waits to fill a batch; the latency it may add to each request."""
 
     preferred_batch_size: list[Annotated[int, Field(ge=1, le=INT32_MAX)]] | None = None
@@ -72,7 +78,7 @@ class DynamicBatching(Strict):
 class InstanceGroup(Strict):
     """Triton `instance_group`: model copies per replica."""
 
-    count: Annotated[int, Field(ge=1, le=64)] | None = None
+    count: int | None = from_component(args.InstanceGroupArgs, "count", default=None)
     """Model instances that run concurrently in each Triton replica; unset keeps the base config's count."""
 
     kind: Literal["KIND_GPU", "KIND_CPU", "KIND_AUTO"] | None = None
@@ -82,7 +88,7 @@ class InstanceGroup(Strict):
 class LatestVersions(Strict):
     """Serve the newest versions."""
 
-    num_versions: Annotated[int, Field(ge=1, le=100)]
+    num_versions: int = from_component(args.LatestVersionsArgs, "num_versions")
     """How many of the newest versions to serve."""
 
 
@@ -136,14 +142,14 @@ class Warmup(Strict):
     batch_sizes: Annotated[list[Annotated[int, Field(ge=1, le=UINT32_MAX)]], Field(min_length=1)]
     """One warmup request per batch size, over every input of the model; each must be <= the model's max batch size."""
 
-    data: Literal["zero", "random"] = "zero"
+    data: Literal["zero", "random"] = from_component(args.WarmupArgs, "data")
     """Input contents: zeros, or random values."""
 
 
 class ModelSettings(Strict):
     """Per-environment settings for one model, laid over its base config.pbtxt. Unset fields keep the base value."""
 
-    max_batch_size: Annotated[int, Field(ge=0, le=4096)] | None = None
+    max_batch_size: int | None = from_component(args.ModelSettingsArgs, "max_batch_size", default=None)
     """Largest batch Triton forms; 0 turns batching off. It may lower the base config's max_batch_size, never raise it (the base states what the model supports); the defaults' value applies only to models whose base batches."""
 
     dynamic_batching: DynamicBatching | None = None
@@ -176,10 +182,10 @@ class ComputeResources(Strict):
 class ContainerResources(Strict):
     """Requests and limits of the Triton container (GPUs come from `gpusPerPod`)."""
 
-    requests: ComputeResources = ComputeResources(cpu="2", memory="8Gi")
+    requests: ComputeResources = from_component(args.ContainerResourcesArgs, "requests")
     """What the scheduler reserves."""
 
-    limits: ComputeResources = ComputeResources(cpu="4", memory="8Gi")
+    limits: ComputeResources = from_component(args.ContainerResourcesArgs, "limits")
     """The ceiling. A memory limit equal to the request avoids OOM kills under node pressure."""
 
     @model_validator(mode="after")
@@ -202,10 +208,10 @@ class DeploymentConfig(Strict):
     replicas: ReplicaRange
     """Replica range; KEDA scales within it."""
 
-    gpus_per_pod: Annotated[int, Field(ge=1, le=16)] = 1
+    gpus_per_pod: int = from_component(args.TritonDeploymentArgs, "gpus_per_pod")
     """GPUs each Triton pod requests."""
 
-    resources: ContainerResources = ContainerResources()
+    resources: ContainerResources = from_component(args.TritonDeploymentArgs, "resources")
     """CPU and memory of each Triton pod."""
 
     @field_validator("models")
@@ -224,22 +230,24 @@ class PvcSource(Strict):
     claim_name: ObjectName
     """Name of the claim."""
 
-    create: bool = False
+    create: bool = from_component(args.ModelClaimArgs, "create")
     """Create the claim (kept on `pulumi destroy`, protected in production) instead of using an existing one. A created claim starts empty, so it needs `origin`."""
 
-    size: Quantity = "50Gi"
+    size: Quantity = from_component(args.ModelClaimArgs, "size")
     """Requested size when `create` is true."""
 
     storage_class_name: ObjectName | None = None
     """StorageClass when `create` is true; unset uses the cluster default."""
 
-    access_mode: Literal["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce"] = "ReadOnlyMany"
+    access_mode: Literal["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce"] = from_component(
+        args.ModelClaimArgs, "access_mode"
+    )
     """How pods mount it (Triton always read-only). With `origin`, the loader Job writes into it, so it must be ReadWriteMany (or ReadWriteOnce for a single replica); ReadWriteOnce cannot serve replicas on several nodes."""
 
     origin: str | None = None
     """`s3://bucket/prefix` or `gs://bucket/prefix` that `stackctl publish-models` publishes this stack's repository to (an S3 endpoint as `s3://https://host:port/bucket/prefix`). Set: before the Deployments roll, a Job copies `<origin>/<digest>/` into the claim's `repositories/<digest>/` and the pods mount that folder, so every model change rolls the pods. Credentials as for `s3`/`gcs` (`credentialsSecret`, else workload identity). Unset: the claim holds the version folders at its root, copied in by hand (see `revision`)."""
 
-    loader_image: Image = "docker.io/rclone/rclone:1.60.1"
+    loader_image: Image = from_component(args.ModelClaimArgs, "loader_image")
     """Image of the loader Job (rclone, the version the tests run), pinned."""
 
     @field_validator("origin")
@@ -385,10 +393,10 @@ class ModelRepositoryConfig(Strict):
 class Drain(Strict):
     """Graceful shutdown: endpoints drain, then Triton finishes in-flight requests."""
 
-    pre_stop_seconds: Annotated[int, Field(ge=0, le=300)] = 10
+    pre_stop_seconds: int = from_component(args.DrainArgs, "pre_stop_seconds")
     """Sleep in preStop, so load balancers stop sending before Triton stops accepting."""
 
-    exit_timeout_seconds: Annotated[int, Field(ge=1, le=3600)] = 30
+    exit_timeout_seconds: int = from_component(args.DrainArgs, "exit_timeout_seconds")
     """Triton's `--exit-timeout-secs`: how long it waits for in-flight requests. terminationGracePeriodSeconds is preStop + this + 15 s."""
 
     def args(self) -> DrainArgs:
@@ -399,10 +407,10 @@ class Drain(Strict):
 class IngressConfig(Strict):
     """Ingress for clients outside the cluster: one HTTP and one gRPC host per deployment."""
 
-    enabled: bool = False
+    enabled: bool = from_component(args.IngressArgs, "enabled")
     """Create the Ingresses."""
 
-    class_name: ObjectName = "nginx"
+    class_name: ObjectName = from_component(args.IngressArgs, "class_name")
     """IngressClass; the gRPC Ingress uses ingress-nginx's `backend-protocol: GRPC` annotation."""
 
     base_domain: Annotated[str, Field(pattern=DNS_NAME, max_length=253)] | None = None
@@ -411,10 +419,10 @@ class IngressConfig(Strict):
     tls_secret_name: ObjectName | None = None
     """TLS certificate Secret. Required when enabled: gRPC through ingress-nginx needs HTTP/2, which needs TLS."""
 
-    max_request_body: Quantity = "64m"
+    max_request_body: Quantity = from_component(args.IngressArgs, "max_request_body")
     """Largest request body the ingress passes (ingress-nginx `proxy-body-size`); its 1m default is too small for tensors."""
 
-    controller_namespace: NamespaceName = "ingress-nginx"
+    controller_namespace: NamespaceName = from_component(args.IngressArgs, "controller_namespace")
     """Namespace of the ingress controller, which the NetworkPolicy admits to the inference ports."""
 
     @model_validator(mode="after")
@@ -435,7 +443,7 @@ class InferenceClient(Strict):
     namespace: NamespaceName
     """Their namespace."""
 
-    pod_labels: Labels = {}
+    pod_labels: Labels = from_component(args.InferenceClientArgs, "pod_labels")
     """Their labels; empty admits every pod of the namespace."""
 
     def args(self) -> InferenceClientArgs:
@@ -446,7 +454,7 @@ class InferenceClient(Strict):
 class ServingConfig(Strict):
     """The Triton serving stack."""
 
-    image: Image = "nvcr.io/nvidia/tritonserver:24.10-py3"
+    image: Image = from_component(args.TritonServingArgs, "image")
     """Triton image, pinned by tag or digest (`latest` and untagged images are rejected). The default runs Triton 2.51.0, the release the tests run."""
 
     p95_latency_slo_ms: Annotated[int, Field(ge=1, le=600_000)]
@@ -463,23 +471,25 @@ class ServingConfig(Strict):
     model_repository: ModelRepositoryConfig
     """Where the model files come from. Required."""
 
-    inference_clients: list[InferenceClient] = []
+    inference_clients: list[InferenceClient] = from_component(args.TritonServingArgs, "inference_clients")
     """Who may call Triton's HTTP and gRPC ports besides the ingress controller; the NetworkPolicy admits nobody else."""
 
-    ingress: IngressConfig = IngressConfig()
+    ingress: IngressConfig = from_component(args.TritonServingArgs, "ingress")
     """External access."""
 
-    startup_timeout_seconds: Annotated[int, Field(ge=30, le=7200)] = 600
+    startup_timeout_seconds: int = from_component(args.TritonServingArgs, "startup_timeout_seconds")
     """How long Triton may take to load every model before the startup probe restarts it."""
 
-    drain: Drain = Drain()
+    drain: Drain = from_component(args.TritonServingArgs, "drain")
     """Graceful shutdown."""
 
-    shm_size_limit: Quantity = "1Gi"
+    shm_size_limit: Quantity = from_component(args.TritonServingArgs, "shm_size_limit")
     """Size of the in-memory /dev/shm the Python backend uses for tensors."""
 
-    tmp_size_limit: Quantity = "10Gi"
+    tmp_size_limit: Quantity = from_component(args.TritonServingArgs, "tmp_size_limit")
     """Size of /tmp, where Triton downloads object-storage models."""
 
-    service_account_annotations: dict[LabelKey, str] = {}
+    service_account_annotations: dict[LabelKey, str] = from_component(
+        args.TritonServingArgs, "service_account_annotations"
+    )
     """Annotations of Triton's ServiceAccount, e.g. `eks.amazonaws.com/role-arn` or `iam.gke.io/gcp-service-account` for workload identity."""

@@ -4,16 +4,16 @@ each of its fields named like a key of that type is compared, key by key."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import pytest
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from platform_config import scaling
+from platform_config import gpu_pool, monitoring, scaling, serving
 from platform_config.component_fields import from_component
 from platform_config.types import Strict
-from triton_platform import keda_scaling_args
+from triton_platform import gpu_node_pool_args, keda_scaling_args, monitoring_args, triton_serving_args
 from triton_platform.arg_problems import ArgProblems
 from triton_platform.arg_schema import UNSET, arg_types, resolve, setting
 
@@ -23,17 +23,61 @@ SETS: list[tuple[type[BaseModel], type]] = [
     (scaling.Fallback, keda_scaling_args.Fallback),
     (scaling.KedaInstall, keda_scaling_args.KedaInstall),
     (scaling.PrometheusAuth, keda_scaling_args.PrometheusAuth),
+    (gpu_pool.GpuPoolConfig, gpu_node_pool_args.GpuNodePoolArgs),
+    (gpu_pool.Taint, gpu_node_pool_args.Taint),
+    (gpu_pool.KarpenterPool, gpu_node_pool_args.KarpenterSettings),
+    (gpu_pool.ClusterAutoscalerPool, gpu_node_pool_args.ClusterAutoscalerSettings),
+    (gpu_pool.DevicePlugin, gpu_node_pool_args.DevicePluginSettings),
+    (serving.ServingConfig, triton_serving_args.TritonServingArgs),
+    (serving.DeploymentConfig, triton_serving_args.TritonDeploymentArgs),
+    (serving.ReplicaRange, triton_serving_args.ReplicaRangeArgs),
+    (serving.ContainerResources, triton_serving_args.ContainerResourcesArgs),
+    (serving.ComputeResources, triton_serving_args.ComputeResourcesArgs),
+    (serving.ModelSettings, triton_serving_args.ModelSettingsArgs),
+    (serving.QueuePolicy, triton_serving_args.QueuePolicyArgs),
+    (serving.DynamicBatching, triton_serving_args.DynamicBatchingArgs),
+    (serving.InstanceGroup, triton_serving_args.InstanceGroupArgs),
+    (serving.VersionPolicy, triton_serving_args.VersionPolicyArgs),
+    (serving.LatestVersions, triton_serving_args.LatestVersionsArgs),
+    (serving.AllVersions, triton_serving_args.AllVersionsArgs),
+    (serving.SpecificVersions, triton_serving_args.SpecificVersionsArgs),
+    (serving.Warmup, triton_serving_args.WarmupArgs),
+    (serving.ModelRepositoryConfig, triton_serving_args.ModelRepositoryArgs),
+    (serving.PvcSource, triton_serving_args.ModelClaimArgs),
+    (serving.StoreEgress, triton_serving_args.StoreEgressArgs),
+    (serving.InferenceClient, triton_serving_args.InferenceClientArgs),
+    (serving.IngressConfig, triton_serving_args.IngressArgs),
+    (serving.Drain, triton_serving_args.DrainArgs),
+    (monitoring.MonitoringConfig, monitoring_args.MonitoringArgs),
+    (monitoring.AlertsConfig, monitoring_args.AlertThresholds),
+    (monitoring.Receiver, monitoring_args.AlertReceiver),
+    (monitoring.SlackReceiver, monitoring_args.SlackReceiver),
+    (monitoring.PagerDutyReceiver, monitoring_args.PagerDutyReceiver),
+    (monitoring.WebhookReceiver, monitoring_args.WebhookReceiver),
+    (monitoring.Credential, monitoring_args.ReceiverCredential),
+    (monitoring.SecretRef, monitoring_args.CredentialSecret),
 ]
 """Which stack model sets which component Args type."""
+STACK_ONLY = ("KedaChart", "PrometheusStackChart")
+"""Models of the listed sections that set no Args of their own: a chart pin is a `ChartSource` (helm_chart.py)."""
 
 
-def shared_keys() -> list[tuple[type[BaseModel], type, str]]:
-    return [
-        (model, args_type, key)
+RENAMED: dict[tuple[type[BaseModel], str], tuple[type, str]] = {
+    (monitoring.PrometheusPeer, "namespace"): (monitoring_args.MonitoringArgs, "prometheus_namespace"),
+    (monitoring.PrometheusPeer, "pod_labels"): (monitoring_args.MonitoringArgs, "prometheus_pod_labels"),
+}
+"""Stack keys that set an Arg of another name: the stack groups Prometheus's namespace and pods."""
+
+
+def shared_keys() -> list[tuple[type[BaseModel], type, str, str]]:
+    """(stack model, Args type, stack field, Arg key) for every stack key that sets an Arg."""
+    named = [
+        (model, args_type, key, key)
         for model, args_type in SETS
         for key in model.model_fields
         if key in arg_types(args_type)
     ]
+    return named + [(model, args_type, field, key) for (model, field), (args_type, key) in RENAMED.items()]
 
 
 def _plain(value: Any) -> Any:
@@ -44,8 +88,16 @@ def _plain(value: Any) -> Any:
 
 
 def _bounds(field: FieldInfo) -> dict[str, float]:
+    """The field's bounds; a list's are its items' (`list[Annotated[int, Field(ge=...)]]`)."""
+    metadata = list(field.metadata)
+    for member in get_args(field.annotation):
+        if get_origin(member) is list:
+            metadata += getattr(get_args(member)[0], "__metadata__", ())
+    if get_origin(field.annotation) is list:
+        metadata += getattr(get_args(field.annotation)[0], "__metadata__", ())
+    metadata += [bound for item in metadata if isinstance(item, FieldInfo) for bound in item.metadata]
     found: dict[str, float] = {}
-    for item in field.metadata:
+    for item in metadata:
         for name in ("ge", "le", "gt"):
             bound = getattr(item, name, None)
             if bound is not None:
@@ -53,10 +105,10 @@ def _bounds(field: FieldInfo) -> dict[str, float]:
     return found
 
 
-@pytest.mark.parametrize(("model", "args_type", "key"), shared_keys(), ids=lambda v: getattr(v, "__name__", v))
-def test_a_stack_key_has_its_components_default(model: type[BaseModel], args_type: type, key: str) -> None:
+@pytest.mark.parametrize(("model", "args_type", "name", "key"), shared_keys(), ids=lambda v: getattr(v, "__name__", v))
+def test_a_stack_key_has_its_components_default(model: type[BaseModel], args_type: type, name: str, key: str) -> None:
     rules = setting(args_type, key)
-    field = model.model_fields[key]
+    field = model.model_fields[name]
     if rules.default is UNSET:
         # No default on the component: the stack key is required, or unset (None) when absent.
         assert field.is_required() or field.get_default(call_default_factory=True, validated_data={}) is None
@@ -74,10 +126,12 @@ def test_a_stack_key_has_its_components_default(model: type[BaseModel], args_typ
     assert stack == component, f"{model.__name__}.{key}: the stack's default {stack!r}, the component's {component!r}"
 
 
-@pytest.mark.parametrize(("model", "args_type", "key"), shared_keys(), ids=lambda v: getattr(v, "__name__", v))
-def test_a_stack_key_is_never_looser_than_its_component(model: type[BaseModel], args_type: type, key: str) -> None:
+@pytest.mark.parametrize(("model", "args_type", "name", "key"), shared_keys(), ids=lambda v: getattr(v, "__name__", v))
+def test_a_stack_key_is_never_looser_than_its_component(
+    model: type[BaseModel], args_type: type, name: str, key: str
+) -> None:
     rules = setting(args_type, key)
-    stack = _bounds(model.model_fields[key])
+    stack = _bounds(model.model_fields[name])
     if rules.minimum is not None:
         assert stack.get("ge", stack.get("gt", float("-inf"))) >= rules.minimum, f"{model.__name__}.{key}"
     if rules.maximum is not None:
@@ -86,13 +140,14 @@ def test_a_stack_key_is_never_looser_than_its_component(model: type[BaseModel], 
         assert stack.get("gt", float("-inf")) >= rules.above, f"{model.__name__}.{key}"
 
 
-def test_every_stack_model_that_sets_args_is_listed() -> None:
-    """A model of the scaling section is either listed with its Args type or sets none."""
-    for name in dir(scaling):
-        value = getattr(scaling, name)
-        if isinstance(value, type) and issubclass(value, Strict) and value.__module__ == scaling.__name__:
-            listed = [model for model, _ in SETS]
-            assert value in listed or value.__name__ in ("KedaChart",), name
+@pytest.mark.parametrize("section", [scaling, gpu_pool, serving, monitoring], ids=lambda m: m.__name__)
+def test_every_stack_model_that_sets_args_is_listed(section: Any) -> None:
+    """Each model of a section is listed with the Args type it sets, or is the stack's own (a chart pin)."""
+    listed = [model for model, _ in SETS] + [model for model, _ in RENAMED]
+    for name in dir(section):
+        value = getattr(section, name)
+        if isinstance(value, type) and issubclass(value, Strict) and value.__module__ == section.__name__:
+            assert value in listed or value.__name__ in STACK_ONLY, name
 
 
 def test_a_changed_component_default_reaches_the_stack() -> None:

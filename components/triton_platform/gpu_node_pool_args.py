@@ -321,6 +321,12 @@ declare(
 )
 
 
+def default_min_nodes(autoscaler: str, max_nodes: int) -> int:
+    """`min_nodes` when it is not given: a static pool's size is fixed, so its minimum is its maximum; an
+    autoscaled pool keeps no idle node."""
+    return max_nodes if autoscaler == "static" else 0
+
+
 def pool_of(name: str, args: GpuNodePoolArgs) -> GpuNodePoolArgs:
     """`args` checked against their declaration, each default applied (`min_nodes`'s by the autoscaler); every
     problem, if any, raised at once (`ArgsError`)."""
@@ -330,8 +336,7 @@ def pool_of(name: str, args: GpuNodePoolArgs) -> GpuNodePoolArgs:
         problems.check()  # no Args at all: nothing to compare
     given: Mapping[str, Any] = args
     if "min_nodes" not in pool:
-        # A static pool's size is fixed: its minimum is its maximum.
-        pool["min_nodes"] = pool.get("max_nodes", 1) if pool.get("autoscaler") == "static" else 0
+        pool["min_nodes"] = default_min_nodes(pool.get("autoscaler", "static"), pool.get("max_nodes", 1))
     _check_taints(problems, pool)
     _check_labels(problems, pool)
     if problems.clean("autoscaler"):

@@ -553,7 +553,7 @@ declare(
     image=Setting(default=DEFAULT_IMAGE, format=IMAGE),
     # No single default: the Pulumi stack's name (`serving_spec`).
     config_name=Setting(format=CONFIG_NAME_FORMAT),
-    model_defaults=Setting(),
+    model_defaults=Setting(default={}),
     models=Setting(default={}, keys=MODEL),
     inference_clients=Setting(default=[]),
     ingress=Setting(default={}),
