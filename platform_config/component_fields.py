@@ -35,6 +35,10 @@ def from_component(args_type: type, key: str, **narrower: Any) -> Any:
         for name, bound in (("ge", rules.minimum), ("le", rules.maximum), ("gt", rules.above))
         if bound is not None
     }
+    # A narrower bound on one side replaces the component's on that side.
+    for side in ({"ge", "gt"}, {"le", "lt"}):
+        if side & set(narrower):
+            bounds = {name: bound for name, bound in bounds.items() if name not in side}
     options: dict[str, Any] = {**bounds, **narrower}
     if rules.default is not UNSET and "default" not in narrower:
         default = rules.default

@@ -116,8 +116,11 @@ class GpuPoolConfig(Strict):
     gpus_per_node: int = from_component(GpuNodePoolArgs, "gpus_per_node")
     """Physical GPUs on each node of the pool. With time-slicing the device plugin advertises each several times; the capacity check counts physical GPUs (conservative), Karpenter's limit counts advertised ones."""
 
-    min_nodes: int = from_component(GpuNodePoolArgs, "min_nodes")
-    """Nodes kept even when idle: the cluster-autoscaler's lower bound. Karpenter has no node minimum (must be 0; warm capacity comes from `replicas.min` and `overprovisioningReplicas`); a static pool's size is fixed (must equal `maxNodes`). Default: `maxNodes` for autoscaler `static`, 0 otherwise."""
+    # The component's default depends on the autoscaler (`default_min_nodes`), filled in before validation.
+    min_nodes: int = from_component(
+        GpuNodePoolArgs, "min_nodes", default=0, json_schema_extra={"default_text": "`maxNodes` if static, else `0`"}
+    )
+    """Nodes kept even when idle: the cluster-autoscaler's lower bound. Karpenter has no node minimum (must be 0; warm capacity comes from `replicas.min` and `overprovisioningReplicas`); a static pool's size is fixed (must equal `maxNodes`)."""
 
     manage: bool = from_component(GpuNodePoolArgs, "manage")
     """Create the cluster-level pool objects (the `gpu-system` namespace, device plugin, node autoscaler, DCGM exporter). Exactly one stack per cluster may; others set false and only use the pool."""

@@ -74,14 +74,26 @@ def type_text(annotation: Any, metadata: list[Any] | None = None) -> str:
 _NO_PARENT = object()
 
 
+def field_default(field: FieldInfo) -> Any:
+    """The field's default as the model holds it: a default a component declares (`from_component`) is written
+    as the stack file would write it, and validated into the field's type."""
+    default = field.get_default(call_default_factory=True)
+    if field.validate_default and default is not None:
+        default = TypeAdapter(cast(Any, field.annotation)).validate_python(default)
+    return default
+
+
 def _default_text(field: FieldInfo, inherited: Any = _NO_PARENT) -> str:
     """The default as a reader sees it; `inherited` is the value a parent's default object gives the field."""
+    extra = field.json_schema_extra
+    if isinstance(extra, dict) and "default_text" in extra:
+        return str(extra["default_text"])
     if inherited is not _NO_PARENT:
         default = inherited
     elif field.is_required():
         return "**required**"
     else:
-        default = field.get_default(call_default_factory=True)
+        default = field_default(field)
     if isinstance(default, BaseModel):
         return "see below"
     if default is None:
@@ -123,7 +135,7 @@ def _rows(model: type[BaseModel], prefix: str, parent_default: BaseModel | None 
         rows.append(f"| `{path}` | {type_text(field.annotation, field.metadata)} | {default} | {description} |")
         nested = nested_model(field.annotation)
         if nested:
-            own = inherited if inherited is not _NO_PARENT else field.get_default(call_default_factory=True)
+            own = inherited if inherited is not _NO_PARENT else field_default(field)
             rows += _rows(nested[0], path + nested[1], own if isinstance(own, BaseModel) and not nested[1] else None)
     return rows
 

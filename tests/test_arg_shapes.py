@@ -20,9 +20,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.crd_schemas import validate as validate_custom
+from platform_config.paths import DEFAULT_MODEL_REPO
 from triton_platform.arg_problems import ArgsError
+from triton_platform.gpu_node_pool import pool_manifests, pool_placement
+from triton_platform.gpu_node_pool_args import pool_of
 from triton_platform.keda_scaling import scaled_object_manifest, trigger_authentication_manifest
 from triton_platform.keda_scaling_args import KedaScalingArgs, scaling_of
+from triton_platform.monitoring import monitoring_manifests
+from triton_platform.monitoring_args import monitoring_settings
+from triton_platform.triton_manifests import ServingContext, serving_manifests
+from triton_platform.triton_serving_spec import serving_spec
 
 pytestmark = pytest.mark.real_tools  # `go mod download` for the operators' CRD schemas
 
@@ -120,8 +127,85 @@ KEDA: KedaScalingArgs = {
     "paused_replicas": 2,
 }
 
+def pool_objects(args: dict[str, Any]) -> list[dict[str, Any]]:
+    pool = pool_of("s", args)  # type: ignore[arg-type]
+    return list(pool_manifests(pool, pool_placement(pool)).values())
+
+
+POOL: dict[str, Any] = {
+    "workload_namespace": "ml",
+    "max_nodes": 3,
+    "gpus_per_node": 2,
+    "autoscaler": "cluster-autoscaler",
+    "cluster_autoscaler": {"cloud_provider": "aws", "node_groups": ["gpu-a"], "scale_down_unneeded_time": "10m"},
+    "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+    "node_labels": {"triton-platform/gpu-pool": "inference"},
+    "device_plugin": {"sharing": "time-slicing", "time_slicing_replicas": 2},
+    "overprovisioning_replicas": 1,
+    "dcgm_exporter": True,
+    "labels": {"app.kubernetes.io/part-of": "triton-platform"},
+    "metrics_namespace": "monitoring",
+}
+
+
+def serving_objects(args: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = serving_spec("s", args, "dev")  # type: ignore[arg-type]
+    return list(serving_manifests(ServingContext(spec, "admin-key")).values())
+
+
+SERVING: dict[str, Any] = {
+    "namespace": "ml",
+    "deployments": {
+        "general": {
+            "models": ["classifier"],
+            "replicas": {"min": 2, "max": 4},
+            "gpus_per_pod": 1,
+            "resources": {"requests": {"cpu": "2", "memory": "8Gi"}, "limits": {"cpu": "4", "memory": "8Gi"}},
+        }
+    },
+    "model_repository": {"path": str(DEFAULT_MODEL_REPO), "source": "bundled"},
+    "pool": {
+        "node_selector": {"triton-platform/gpu-pool": "inference"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        "gpu_resource": "nvidia.com/gpu",
+    },
+    "metrics_namespace": "monitoring",
+    "model_defaults": {"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 500}},
+    "ingress": {"enabled": True, "base_domain": "models.example.com", "tls_secret_name": "models-tls"},
+    "inference_clients": [{"namespace": "apps", "pod_labels": {"app": "web"}}],
+    "drain": {"pre_stop_seconds": 10, "exit_timeout_seconds": 30},
+    "labels": {"app.kubernetes.io/part-of": "triton-platform"},
+}
+
+
+def monitoring_objects(args: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(monitoring_manifests(monitoring_settings("s", args)).values())  # type: ignore[arg-type]
+
+
+MONITORING: dict[str, Any] = {
+    "namespace": "ml",
+    "latency_slo_ms": 200,
+    "deployments": {
+        "general": {
+            "object_name": "triton-general",
+            "max_replicas": 4,
+            "models": ["classifier", "ranker"],
+            "signal": {"kind": "busy-ratio", "target": 0.8, "instances_per_pod": {"classifier": 1, "ranker": 2}},
+        }
+    },
+    "receivers": {"oncall": {"webhook": {"url": {"secret": {"name": "alert-hooks", "key": "url"}}}}},
+    "routes": {"critical": "oncall"},
+    "scrape_interval": "30s",
+    "alerts": {"latency_for": "5m", "failure_ratio": 0.02},
+    "labels": {"app.kubernetes.io/part-of": "triton-platform"},
+    "scaling_enabled": True,
+}
+
 COMPONENTS: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], list[dict[str, Any]]]]] = {
     "KedaScaling": (dict(KEDA), keda_manifests),
+    "GpuNodePool": (POOL, pool_objects),
+    "TritonServing": (SERVING, serving_objects),
+    "Monitoring": (MONITORING, monitoring_objects),
 }
 
 
@@ -138,7 +222,7 @@ def test_right_args_build_valid_manifests(component: str) -> None:
 def test_any_args_end_in_a_named_error_or_valid_manifests(component: str) -> None:
     right, build = COMPONENTS[component]
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(spoiled(right))
     def check(args: dict[str, Any]) -> None:
         refused: list[str] = []
