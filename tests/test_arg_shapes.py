@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.crd_schemas import validate as validate_custom
 from platform_config.paths import DEFAULT_MODEL_REPO
+from tests.crd_schemas import validate as validate_custom
 from triton_platform.arg_problems import ArgsError
 from triton_platform.gpu_node_pool import pool_manifests, pool_placement
 from triton_platform.gpu_node_pool_args import pool_of
@@ -126,6 +126,7 @@ KEDA: KedaScalingArgs = {
     "labels": {"app.kubernetes.io/part-of": "triton-platform"},
     "paused_replicas": 2,
 }
+
 
 def pool_objects(args: dict[str, Any]) -> list[dict[str, Any]]:
     pool = pool_of("s", args)  # type: ignore[arg-type]
