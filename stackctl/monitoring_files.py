@@ -12,7 +12,7 @@ from program.platform import deployment_signals, monitoring_args
 from stackctl.out_folder import claim
 from triton_platform.alert_routing import alertmanager_yaml
 from triton_platform.dashboards import dashboard
-from triton_platform.monitoring_args import MonitoringSettings, monitoring_settings
+from triton_platform.monitoring_args import MonitoringArgs, monitoring_settings
 from triton_platform.monitoring_rules import rule_groups
 
 RULES_FILE = "rules.yaml"
@@ -20,7 +20,7 @@ ALERTMANAGER_FILE = "alertmanager.yml"
 DASHBOARDS_DIR = "dashboards"
 
 
-def stack_monitoring(stack: StackConfig) -> MonitoringSettings:
+def stack_monitoring(stack: StackConfig) -> MonitoringArgs:
     """What the stack's Monitoring component builds from, as it checks its Args."""
     assert stack.rendered is not None, "a stack whose models are left to ESC has no rendered configs"
     args = monitoring_args(stack.config, deployment_signals(stack.config, stack.rendered))
@@ -33,12 +33,12 @@ def write_monitoring_files(stack: StackConfig, out: Path) -> list[Path]:
 
     Only into a new or empty folder, or one an earlier `stackctl rules` wrote (stackctl/out_folder.py)."""
     settings = stack_monitoring(stack)
-    routing = alertmanager_yaml(settings.receivers, settings.routes, settings.namespace)
+    routing = alertmanager_yaml(settings["receivers"], settings["routes"], settings["namespace"])
     files = {
         RULES_FILE: yaml.safe_dump({"groups": rule_groups(settings)}, sort_keys=False).encode(),
         ALERTMANAGER_FILE: yaml.safe_dump(routing, sort_keys=False).encode(),
     }
-    for _, deployment in sorted(settings.deployments.items()):
+    for _, deployment in sorted(settings["deployments"].items()):
         text = json.dumps(dashboard(settings, deployment), indent=2, sort_keys=True) + "\n"
-        files[f"{DASHBOARDS_DIR}/{deployment.object_name}.json"] = text.encode()
+        files[f"{DASHBOARDS_DIR}/{deployment['object_name']}.json"] = text.encode()
     return claim(out, "rules").replace(files)

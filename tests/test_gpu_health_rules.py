@@ -29,7 +29,6 @@ from triton_platform.gpu_health_rules import gpu_alerts
 from triton_platform.monitoring_args import (
     MonitoredDeployment,
     MonitoringArgs,
-    MonitoringSettings,
     monitoring_settings,
 )
 from triton_platform.monitoring_rules import rule_groups
@@ -54,7 +53,7 @@ DEPLOYMENT: MonitoredDeployment = {
 }
 
 
-def settings(*, dcgm: bool) -> MonitoringSettings:
+def settings(*, dcgm: bool) -> MonitoringArgs:
     args: MonitoringArgs = {
         "namespace": "ml",
         "latency_slo_ms": 250,
@@ -68,9 +67,12 @@ def gpu_rules(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [rule for group in groups for rule in group["rules"] if "DCGM_" in rule["expr"]]
 
 
-def panel_exprs(args: MonitoringSettings) -> list[str]:
+def panel_exprs(args: MonitoringArgs) -> list[str]:
     return [
-        expr for deployment in args.deployments.values() for _, _, t in panel_queries(args, deployment) for expr, _ in t
+        expr
+        for deployment in args["deployments"].values()
+        for _, _, t in panel_queries(args, deployment)
+        for expr, _ in t
     ]
 
 
@@ -92,7 +94,7 @@ def test_with_dcgm_metrics_the_gpu_rules_and_panels_render() -> None:
         "triton-platform.gpu-health.alerts",
     ]
     assert {r.get("alert") or r["record"] for r in gpu_rules(groups)} == GPU_ALERTS | GPU_RECORDS
-    titles = [title for title, _, _ in panel_queries(on, on.deployments["general"])]
+    titles = [title for title, _, _ in panel_queries(on, on["deployments"]["general"])]
     assert [t for t in titles if "DCGM" in t] == [
         "GPU utilization (DCGM)",
         "GPU framebuffer used / total (DCGM)",

@@ -28,7 +28,7 @@ from triton_platform.alert_routing import alertmanager_yaml, receiver_secrets
 from triton_platform.dashboards import dashboard, panel_queries
 from triton_platform.durations import duration_seconds
 from triton_platform.keda_scaling import gpu_memory_query
-from triton_platform.monitoring_args import AlertReceiver, MonitoringArgs, MonitoringSettings, monitoring_settings
+from triton_platform.monitoring_args import AlertReceiver, MonitoringArgs, monitoring_settings
 from triton_platform.monitoring_rules import alerts, rule_groups
 from triton_platform.recorded_series import rate_window
 from triton_platform.scaling_signal import trigger_query
@@ -43,7 +43,7 @@ def stack_receivers(config: PlatformConfig) -> dict[str, AlertReceiver]:
         "latency_slo_ms": 1,
         "receivers": {k: r.args() for k, r in config.monitoring.receivers.items()},
     }
-    return dict(monitoring_settings("test", args).receivers)
+    return dict(monitoring_settings("test", args)["receivers"])
 
 
 def tool(name: str) -> str:
@@ -107,25 +107,25 @@ def test_the_components_defaults_are_the_stack_schemas() -> None:
     component = monitoring_settings("mon", {"namespace": "ml", "latency_slo_ms": 250})
     schema = MonitoringConfig()
     chart = schema.chart.source()
-    assert component.chart == {"version": chart["version"], "repository": chart.get("repository"), "values": {}}
-    assert (component.mode, component.prometheus_namespace, component.prometheus_pod_labels) == (
+    assert component["chart"] == {"version": chart["version"], "repository": chart.get("repository"), "values": {}}
+    assert (component["mode"], component["prometheus_namespace"], component["prometheus_pod_labels"]) == (
         schema.mode,
         schema.prometheus.namespace,
         schema.prometheus.pod_labels,
     )
-    assert (component.selector_labels, component.runbook_base_url, component.grafana_folder) == (
+    assert (component["selector_labels"], component["runbook_base_url"], component["grafana_folder"]) == (
         schema.selector_labels,
         schema.runbook_base_url,
         schema.grafana_folder,
     )
-    assert component.scrape_interval == schema.scrape_interval
-    assert (dict(component.receivers), dict(component.routes)) == ({}, {}) == (schema.receivers, schema.routes)
-    assert component.alerts == schema.alerts.model_dump()
+    assert component["scrape_interval"] == schema.scrape_interval
+    assert (dict(component["receivers"]), dict(component["routes"])) == ({}, {}) == (schema.receivers, schema.routes)
+    assert component["alerts"] == schema.alerts.model_dump()
 
 
 def test_routes_send_each_severity_to_its_receiver() -> None:
     production = stack_monitoring(synth_stack("production").stack)
-    routing = alertmanager_yaml(production.receivers, production.routes, production.namespace)
+    routing = alertmanager_yaml(production["receivers"], production["routes"], production["namespace"])
     routes = {r["matchers"][0]: r["receiver"] for r in routing["route"]["routes"]}
     assert routes == {
         'severity="critical"': "oncall",
@@ -133,7 +133,7 @@ def test_routes_send_each_severity_to_its_receiver() -> None:
         'severity="warning"': "team-chat",
     }
     dev = stack_monitoring(synth_stack("dev").stack)
-    assert alertmanager_yaml(dev.receivers, dev.routes, dev.namespace)["route"]["routes"] == []
+    assert alertmanager_yaml(dev["receivers"], dev["routes"], dev["namespace"])["route"]["routes"] == []
     [config] = [m for m in synth_stack("production").manifests() if m["kind"] == "AlertmanagerConfig"]
     oncall = next(r for r in config["spec"]["receivers"] if r["name"] == "oncall")
     assert oncall["pagerdutyConfigs"][0]["routingKey"] == {"key": "routing-key", "name": "alertmanager-pagerduty"}
@@ -185,11 +185,13 @@ def metric_names(expr: str) -> set[str]:
 def all_expressions(stack: StackConfig) -> list[str]:
     args = stack_monitoring(stack)
     exprs = [rule["expr"] for group in rule_groups(args) for rule in group["rules"]]
-    window = rate_window(args.scrape_interval)
-    for deployment in args.deployments.values():
-        signal = deployment.signal
-        query = trigger_query(signal.kind, args.namespace, deployment.object_name, window, signal.instances)
-        exprs += [query, gpu_memory_query(args.namespace, deployment.object_name)]
+    window = rate_window(args["scrape_interval"])
+    for deployment in args["deployments"].values():
+        signal = deployment["signal"]
+        query = trigger_query(
+            signal["kind"], args["namespace"], deployment["object_name"], window, signal.get("instances_per_pod", {})
+        )
+        exprs += [query, gpu_memory_query(args["namespace"], deployment["object_name"])]
         exprs += [expr for _, _, targets in panel_queries(args, deployment) for expr, _ in targets]
         query = dashboard(args, deployment)["templating"]["list"][1]["query"]
         exprs.append(re.fullmatch(r"label_values\((.*), model\)", query).group(1))  # type: ignore[union-attr]
@@ -274,16 +276,16 @@ def _selector(name: str, labels: dict[str, str]) -> str:
     return name + "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
 
 
-def scenarios(args: MonitoringSettings) -> list[Scenario]:
-    ns = args.namespace
-    deployment = args.deployments[sorted(args.deployments)[0]]
-    dep = deployment.object_name
-    model = sorted(deployment.models)[0]
+def scenarios(args: MonitoringArgs) -> list[Scenario]:
+    ns = args["namespace"]
+    deployment = args["deployments"][sorted(args["deployments"])[0]]
+    dep = deployment["object_name"]
+    model = sorted(deployment["models"])[0]
     pod = f"{dep}-5d8f7c9b6-abcde"
     triton = {"namespace": ns, "deployment": dep, "model": model, "version": "1", "pod": pod, "service": dep}
     by_model = {"namespace": ns, "deployment": dep, "model": model}
-    a = args.alerts
-    slo_us = args.latency_slo_ms * 1000
+    a = args["alerts"]
+    slo_us = args["latency_slo_ms"] * 1000
     out = [
         Scenario(
             "TritonLatencyAboveSLO",
@@ -370,7 +372,7 @@ def scenarios(args: MonitoringSettings) -> list[Scenario]:
                 # The deployment's other models keep reporting: only this one went missing.
                 *(
                     (_selector("nv_inference_count", {**triton, "model": other}), "+1", "+1")
-                    for other in deployment.models
+                    for other in deployment["models"]
                     if other != model
                 ),
             ],
@@ -379,13 +381,13 @@ def scenarios(args: MonitoringSettings) -> list[Scenario]:
             extra={"deployment": dep, "model": model},
         ),
     ]
-    if args.scaling_enabled:
-        max_replicas = deployment.max_replicas
-        signal = deployment.signal
-        if signal.kind == "busy-ratio":
+    if args["scaling_enabled"]:
+        max_replicas = deployment["max_replicas"]
+        signal = deployment["signal"]
+        if signal["kind"] == "busy-ratio":
             # Instances busy all along: a batch of 10 each second, each request charged 100 s of compute
             # (Triton charges the batch's time to each of its requests), far above any instance count.
-            busy = {**triton, "model": sorted(signal.instances)[0]}
+            busy = {**triton, "model": sorted(signal.get("instances_per_pod", {}))[0]}
             overload = [
                 (_selector("nv_inference_count", busy), "+600", "+600"),
                 (_selector("nv_inference_exec_count", busy), "+60", "+60"),
@@ -394,7 +396,7 @@ def scenarios(args: MonitoringSettings) -> list[Scenario]:
                 (_selector("nv_inference_compute_output_duration_us", busy), "+0", "+0"),
             ]
         else:
-            twice = f"{signal.target * 2:g}"
+            twice = f"{signal['target'] * 2:g}"
             overload = [(_selector("nv_inference_pending_request_count", triton), twice, twice)]
         out += [
             Scenario(
@@ -456,7 +458,7 @@ def _annotations(rule: dict[str, Any], labels: dict[str, str]) -> dict[str, str]
     return {k: fill(v) for k, v in rule["annotations"].items()}
 
 
-def promtool_tests(args: MonitoringSettings) -> list[dict[str, Any]]:
+def promtool_tests(args: MonitoringArgs) -> list[dict[str, Any]]:
     groups = rule_groups(args)
     rules = {r["alert"]: r for g in groups for r in g["rules"] if "alert" in r}
     out = []

@@ -77,7 +77,7 @@ def test_every_keda_query_returns_exactly_one_series_and_sees_the_load(stack: Se
 
     Under load the busy ratio of a CPU server's instances rises above zero and, a ratio, stays at most 1
     (with some slack: compute and execution counters are scraped at slightly different moments)."""
-    assert stack.monitoring.deployments[DEPLOYMENT].signal.kind == "busy-ratio"
+    assert stack.monitoring["deployments"][DEPLOYMENT]["signal"]["kind"] == "busy-ratio"
     signal_query = stack.queries[DEPLOYMENT]
     gpu_query = gpu_memory_query(stack.config.kubernetes.namespace, deployment_object_name(DEPLOYMENT))
     assert query(stack.prometheus_url, gpu_query) == []

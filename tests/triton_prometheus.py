@@ -32,7 +32,7 @@ from program.platform import deployment_signals, load_trigger, monitoring_args
 from tests.local_triton.server import TritonServer, free_ports
 from tests.test_monitoring import INSTALL_HINT
 from triton_platform.model_packaging.source import read_repository
-from triton_platform.monitoring_args import MonitoringSettings, monitoring_settings
+from triton_platform.monitoring_args import MonitoringArgs, monitoring_settings
 from triton_platform.monitoring_rules import rule_groups
 from triton_platform.triton_manifests import deployment_object_name, tritonserver_args
 
@@ -40,7 +40,7 @@ from triton_platform.triton_manifests import deployment_object_name, tritonserve
 @dataclass
 class Served:
     config: PlatformConfig
-    monitoring: MonitoringSettings
+    monitoring: MonitoringArgs
     """What the stack's Monitoring builds its rules from."""
     queries: dict[str, str]
     """Each deployment's load query, as the stack's ScaledObjects carry it."""

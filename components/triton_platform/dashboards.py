@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from triton_platform import recorded_series as series
-from triton_platform.monitoring_args import DASHBOARD_LABEL, MonitoringSettings, Watched
+from triton_platform.monitoring_args import DASHBOARD_LABEL, MonitoredDeployment, MonitoringArgs
 from triton_platform.promql import label_value
 from triton_platform.scaling_signal import deployment_selector, per_replica_series
 
@@ -43,13 +43,15 @@ def _panel(panel_id: int, title: str, unit: str, targets: list[tuple[str, str]])
     }
 
 
-def panel_queries(settings: MonitoringSettings, deployment: Watched) -> list[tuple[str, str, list[tuple[str, str]]]]:
+def panel_queries(
+    settings: MonitoringArgs, deployment: MonitoredDeployment
+) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """(title, unit, [(expr, legend)]) of every panel: also what the metric-name test reads."""
-    ns, target, signal = settings.namespace, deployment.object_name, deployment.signal
-    window = series.rate_window(settings.scrape_interval)
+    ns, target, signal = settings["namespace"], deployment["object_name"], deployment["signal"]
+    window = series.rate_window(settings["scrape_interval"])
     dep = deployment_selector(ns, target)
     model = f'{dep}, model=~"$model"'
-    gpu_panels = _dcgm_panels(ns, target) if settings.dcgm_metrics else []
+    gpu_panels = _dcgm_panels(ns, target) if settings["dcgm_metrics"] else []
     return [
         ("Requests per second", "reqps", [(f"{series.REQUESTS_RATE}{window}{{{model}}}", "{{model}}")]),
         (
@@ -63,9 +65,9 @@ def panel_queries(settings: MonitoringSettings, deployment: Watched) -> list[tup
         ("Queue time per request", "s", [(f"{series.QUEUE_SECONDS}{window}{{{model}}}", "{{model}}")]),
         ("Average batch size", "short", [(f"{series.BATCH_SIZE}{window}{{{model}}}", "{{model}}")]),
         (
-            f"Scaling signal: {signal.kind} per replica",
+            f"Scaling signal: {signal['kind']} per replica",
             "short",
-            [(per_replica_series(signal.kind, ns, target), "per replica"), (f"{signal.target:g}", "target")],
+            [(per_replica_series(signal["kind"], ns, target), "per replica"), (f"{signal['target']:g}", "target")],
         ),
         ("Pending requests per replica", "short", [(f"{series.PENDING_PER_REPLICA}{{{dep}}}", "per replica")]),
         ("GPU utilization", "percentunit", [(f"{series.GPU_UTILIZATION_POD}{{{dep}}}", "{{pod}}")]),
@@ -76,7 +78,7 @@ def panel_queries(settings: MonitoringSettings, deployment: Watched) -> list[tup
             [
                 (f"kube_deployment_status_replicas_available{{{dep}}}", "available"),
                 (f"kube_deployment_spec_replicas{{{dep}}}", "desired"),
-                (f"{deployment.max_replicas}", "max"),
+                (f"{deployment['max_replicas']}", "max"),
             ],
         ),
         (
@@ -125,8 +127,8 @@ def _dcgm_panels(namespace: str, target: str) -> list[tuple[str, str, list[tuple
     ]
 
 
-def dashboard(settings: MonitoringSettings, deployment: Watched) -> dict[str, Any]:
-    ns, target = settings.namespace, deployment.object_name
+def dashboard(settings: MonitoringArgs, deployment: MonitoredDeployment) -> dict[str, Any]:
+    ns, target = settings["namespace"], deployment["object_name"]
     panels = [
         _panel(i + 1, title, unit, targets)
         for i, (title, unit, targets) in enumerate(panel_queries(settings, deployment))
@@ -134,7 +136,7 @@ def dashboard(settings: MonitoringSettings, deployment: Watched) -> dict[str, An
     return {
         "uid": f"{ns}-{target}"[:40],
         "title": f"Triton {target} ({ns})",
-        "tags": list(settings.dashboard_tags),
+        "tags": list(settings["dashboard_tags"]),
         "timezone": "utc",
         "schemaVersion": 39,
         "refresh": "30s",
@@ -158,16 +160,16 @@ def dashboard(settings: MonitoringSettings, deployment: Watched) -> dict[str, An
     }
 
 
-def dashboard_manifest(settings: MonitoringSettings, deployment: Watched) -> dict[str, Any]:
-    target = deployment.object_name
+def dashboard_manifest(settings: MonitoringArgs, deployment: MonitoredDeployment) -> dict[str, Any]:
+    target = deployment["object_name"]
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
             "name": f"{target}-dashboard",
-            "namespace": settings.namespace,
-            "labels": {**settings.labels, **DASHBOARD_LABEL},
-            "annotations": {FOLDER_ANNOTATION: settings.grafana_folder},
+            "namespace": settings["namespace"],
+            "labels": {**settings["labels"], **DASHBOARD_LABEL},
+            "annotations": {FOLDER_ANNOTATION: settings["grafana_folder"]},
         },
         "data": {f"{target}.json": json.dumps(dashboard(settings, deployment), indent=2, sort_keys=True)},
     }

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from triton_platform.monitoring_args import MonitoringSettings
+from triton_platform.monitoring_args import MonitoringArgs
 from triton_platform.prometheus_alert import Alert, alert_rule
 from triton_platform.recorded_series import DCGM_FRAMEBUFFER_USED, DCGM_GPU_UTILIZATION
 
@@ -100,14 +100,14 @@ def gpu_alerts(namespace: str) -> list[Alert]:
     ]
 
 
-def gpu_health_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
+def gpu_health_groups(settings: MonitoringArgs) -> list[dict[str, Any]]:
     """The GPU health rule groups, or none without `dcgm_metrics`."""
-    if not settings.dcgm_metrics:
+    if not settings["dcgm_metrics"]:
         return []
     return [
         {"name": "triton-platform.gpu-health.recording", "rules": recording_rules()},
         {
             "name": "triton-platform.gpu-health.alerts",
-            "rules": [alert_rule(a, settings.runbook_base_url) for a in gpu_alerts(settings.namespace)],
+            "rules": [alert_rule(a, settings["runbook_base_url"]) for a in gpu_alerts(settings["namespace"])],
         },
     ]

@@ -28,7 +28,6 @@ from triton_platform.monitoring_args import (
     NULL_RECEIVER,
     POD_SECURITY_LABELS,
     MonitoringArgs,
-    MonitoringSettings,
     monitoring_settings,
 )
 from triton_platform.monitoring_rules import rule_groups
@@ -48,13 +47,13 @@ def in_cluster_prometheus_url(namespace: str) -> str:
     return f"http://prometheus-operated.{namespace}.svc:9090"
 
 
-def _selected_labels(settings: MonitoringSettings) -> dict[str, str]:
-    return {**settings.labels, **settings.selector_labels}
+def _selected_labels(settings: MonitoringArgs) -> dict[str, str]:
+    return {**settings["labels"], **settings["selector_labels"]}
 
 
-def service_monitor_manifest(settings: MonitoringSettings) -> dict[str, Any]:
+def service_monitor_manifest(settings: MonitoringArgs) -> dict[str, Any]:
     """Scrapes every Triton Service's metrics port; relabelings guarantee the labels rules and KEDA select on."""
-    ns = settings.namespace
+    ns = settings["namespace"]
     relabelings = [
         # A pod still loading models is not ready and serves no metrics yet: not a target until ready
         # (endpoints and EndpointSlice discovery name the condition differently).
@@ -81,7 +80,7 @@ def service_monitor_manifest(settings: MonitoringSettings) -> dict[str, Any]:
                 {
                     "port": "metrics",
                     "path": "/metrics",
-                    "interval": settings.scrape_interval,
+                    "interval": settings["scrape_interval"],
                     "relabelings": relabelings,
                 }
             ],
@@ -89,11 +88,15 @@ def service_monitor_manifest(settings: MonitoringSettings) -> dict[str, Any]:
     }
 
 
-def prometheus_rule_manifest(settings: MonitoringSettings) -> dict[str, Any]:
+def prometheus_rule_manifest(settings: MonitoringArgs) -> dict[str, Any]:
     return {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
-        "metadata": {"name": "triton-platform", "namespace": settings.namespace, "labels": _selected_labels(settings)},
+        "metadata": {
+            "name": "triton-platform",
+            "namespace": settings["namespace"],
+            "labels": _selected_labels(settings),
+        },
         "spec": {"groups": rule_groups(settings)},
     }
 
@@ -183,16 +186,16 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def monitoring_manifests(settings: MonitoringSettings) -> dict[str, dict[str, Any]]:
+def monitoring_manifests(settings: MonitoringArgs) -> dict[str, dict[str, Any]]:
     """The monitoring objects, by role (the chart, in install mode, is separate)."""
     out = {
         "service-monitor": service_monitor_manifest(settings),
         "rules": prometheus_rule_manifest(settings),
         "alert-routing": alertmanager_config_manifest(
-            settings.receivers, settings.routes, settings.namespace, _selected_labels(settings)
+            settings["receivers"], settings["routes"], settings["namespace"], _selected_labels(settings)
         ),
     }
-    for key, deployment in sorted(settings.deployments.items()):
+    for key, deployment in sorted(settings["deployments"].items()):
         out[f"{key}-dashboard"] = dashboard_manifest(settings, deployment)
     return out
 
@@ -219,12 +222,12 @@ class Monitoring(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         after: list[pulumi.Resource] = []
         self.grafana_admin_password = None
-        if settings.mode == "install":
+        if settings["mode"] == "install":
             after.extend(self._install(name, settings, child))
         # Not an output (resources are no component output): what the Prometheus Operator's custom resources of
         # other components wait for, its chart in install mode, else nothing.
         self.operator: list[pulumi.Resource] = list(after)
-        for secret in receiver_secrets(settings.receivers):
+        for secret in receiver_secrets(settings["receivers"]):
             create_object(
                 f"{name}-{secret.secret_name}",
                 {
@@ -232,8 +235,8 @@ class Monitoring(pulumi.ComponentResource):
                     "kind": "Secret",
                     "metadata": {
                         "name": secret.secret_name,
-                        "namespace": settings.namespace,
-                        "labels": dict(settings.labels),
+                        "namespace": settings["namespace"],
+                        "labels": dict(settings["labels"]),
                     },
                     "type": "Opaque",
                     "stringData": {k: pulumi.Output.secret(v) for k, v in secret.values.items()},
@@ -243,9 +246,9 @@ class Monitoring(pulumi.ComponentResource):
         ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after))
         for role, manifest in monitoring_manifests(settings).items():
             create_object(f"{name}-{role}", manifest, ordered)
-        self.metrics_namespace = pulumi.Output.from_input(settings.prometheus_namespace)
-        self.metrics_pod_labels = pulumi.Output.from_input(dict(settings.prometheus_pod_labels))
-        self.prometheus_url = pulumi.Output.from_input(in_cluster_prometheus_url(settings.prometheus_namespace))
+        self.metrics_namespace = pulumi.Output.from_input(settings["prometheus_namespace"])
+        self.metrics_pod_labels = pulumi.Output.from_input(dict(settings["prometheus_pod_labels"]))
+        self.prometheus_url = pulumi.Output.from_input(in_cluster_prometheus_url(settings["prometheus_namespace"]))
         self.register_outputs(
             {
                 "grafanaAdminPassword": self.grafana_admin_password,
@@ -255,9 +258,9 @@ class Monitoring(pulumi.ComponentResource):
             }
         )
 
-    def _install(self, name: str, settings: MonitoringSettings, child: pulumi.ResourceOptions) -> list[pulumi.Resource]:
-        namespace = settings.prometheus_namespace
-        labels = dict(settings.labels)
+    def _install(self, name: str, settings: MonitoringArgs, child: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+        namespace = settings["prometheus_namespace"]
+        labels = dict(settings["labels"])
         ns = create_object(
             f"{name}-namespace",
             {
@@ -299,11 +302,11 @@ class Monitoring(pulumi.ComponentResource):
             f"{name}-{RELEASE_NAME}",
             HelmChartArgs(
                 chart_name=RELEASE_NAME,
-                chart=settings.chart,
+                chart=settings["chart"],
                 release=RELEASE_NAME,
                 namespace=namespace,
-                values=chart_values(settings.selector_labels),
-                kube_version=settings.kube_version,
+                values=chart_values(settings["selector_labels"]),
+                kube_version=settings.get("kube_version"),
             ),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[secret])),
         )

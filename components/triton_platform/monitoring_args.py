@@ -12,7 +12,6 @@ and Pulumi's schema inference reads the same.
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import NotRequired, TypedDict, TypeVar, cast
 
 import pulumi
@@ -368,55 +367,9 @@ declare(
 )
 
 
-@dataclass(frozen=True)
-class Signal:
-    """`DeploymentSignal`, checked: `instances` is empty for `queue-depth`."""
-
-    kind: str
-    target: float
-    instances: Mapping[str, int]
-
-
-@dataclass(frozen=True)
-class Watched:
-    """`MonitoredDeployment`, checked."""
-
-    object_name: str
-    max_replicas: int
-    models: tuple[str, ...]
-    signal: Signal
-
-
-@dataclass(frozen=True)
-class MonitoringSettings:
-    """`MonitoringArgs` checked, every default applied: what the builders read. The nested settings objects are
-    the checked Args themselves; the deployments stay attributes for the tools that read them
-    (stackctl/monitoring_files.py)."""
-
-    namespace: str
-    latency_slo_ms: int
-    deployments: Mapping[str, Watched]
-    mode: str
-    chart: ChartSource
-    prometheus_namespace: str
-    prometheus_pod_labels: Mapping[str, str]
-    selector_labels: Mapping[str, str]
-    receivers: Mapping[str, AlertReceiver]
-    routes: Mapping[str, str]
-    runbook_base_url: str
-    grafana_folder: str
-    scrape_interval: str
-    alerts: AlertThresholds
-    labels: Mapping[str, str]
-    scaling_enabled: bool
-    dcgm_metrics: bool
-    dashboard_tags: tuple[str, ...]
-    kube_version: str | None
-
-
-def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringSettings:
-    """`args` checked against their declaration and the rules across keys, every default applied; an ArgsError
-    names every problem found."""
+def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringArgs:
+    """`args` checked against their declaration and the rules across keys, every default applied: what the
+    builders read. An ArgsError names every problem found."""
     problems = ArgProblems(COMPONENT, name)
     checked = cast(MonitoringArgs, resolve_record(problems, "", args, MonitoringArgs))
     # The rules across keys read only entries whose keys are right (a wrong one is named already).
@@ -441,42 +394,12 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringSettings:
         if problem is not None:
             problems.add("chart", problem)
     problems.check()
-    return MonitoringSettings(
-        namespace=checked["namespace"],
-        latency_slo_ms=checked["latency_slo_ms"],
-        deployments={key: _watched(deployment) for key, deployment in deployments.items()},
-        mode=checked["mode"],
-        chart=checked["chart"],
-        prometheus_namespace=checked["prometheus_namespace"],
-        prometheus_pod_labels=checked["prometheus_pod_labels"],
-        selector_labels=checked["selector_labels"],
-        receivers=receivers,
-        routes=checked["routes"],
-        runbook_base_url=checked["runbook_base_url"],
-        grafana_folder=checked["grafana_folder"],
-        scrape_interval=checked["scrape_interval"],
-        alerts=checked["alerts"],
-        labels=checked["labels"],
-        scaling_enabled=checked["scaling_enabled"],
-        dcgm_metrics=checked["dcgm_metrics"],
-        dashboard_tags=tuple(checked["dashboard_tags"]),
-        kube_version=checked.get("kube_version"),
-    )
+    return checked
 
 
 def _rightly_named(entries: Mapping[str, T], keys: Format) -> dict[str, T]:
     """The entries of `entries` whose keys are of the format `keys`."""
     return {key: entry for key, entry in entries.items() if keys.problem(key) is None}
-
-
-def _watched(deployment: MonitoredDeployment) -> Watched:
-    signal = deployment["signal"]
-    return Watched(
-        object_name=deployment["object_name"],
-        max_replicas=deployment["max_replicas"],
-        models=tuple(deployment["models"]),
-        signal=Signal(signal["kind"], signal["target"], signal.get("instances_per_pod", {})),
-    )
 
 
 def _signal(problems: ArgProblems, path: str, deployment: MonitoredDeployment) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from triton_platform.gpu_health_rules import gpu_health_groups
-from triton_platform.monitoring_args import MonitoringSettings, Watched
+from triton_platform.monitoring_args import MonitoredDeployment, MonitoringArgs
 from triton_platform.prometheus_alert import Alert, alert_rule
 from triton_platform.promql import label_value
 from triton_platform.recorded_series import (
@@ -37,9 +37,9 @@ def _selector(namespace: str) -> str:
     return f"namespace={label_value(namespace)}"
 
 
-def recording_rules(settings: MonitoringSettings) -> list[dict[str, Any]]:
-    sel = _selector(settings.namespace)
-    window = rate_window(settings.scrape_interval)
+def recording_rules(settings: MonitoringArgs) -> list[dict[str, Any]]:
+    sel = _selector(settings["namespace"])
+    window = rate_window(settings["scrape_interval"])
 
     def rate(metric: str, by: str) -> str:
         return f"sum by ({by}) (rate({metric}{{{sel}}}[{window}]))"
@@ -75,20 +75,26 @@ def recording_rules(settings: MonitoringSettings) -> list[dict[str, Any]]:
     ]
     # The deployments' own scaling-signal rules (busy ratio: its instance counts are per deployment).
     own = [
-        signal_record(d.signal.kind, settings.namespace, d.object_name, window, d.signal.instances)
-        for _, d in sorted(settings.deployments.items())
+        signal_record(
+            d["signal"]["kind"],
+            settings["namespace"],
+            d["object_name"],
+            window,
+            d["signal"].get("instances_per_pod", {}),
+        )
+        for _, d in sorted(settings["deployments"].items())
     ]
     return [{"record": record, "expr": expr} for record, expr in rules] + [r for r in own if r is not None]
 
 
-def alerts(settings: MonitoringSettings) -> list[Alert]:
+def alerts(settings: MonitoringArgs) -> list[Alert]:
     """Every alert, thresholds and `for:` from the settings."""
-    sel, ns = _selector(settings.namespace), settings.namespace
-    thresholds = settings.alerts
+    sel, ns = _selector(settings["namespace"]), settings["namespace"]
+    thresholds = settings["alerts"]
     queue_time_ms, failure_ratio = thresholds["queue_time_ms"], thresholds["failure_ratio"]
     gpu_memory_ratio, utilization_low = thresholds["gpu_memory_ratio"], thresholds["gpu_utilization_low"]
-    window = rate_window(settings.scrape_interval)
-    slo_s = settings.latency_slo_ms / 1000
+    window = rate_window(settings["scrape_interval"])
+    slo_s = settings["latency_slo_ms"] / 1000
     out = [
         Alert(
             "TritonLatencyAboveSLO",
@@ -97,7 +103,7 @@ def alerts(settings: MonitoringSettings) -> list[Alert]:
             "critical",
             "p95 latency of {{ $labels.model }} is above the SLO",
             f"p95 latency of {{{{ $labels.model }}}} in {{{{ $labels.deployment }}}} is above the "
-            f"{settings.latency_slo_ms} ms SLO.",
+            f"{settings['latency_slo_ms']} ms SLO.",
         ),
         Alert(
             "TritonQueueTimeHigh",
@@ -159,7 +165,7 @@ def alerts(settings: MonitoringSettings) -> list[Alert]:
             "the warm floor or maxNodes may be oversized.",
         ),
     ]
-    if settings.scaling_enabled:
+    if settings["scaling_enabled"]:
         out.append(
             Alert(
                 "KedaScalerErrors",
@@ -177,34 +183,34 @@ def alerts(settings: MonitoringSettings) -> list[Alert]:
                 "fallback replica count instead of following load.",
             )
         )
-    for _, deployment in sorted(settings.deployments.items()):
+    for _, deployment in sorted(settings["deployments"].items()):
         out += _per_deployment_alerts(settings, deployment)
     return out
 
 
-def _per_deployment_alerts(settings: MonitoringSettings, deployment: Watched) -> list[Alert]:
-    thresholds = settings.alerts
-    ns, target, signal = settings.namespace, deployment.object_name, deployment.signal
-    per_replica = per_replica_series(signal.kind, ns, target)
-    max_replicas = deployment.max_replicas
+def _per_deployment_alerts(settings: MonitoringArgs, deployment: MonitoredDeployment) -> list[Alert]:
+    thresholds = settings["alerts"]
+    ns, target, signal = settings["namespace"], deployment["object_name"], deployment["signal"]
+    per_replica = per_replica_series(signal["kind"], ns, target)
+    max_replicas = deployment["max_replicas"]
     sel = deployment_selector(ns, target)
     out = []
-    if settings.scaling_enabled:
+    if settings["scaling_enabled"]:
         out.append(
             Alert(
                 "TritonQueueBacklogAtMaxReplicas",
-                f"{per_replica} > {signal.target:g}"
+                f"{per_replica} > {signal['target']:g}"
                 f" and on (namespace, deployment) kube_deployment_spec_replicas{{{sel}}} >= {max_replicas}",
                 thresholds["backlog_at_max_for"],
                 "critical",
                 f"{target} is at its {max_replicas}-replica ceiling and requests still queue",
-                f"The scaling signal ({signal.kind}) of {target} is above its target of {signal.target:g} per "
+                f"The scaling signal ({signal['kind']}) of {target} is above its target of {signal['target']:g} per "
                 f"replica while it already runs replicas.max ({max_replicas}): raise replicas.max and the GPU "
                 "pool, or shed load.",
                 (("deployment", target),),
             )
         )
-    for model in sorted(deployment.models):
+    for model in sorted(deployment["models"]):
         out.append(
             Alert(
                 "TritonModelNotLoaded",
@@ -222,13 +228,13 @@ def _per_deployment_alerts(settings: MonitoringSettings, deployment: Watched) ->
     return out
 
 
-def rule_groups(settings: MonitoringSettings) -> list[dict[str, Any]]:
+def rule_groups(settings: MonitoringArgs) -> list[dict[str, Any]]:
     """The rule file's groups, exactly as the PrometheusRule carries them."""
-    runbooks = settings.runbook_base_url
+    runbooks = settings["runbook_base_url"]
     return [
         {
             "name": "triton-platform.recording",
-            "interval": settings.scrape_interval,
+            "interval": settings["scrape_interval"],
             "rules": recording_rules(settings),
         },
         {"name": "triton-platform.alerts", "rules": [alert_rule(a, runbooks) for a in alerts(settings)]},

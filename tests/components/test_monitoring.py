@@ -7,7 +7,6 @@ user of the component would, and what the component registered is compared with 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 from typing import Any, cast
 
@@ -25,8 +24,6 @@ from triton_platform.monitoring_args import (
     AlertThresholds,
     MonitoredDeployment,
     MonitoringArgs,
-    Signal,
-    Watched,
     monitoring_settings,
 )
 from triton_platform.monitoring_rules import alerts, rule_groups
@@ -709,7 +706,7 @@ def test_whole_numbers_may_arrive_as_floats() -> None:
     as_floats = monitoring_settings("mon", cast(MonitoringArgs, args))
     args = changed(f"{DEMO}.signal", BUSY)
     assert rule_groups(as_floats) == rule_groups(monitoring_settings("mon", cast(MonitoringArgs, args)))
-    assert (as_floats.latency_slo_ms, as_floats.deployments["demo"].max_replicas) == (250, 3)
+    assert (as_floats["latency_slo_ms"], as_floats["deployments"]["demo"]["max_replicas"]) == (250, 3)
 
 
 def test_a_busy_ratio_signal_brings_its_recording_rule_panel_and_ceiling_alert() -> None:
@@ -730,7 +727,7 @@ def test_a_busy_ratio_signal_brings_its_recording_rule_panel_and_ceiling_alert()
     }
     backlog = next(r for r in alerting["rules"] if r["alert"] == "TritonQueueBacklogAtMaxReplicas")
     assert backlog["expr"].startswith(f"namespace_deployment:nv_inference_instance_busy:ratio{{{SELECTOR}}} > 0.75 and")
-    [(title, _, targets)] = [p for p in panel_queries(settings, settings.deployments["demo"]) if "signal" in p[0]]
+    [(title, _, targets)] = [p for p in panel_queries(settings, settings["deployments"]["demo"]) if "signal" in p[0]]
     assert (title, targets) == (
         "Scaling signal: busy-ratio per replica",
         [(f"namespace_deployment:nv_inference_instance_busy:ratio{{{SELECTOR}}}", "per replica"), ("0.75", "target")],
@@ -739,29 +736,34 @@ def test_a_busy_ratio_signal_brings_its_recording_rule_panel_and_ceiling_alert()
 
 def test_the_defaults() -> None:
     settings = monitoring_settings("mon", {"namespace": "ml", "latency_slo_ms": 250})
-    assert (settings.mode, settings.prometheus_namespace, settings.scrape_interval, settings.grafana_folder) == (
+    assert (
+        settings["mode"],
+        settings["prometheus_namespace"],
+        settings["scrape_interval"],
+        settings["grafana_folder"],
+    ) == (
         "existing",
         "monitoring",
         "15s",
         "Triton",
     )
-    assert settings.chart == {
+    assert settings["chart"] == {
         "version": "79.7.1",
         "repository": "https://prometheus-community.github.io/helm-charts",
         "values": {},
     }
-    assert (settings.prometheus_pod_labels, settings.selector_labels) == (
+    assert (settings["prometheus_pod_labels"], settings["selector_labels"]) == (
         {"app.kubernetes.io/name": "prometheus"},
         {"release": "kube-prometheus-stack"},
     )
-    assert (settings.deployments, settings.receivers, settings.routes, settings.labels) == ({}, {}, {}, {})
-    assert (settings.scaling_enabled, settings.dashboard_tags, settings.kube_version) == (
+    assert (settings["deployments"], settings["receivers"], settings["routes"], settings["labels"]) == ({}, {}, {}, {})
+    assert (settings["scaling_enabled"], settings["dashboard_tags"], settings.get("kube_version")) == (
         False,
-        ("triton", "triton-platform"),
+        ["triton", "triton-platform"],
         None,
     )
-    assert settings.runbook_base_url == RUNBOOKS
-    assert settings.alerts == {
+    assert settings["runbook_base_url"] == RUNBOOKS
+    assert settings["alerts"] == {
         "latency_for": "5m",
         "queue_time_ms": 20,
         "queue_time_for": "5m",
@@ -837,8 +839,13 @@ def test_a_name_with_a_quote_cannot_rewrite_a_query() -> None:
     """The Args refuse such names (above); the builders escape whatever they are given all the same, as the
     stack's program hands them names too (scaling_signal.trigger_query)."""
     checked = monitoring_settings("mon", cast(MonitoringArgs, {**my_args(), "dcgm_metrics": True}))
-    watched = Watched(HOSTILE, 3, (HOSTILE,), Signal("busy-ratio", 0.75, {HOSTILE: 2}))
-    settings = dataclasses.replace(checked, namespace=HOSTILE, deployments={"demo": watched})
+    watched: MonitoredDeployment = {
+        "object_name": HOSTILE,
+        "max_replicas": 3,
+        "models": [HOSTILE],
+        "signal": {"kind": "busy-ratio", "target": 0.75, "instances_per_pod": {HOSTILE: 2}},
+    }
+    settings: MonitoringArgs = {**checked, "namespace": HOSTILE, "deployments": {"demo": watched}}
     exprs = [rule["expr"] for group in rule_groups(settings) for rule in group["rules"]]
     exprs += [expr for _, _, targets in panel_queries(settings, watched) for expr, _ in targets]
     exprs.append(dashboard(settings, watched)["templating"]["list"][1]["query"].removeprefix("label_values(")[:-8])
