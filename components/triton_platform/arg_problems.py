@@ -6,7 +6,6 @@ arrive as a float (`16.0`) and a key the type marks NotRequired can be missing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 
@@ -48,7 +47,6 @@ class ArgProblems:
         *,
         above: float | None = None,
         at_least: float | None = None,
-        below: float | None = None,
         at_most: float | None = None,
     ) -> float:
         """`value` as a float (an int is one) within the bounds given, all named when one fails; 0 after a
@@ -59,7 +57,6 @@ class ArgProblems:
         bounds = {
             "above": (above, value > (above or 0)),
             "at least": (at_least, value >= (at_least or 0)),
-            "below": (below, value < (below or 0)),
             "at most": (at_most, value <= (at_most or 0)),
         }
         given = {word: holds for word, (bound, holds) in bounds.items() if bound is not None}
@@ -67,28 +64,6 @@ class ArgProblems:
             rule = " and ".join(f"{word} {bounds[word][0]:g}" for word in given)
             self.add(path, f"{value:g} is not {rule}")
         return float(value)
-
-    def choice(self, path: str, value: Any, allowed: tuple[str, ...]) -> str:
-        """`value` if it is one of `allowed`; the first allowed after a recorded problem."""
-        if value not in allowed:
-            self.add(path, f"{value!r} is not one of {', '.join(allowed)}")
-            return allowed[0]
-        return str(value)
-
-    def required(self, path: str, args: Mapping[str, Any], key: str) -> Any:
-        """`args[key]`, or None after recording that it is missing."""
-        if key not in args or args[key] is None:
-            self.add(f"{path}{key}" if not path or path.endswith(".") else f"{path}.{key}", "missing (required)")
-            return None
-        return args[key]
-
-    def unknown_keys(self, path: str, given: Mapping[str, Any], typed: type) -> None:
-        """Keys of `given` that the TypedDict `typed` does not declare: a misspelt key would otherwise leave
-        its default in place, unseen."""
-        known = typed.__required_keys__ | typed.__optional_keys__  # type: ignore[attr-defined]
-        for key in given:
-            if key not in known:
-                self.add(f"{path}.{key}" if path else str(key), f"unknown key; known keys: {', '.join(sorted(known))}")
 
     def clean(self, *paths: str) -> bool:
         """Whether no problem was recorded at these Arg paths or below them: a rule across Args reads only
