@@ -7,6 +7,7 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 import pytest
 
+from tests.components.mocks import pulumi_test
 from triton_platform.arg_problems import ArgProblems, ArgsError
 from triton_platform.arg_schema import Setting, declare, resolve_record
 from triton_platform.formats import NAMESPACE
@@ -125,7 +126,7 @@ def test_each_mistake_is_named_at_its_path(args: Any, expected: list[str]) -> No
     assert problems_of(args) == expected
 
 
-@pulumi.runtime.test  # type: ignore[misc]
+@pulumi_test
 def test_an_output_is_taken_for_an_input_and_refused_for_a_plain_arg() -> None:
     namespace = pulumi.Output.from_input("ml")
     assert problems_of({"namespace": namespace, "peer": pulumi.Output.from_input("monitoring")}) == [
