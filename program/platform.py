@@ -18,6 +18,7 @@ from platform_config.schema import PlatformConfig
 from platform_config.secrets_provider import default_passphrase_problem
 from triton_platform.gpu_node_pool import GpuNodePool
 from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
+from triton_platform.gpu_pool_contract import PoolPlacement
 from triton_platform.keda_scaling import KedaScaling
 from triton_platform.keda_scaling_args import KedaScalingArgs, LoadTrigger, ScalePolicy
 from triton_platform.kubernetes_objects import create_object
@@ -33,6 +34,14 @@ from triton_platform.triton_manifests import deployment_object_name
 from triton_platform.triton_serving import TritonServing, TritonServingArgs
 
 TYPE_TOKEN = "triton-platform:index:TritonPlatform"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A Deployment KEDA scales: its name and namespace."""
+
+    name: pulumi.Input[str]
+    namespace: pulumi.Input[str]
 
 
 @dataclass(frozen=True)
@@ -136,7 +145,9 @@ def monitoring_args(
     return args
 
 
-def gpu_pool_args(config: PlatformConfig, monitoring: Monitoring) -> GpuNodePoolArgs:
+def gpu_pool_args(config: PlatformConfig, metrics_namespace: pulumi.Input[str]) -> GpuNodePoolArgs:
+    """The stack's GPU pool; `metrics_namespace`: Monitoring's (an Output in the program, the config's own value in
+    program/component_checks.py)."""
     pool = config.gpu_pool
     plugin = pool.device_plugin
     args: GpuNodePoolArgs = {
@@ -154,7 +165,7 @@ def gpu_pool_args(config: PlatformConfig, monitoring: Monitoring) -> GpuNodePool
         "overprovisioning_image": pool.overprovisioning_image,
         "labels": platform_labels(config.environment),
         "image_digests": config.image_digests,
-        "metrics_namespace": monitoring.metrics_namespace,
+        "metrics_namespace": metrics_namespace,
         "metrics_selector_labels": config.monitoring.selector_labels,
     }
     cluster = config.cluster
@@ -203,9 +214,13 @@ def gpu_pool_args(config: PlatformConfig, monitoring: Monitoring) -> GpuNodePool
 
 
 def serving_args(
-    config: PlatformConfig, rendered: RenderedRepository, pool: GpuNodePool, monitoring: Monitoring
+    config: PlatformConfig,
+    rendered: RenderedRepository,
+    placement: PoolPlacement,
+    metrics_namespace: pulumi.Input[str],
 ) -> TritonServingArgs:
-    """The stack's serving, its models read from the repository its validation rendered (and under the same name)."""
+    """The stack's serving, its models read from the repository its validation rendered (and under the same name);
+    `placement` and `metrics_namespace`: the GPU pool's and Monitoring's."""
     serving = config.serving
     platform, identity = config.cluster.platform, config.cluster.workload_identity.models
     return {
@@ -227,8 +242,8 @@ def serving_args(
             **identity_annotations(platform, identity),
         },
         "pod_labels": dict(config.cluster.profile.identity_pod_labels) if identity is not None else {},
-        "pool": pool.placement,
-        "metrics_namespace": monitoring.metrics_namespace,
+        "pool": placement,
+        "metrics_namespace": metrics_namespace,
         "metrics_pod_labels": dict(config.monitoring.prometheus.pod_labels),
         "labels": platform_labels(config.environment),
         "autoscaled": config.scaling.enabled,
@@ -240,10 +255,13 @@ def serving_args(
 def scaling_args(
     config: PlatformConfig,
     signals: Mapping[str, DeploymentSignal],
-    serving: TritonServing,
-    monitoring: Monitoring,
+    workloads: Mapping[str, Workload],
+    prometheus_url: pulumi.Input[str],
     kube_version: str | None,
 ) -> KedaScalingArgs:
+    """The stack's scaling: `workloads`, each deployment's name and namespace (TritonServing's Deployments in the
+    program, so each ScaledObject waits for its Deployment); `prometheus_url`, Monitoring's, unless
+    `scaling.prometheusAddress` names another."""
     scaling = config.scaling
 
     def policy(schema: SchemaScalePolicy) -> ScalePolicy:
@@ -259,16 +277,15 @@ def scaling_args(
     args: KedaScalingArgs = {
         "targets": {
             key: {
-                # Outputs of the Deployment: its ScaledObject waits for it.
-                "deployment_name": serving.deployments[key].metadata.name,
-                "namespace": serving.deployments[key].metadata.namespace,
+                "deployment_name": workloads[key].name,
+                "namespace": workloads[key].namespace,
                 "min_replicas": deployment.replicas.min,
                 "max_replicas": deployment.replicas.max,
                 "trigger": load_trigger(config, key, signals[key]),
             }
             for key, deployment in config.serving.deployments.items()
         },
-        "prometheus_url": scaling.prometheus_address or monitoring.prometheus_url,
+        "prometheus_url": scaling.prometheus_address or prometheus_url,
         "polling_interval_seconds": scaling.polling_interval_seconds,
         "scale_up": policy(scaling.scale_up),
         "scale_down": policy(scaling.scale_down),
@@ -341,14 +358,22 @@ class TritonPlatform(pulumi.ComponentResource):
         after_operator = pulumi.ResourceOptions.merge(
             in_namespace, pulumi.ResourceOptions(depends_on=self.monitoring.operator)
         )
-        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config, self.monitoring), after_operator)
+        metrics_namespace = self.monitoring.metrics_namespace
+        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config, metrics_namespace), after_operator)
         self.serving = TritonServing(
-            f"{name}-serving", serving_args(config, args.rendered, self.gpu_pool, self.monitoring), in_namespace
+            f"{name}-serving",
+            serving_args(config, args.rendered, self.gpu_pool.placement, metrics_namespace),
+            in_namespace,
         )
         if config.scaling.enabled:
+            # Outputs of each Deployment: its ScaledObject waits for it.
+            workloads = {
+                key: Workload(deployment.metadata.name, deployment.metadata.namespace)
+                for key, deployment in self.serving.deployments.items()
+            }
             KedaScaling(
                 f"{name}-scaling",
-                scaling_args(config, signals, self.serving, self.monitoring, args.kube_version),
+                scaling_args(config, signals, workloads, self.monitoring.prometheus_url, args.kube_version),
                 after_operator,
             )
         self.namespace = namespace.metadata.name

@@ -17,6 +17,7 @@ from platform_config.errors import ConfigError, ConfigIssue, bounded
 from platform_config.loader import STACKS_DIR, StackConfig, load_stack_file, stack_file
 from platform_config.paths import PROJECT_ROOT, STACK_FILE, display_path
 from platform_config.schema import section_key
+from program.component_checks import component_issues
 from simulator.shapes import (
     MAX_HOURS,
     MAX_REQUESTS,
@@ -73,6 +74,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
         deployments = config.serving.deployments
         models = sorted({m for d in deployments.values() for m in d.models})
         summary += f", {len(deployments)} deployment(s), {len(models)} model(s)"
+    if not loaded.deferred:
+        # The components' own checks of the Args the program builds, in stack keys: only on a whole stack that
+        # passed the schema, so no problem is named twice.
+        issues = component_issues(loaded)
+        if issues:
+            raise ConfigError(loaded.source, issues)
     if not loaded.deferred and config.environment == "production":
         issues = unpinned_images(synthesize(path, stack))
         if issues:

@@ -1,0 +1,494 @@
+"""The components' own checks of a stack, run without Pulumi and reported in the stack's keys.
+
+Each component checks its Args with rules the stack schema (platform_config/) does not repeat: a deployment named
+like the model loader's objects, two deployments with one ingress host, a label the component sets itself, a taint
+given twice... `component_issues` builds each component's Args exactly as `TritonPlatform` does (the `*_args`
+functions of program/platform.py), with plain stand-ins where the program hands one component another's Output
+(the pool placement, the metrics namespace, the Prometheus URL, the Deployments' names), runs the four checkers
+(pure functions), and turns each problem of an `ArgsError` (`<Component> <name>: args.<path>: <problem>`) into a
+ConfigIssue at the stack key that set that Arg. An Arg the root derives from several keys, or from none, is named
+at the component's section, its Args path kept in the message.
+
+`stackctl validate` runs this only once the stack schema passed, so no problem is reported twice.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, get_args, get_origin
+
+from pydantic.alias_generators import to_camel
+
+from platform_config.cluster import PROFILES
+from platform_config.errors import ConfigIssue
+from platform_config.loader import StackConfig, _key_path
+from platform_config.schema import PlatformConfig, section_key
+from program.platform import (
+    Workload,
+    deployment_signals,
+    gpu_pool_args,
+    monitoring_args,
+    scaling_args,
+    serving_args,
+)
+from triton_platform.arg_problems import ArgsError
+from triton_platform.arg_schema import arg_types, input_type, is_args_type
+from triton_platform.gpu_node_pool import pool_placement
+from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
+from triton_platform.keda_scaling_args import KedaScalingArgs, scaling_of
+from triton_platform.monitoring import in_cluster_prometheus_url
+from triton_platform.monitoring_args import MonitoringArgs, monitoring_settings
+from triton_platform.triton_manifests import deployment_object_name
+from triton_platform.triton_serving_args import TritonServingArgs
+from triton_platform.triton_serving_spec import serving_spec
+
+KUBERNETES, CLUSTER, GPU_POOL, SERVING, MODELS, SCALING, MONITORING, IMAGE_DIGESTS = (
+    section_key(name)
+    for name in ("kubernetes", "cluster", "gpu_pool", "serving", "models", "scaling", "monitoring", "image_digests")
+)
+STACK = "(stack)"
+"""Where the loader names the stack's own name (platform_config/loader.py)."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """A key of an Args record (a TypedDict): snake_case, written camelCase in the stack."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Key:
+    """A key the user chose (a deployment, model, label or receiver name): the same in the stack."""
+
+    name: str
+
+
+Step = Field | Key | int
+"""One step of an Args path; an int is a list index."""
+
+
+@dataclass(frozen=True)
+class StackKey:
+    """Where in the stack an Arg was set: a top-level key and the path below it, as the stack file writes it.
+
+    `note`: None when that key sets the Arg exactly; otherwise how the Arg comes from it, and the issue's message
+    keeps the Args path."""
+
+    section: str
+    loc: tuple[str | int, ...] = ()
+    note: str | None = None
+
+    def path(self) -> str:
+        return _key_path(self.section, self.loc)
+
+
+def stack_loc(steps: Sequence[Step]) -> tuple[str | int, ...]:
+    """Args steps as the stack writes them: record keys camelCase, the user's keys and list indexes as they are."""
+    return tuple(
+        to_camel(step.name) if isinstance(step, Field) else step.name if isinstance(step, Key) else step
+        for step in steps
+    )
+
+
+def _at(section: str, *steps: Step | str) -> StackKey:
+    """`section` and the steps below it; a plain str is a stack key written as it is (camelCase already)."""
+    return StackKey(section, tuple(s if isinstance(s, str) else stack_loc([s])[0] for s in steps))
+
+
+def _derived(section: str, note: str, *steps: Step | str) -> StackKey:
+    key = _at(section, *steps)
+    return StackKey(key.section, key.loc, note)
+
+
+PLATFORM_LABELS = "the platform's labels, which the program sets from triton-platform:environment"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Args paths back to stack keys. Each component has a table of its top-level Args and the stack key that sets
+# each (the path below it follows, record keys camelCase), and a function for the Args set otherwise.
+
+Renames = Mapping[str, tuple[str, ...]]
+"""A top-level Arg's name, and the stack key that sets it: a section and the keys below it, camelCase."""
+
+
+def _same(section: str, *names: str) -> dict[str, tuple[str, ...]]:
+    """Args that `<section>.<camelCase name>` sets."""
+    return {name: (section, to_camel(name)) for name in names}
+
+
+def _renamed(renames: Renames, section: str, steps: Sequence[Step]) -> StackKey:
+    """The stack key of the Arg at `steps` by `renames`; an Arg not listed is the program's own."""
+    match list(steps):
+        case [Field(name), *rest] if name in renames:
+            top, *below = renames[name]
+            return _at(top, *below, *rest)
+    return _derived(section, "set by the program")
+
+
+SERVING_KEYS: Renames = {
+    "namespace": (KUBERNETES, "namespace"),
+    "deployments": (SERVING, "deployments"),
+    "model_repository": (SERVING, "modelRepository"),
+    "models": (MODELS,),
+    "metrics_namespace": (MONITORING, "prometheus", "namespace"),
+    "metrics_pod_labels": (MONITORING, "prometheus", "podLabels"),
+    "autoscaled": (SCALING, "enabled"),
+    "image_digests": (IMAGE_DIGESTS,),
+    **_same(
+        SERVING,
+        "image",
+        "model_defaults",
+        "inference_clients",
+        "ingress",
+        "startup_timeout_seconds",
+        "drain",
+        "shm_size_limit",
+        "tmp_size_limit",
+        "service_account_annotations",
+    ),
+}
+"""TritonServing's Args and the stack keys that set them (program/platform.py `serving_args`)."""
+
+
+def serving_key(config: PlatformConfig, steps: Sequence[Step]) -> StackKey:
+    """The stack key that set TritonServing's Arg at `steps`."""
+    identity = PROFILES[config.cluster.platform].identity_annotation
+    match list(steps):
+        case [Field("model_repository"), Field("path"), *_]:
+            return _derived(SERVING, "the model repository folder stackctl reads: --model-repo, else model_repo/")
+        case [Field("config_name")]:
+            return _derived(STACK, "the stack's name, under which its model configs are rendered")
+        case [Field("service_account_annotations"), Key(name), *_] if (
+            name == identity and name not in config.serving.service_account_annotations
+        ):
+            return _at(CLUSTER, "workloadIdentity", "models")
+        case [Field("pod_labels"), *_]:
+            return _derived(CLUSTER, "the pod labels the platform's workload identity needs", "platform")
+        case [Field("pool"), Field("node_selector"), *rest]:
+            return _at(GPU_POOL, "nodeLabels", *rest)
+        case [Field("pool"), Field("tolerations"), int(i), *_]:
+            return _derived(GPU_POOL, "the toleration of this taint", "taints", i)
+        case [Field("pool"), Field("gpu_resource")]:
+            return _at(GPU_POOL, "resourceName")
+        case [Field("pool"), *_]:
+            return _derived(GPU_POOL, "the GPU pool's placement")
+        case [Field("labels"), *_]:
+            return _derived(SERVING, PLATFORM_LABELS)
+    return _renamed(SERVING_KEYS, SERVING, steps)
+
+
+GPU_POOL_KEYS: Renames = {
+    "workload_namespace": (KUBERNETES, "namespace"),
+    "gpu_operator_namespace": (CLUSTER, "gpuOperator", "namespace"),
+    "image_digests": (IMAGE_DIGESTS,),
+    "metrics_namespace": (MONITORING, "prometheus", "namespace"),
+    "metrics_selector_labels": (MONITORING, "selectorLabels"),
+    "scrape_interval": (MONITORING, "scrapeInterval"),
+    **_same(
+        GPU_POOL,
+        "max_nodes",
+        "gpus_per_node",
+        "min_nodes",
+        "manage",
+        "resource_name",
+        "node_labels",
+        "taints",
+        "autoscaler",
+        "karpenter",
+        "cluster_autoscaler",
+        "static_nodes",
+        "device_plugin",
+        "overprovisioning_replicas",
+        "overprovisioning_image",
+        "dcgm_exporter",
+        "dcgm_exporter_image",
+    ),
+}
+"""GpuNodePool's Args and the stack keys that set them (program/platform.py `gpu_pool_args`)."""
+
+
+def gpu_pool_key(config: PlatformConfig, steps: Sequence[Step]) -> StackKey:
+    """The stack key that set GpuNodePool's Arg at `steps`."""
+    identity = PROFILES[config.cluster.platform].identity_annotation
+    autoscaler = config.gpu_pool.cluster_autoscaler
+    own_annotations = autoscaler.service_account_annotations if autoscaler is not None else {}
+    match list(steps):
+        case [Field("karpenter"), Field("node_class_kind"), *_]:
+            return _derived(CLUSTER, "the node class of the cluster's platform", "platform")
+        case [Field("cluster_autoscaler"), Field("service_account_annotations"), Key(name), *_] if (
+            name == identity and name not in own_annotations
+        ):
+            return _at(CLUSTER, "workloadIdentity", "nodeAutoscaler")
+        case [Field("gpu_software")]:
+            return _derived(CLUSTER, "who runs the GPU software: cluster.gpuOperator, else the platform")
+        case [Field("labels"), *_]:
+            return _derived(GPU_POOL, PLATFORM_LABELS)
+    return _renamed(GPU_POOL_KEYS, GPU_POOL, steps)
+
+
+MONITORING_KEYS: Renames = {
+    "namespace": (KUBERNETES, "namespace"),
+    "latency_slo_ms": (SERVING, "p95LatencySloMs"),
+    "deployments": (SERVING, "deployments"),
+    "prometheus_namespace": (MONITORING, "prometheus", "namespace"),
+    "prometheus_pod_labels": (MONITORING, "prometheus", "podLabels"),
+    "scaling_enabled": (SCALING, "enabled"),
+    "kube_version": (KUBERNETES, "kubeVersion"),
+    **_same(
+        MONITORING,
+        "mode",
+        "chart",
+        "selector_labels",
+        "receivers",
+        "routes",
+        "runbook_base_url",
+        "grafana_folder",
+        "scrape_interval",
+        "alerts",
+    ),
+}
+"""Monitoring's Args and the stack keys that set them (program/platform.py `monitoring_args`)."""
+
+
+def signal_target(config: PlatformConfig) -> str:
+    """The scaling key that sets the target of the stack's signal."""
+    return "busyRatioTarget" if config.scaling.signal == "busy-ratio" else "queueDepthTarget"
+
+
+def monitoring_key(config: PlatformConfig, steps: Sequence[Step]) -> StackKey:
+    """The stack key that set Monitoring's Arg at `steps`."""
+    match list(steps):
+        case [Field("deployments"), Key(key), Field("max_replicas")]:
+            return _at(SERVING, "deployments", Key(key), "replicas", "max")
+        case [Field("deployments"), Key(key), Field("models"), *rest]:
+            return _at(SERVING, "deployments", Key(key), "models", *rest)
+        case [Field("deployments"), Key(_), Field("signal"), Field("kind")]:
+            return _at(SCALING, "signal")
+        case [Field("deployments"), Key(_), Field("signal"), Field("target")]:
+            return _at(SCALING, signal_target(config))
+        case [Field("deployments"), Key(key), *_]:
+            return _derived(SERVING, "what the program derives from this deployment", "deployments", Key(key))
+        case [Field("labels"), Key(label), *_] if label in config.monitoring.selector_labels:
+            note = "a label the platform puts on every object, which this selector label gives another value"
+            return _derived(MONITORING, note, "selectorLabels", Key(label))
+        case [Field("labels"), *_]:
+            return _derived(MONITORING, PLATFORM_LABELS)
+        case [Field("dcgm_metrics")]:
+            return _derived(GPU_POOL, "whether a DCGM exporter's metrics reach Prometheus")
+        case [Field("dashboard_tags"), *_]:
+            return _derived(MONITORING, "the dashboards' tags, which the program sets from triton-platform:environment")
+    return _renamed(MONITORING_KEYS, MONITORING, steps)
+
+
+SCALING_KEYS: Renames = {
+    "targets": (SERVING, "deployments"),
+    "kube_version": (KUBERNETES, "kubeVersion"),
+    **_same(
+        SCALING,
+        "polling_interval_seconds",
+        "scale_up",
+        "scale_down",
+        "fallback",
+        "gpu_memory_ratio_target",
+        "paused",
+        "paused_replicas",
+        "prometheus_auth",
+        "keda",
+    ),
+}
+"""KedaScaling's Args and the stack keys that set them (program/platform.py `scaling_args`)."""
+
+
+def scaling_key(config: PlatformConfig, steps: Sequence[Step]) -> StackKey:
+    """The stack key that set KedaScaling's Arg at `steps`."""
+    match list(steps):
+        case [Field("targets"), Key(key), Field("min_replicas" | "max_replicas" as bound)]:
+            return _at(SERVING, "deployments", Key(key), "replicas", bound.removesuffix("_replicas"))
+        case [Field("targets"), Key(_), Field("trigger"), Field("name")]:
+            return _at(SCALING, "signal")
+        case [Field("targets"), Key(_), Field("trigger"), Field("threshold")]:
+            return _at(SCALING, signal_target(config))
+        case [Field("targets"), Key(_), Field("trigger"), Field("activation_threshold")]:
+            return _at(SCALING, "activationQueueDepth")
+        case [Field("targets"), Key(key), *_]:
+            return _derived(SERVING, "what the program derives from this deployment", "deployments", Key(key))
+        case [Field("prometheus_url")] if config.scaling.prometheus_address is not None:
+            return _at(SCALING, "prometheusAddress")
+        case [Field("prometheus_url")]:
+            return _derived(MONITORING, "the in-cluster URL of its Prometheus", "prometheus", "namespace")
+        case [Field("labels"), *_]:
+            return _derived(SCALING, PLATFORM_LABELS)
+    return _renamed(SCALING_KEYS, SCALING, steps)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reading an ArgsError's lines.
+
+_INDEX = re.compile(r"\[(\d+)\]")
+_QUOTED = re.compile(r'\[("(?:[^"\\]|\\.)*"?…?)\]')
+"""A key in brackets as a JSON string, perhaps cut (`…`): how triton_platform/arg_schema.py writes an odd key."""
+_PLAIN = re.compile(r"[A-Za-z0-9_/-]+")
+
+
+def _below(annotation: Any) -> Any:
+    """`annotation` with `pulumi.Input[...]` unwrapped."""
+    inner = input_type(annotation)
+    return annotation if inner is None else inner
+
+
+def _item(annotation: Any, value: Any, step: Step) -> tuple[Any, Any]:
+    """The annotation and value one step below."""
+    if isinstance(step, int):
+        args = get_args(annotation) if get_origin(annotation) is list else (Any,)
+        inside = value[step] if isinstance(value, list) and 0 <= step < len(value) else None
+        return _below(args[0]), inside
+    inside = value.get(step.name) if isinstance(value, Mapping) else None
+    if isinstance(step, Field):
+        return _below(arg_types(annotation).get(step.name, Any)), inside
+    args = get_args(annotation) if get_origin(annotation) is dict else (str, Any)
+    return _below(args[1]), inside
+
+
+def _step(annotation: Any, name: str) -> Step:
+    return Field(name) if is_args_type(annotation) and name in arg_types(annotation) else Key(name)
+
+
+def _next_name(annotation: Any, value: Any, text: str) -> str:
+    """The key `text` (after a '.') starts with: a record's field, else one of `value`'s keys (a key may hold
+    dots, as a label key does), else the plain text up to the next '.', '[' or ':'."""
+    known = list(arg_types(annotation)) if is_args_type(annotation) else []
+    if isinstance(value, Mapping):
+        known += [str(key) for key in value]
+    ends = (".", "[", ":")
+    fits = [name for name in known if text.startswith(name) and text[len(name) : len(name) + 1] in ends]
+    if fits:
+        return max(fits, key=len)
+    plain = _PLAIN.match(text)
+    return plain.group() if plain else ""
+
+
+def parse_arg_path(text: str, args_type: type, args: Any) -> tuple[tuple[Step, ...], str, str] | None:
+    """`args.<path>: <problem>` as the Args path's steps, the path as written and the problem, reading the path
+    against the Args type and the Args given (which tell a label key's dots from the path's); None where `text`
+    is not of that form."""
+    if not text.startswith("args"):
+        return None
+    rest, annotation, value = text[len("args") :], args_type, args
+    steps: list[Step] = []
+    while not rest.startswith(": "):
+        step: Step
+        if (index := _INDEX.match(rest)) is not None:
+            step, rest = int(index.group(1)), rest[index.end() :]
+        elif (quoted := _QUOTED.match(rest)) is not None:
+            literal = quoted.group(1)
+            # A key cut short (`…`) stays as it was written: no longer than an excerpt, it names the key well enough.
+            name = json.loads(literal) if literal.endswith('"') else literal
+            step, rest = _step(annotation, name), rest[quoted.end() :]
+        elif rest.startswith(".") and (name := _next_name(annotation, value, rest[1:])):
+            step, rest = _step(annotation, name), rest[1 + len(name) :]
+        else:
+            return None
+        steps.append(step)
+        annotation, value = _item(annotation, value, step)
+    return tuple(steps), text[: len(text) - len(rest)], rest[2:]
+
+
+@dataclass(frozen=True)
+class Component:
+    """One component as the root creates it: its type, its resource name, the Args the root gives it, the stack
+    section its settings live in, and where in the stack each Arg was set."""
+
+    kind: str
+    name: str
+    args_type: type
+    args: Mapping[str, Any]
+    section: str
+    key_of: Callable[[PlatformConfig, Sequence[Step]], StackKey]
+
+
+def _problems(error: ArgsError, prefix: str) -> Iterator[str]:
+    """Each problem of `error`, without the `<Component> <name>: ` every line starts with."""
+    current: str | None = None
+    for line in str(error).splitlines():
+        if line.startswith(prefix):
+            if current is not None:
+                yield current
+            current = line[len(prefix) :]
+        else:
+            current = line if current is None else f"{current} {line}"
+    if current is not None:
+        yield current
+
+
+def issues_of(config: PlatformConfig, component: Component, error: ArgsError) -> list[ConfigIssue]:
+    """The problems of `component`'s ArgsError as ConfigIssues at the stack keys that set the Args named."""
+    issues = []
+    for problem in _problems(error, f"{component.kind} {component.name}: "):
+        parsed = parse_arg_path(problem, component.args_type, component.args)
+        if parsed is None:
+            # Located elsewhere (a file of the model repository): named at the section, as the component said it.
+            issues.append(ConfigIssue(component.section, f"{component.kind}: {problem}"))
+            continue
+        steps, where, message = parsed
+        key = component.key_of(config, steps)
+        if key.note is not None:
+            message = f"{component.kind} {where} ({key.note}): {message}"
+        issues.append(ConfigIssue(key.path(), message))
+    return issues
+
+
+def _checked(config: PlatformConfig, component: Component, check: Callable[[], object]) -> list[ConfigIssue]:
+    try:
+        check()
+    except ArgsError as err:
+        return issues_of(config, component, err)
+    return []
+
+
+def component_issues(stack: StackConfig) -> list[ConfigIssue]:
+    """Every problem the components find in the Args the root builds from `stack` (a stack the schema passed, its
+    models rendered), at the stack keys that set them; none for a stack the program deploys as it is."""
+    config, rendered = stack.config, stack.rendered
+    assert rendered is not None, "the stack's serving and models are in the file: nothing is left to ESC"
+    signals = deployment_signals(config, rendered)
+    # What the program reads from other components' Outputs, as plain values: Monitoring's metrics namespace and
+    # Prometheus URL, and each Deployment's name and namespace (triton_platform/triton_manifests.py names them).
+    metrics_namespace = config.monitoring.prometheus.namespace
+    kube_version = None if config.kubernetes.mode == "deploy" else config.kubernetes.kube_version
+
+    monitoring_given: MonitoringArgs = monitoring_args(config, signals, kube_version)
+    monitoring = Component(
+        "Monitoring", f"{stack.stack}-monitoring", MonitoringArgs, monitoring_given, MONITORING, monitoring_key
+    )
+    issues = _checked(config, monitoring, lambda: monitoring_settings(monitoring.name, monitoring_given))
+
+    pool_given: GpuNodePoolArgs = gpu_pool_args(config, metrics_namespace)
+    pool = Component("GpuNodePool", f"{stack.stack}-gpu-pool", GpuNodePoolArgs, pool_given, GPU_POOL, gpu_pool_key)
+    try:
+        placement = pool_placement(pool_of(pool.name, pool_given))
+    except ArgsError as err:
+        issues += issues_of(config, pool, err)
+        placement = pool_placement(pool_given)  # the root gives every key the placement reads
+
+    serving_given: TritonServingArgs = serving_args(config, rendered, placement, metrics_namespace)
+    serving = Component(
+        "TritonServing", f"{stack.stack}-serving", TritonServingArgs, serving_given, SERVING, serving_key
+    )
+    issues += _checked(config, serving, lambda: serving_spec(serving.name, serving_given, stack.stack))
+
+    if config.scaling.enabled:
+        workloads = {
+            key: Workload(deployment_object_name(key), config.kubernetes.namespace)
+            for key in config.serving.deployments
+        }
+        prometheus_url = in_cluster_prometheus_url(metrics_namespace)
+        scaling_given: KedaScalingArgs = scaling_args(config, signals, workloads, prometheus_url, kube_version)
+        scaling = Component(
+            "KedaScaling", f"{stack.stack}-scaling", KedaScalingArgs, scaling_given, SCALING, scaling_key
+        )
+        issues += _checked(config, scaling, lambda: scaling_of(scaling.name, scaling_given))
+    return issues

@@ -1,0 +1,249 @@
+"""`stackctl validate` runs the components' own checks (program/component_checks.py), named in stack keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from platform_config.loader import load_stack
+from platform_config.paths import PROJECT_ROOT
+from platform_config.schema import PlatformConfig
+from program.component_checks import (
+    Component,
+    Field,
+    Key,
+    Step,
+    component_issues,
+    gpu_pool_key,
+    issues_of,
+    monitoring_key,
+    parse_arg_path,
+    scaling_key,
+    serving_key,
+)
+from stackctl.cli import main
+from tests.conftest import STACKS
+from triton_platform.arg_problems import ArgsError
+from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
+from triton_platform.monitoring_args import MonitoringArgs
+from triton_platform.triton_serving_args import TritonServingArgs
+
+
+@pytest.fixture(scope="module")
+def dev() -> PlatformConfig:
+    return load_stack("dev").config
+
+
+def _dev_config() -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load((PROJECT_ROOT / "stacks/Pulumi.dev.yaml").read_text())
+    return document
+
+
+def _validate(tmp_path: Path, document: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> tuple[Path, list[str]]:
+    """`stackctl validate` of `document` written as a stack file: its exit code must be 1; its error lines."""
+    bad = tmp_path / "Pulumi.dev.yaml"
+    bad.write_text(yaml.safe_dump(document))
+    assert main(["validate", "--config", str(bad)]) == 1
+    return bad, capsys.readouterr().err.splitlines()
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_committed_stacks_pass_the_components_checks(stack: str) -> None:
+    assert component_issues(load_stack(stack)) == []
+
+
+def test_a_deployment_named_like_the_loaders_objects_fails_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = _dev_config()
+    serving = document["config"]["triton-platform:serving"]
+    serving["deployments"] = {"model-loader": serving["deployments"]["general"]}
+    bad, err = _validate(tmp_path, document, capsys)
+    assert err == [
+        f"{bad}: 1 config error",
+        f"{bad}: triton-platform:serving.deployments.model-loader: 'model-loader' would name this deployment's "
+        "objects triton-model-loader, the name of the NetworkPolicy this component adds for its model loader; name "
+        "the deployment otherwise",
+    ]
+
+
+def test_two_deployments_with_one_ingress_host_fail_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = _dev_config()
+    serving = document["config"]["triton-platform:serving"]
+    general = serving["deployments"]["general"]
+    # `api`'s gRPC host is `api-grpc.<baseDomain>`, the HTTP host of deployment `api-grpc`.
+    serving["deployments"] = {
+        "api": {**general, "replicas": {"min": 1, "max": 1}},
+        "api-grpc": {**general, "replicas": {"min": 1, "max": 1}},
+    }
+    serving["ingress"] = {"enabled": True, "baseDomain": "ml.example.com", "tlsSecretName": "triton-tls"}
+    bad, err = _validate(tmp_path, document, capsys)
+    assert err == [
+        f"{bad}: 1 config error",
+        f"{bad}: triton-platform:serving.deployments.api-grpc: its ingress host 'api-grpc.ml.example.com' is also "
+        "deployment 'api''s; name the deployment otherwise",
+    ]
+
+
+def test_a_selector_label_against_a_label_the_component_sets_fails_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = _dev_config()
+    document["config"]["triton-platform:monitoring"]["selectorLabels"] = {
+        "app.kubernetes.io/part-of": "kube-prometheus-stack"
+    }
+    bad, err = _validate(tmp_path, document, capsys)
+    assert err == [
+        f"{bad}: 1 config error",
+        f'{bad}: triton-platform:monitoring.selectorLabels["app.kubernetes.io/part-of"]: Monitoring '
+        "args.labels.app.kubernetes.io/part-of (a label the platform puts on every object, which this selector label "
+        "gives another value): 'triton-platform' differs from 'kube-prometheus-stack', which the component sets on "
+        "the objects the operator selects (args.selector_labels); leave it out or give that value",
+    ]
+
+
+def test_a_taint_given_twice_and_a_static_node_listed_twice_are_named_at_their_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = _dev_config()
+    document["config"]["triton-platform:gpuPool"] |= {
+        "taints": [{"key": "nvidia.com/gpu", "value": "a"}, {"key": "nvidia.com/gpu", "value": "b"}],
+        "staticNodes": ["gpu-1", "gpu-1"],
+    }
+    bad, err = _validate(tmp_path, document, capsys)
+    assert err == [
+        f"{bad}: 2 config errors",
+        f"{bad}: triton-platform:gpuPool.staticNodes: 'gpu-1' is listed twice; list each once",
+        f"{bad}: triton-platform:gpuPool.taints[1]: key 'nvidia.com/gpu' with effect 'NoSchedule' is taints[0]'s "
+        "too; a node takes each key and effect once",
+    ]
+
+
+# The path mapping, case by case.
+
+
+def _path(key_of: Any, config: PlatformConfig, *steps: Step) -> str:
+    return str(key_of(config, steps).path())
+
+
+def test_record_keys_become_camel_case_and_the_users_keys_stay(dev: PlatformConfig) -> None:
+    deployment = (Field("deployments"), Key("general_v2"))
+    assert _path(serving_key, dev, *deployment, Field("replicas"), Field("min")) == (
+        "triton-platform:serving.deployments.general_v2.replicas.min"
+    )
+    assert _path(serving_key, dev, *deployment, Field("gpus_per_pod")) == (
+        "triton-platform:serving.deployments.general_v2.gpusPerPod"
+    )
+    assert _path(serving_key, dev, *deployment, Field("models"), 2) == (
+        "triton-platform:serving.deployments.general_v2.models[2]"
+    )
+    assert _path(
+        serving_key, dev, Field("model_defaults"), Field("dynamic_batching"), Field("max_queue_delay_microseconds")
+    ) == ("triton-platform:serving.modelDefaults.dynamicBatching.maxQueueDelayMicroseconds")
+    assert _path(serving_key, dev, Field("inference_clients"), 0, Field("pod_labels"), Key("team_name")) == (
+        "triton-platform:serving.inferenceClients[0].podLabels.team_name"
+    )
+    assert _path(gpu_pool_key, dev, Field("node_labels"), Key("example.com/pool")) == (
+        'triton-platform:gpuPool.nodeLabels["example.com/pool"]'
+    )
+    assert _path(gpu_pool_key, dev, Field("device_plugin"), Field("time_slicing_replicas")) == (
+        "triton-platform:gpuPool.devicePlugin.timeSlicingReplicas"
+    )
+    assert _path(monitoring_key, dev, Field("receivers"), Key("on_call"), Field("slack"), Field("webhook_url")) == (
+        "triton-platform:monitoring.receivers.on_call.slack.webhookUrl"
+    )
+    assert _path(scaling_key, dev, Field("fallback"), Field("failure_threshold")) == (
+        "triton-platform:scaling.fallback.failureThreshold"
+    )
+
+
+def test_models_settings_are_the_models_key(dev: PlatformConfig) -> None:
+    assert _path(serving_key, dev, Field("models"), Key("my_model"), Field("max_batch_size")) == (
+        "triton-platform:models.my_model.maxBatchSize"
+    )
+
+
+def test_args_set_under_another_name_are_named_at_their_stack_key(dev: PlatformConfig) -> None:
+    assert (
+        _path(monitoring_key, dev, Field("prometheus_namespace")) == "triton-platform:monitoring.prometheus.namespace"
+    )
+    assert _path(monitoring_key, dev, Field("prometheus_pod_labels"), Key("app")) == (
+        "triton-platform:monitoring.prometheus.podLabels.app"
+    )
+    assert _path(monitoring_key, dev, Field("latency_slo_ms")) == "triton-platform:serving.p95LatencySloMs"
+    assert _path(monitoring_key, dev, Field("deployments"), Key("general"), Field("max_replicas")) == (
+        "triton-platform:serving.deployments.general.replicas.max"
+    )
+    # dev scales on the busy ratio.
+    assert _path(monitoring_key, dev, Field("deployments"), Key("general"), Field("signal"), Field("target")) == (
+        "triton-platform:scaling.busyRatioTarget"
+    )
+    assert _path(scaling_key, dev, Field("targets"), Key("general"), Field("min_replicas")) == (
+        "triton-platform:serving.deployments.general.replicas.min"
+    )
+    assert _path(serving_key, dev, Field("namespace")) == "triton-platform:kubernetes.namespace"
+    assert _path(serving_key, dev, Field("metrics_namespace")) == "triton-platform:monitoring.prometheus.namespace"
+    assert _path(serving_key, dev, Field("autoscaled")) == "triton-platform:scaling.enabled"
+    assert _path(serving_key, dev, Field("image_digests"), Key("nvcr.io/nvidia/tritonserver:24.10-py3")) == (
+        'triton-platform:imageDigests["nvcr.io/nvidia/tritonserver:24.10-py3"]'
+    )
+    assert _path(serving_key, dev, Field("pool"), Field("gpu_resource")) == "triton-platform:gpuPool.resourceName"
+    assert _path(gpu_pool_key, dev, Field("workload_namespace")) == "triton-platform:kubernetes.namespace"
+    assert _path(gpu_pool_key, dev, Field("metrics_selector_labels"), Key("release")) == (
+        "triton-platform:monitoring.selectorLabels.release"
+    )
+    assert _path(gpu_pool_key, dev, Field("gpu_operator_namespace")) == "triton-platform:cluster.gpuOperator.namespace"
+
+
+def test_an_arg_the_program_derives_names_its_section_and_keeps_the_args_path(dev: PlatformConfig) -> None:
+    key = monitoring_key(dev, (Field("labels"), Key("app.kubernetes.io/managed-by")))
+    assert (key.path(), key.note) == (
+        "triton-platform:monitoring",
+        "the platform's labels, which the program sets from triton-platform:environment",
+    )
+    assert serving_key(dev, (Field("protect_model_claim"),)).path() == "triton-platform:serving"
+    component = Component(
+        "GpuNodePool", "dev-gpu-pool", GpuNodePoolArgs, {"labels": {"a": "b"}}, "triton-platform:gpuPool", gpu_pool_key
+    )
+    error = ArgsError("GpuNodePool dev-gpu-pool: args.labels.a: is wrong")
+    [issue] = issues_of(dev, component, error)
+    assert (issue.path, issue.message) == (
+        "triton-platform:gpuPool",
+        "GpuNodePool args.labels.a (the platform's labels, which the program sets from triton-platform:environment): "
+        "is wrong",
+    )
+
+
+def test_a_problem_located_outside_the_args_is_named_at_the_section(dev: PlatformConfig) -> None:
+    component = Component("TritonServing", "dev-serving", TritonServingArgs, {}, "triton-platform:serving", serving_key)
+    error = ArgsError("TritonServing dev-serving: /models/big/1/model.onnx: above 1 MiB")
+    assert [(i.path, i.message) for i in issues_of(dev, component, error)] == [
+        ("triton-platform:serving", "TritonServing: /models/big/1/model.onnx: above 1 MiB")
+    ]
+
+
+def test_args_paths_are_read_against_the_args_given() -> None:
+    labels: MonitoringArgs = {"namespace": "x", "latency_slo_ms": 1, "labels": {"app.kubernetes.io/part-of": "y"}}
+    assert parse_arg_path("args.labels.app.kubernetes.io/part-of: differs", MonitoringArgs, labels) == (
+        (Field("labels"), Key("app.kubernetes.io/part-of")),
+        "args.labels.app.kubernetes.io/part-of",
+        "differs",
+    )
+    receivers: dict[str, Any] = {"receivers": {"on call": {"slack": {}}}}
+    assert parse_arg_path('args.receivers["on call"].slack.channel: missing', MonitoringArgs, receivers) == (
+        (Field("receivers"), Key("on call"), Field("slack"), Field("channel")),
+        'args.receivers["on call"].slack.channel',
+        "missing",
+    )
+    taints: dict[str, Any] = {"taints": [{"key": "a"}, {"key": "a"}]}
+    assert parse_arg_path("args.taints[1]: twice: once", GpuNodePoolArgs, taints) == (
+        (Field("taints"), 1),
+        "args.taints[1]",
+        "twice: once",
+    )
+    assert parse_arg_path("/models/x: too big", GpuNodePoolArgs, {}) is None
