@@ -101,7 +101,7 @@ def _plain(value: Any, key: str, loc: tuple[int | str, ...], walk: _FileWalk) ->
     """
     issues = walk.issues
     if len(loc) > MAX_DEPTH:
-        issues.append(ConfigIssue(_key_path(key, loc), TOO_DEEP))
+        issues.append(ConfigIssue(key_path(key, loc), TOO_DEEP))
         return None
     if isinstance(value, dict):
         if len(value) == 1 and "secure" in value:
@@ -109,7 +109,7 @@ def _plain(value: Any, key: str, loc: tuple[int | str, ...], walk: _FileWalk) ->
             # else would silently become a plain mapping {secure: ...}, and text that is no ciphertext
             # fails only at decryption: both are refused here, never showing what `secure:` holds.
             if problem := walk.secrets.ciphertext_problem(value["secure"]):
-                path = _key_path(key, loc)
+                path = key_path(key, loc)
                 issues.append(ConfigIssue(path, f"{problem}; set the secret again: {_set_secret(path)}"))
             walk.secret_keys.add(key)
             return SECRET_PLACEHOLDER
@@ -118,14 +118,14 @@ def _plain(value: Any, key: str, loc: tuple[int | str, ...], walk: _FileWalk) ->
             if isinstance(k, str):
                 plain[k] = _plain(v, key, (*loc, k), walk)
             else:
-                issues.append(ConfigIssue(_key_path(key, loc), f"key {excerpt(k)} is not a string; quote it"))
+                issues.append(ConfigIssue(key_path(key, loc), f"key {excerpt(k)} is not a string; quote it"))
         return plain
     if isinstance(value, list):
         return [_plain(v, key, (*loc, i), walk) for i, v in enumerate(value)]
     if isinstance(value, yaml12.YamlTimestamp):
         issues.append(
             ConfigIssue(
-                _key_path(key, loc),
+                key_path(key, loc),
                 f"unquoted date or time {_shown(_section_annotation(key), loc, str(value))}; quote it: "
                 "the Pulumi CLI reads it as a string, "
                 "other YAML readers as a date",
@@ -133,14 +133,14 @@ def _plain(value: Any, key: str, loc: tuple[int | str, ...], walk: _FileWalk) ->
         )
         return str(value)
     if value == SECRET_PLACEHOLDER:
-        path = _key_path(key, loc)
+        path = key_path(key, loc)
         issues.append(ConfigIssue(path, _placeholder_message(path)))
         return value
     if value is None or isinstance(value, str | int | float | bool):
         return value
     issues.append(
         ConfigIssue(
-            _key_path(key, loc),
+            key_path(key, loc),
             f"YAML value {_shown(_section_annotation(key), loc, str(value))} of type {type(value).__name__} is not "
             "allowed; quote it",
         )
@@ -285,7 +285,7 @@ def _allowed_keys(annotation: Any, loc: tuple[int | str, ...]) -> list[str]:
     return []
 
 
-def _key_path(key: str, loc: tuple[int | str, ...]) -> str:
+def key_path(key: str, loc: tuple[int | str, ...]) -> str:
     path = _cut(key)
     for part in loc:
         if isinstance(part, int):
@@ -425,7 +425,7 @@ def _issues_from_pydantic(key: str, field_name: str, err: ValidationError) -> li
     issues = []
     for e in err.errors(include_url=False):
         loc, message = _message(e, annotation, tuple(e["loc"]))
-        issues.append(ConfigIssue(_key_path(key, loc), message))
+        issues.append(ConfigIssue(key_path(key, loc), message))
     return issues
 
 
@@ -510,9 +510,9 @@ def _secret_values_in_plain_text(
                 pending += [((*loc, i), v) for i, v in enumerate(value)]
             elif isinstance(value, str):
                 if value == SECRET_PLACEHOLDER and not from_stack_file:
-                    issues.append(ConfigIssue(_key_path(key, loc), _placeholder_message(_key_path(key, loc))))
+                    issues.append(ConfigIssue(key_path(key, loc), _placeholder_message(key_path(key, loc))))
                 for url in url_credentials.find(value) if "://" in value else ():
-                    path = _key_path(key, loc)
+                    path = key_path(key, loc)
                     # Masked, the rest of a secret-bearing URL (a Slack webhook's path) is still the secret.
                     hidden = _hides_value(_section_annotation(key), loc, value)
                     shown = "(not shown: the value is secret-bearing)" if hidden else excerpt(url.masked)
@@ -581,7 +581,7 @@ def _chart_values_issues(key: str, field_name: str, section: Any) -> list[Config
             values = values.get(part) if isinstance(values, dict) else None
         if isinstance(values, dict):
             issues += [
-                ConfigIssue(_key_path(key, (*loc, "values", *below)), message)
+                ConfigIssue(key_path(key, (*loc, "values", *below)), message)
                 for below, message in chart_values.problems(values)
             ]
     return issues
@@ -607,7 +607,7 @@ def parse_config(
     # The engine's JSON may nest past what decoding can recurse through: such a key is reported at
     # the bound, as the stack file's walk reports it, and read no further.
     too_deep = {key: loc for key, raw in flat.items() if (loc := json_too_deep(raw)) is not None}
-    issues = [ConfigIssue(_key_path(key, loc), TOO_DEEP) for key, loc in too_deep.items()]
+    issues = [ConfigIssue(key_path(key, loc), TOO_DEEP) for key, loc in too_deep.items()]
     flat = {key: raw for key, raw in flat.items() if key not in too_deep}
     deferred = {*deferred, *too_deep}
     issues += _namespace_issues(flat, deferred)

@@ -24,7 +24,7 @@ from pydantic.alias_generators import to_camel
 
 from platform_config.cluster import PROFILES
 from platform_config.errors import ConfigIssue
-from platform_config.loader import StackConfig, _key_path
+from platform_config.loader import StackConfig, key_path
 from platform_config.schema import PlatformConfig, section_key
 from program.platform import (
     Workload,
@@ -83,7 +83,7 @@ class StackKey:
     note: str | None = None
 
     def path(self) -> str:
-        return _key_path(self.section, self.loc)
+        return key_path(self.section, self.loc)
 
 
 def stack_loc(steps: Sequence[Step]) -> tuple[str | int, ...]:
