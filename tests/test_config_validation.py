@@ -582,7 +582,7 @@ def test_image_digests_map_a_tagged_image_to_a_sha256_digest() -> None:
         "dev", setting(DIGESTS, value={"nvcr.io/nvidia/tritonserver": digest, "registry.k8s.io/pause:3.10": "sha256:a"})
     )
     assert errors == [
-        'triton-platform:imageDigests["nvcr.io/nvidia/tritonserver"] (key): \'nvcr.io/nvidia/tritonserver\' is not '
+        "triton-platform:imageDigests[\"nvcr.io/nvidia/tritonserver\"] (key): 'nvcr.io/nvidia/tritonserver' is not "
         "an image named by its tag without a digest, as the images are named where they are set, e.g. "
         "nvcr.io/nvidia/tritonserver:24.10-py3",
         'triton-platform:imageDigests["registry.k8s.io/pause:3.10"]: must be a sha256 digest: sha256: and 64 '
