@@ -115,7 +115,7 @@ test: lint tools
 
 # Every test that starts no real tool (those are marked real_tools; tests/conftest.py fails one that
 # starts a tool unmarked) and runs no long simulation (marked slow), on every core, with a few
-# Hypothesis examples each (the `fast` profile): about a minute and a half on two cores, after building the
+# Hypothesis examples each (the `fast` profile): about two minutes on two cores, after building the
 # development virtualenv only. `make test` runs everything, with full example counts.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not real_tools and not slow" -n auto --dist worksteal --hypothesis-profile=fast
