@@ -15,7 +15,7 @@ import pytest
 
 from tests.components.mocks import RecordingMocks, install, pulumi_test
 from triton_platform.arg_problems import ArgProblems, ArgsError
-from triton_platform.keda_scaling import KedaScaling, one_namespace, scaled_object_manifest
+from triton_platform.keda_scaling import KedaScaling, gpu_memory_query, one_namespace, scaled_object_manifest
 from triton_platform.keda_scaling_args import (
     DEFAULT_SCALE_DOWN,
     KedaScalingArgs,
@@ -602,7 +602,5 @@ def test_an_output_where_a_plain_value_is_needed_is_refused_by_name(mocks: Recor
 
 def test_names_reach_the_gpu_query_as_escaped_promql_strings() -> None:
     """A name known only when the program runs is not checked; it cannot end the literal and rewrite the query."""
-    from triton_platform.keda_scaling import gpu_memory_query  # noqa: PLC0415
-
     query = gpu_memory_query('ml"} or vector(1) #', "m")
     assert 'namespace="ml\\"} or vector(1) #"' in query
