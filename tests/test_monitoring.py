@@ -28,10 +28,15 @@ from triton_platform.alert_routing import alertmanager_yaml, receiver_secrets
 from triton_platform.dashboards import dashboard, panel_queries
 from triton_platform.durations import duration_seconds
 from triton_platform.keda_scaling import gpu_memory_query
-from triton_platform.monitoring_args import AlertReceiver, MonitoringArgs, monitoring_settings
-from triton_platform.monitoring_rules import alerts, rule_groups
-from triton_platform.recorded_series import rate_window
-from triton_platform.scaling_signal import trigger_query
+from triton_platform.monitoring_args import (
+    AlertReceiver,
+    MonitoringArgs,
+    monitoring_settings,
+    object_name,
+    served_models,
+    signal_instances,
+)
+from triton_platform.monitoring_rules import alerts, load_queries, rule_groups
 
 INSTALL_HINT = "run `make tools` (apt-get install prometheus prometheus-alertmanager)"
 
@@ -185,13 +190,9 @@ def metric_names(expr: str) -> set[str]:
 def all_expressions(stack: StackConfig) -> list[str]:
     args = stack_monitoring(stack)
     exprs = [rule["expr"] for group in rule_groups(args) for rule in group["rules"]]
-    window = rate_window(args["scrape_interval"])
+    exprs += load_queries(args).values()
     for deployment in args["deployments"].values():
-        signal = deployment["signal"]
-        query = trigger_query(
-            signal["kind"], args["namespace"], deployment["object_name"], window, signal.get("instances_per_pod", {})
-        )
-        exprs += [query, gpu_memory_query(args["namespace"], deployment["object_name"])]
+        exprs += [gpu_memory_query(args["namespace"], object_name(deployment))]
         exprs += [expr for _, _, targets in panel_queries(args, deployment) for expr, _ in targets]
         query = dashboard(args, deployment)["templating"]["list"][1]["query"]
         exprs.append(re.fullmatch(r"label_values\((.*), model\)", query).group(1))  # type: ignore[union-attr]
@@ -279,8 +280,8 @@ def _selector(name: str, labels: dict[str, str]) -> str:
 def scenarios(args: MonitoringArgs) -> list[Scenario]:
     ns = args["namespace"]
     deployment = args["deployments"][sorted(args["deployments"])[0]]
-    dep = deployment["object_name"]
-    model = sorted(deployment["models"])[0]
+    dep = object_name(deployment)
+    model = sorted(served_models(deployment))[0]
     pod = f"{dep}-5d8f7c9b6-abcde"
     triton = {"namespace": ns, "deployment": dep, "model": model, "version": "1", "pod": pod, "service": dep}
     by_model = {"namespace": ns, "deployment": dep, "model": model}
@@ -372,7 +373,7 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
                 # The deployment's other models keep reporting: only this one went missing.
                 *(
                     (_selector("nv_inference_count", {**triton, "model": other}), "+1", "+1")
-                    for other in deployment["models"]
+                    for other in served_models(deployment)
                     if other != model
                 ),
             ],
@@ -387,7 +388,7 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
         if signal["kind"] == "busy-ratio":
             # Instances busy all along: a batch of 10 each second, each request charged 100 s of compute
             # (Triton charges the batch's time to each of its requests), far above any instance count.
-            busy = {**triton, "model": sorted(signal.get("instances_per_pod", {}))[0]}
+            busy = {**triton, "model": sorted(signal_instances(deployment))[0]}
             overload = [
                 (_selector("nv_inference_count", busy), "+600", "+600"),
                 (_selector("nv_inference_exec_count", busy), "+60", "+60"),

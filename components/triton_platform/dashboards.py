@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from triton_platform import recorded_series as series
-from triton_platform.monitoring_args import DASHBOARD_LABEL, MonitoredDeployment, MonitoringArgs
+from triton_platform.monitoring_args import DASHBOARD_LABEL, MonitoredDeployment, MonitoringArgs, object_name
 from triton_platform.promql import label_value
 from triton_platform.scaling_signal import deployment_selector, per_replica_series
 
@@ -47,7 +47,7 @@ def panel_queries(
     settings: MonitoringArgs, deployment: MonitoredDeployment
 ) -> list[tuple[str, str, list[tuple[str, str]]]]:
     """(title, unit, [(expr, legend)]) of every panel: also what the metric-name test reads."""
-    ns, target, signal = settings["namespace"], deployment["object_name"], deployment["signal"]
+    ns, target, signal = settings["namespace"], object_name(deployment), deployment["signal"]
     window = series.rate_window(settings["scrape_interval"])
     dep = deployment_selector(ns, target)
     model = f'{dep}, model=~"$model"'
@@ -128,7 +128,7 @@ def _dcgm_panels(namespace: str, target: str) -> list[tuple[str, str, list[tuple
 
 
 def dashboard(settings: MonitoringArgs, deployment: MonitoredDeployment) -> dict[str, Any]:
-    ns, target = settings["namespace"], deployment["object_name"]
+    ns, target = settings["namespace"], object_name(deployment)
     panels = [
         _panel(i + 1, title, unit, targets)
         for i, (title, unit, targets) in enumerate(panel_queries(settings, deployment))
@@ -161,7 +161,7 @@ def dashboard(settings: MonitoringArgs, deployment: MonitoredDeployment) -> dict
 
 
 def dashboard_manifest(settings: MonitoringArgs, deployment: MonitoredDeployment) -> dict[str, Any]:
-    target = deployment["object_name"]
+    target = object_name(deployment)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",

@@ -231,14 +231,19 @@ class KedaScaling(pulumi.ComponentResource):
 
 
 def _scaled_object(scaling: KedaScalingArgs, target: ScaleTarget) -> pulumi.Output[dict[str, Any]]:
-    """The target's ScaledObject, once its Deployment's name and namespace and the Prometheus URL are known."""
-    return pulumi.Output.all(target["namespace"], target["deployment_name"], scaling["prometheus_url"]).apply(
+    """The target's ScaledObject, once its Deployment's name and namespace, the Prometheus URL and the load query
+    are known."""
+    trigger = target["trigger"]
+    known = pulumi.Output.all(
+        target["namespace"], target["deployment_name"], scaling["prometheus_url"], trigger["query"]
+    )
+    return known.apply(
         lambda values: scaled_object_manifest(
             namespace=values[0],
             deployment=values[1],
             min_replicas=target["min_replicas"],
             max_replicas=target["max_replicas"],
-            trigger=target["trigger"],
+            trigger={**trigger, "query": values[3]},
             prometheus_url=values[2],
             scaling=scaling,
         )

@@ -43,9 +43,10 @@ class LoadTrigger(TypedDict):
     name: str
     """The trigger's name in the ScaledObject (`triggers[].name`), e.g. `busy-ratio`. Required."""
 
-    query: str
+    query: pulumi.Input[str]
     """PromQL returning exactly one series (KEDA errors on more): the load summed over the Deployment's pods.
-    KEDA divides it by the replica count (AverageValue), so the HPA aims for `threshold` per replica. Required."""
+    KEDA divides it by the replica count (AverageValue), so the HPA aims for `threshold` per replica. Monitoring's
+    `load_queries` output holds it for each deployment it watches, read as its recording rule reads it. Required."""
 
     threshold: float
     """The per-replica value the HPA aims for (`metadata.threshold`), above 0. Required."""

@@ -28,9 +28,10 @@ from triton_platform.monitoring_args import (
     NULL_RECEIVER,
     POD_SECURITY_LABELS,
     MonitoringArgs,
+    joined_settings,
     monitoring_settings,
 )
-from triton_platform.monitoring_rules import rule_groups
+from triton_platform.monitoring_rules import load_queries, rule_groups
 from triton_platform.policy_exceptions import exception_annotations
 from triton_platform.triton_manifests import APP_NAME
 
@@ -186,6 +187,18 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
+def _known_later(
+    manifest: dict[str, Any], built: pulumi.Output[dict[str, dict[str, Any]]], role: str
+) -> dict[str, Any]:
+    """The manifest of `role` with each field read from `built`: its kind now, its content once known."""
+
+    def field_of(field: str) -> pulumi.Output[Any]:
+        return built.apply(lambda manifests: manifests[role][field])
+
+    kind = {"apiVersion": manifest["apiVersion"], "kind": manifest["kind"]}
+    return {**kind, **{field: field_of(field) for field in manifest if field not in kind}}
+
+
 def monitoring_manifests(settings: MonitoringArgs) -> dict[str, dict[str, Any]]:
     """The monitoring objects, by role (the chart, in install mode, is separate)."""
     out = {
@@ -216,7 +229,12 @@ class Monitoring(pulumi.ComponentResource):
     prometheus_url: pulumi.Output[str]
     """That Prometheus' in-cluster URL, `http://prometheus-operated.<metrics namespace>.svc:9090`."""
 
+    load_queries: pulumi.Output[dict[str, str]]
+    """What KEDA scales each deployment on, by deployment key: its `signal` summed over its pods, over the window
+    its recording rule reads. KedaScaling's `targets.<key>.trigger.query`."""
+
     def __init__(self, name: str, args: MonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        # Checked before any resource, TritonServing's outputs among the Args by stand-ins until they are known.
         settings = monitoring_settings(name, args)
         super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
@@ -244,8 +262,12 @@ class Monitoring(pulumi.ComponentResource):
                 child,
             )
         ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after))
+        known = joined_settings(name, args, settings)
+        built = known.apply(monitoring_manifests)
+        # The roles and kinds depend only on the deployment keys: the stand-ins' manifests name them now.
         for role, manifest in monitoring_manifests(settings).items():
-            create_object(f"{name}-{role}", manifest, ordered)
+            create_object(f"{name}-{role}", _known_later(manifest, built, role), ordered)
+        self.load_queries = known.apply(load_queries)
         self.metrics_namespace = pulumi.Output.from_input(settings["prometheus_namespace"])
         self.metrics_pod_labels = pulumi.Output.from_input(dict(settings["prometheus_pod_labels"]))
         self.prometheus_url = pulumi.Output.from_input(in_cluster_prometheus_url(settings["prometheus_namespace"]))
@@ -255,6 +277,7 @@ class Monitoring(pulumi.ComponentResource):
                 "metricsNamespace": self.metrics_namespace,
                 "metricsPodLabels": self.metrics_pod_labels,
                 "prometheusUrl": self.prometheus_url,
+                "loadQueries": self.load_queries,
             }
         )
 

@@ -182,23 +182,24 @@ class DeploymentSignal(TypedDict):
     """The per-replica value the autoscaler aims for: a busy ratio above 0 and at most 1, or a pending-request
     count above 0."""
 
-    instances_per_pod: NotRequired[dict[str, int]]
+    instances_per_pod: NotRequired[pulumi.Input[dict[str, int]]]
     """For `busy-ratio`, and required there: the instances one pod runs of each model the ratio reads, by model
-    name (each one of `models`; ensembles run none and are left out). Default: unset (`queue-depth`)."""
+    name (each one of `models`; ensembles run none and are left out): TritonServing's `instances_per_pod`
+    output for the deployment. Default: unset (`queue-depth`)."""
 
 
 class MonitoredDeployment(TypedDict):
     """A Deployment of Triton that the rules, alerts and a dashboard watch."""
 
-    object_name: str
+    object_name: pulumi.Input[str]
     """Its `metadata.name` and its Service's, e.g. `triton-general` (so a DNS-1035 label, as Service names are):
-    the `deployment` label of its series."""
+    the `deployment` label of its series. TritonServing's `deployment_names` output holds it."""
 
     max_replicas: int
     """Its replica ceiling, at least 1: the at-ceiling alert fires there, and the dashboard draws it."""
 
-    models: list[str]
-    """The models it serves: each gets a not-loaded alert."""
+    models: pulumi.Input[list[str]]
+    """The models it serves: each gets a not-loaded alert. TritonServing's `models` output holds them."""
 
     signal: DeploymentSignal
     """What it scales on."""
@@ -369,9 +370,10 @@ declare(
 
 def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringArgs:
     """`args` checked against their declaration and the rules across keys, every default applied: what the
-    builders read. An ArgsError names every problem found."""
+    builders read. An ArgsError names every problem found. TritonServing's outputs among them are checked by
+    stand-ins until they are known (`joined_settings` checks them then)."""
     problems = ArgProblems(COMPONENT, name)
-    checked = cast(MonitoringArgs, resolve_record(problems, "", args, MonitoringArgs))
+    checked = cast(MonitoringArgs, resolve_record(problems, "", _with_stand_ins(args), MonitoringArgs))
     # The rules across keys read only entries whose keys are right (a wrong one is named already).
     deployments = _rightly_named(checked.get("deployments", {}), WATCHED_KEY)
     for key, deployment in deployments.items():
@@ -395,6 +397,58 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringArgs:
             problems.add("chart", problem)
     problems.check()
     return checked
+
+
+def object_name(deployment: MonitoredDeployment) -> str:
+    """A checked deployment's object name: plain once checked (`monitoring_settings` refuses no Output there, but
+    the builders only ever read Args whose Outputs are known, `joined_settings`)."""
+    return cast(str, deployment["object_name"])
+
+
+def served_models(deployment: MonitoredDeployment) -> list[str]:
+    """A checked deployment's models, plain (as `object_name`)."""
+    return cast(list[str], deployment["models"])
+
+
+def signal_instances(deployment: MonitoredDeployment) -> dict[str, int]:
+    """A checked deployment's instances per pod (`signal.instances_per_pod`), plain (as `object_name`); none for
+    a queue depth."""
+    return cast(dict[str, int], deployment["signal"].get("instances_per_pod", {}))
+
+
+def _with_stand_ins(args: MonitoringArgs) -> MonitoringArgs:
+    """`args` with each Output among the deployments' `object_name`, `models` and `signal.instances_per_pod`
+    (TritonServing's outputs) replaced by a plain stand-in of the right form, so every other key is checked when
+    the program runs."""
+    deployments = args.get("deployments") if isinstance(args, Mapping) else None
+    if not isinstance(deployments, Mapping):
+        return args
+    return {**args, "deployments": {key: _stand_ins(index, d) for index, (key, d) in enumerate(deployments.items())}}
+
+
+def _stand_ins(index: int, deployment: MonitoredDeployment) -> MonitoredDeployment:
+    if not isinstance(deployment, Mapping):
+        return deployment  # refused by shape
+    out = dict(deployment)
+    if isinstance(out.get("object_name"), pulumi.Output):
+        out["object_name"] = f"stand-in-{index}"
+    if isinstance(out.get("models"), pulumi.Output):
+        out["models"] = ["stand-in"]
+    signal = out.get("signal")
+    if isinstance(signal, Mapping) and isinstance(signal.get("instances_per_pod"), pulumi.Output):
+        models = out.get("models")
+        names = [m for m in models if isinstance(m, str)] if isinstance(models, list) else []
+        out["signal"] = {**signal, "instances_per_pod": dict.fromkeys(names or ["stand-in"], 1)}
+    return cast(MonitoredDeployment, out)
+
+
+def joined_settings(name: str, args: MonitoringArgs, checked: MonitoringArgs) -> "pulumi.Output[MonitoringArgs]":
+    """The settings the builders read once TritonServing's outputs among `args` are known: `checked` (the Args
+    checked with stand-ins) itself when there are none, else the Args checked again with the real values."""
+    if _with_stand_ins(args) == args:
+        return pulumi.Output.from_input(checked)
+    deployments = pulumi.Output.from_input(args["deployments"])
+    return deployments.apply(lambda known: monitoring_settings(name, {**args, "deployments": known}))
 
 
 def _rightly_named(entries: Mapping[str, T], keys: Format) -> dict[str, T]:
@@ -424,11 +478,11 @@ def _signal(problems: ArgProblems, path: str, deployment: MonitoredDeployment) -
         problems.add(f"{path}.instances_per_pod", "missing (required for kind busy-ratio: what its ratio divides by)")
         return
     if models_clean:
-        for model in _rightly_named(instances, MODEL):
-            if model not in models:
+        for model in _rightly_named(cast(dict[str, int], instances), MODEL):
+            if model not in cast(list[str], models):
                 problems.add(
                     f"{path}.instances_per_pod.{model}",
-                    f"is not one of the deployment's models ({', '.join(models) or 'none'})",
+                    f"is not one of the deployment's models ({', '.join(cast(list[str], models)) or 'none'})",
                 )
 
 
@@ -436,15 +490,15 @@ def _one_object_per_name(problems: ArgProblems, deployments: Mapping[str, Monito
     """Two deployments of one object name would be one Deployment watched twice, and two dashboards of one name."""
     seen: dict[str, str] = {}
     for key, deployment in deployments.items():
-        object_name = deployment.get("object_name")
-        if object_name is None or not problems.clean(f"deployments.{key}.object_name"):
+        if "object_name" not in deployment or not problems.clean(f"deployments.{key}.object_name"):
             continue
-        if object_name in seen:
+        name = object_name(deployment)
+        if name in seen:
             problems.add(
                 f"deployments.{key}.object_name",
-                f"{object_name!r} is deployments.{seen[object_name]}.object_name too; watch each Deployment once",
+                f"{name!r} is deployments.{seen[name]}.object_name too; watch each Deployment once",
             )
-        seen.setdefault(object_name, key)
+        seen.setdefault(name, key)
 
 
 def _receiver(problems: ArgProblems, path: str, name: str, receiver: AlertReceiver) -> None:

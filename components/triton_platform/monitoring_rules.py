@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from triton_platform.gpu_health_rules import gpu_health_groups
-from triton_platform.monitoring_args import MonitoredDeployment, MonitoringArgs
+from triton_platform.monitoring_args import (
+    MonitoredDeployment,
+    MonitoringArgs,
+    object_name,
+    served_models,
+    signal_instances,
+)
 from triton_platform.prometheus_alert import Alert, alert_rule
 from triton_platform.promql import label_value
 from triton_platform.recorded_series import (
@@ -30,7 +36,7 @@ from triton_platform.recorded_series import (
     REQUESTS_RATE,
     rate_window,
 )
-from triton_platform.scaling_signal import deployment_selector, per_replica_series, signal_record
+from triton_platform.scaling_signal import deployment_selector, per_replica_series, signal_record, trigger_query
 
 
 def _selector(namespace: str) -> str:
@@ -78,13 +84,29 @@ def recording_rules(settings: MonitoringArgs) -> list[dict[str, Any]]:
         signal_record(
             d["signal"]["kind"],
             settings["namespace"],
-            d["object_name"],
+            object_name(d),
             window,
-            d["signal"].get("instances_per_pod", {}),
+            signal_instances(d),
         )
         for _, d in sorted(settings["deployments"].items())
     ]
     return [{"record": record, "expr": expr} for record, expr in rules] + [r for r in own if r is not None]
+
+
+def load_queries(settings: MonitoringArgs) -> dict[str, str]:
+    """What KEDA scales each deployment on, by deployment key: its signal summed over its pods, read over the rate
+    window its recording rule reads (triton_platform/scaling_signal.py `trigger_query`)."""
+    window = rate_window(settings["scrape_interval"])
+    return {
+        key: trigger_query(
+            d["signal"]["kind"],
+            settings["namespace"],
+            object_name(d),
+            window,
+            signal_instances(d),
+        )
+        for key, d in sorted(settings["deployments"].items())
+    }
 
 
 def alerts(settings: MonitoringArgs) -> list[Alert]:
@@ -190,7 +212,7 @@ def alerts(settings: MonitoringArgs) -> list[Alert]:
 
 def _per_deployment_alerts(settings: MonitoringArgs, deployment: MonitoredDeployment) -> list[Alert]:
     thresholds = settings["alerts"]
-    ns, target, signal = settings["namespace"], deployment["object_name"], deployment["signal"]
+    ns, target, signal = settings["namespace"], object_name(deployment), deployment["signal"]
     per_replica = per_replica_series(signal["kind"], ns, target)
     max_replicas = deployment["max_replicas"]
     sel = deployment_selector(ns, target)
@@ -210,7 +232,7 @@ def _per_deployment_alerts(settings: MonitoringArgs, deployment: MonitoredDeploy
                 (("deployment", target),),
             )
         )
-    for model in sorted(deployment["models"]):
+    for model in sorted(served_models(deployment)):
         out.append(
             Alert(
                 "TritonModelNotLoaded",

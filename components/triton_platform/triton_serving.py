@@ -8,6 +8,7 @@ import pulumi_random as random
 
 from triton_platform.component_types import type_token, with_former_type
 from triton_platform.kubernetes_objects import create_object
+from triton_platform.served_deployments import deployment_instances, deployment_names, served_models
 from triton_platform.triton_manifests import (
     LOADER_DEADLINE_SECONDS,
     ServingContext,
@@ -33,6 +34,21 @@ class TritonServing(pulumi.ComponentResource):
 
     services: pulumi.Output[dict[str, str]]
     """Service name of each Triton deployment, by deployment key."""
+
+    namespace: pulumi.Output[str]
+    """The namespace every Deployment lives in (`namespace`)."""
+
+    deployment_names: pulumi.Output[dict[str, str]]
+    """Name of each Deployment, by deployment key: Monitoring's `deployments.<key>.object_name` and KedaScaling's
+    `targets.<key>.deployment_name`."""
+
+    models: pulumi.Output[dict[str, list[str]]]
+    """The models each deployment serves, by deployment key: Monitoring's `deployments.<key>.models`."""
+
+    instances_per_pod: pulumi.Output[dict[str, dict[str, int]]]
+    """Instances one pod runs of each model it serves (ensembles run none and are left out), by deployment key
+    and model: Monitoring's `deployments.<key>.signal.instances_per_pod` for a busy ratio. A GPU instance group's
+    count is per GPU, so `gpus_per_pod` is counted in."""
 
     deployments: dict[str, k8s.apps.v1.Deployment]
     """The Deployment resource of each Triton deployment, by deployment key (an autoscaler targets these)."""
@@ -71,7 +87,20 @@ class TritonServing(pulumi.ComponentResource):
                 if manifest["kind"] == "Service":
                     services[dep_name] = manifest["metadata"]["name"]
         self.services = pulumi.Output.from_input(services)
-        self.register_outputs({"services": self.services})
+        served = spec.args["deployments"]
+        self.namespace = pulumi.Output.from_input(spec.args["namespace"])
+        self.deployment_names = pulumi.Output.from_input(deployment_names(served))
+        self.models = pulumi.Output.from_input(served_models(served))
+        self.instances_per_pod = pulumi.Output.from_input(deployment_instances(served, spec.rendered))
+        self.register_outputs(
+            {
+                "services": self.services,
+                "namespace": self.namespace,
+                "deploymentNames": self.deployment_names,
+                "models": self.models,
+                "instancesPerPod": self.instances_per_pod,
+            }
+        )
 
     def _options(
         self,

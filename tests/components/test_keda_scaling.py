@@ -98,6 +98,22 @@ def test_the_scaled_object_names_are_an_output_by_target(mocks: RecordingMocks) 
 
 
 @pulumi_test
+def test_the_load_query_may_be_another_resources_output(mocks: RecordingMocks) -> pulumi.Output[None]:
+    """As Monitoring's `load_queries` gives it: the ScaledObject's trigger carries the query once known."""
+    query = my_deployment().metadata.apply(lambda m: f'sum(my_queue_depth{{deployment="{m.name}"}})')
+    target: ScaleTarget = {**target_of(my_deployment("model-a"), 1, 2), "trigger": {**QUEUE, "query": query}}
+    scaling = KedaScaling("my-scaling", {"targets": {"a": target}, "prometheus_url": "http://prom.monitoring.svc:9090"})
+
+    def check(_: str) -> None:
+        [trigger, _gpu] = mocks.inputs["kubernetes:keda.sh/v1alpha1:ScaledObject", "my-scaling-a-scaled-object"][
+            "spec"
+        ]["triggers"]
+        assert trigger["metadata"]["query"] == 'sum(my_queue_depth{deployment="my-model"})'
+
+    return scaling.scaled_objects["a"].urn.apply(check)
+
+
+@pulumi_test
 def test_a_deployment_of_ones_own_is_scaled_on_its_query(mocks: RecordingMocks) -> pulumi.Output[None]:
     scaling = KedaScaling(
         "my-scaling",

@@ -868,3 +868,73 @@ def test_a_name_with_a_quote_cannot_rewrite_a_query() -> None:
     assert seen == NAMED
     [not_loaded] = [a for a in alerts(settings) if a.name == "TritonModelNotLoaded"]
     assert 'model="x\\"} or vector(1) or up{a=\\""' in not_loaded.expr
+
+
+def build_joined(args: MonitoringArgs) -> tuple[dict[tuple[str, str], dict[str, Any]], dict[str, str]]:
+    """Build `Monitoring("mon", args)` under fresh mocks; what it registered and its `load_queries`, resolved."""
+    mocks = install()
+    queries: dict[str, str] = {}
+
+    @pulumi_test
+    def program() -> pulumi.Output[None]:
+        return Monitoring("mon", args).load_queries.apply(queries.update)
+
+    program()
+    return mocks.inputs, queries
+
+
+def test_tritons_outputs_are_taken_as_given_and_render_what_their_values_do() -> None:
+    """`object_name`, `models` and `signal.instances_per_pod` as TritonServing outputs them: Outputs, from another
+    resource. Every object is the one their plain values give, and the load query KEDA reads is the one the
+    busy ratio's recording rule reads."""
+    plain = changed(f"{DEMO}.signal", BUSY)
+    joined = copy.deepcopy(plain)
+    demo = joined["deployments"]["demo"]
+    demo["object_name"] = pulumi.Output.from_input("my-model")
+    demo["models"] = pulumi.Output.from_input(["resnet"])
+    demo["signal"]["instances_per_pod"] = pulumi.Output.from_input({"resnet": 2})
+
+    from_plain, plain_queries = build_joined(cast(MonitoringArgs, plain))
+    from_outputs, queries = build_joined(cast(MonitoringArgs, joined))
+    assert from_outputs == from_plain
+    busy = 'namespace="ml", deployment="my-model", model="resnet"'
+    by = "sum by (namespace, deployment, pod, model)"
+    assert (
+        queries
+        == plain_queries
+        == {
+            "demo": "sum(max by (namespace, deployment, pod) ("
+            f"({by} (rate(nv_inference_compute_input_duration_us{{{busy}}}[2m]))"
+            f" + {by} (rate(nv_inference_compute_infer_duration_us{{{busy}}}[2m]))"
+            f" + {by} (rate(nv_inference_compute_output_duration_us{{{busy}}}[2m])))"
+            f" * {by} (rate(nv_inference_exec_count{{{busy}}}[2m]))"
+            f" / clamp_min({by} (rate(nv_inference_count{{{busy}}}[2m])), 1e-9) / 2000000))"
+        }
+    )
+
+
+def test_the_load_query_of_a_queue_depth_is_the_pending_count_summed() -> None:
+    _, queries = build_joined(my_args())
+    assert queries == {"demo": f"sum(nv_inference_pending_request_count{{{SELECTOR}}})"}
+
+
+def test_a_joined_output_is_checked_once_its_value_is_known() -> None:
+    """What the stand-in let pass is checked with the real value, named as a plain one would be."""
+    args = changed(f"{DEMO}.object_name", pulumi.Output.from_input("My Model"))
+    # Raised while the SDK serializes the first object that reads it, which names that object first.
+    with pytest.raises(ValueError, match="object_name") as raised:
+        build_joined(cast(MonitoringArgs, args))
+    assert str(raised.value).splitlines()[-1] == (
+        "ValueError has risen: Monitoring mon: args.deployments.demo.object_name: must be a lowercase RFC 1035 "
+        "label (a-z, 0-9 and '-', starting with a letter, ending with a letter or digit); got 'My Model'"
+    )
+
+
+def test_an_output_for_a_deployment_key_that_is_not_joined_is_still_refused() -> None:
+    args = changed(f"{DEMO}.max_replicas", pulumi.Output.from_input(3))
+    with pytest.raises(ArgsError) as raised:
+        build_joined(cast(MonitoringArgs, args))
+    assert str(raised.value) == (
+        "Monitoring mon: args.deployments.demo.max_replicas: is an Output, but this Arg must be a plain value "
+        "known when the program runs (the component builds names, queries or files from it); pass the value itself"
+    )

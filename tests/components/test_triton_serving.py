@@ -993,3 +993,40 @@ def test_an_output_for_a_plain_arg_is_refused_by_name_and_one_for_an_input_is_ta
         "runs (the component builds names, queries or files from it); pass the value itself"
     ]
     assert ("triton-platform:index:TritonServing", "unit") not in recorder.inputs, "refused before any resource"
+
+
+def test_what_monitoring_and_scaling_need_is_output_per_deployment(recorder: RecordingMocks) -> None:
+    """Names, models and instances per pod: a GPU group's count is per GPU (two here), a CPU group's per pod,
+    an ensemble runs none."""
+    seen: dict[str, Any] = {}
+
+    @pulumi_test
+    def program() -> pulumi.Output[Any]:
+        args: TritonServingArgs = {
+            **serving_args("observability", {"path": MODEL_REPO, "source": "bundled"}),
+            "deployments": {
+                "demo": {"models": ["classifier"], "replicas": {"min": 1, "max": 2}},
+                "pipe": {
+                    "models": ["pipeline", "preprocess", "classifier"],
+                    "replicas": {"min": 1, "max": 2},
+                    "gpus_per_pod": 2,
+                },
+            },
+            "models": {"preprocess": {"instance_group": {"kind": "KIND_CPU", "count": 3}}},
+        }
+        serving = TritonServing("unit", args)
+        outputs = {
+            "namespace": serving.namespace,
+            "deployment_names": serving.deployment_names,
+            "models": serving.models,
+            "instances_per_pod": serving.instances_per_pod,
+        }
+        return pulumi.Output.all(**outputs).apply(seen.update)
+
+    program()
+    assert seen == {
+        "namespace": "inference",
+        "deployment_names": {"demo": "triton-demo", "pipe": "triton-pipe"},
+        "models": {"demo": ["classifier"], "pipe": ["pipeline", "preprocess", "classifier"]},
+        "instances_per_pod": {"demo": {"classifier": 1}, "pipe": {"preprocess": 3, "classifier": 2}},
+    }
