@@ -28,10 +28,10 @@ from platform_config.loader import StackConfig, key_path
 from platform_config.schema import PlatformConfig, section_key
 from program.platform import (
     Workload,
-    deployment_signals,
     gpu_pool_args,
     monitoring_args,
     scaling_args,
+    served_plainly,
     serving_args,
 )
 from triton_platform.arg_problems import ArgsError
@@ -41,7 +41,8 @@ from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
 from triton_platform.keda_scaling_args import KedaScalingArgs, scaling_of
 from triton_platform.monitoring import in_cluster_prometheus_url
 from triton_platform.monitoring_args import MonitoringArgs, monitoring_settings
-from triton_platform.triton_manifests import deployment_object_name
+from triton_platform.monitoring_rules import load_queries
+from triton_platform.served_deployments import deployment_names
 from triton_platform.triton_serving_args import TritonServingArgs
 from triton_platform.triton_serving_spec import serving_spec
 
@@ -454,19 +455,24 @@ def component_issues(stack: StackConfig) -> list[ConfigIssue]:
     models rendered), at the stack keys that set them; none for a stack the program deploys as it is."""
     config, rendered = stack.config, stack.rendered
     assert rendered is not None, "the stack's serving and models are in the file: nothing is left to ESC"
-    signals = deployment_signals(config, rendered)
-    # What the program reads from other components' Outputs, as plain values: Monitoring's metrics namespace and
-    # Prometheus URL, and each Deployment's name and namespace (triton_platform/triton_manifests.py names them).
-    metrics_namespace = config.monitoring.prometheus.namespace
+    # What the program reads from other components' Outputs, as plain values: TritonServing's (the same functions
+    # make them), Monitoring's load queries and Prometheus URL, and each Deployment's name and namespace.
+    served = served_plainly(config, rendered)
     kube_version = None if config.kubernetes.mode == "deploy" else config.kubernetes.kube_version
 
-    monitoring_given: MonitoringArgs = monitoring_args(config, signals, kube_version)
+    monitoring_given: MonitoringArgs = monitoring_args(config, served, kube_version)
     monitoring = Component(
         "Monitoring", f"{stack.stack}-monitoring", MonitoringArgs, monitoring_given, MONITORING, monitoring_key
     )
-    issues = _checked(config, monitoring, lambda: monitoring_settings(monitoring.name, monitoring_given))
+    try:
+        queries: dict[str, str] = load_queries(monitoring_settings(monitoring.name, monitoring_given))
+    except ArgsError as err:
+        issues = issues_of(config, monitoring, err)
+        queries = dict.fromkeys(config.serving.deployments, "vector(0)")  # stand-ins: KedaScaling checks the rest
+    else:
+        issues = []
 
-    pool_given: GpuNodePoolArgs = gpu_pool_args(config, metrics_namespace)
+    pool_given: GpuNodePoolArgs = gpu_pool_args(config)
     pool = Component("GpuNodePool", f"{stack.stack}-gpu-pool", GpuNodePoolArgs, pool_given, GPU_POOL, gpu_pool_key)
     try:
         placement = pool_placement(pool_of(pool.name, pool_given))
@@ -474,7 +480,7 @@ def component_issues(stack: StackConfig) -> list[ConfigIssue]:
         issues += issues_of(config, pool, err)
         placement = pool_placement(pool_given)  # the root gives every key the placement reads
 
-    serving_given: TritonServingArgs = serving_args(config, rendered, placement, metrics_namespace)
+    serving_given: TritonServingArgs = serving_args(config, rendered, placement)
     serving = Component(
         "TritonServing", f"{stack.stack}-serving", TritonServingArgs, serving_given, SERVING, serving_key
     )
@@ -482,11 +488,11 @@ def component_issues(stack: StackConfig) -> list[ConfigIssue]:
 
     if config.scaling.enabled:
         workloads = {
-            key: Workload(deployment_object_name(key), config.kubernetes.namespace)
-            for key in config.serving.deployments
+            key: Workload(name, config.kubernetes.namespace)
+            for key, name in deployment_names(serving_given["deployments"]).items()
         }
-        prometheus_url = in_cluster_prometheus_url(metrics_namespace)
-        scaling_given: KedaScalingArgs = scaling_args(config, signals, workloads, prometheus_url, kube_version)
+        prometheus_url = in_cluster_prometheus_url(config.monitoring.prometheus.namespace)
+        scaling_given: KedaScalingArgs = scaling_args(config, workloads, queries, prometheus_url, kube_version)
         scaling = Component(
             "KedaScaling", f"{stack.stack}-scaling", KedaScalingArgs, scaling_given, SCALING, scaling_key
         )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Optional
 
@@ -23,14 +24,12 @@ from triton_platform.keda_scaling import KedaScaling
 from triton_platform.keda_scaling_args import KedaScalingArgs, LoadTrigger, ScalePolicy
 from triton_platform.kubernetes_objects import create_object
 from triton_platform.kubernetes_provider import check_reachable, create_provider, kubernetes_target, provider_options
-from triton_platform.model_packaging.instances import instances_per_pod
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.monitoring import Monitoring
 from triton_platform.monitoring_args import DASHBOARD_TAGS, DeploymentSignal, MonitoringArgs
 from triton_platform.namespace import namespace_manifests, platform_labels
-from triton_platform.recorded_series import rate_window
-from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, trigger_query
-from triton_platform.triton_manifests import deployment_object_name
+from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL
+from triton_platform.served_deployments import deployment_instances, deployment_names, served_models
 from triton_platform.triton_serving import TritonServing, TritonServingArgs
 
 TYPE_TOKEN = "triton-platform:index:TritonPlatform"
@@ -62,41 +61,55 @@ def protects_model_data(config: PlatformConfig) -> bool:
     return config.environment == "production"
 
 
-def deployment_instances(config: PlatformConfig, rendered: RenderedRepository) -> dict[str, dict[str, int]]:
-    """Per deployment, the instances per pod of each model it serves, ensembles left out (they run none)."""
+@dataclass(frozen=True)
+class Served:
+    """One deployment as TritonServing serves it, what Monitoring watches: TritonServing's outputs in the program,
+    the same facts as plain values where no component runs (`stackctl validate`, `stackctl rules`)."""
+
+    object_name: pulumi.Input[str]
+    models: pulumi.Input[list[str]]
+    instances_per_pod: pulumi.Input[dict[str, int]]
+
+
+def served_by(serving: TritonServing, keys: Iterable[str]) -> dict[str, Served]:
+    """Each deployment as TritonServing outputs it."""
     return {
-        name: {
-            model: instances_per_pod(rendered.models[model].config, deployment.gpus_per_pod)
-            for model in deployment.models
-            if rendered.models[model].config.platform != "ensemble"
-        }
-        for name, deployment in config.serving.deployments.items()
+        key: Served(serving.deployment_names[key], serving.models[key], serving.instances_per_pod[key]) for key in keys
     }
 
 
-def deployment_signals(config: PlatformConfig, rendered: RenderedRepository) -> dict[str, DeploymentSignal]:
-    """What each deployment scales on (`scaling.signal`), with the instances per pod a busy ratio divides by."""
+def served_plainly(config: PlatformConfig, rendered: RenderedRepository) -> dict[str, Served]:
+    """Each deployment as TritonServing would output it, by the functions it outputs them with
+    (triton_platform/served_deployments.py)."""
+    deployments = {key: deployment.args() for key, deployment in config.serving.deployments.items()}
+    names, models = deployment_names(deployments), served_models(deployments)
+    instances = deployment_instances(deployments, rendered)
+    return {key: Served(names[key], models[key], instances[key]) for key in deployments}
+
+
+def deployment_signal(config: PlatformConfig, served: Served) -> DeploymentSignal:
+    """What a deployment scales on (`scaling.signal`): for a busy ratio, with the instances per pod it divides by."""
     scaling = config.scaling
     if scaling.signal == BUSY_RATIO_SIGNAL:
         return {
-            name: {"kind": scaling.signal, "target": scaling.busy_ratio_target, "instances_per_pod": instances}
-            for name, instances in deployment_instances(config, rendered).items()
+            "kind": scaling.signal,
+            "target": scaling.busy_ratio_target,
+            "instances_per_pod": served.instances_per_pod,
         }
-    return {name: {"kind": scaling.signal, "target": scaling.queue_depth_target} for name in config.serving.deployments}
+    return {"kind": scaling.signal, "target": scaling.queue_depth_target}
 
 
-def load_trigger(config: PlatformConfig, key: str, signal: DeploymentSignal) -> LoadTrigger:
-    """KEDA's trigger for a deployment: the query the same builder writes as Monitoring's recording rule reads."""
-    query = trigger_query(
-        signal["kind"],
-        config.kubernetes.namespace,
-        deployment_object_name(key),
-        rate_window(config.monitoring.scrape_interval),
-        signal.get("instances_per_pod", {}),
-    )
+def load_trigger(config: PlatformConfig, query: pulumi.Input[str]) -> LoadTrigger:
+    """KEDA's trigger for a deployment: `query`, Monitoring's load query for it (what its recording rule reads)."""
+    scaling = config.scaling
+    busy = scaling.signal == BUSY_RATIO_SIGNAL
     # A busy ratio has no activation step of its own; `activationQueueDepth` is the pending count's.
-    activation = 0 if signal["kind"] == BUSY_RATIO_SIGNAL else config.scaling.activation_queue_depth
-    return {"name": signal["kind"], "query": query, "threshold": signal["target"], "activation_threshold": activation}
+    return {
+        "name": scaling.signal,
+        "query": query,
+        "threshold": scaling.busy_ratio_target if busy else scaling.queue_depth_target,
+        "activation_threshold": 0 if busy else scaling.activation_queue_depth,
+    }
 
 
 def dcgm_metrics(config: PlatformConfig) -> bool:
@@ -108,19 +121,20 @@ def dcgm_metrics(config: PlatformConfig) -> bool:
 
 
 def monitoring_args(
-    config: PlatformConfig, signals: Mapping[str, DeploymentSignal], kube_version: str | None = None
+    config: PlatformConfig, served: Mapping[str, Served], kube_version: str | None = None
 ) -> MonitoringArgs:
-    """The stack's monitoring; `stackctl rules` writes the same, so the files it checks are the rules deployed."""
+    """The stack's monitoring of the deployments `served`; `stackctl rules` writes the same, so the files it checks
+    are the rules deployed."""
     monitoring = config.monitoring
     args: MonitoringArgs = {
         "namespace": config.kubernetes.namespace,
         "latency_slo_ms": config.serving.p95_latency_slo_ms,
         "deployments": {
             key: {
-                "object_name": deployment_object_name(key),
+                "object_name": served[key].object_name,
                 "max_replicas": deployment.replicas.max,
-                "models": list(deployment.models),
-                "signal": signals[key],
+                "models": served[key].models,
+                "signal": deployment_signal(config, served[key]),
             }
             for key, deployment in config.serving.deployments.items()
         },
@@ -145,9 +159,8 @@ def monitoring_args(
     return args
 
 
-def gpu_pool_args(config: PlatformConfig, metrics_namespace: pulumi.Input[str]) -> GpuNodePoolArgs:
-    """The stack's GPU pool; `metrics_namespace`: Monitoring's (an Output in the program, the config's own value in
-    program/component_checks.py)."""
+def gpu_pool_args(config: PlatformConfig) -> GpuNodePoolArgs:
+    """The stack's GPU pool."""
     pool = config.gpu_pool
     plugin = pool.device_plugin
     args: GpuNodePoolArgs = {
@@ -165,7 +178,7 @@ def gpu_pool_args(config: PlatformConfig, metrics_namespace: pulumi.Input[str]) 
         "overprovisioning_image": pool.overprovisioning_image,
         "labels": platform_labels(config.environment),
         "image_digests": config.image_digests,
-        "metrics_namespace": metrics_namespace,
+        "metrics_namespace": config.monitoring.prometheus.namespace,
         "metrics_selector_labels": config.monitoring.selector_labels,
     }
     cluster = config.cluster
@@ -217,10 +230,9 @@ def serving_args(
     config: PlatformConfig,
     rendered: RenderedRepository,
     placement: PoolPlacement,
-    metrics_namespace: pulumi.Input[str],
 ) -> TritonServingArgs:
     """The stack's serving, its models read from the repository its validation rendered (and under the same name);
-    `placement` and `metrics_namespace`: the GPU pool's and Monitoring's."""
+    `placement`: the GPU pool's."""
     serving = config.serving
     platform, identity = config.cluster.platform, config.cluster.workload_identity.models
     return {
@@ -243,7 +255,7 @@ def serving_args(
         },
         "pod_labels": dict(config.cluster.profile.identity_pod_labels) if identity is not None else {},
         "pool": placement,
-        "metrics_namespace": metrics_namespace,
+        "metrics_namespace": config.monitoring.prometheus.namespace,
         "metrics_pod_labels": dict(config.monitoring.prometheus.pod_labels),
         "labels": platform_labels(config.environment),
         "autoscaled": config.scaling.enabled,
@@ -254,14 +266,14 @@ def serving_args(
 
 def scaling_args(
     config: PlatformConfig,
-    signals: Mapping[str, DeploymentSignal],
     workloads: Mapping[str, Workload],
+    load_queries: Mapping[str, pulumi.Input[str]],
     prometheus_url: pulumi.Input[str],
     kube_version: str | None,
 ) -> KedaScalingArgs:
     """The stack's scaling: `workloads`, each deployment's name and namespace (TritonServing's Deployments in the
-    program, so each ScaledObject waits for its Deployment); `prometheus_url`, Monitoring's, unless
-    `scaling.prometheusAddress` names another."""
+    program, so each ScaledObject waits for its Deployment); `load_queries` and `prometheus_url`, Monitoring's
+    (the URL unless `scaling.prometheusAddress` names another)."""
     scaling = config.scaling
 
     def policy(schema: SchemaScalePolicy) -> ScalePolicy:
@@ -281,7 +293,7 @@ def scaling_args(
                 "namespace": workloads[key].namespace,
                 "min_replicas": deployment.replicas.min,
                 "max_replicas": deployment.replicas.max,
-                "trigger": load_trigger(config, key, signals[key]),
+                "trigger": load_trigger(config, load_queries[key]),
             }
             for key, deployment in config.serving.deployments.items()
         },
@@ -314,11 +326,12 @@ def scaling_args(
 
 
 class TritonPlatform(pulumi.ComponentResource):
-    """The namespace, then monitoring, the GPU pool, Triton serving and KEDA scaling.
+    """The namespace, then the GPU pool, Triton serving, monitoring and KEDA scaling.
 
     The one place a stack's config becomes component Args (the `*_args` functions above); facts two
-    components share come from their owner: the Prometheus URL and metrics namespace from `Monitoring`,
-    the pool contract from `GpuNodePool`, the Deployments KEDA scales from `TritonServing`.
+    components share come from their owner: the metrics namespace from the stack (`monitoring.prometheus`),
+    the pool contract from `GpuNodePool`, what each deployment is and serves from `TritonServing`, the
+    Prometheus URL and each deployment's load query from `Monitoring`.
     """
 
     namespace: pulumi.Output[str]
@@ -349,31 +362,37 @@ class TritonPlatform(pulumi.ComponentResource):
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])
         create_object(f"{name}-default-deny", objects["default-deny"], in_namespace)
         create_object(f"{name}-default-deny-egress", objects["default-deny-egress"], in_namespace)
-        signals = deployment_signals(config, args.rendered)
-        # First: in install mode it brings the Prometheus Operator's CRDs, which the GPU pool's and
-        # KEDA's ServiceMonitors need in the same `pulumi up`.
-        self.monitoring = Monitoring(
-            f"{name}-monitoring", monitoring_args(config, signals, args.kube_version), in_namespace
-        )
+        # The Prometheus Operator's CRDs come with Monitoring's chart in install mode, and the pool's ServiceMonitor
+        # needs them in the same `pulumi up`. Monitoring watches what TritonServing outputs, and TritonServing runs
+        # where the pool places it, so the pool is declared first and waits for the chart once Monitoring exists.
+        operator: asyncio.Future[list[pulumi.Resource]] = asyncio.get_event_loop().create_future()
         after_operator = pulumi.ResourceOptions.merge(
-            in_namespace, pulumi.ResourceOptions(depends_on=self.monitoring.operator)
+            in_namespace, pulumi.ResourceOptions(depends_on=pulumi.Output.from_input(operator))
         )
-        metrics_namespace = self.monitoring.metrics_namespace
-        self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config, metrics_namespace), after_operator)
-        self.serving = TritonServing(
-            f"{name}-serving",
-            serving_args(config, args.rendered, self.gpu_pool.placement, metrics_namespace),
-            in_namespace,
-        )
+        monitoring: Monitoring | None = None
+        try:
+            self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config), after_operator)
+            self.serving = TritonServing(
+                f"{name}-serving", serving_args(config, args.rendered, self.gpu_pool.placement), in_namespace
+            )
+            served = served_by(self.serving, config.serving.deployments)
+            monitoring = Monitoring(
+                f"{name}-monitoring", monitoring_args(config, served, args.kube_version), in_namespace
+            )
+        finally:
+            # Resolved even when a component refused its Args, so nothing waits forever in a failed program.
+            operator.set_result([] if monitoring is None else monitoring.operator)
+        self.monitoring = monitoring
         if config.scaling.enabled:
             # Outputs of each Deployment: its ScaledObject waits for it.
             workloads = {
                 key: Workload(deployment.metadata.name, deployment.metadata.namespace)
                 for key, deployment in self.serving.deployments.items()
             }
+            queries = {key: self.monitoring.load_queries[key] for key in config.serving.deployments}
             KedaScaling(
                 f"{name}-scaling",
-                scaling_args(config, signals, workloads, self.monitoring.prometheus_url, args.kube_version),
+                scaling_args(config, workloads, queries, self.monitoring.prometheus_url, args.kube_version),
                 after_operator,
             )
         self.namespace = namespace.metadata.name

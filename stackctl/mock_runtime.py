@@ -103,15 +103,21 @@ class Declared:
     parent: pulumi.Resource
     protect: bool
     retain_on_delete: bool
-    depends_on: tuple[pulumi.Resource, ...]
+    depends_on: pulumi.Output[list[pulumi.Resource]]
 
 
-def depends_on_resources(depends_on: Any, type_: str, name: str) -> tuple[pulumi.Resource, ...]:
-    """`depends_on` as the program gave it: none, one resource or a list of them (an Output of them is not read)."""
-    given = [] if depends_on is None else [depends_on] if isinstance(depends_on, pulumi.Resource) else depends_on
-    if not isinstance(given, Sequence) or not all(isinstance(r, pulumi.Resource) for r in given):
-        raise TypeError(f"{type_} {name}: stackctl records a depends_on of resources only; got {depends_on!r}")
-    return tuple(given)
+def depends_on_resources(depends_on: Any) -> pulumi.Output[list[pulumi.Resource]]:
+    """`depends_on` as the program gave it: none, one resource, a list of them, or an Output of a list (the SDK's
+    `Input[Sequence[Input[Resource]]]`), as the resources it names once known."""
+    if depends_on is None:
+        return pulumi.Output.from_input([])
+    if isinstance(depends_on, pulumi.Resource):
+        return pulumi.Output.from_input([depends_on])
+    return pulumi.Output.from_input(depends_on).apply(lambda given: list(given or []))
+
+
+def _urns(resources: list[pulumi.Resource]) -> pulumi.Output[list[str]]:
+    return pulumi.Output.all(*(resource.urn for resource in resources))
 
 
 class Declarations:
@@ -151,7 +157,7 @@ class Declarations:
                 parent=root if opts.parent is None else opts.parent,
                 protect=protect,
                 retain_on_delete=bool(opts.retain_on_delete),
-                depends_on=depends_on_resources(opts.depends_on, args.type_, args.name),
+                depends_on=depends_on_resources(opts.depends_on),
             )
         )
 
@@ -159,11 +165,12 @@ class Declarations:
         """Calls `on_done` with every resource as the engine received it, once every URN is known."""
 
         def urns(declared: Declared) -> pulumi.Output[list[str]]:
-            return pulumi.Output.all(declared.resource.urn, declared.parent.urn, *(r.urn for r in declared.depends_on))
+            dependencies: pulumi.Output[list[str]] = declared.depends_on.apply(_urns)
+            return pulumi.Output.all(declared.resource.urn, declared.parent.urn, dependencies)
 
         def record(resolved: list[list[str]]) -> None:
             records = []
-            for declared, (urn, parent, *dependencies) in zip(self.declared, resolved, strict=True):
+            for declared, (urn, parent, dependencies) in zip(self.declared, resolved, strict=True):
                 received = mocks.received[(declared.type, declared.name)]
                 records.append(
                     Registered(

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from platform_config.loader import StackConfig
-from program.platform import deployment_signals, monitoring_args
+from program.platform import monitoring_args, served_plainly
 from stackctl.out_folder import claim
 from triton_platform.alert_routing import alertmanager_yaml
 from triton_platform.dashboards import dashboard
@@ -23,7 +23,7 @@ DASHBOARDS_DIR = "dashboards"
 def stack_monitoring(stack: StackConfig) -> MonitoringArgs:
     """What the stack's Monitoring component builds from, as it checks its Args."""
     assert stack.rendered is not None, "a stack whose models are left to ESC has no rendered configs"
-    args = monitoring_args(stack.config, deployment_signals(stack.config, stack.rendered))
+    args = monitoring_args(stack.config, served_plainly(stack.config, stack.rendered))
     return monitoring_settings(f"{stack.stack}-monitoring", args)
 
 

@@ -28,12 +28,12 @@ from model_packaging.publish import write_model_repository
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO
 from platform_config.schema import PlatformConfig
-from program.platform import deployment_signals, load_trigger, monitoring_args
+from program.platform import monitoring_args, served_plainly
 from tests.local_triton.server import TritonServer, free_ports
 from tests.test_monitoring import INSTALL_HINT
 from triton_platform.model_packaging.source import read_repository
 from triton_platform.monitoring_args import MonitoringArgs, monitoring_settings
-from triton_platform.monitoring_rules import rule_groups
+from triton_platform.monitoring_rules import load_queries, rule_groups
 from triton_platform.triton_manifests import deployment_object_name, tritonserver_args
 
 
@@ -116,7 +116,6 @@ def serve_with_prometheus(
     models = config.serving.deployments[deployment].models
     repo = work / "repo"
     rendered = render_stack(stack, config.serving, config.models, read_repository(DEFAULT_MODEL_REPO))
-    signals = deployment_signals(config, rendered)
     write_model_repository(rendered, repo, models)
     ports = free_ports()
     args = tritonserver_args(
@@ -129,8 +128,8 @@ def serve_with_prometheus(
         admin_key="k",
     )
     target = deployment_object_name(deployment)
-    monitoring = monitoring_settings(stack, monitoring_args(config, signals))
-    queries = {key: load_trigger(config, key, signal)["query"] for key, signal in signals.items()}
+    monitoring = monitoring_settings(stack, monitoring_args(config, served_plainly(config, rendered)))
+    queries = load_queries(monitoring)
     groups = rule_groups(monitoring)
     for group in groups:
         group["interval"] = rule_interval
