@@ -15,38 +15,17 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from triton_platform import GpuNodePool, KedaScaling, Monitoring, TritonServing
-from triton_platform.scaling_signal import trigger_query
 
 NAMESPACE = "ml"
+PROMETHEUS_NAMESPACE = "monitoring"
+"""Where the cluster's Prometheus runs: only it may scrape Triton's and the pool's metrics ports."""
 MODEL_REPO = Path(__file__).resolve().parents[2] / "model_repo"
-MODELS = ["classifier", "ranker"]
-INSTANCES = {"classifier": 1, "ranker": 1}
-"""Model instances per pod (each model's instance_group): the busy ratio divides by them."""
 
 provider = k8s.Provider("render", render_yaml_to_directory="rendered")
 opts = pulumi.ResourceOptions(provider=provider)
 
 namespace = k8s.core.v1.Namespace("ml", metadata={"name": NAMESPACE}, opts=opts)
 in_namespace = pulumi.ResourceOptions(provider=provider, depends_on=[namespace])
-
-# Monitoring of an operator that already runs: the ServiceMonitor, rules, routing and a dashboard.
-monitoring = Monitoring(
-    "monitoring",
-    {
-        "namespace": NAMESPACE,
-        "latency_slo_ms": 200,
-        "deployments": {
-            "general": {
-                "object_name": "triton-general",
-                "max_replicas": 3,
-                "models": MODELS,
-                "signal": {"kind": "busy-ratio", "target": 0.8, "instances_per_pod": INSTANCES},
-            }
-        },
-        "scaling_enabled": True,
-    },
-    in_namespace,
-)
 
 # Two fixed, already labelled and tainted GPU nodes; each GPU shared by two pods.
 pool = GpuNodePool(
@@ -58,7 +37,7 @@ pool = GpuNodePool(
         "max_nodes": 2,
         "autoscaler": "static",
         "device_plugin": {"sharing": "time-slicing", "time_slicing_replicas": 2},
-        "metrics_namespace": monitoring.metrics_namespace,
+        "metrics_namespace": PROMETHEUS_NAMESPACE,
     },
     opts,
 )
@@ -70,19 +49,44 @@ triton = TritonServing(
     {
         "namespace": NAMESPACE,
         # Two at least: a node drain evicts one pod at a time, so one stays ready (policy triton-drain).
-        "deployments": {"general": {"models": MODELS, "replicas": {"min": 2, "max": 3}}},
+        "deployments": {"general": {"models": ["classifier", "ranker"], "replicas": {"min": 2, "max": 3}}},
         "model_repository": {"path": str(MODEL_REPO), "source": "bundled"},
         "model_defaults": {"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 500}},
         "pool": pool.placement,
-        # Only the monitoring namespace's Prometheus may scrape Triton's metrics port.
-        "metrics_namespace": monitoring.metrics_namespace,
+        "metrics_namespace": PROMETHEUS_NAMESPACE,
         "autoscaled": True,
     },
     in_namespace,
 )
 
+# Monitoring of an operator that already runs: the ServiceMonitor, rules, routing and a dashboard. What it
+# watches comes from Triton's outputs: the Deployment's name, its models and the instances per pod the busy
+# ratio divides by (from the models' instance groups).
+monitoring = Monitoring(
+    "monitoring",
+    {
+        "namespace": NAMESPACE,
+        "prometheus_namespace": PROMETHEUS_NAMESPACE,
+        "latency_slo_ms": 200,
+        "deployments": {
+            "general": {
+                "object_name": triton.deployment_names["general"],
+                "max_replicas": 3,
+                "models": triton.models["general"],
+                "signal": {
+                    "kind": "busy-ratio",
+                    "target": 0.8,
+                    "instances_per_pod": triton.instances_per_pod["general"],
+                },
+            }
+        },
+        "scaling_enabled": True,
+    },
+    in_namespace,
+)
+
 # KEDA (already running in the cluster) scales the Deployment on its busy ratio, read from that Prometheus
-# with the same query builder Monitoring's recording rule uses.
+# with the query Monitoring's recording rule reads.
 deployment = triton.deployments["general"]
 KedaScaling(
     "scaling",
@@ -93,11 +97,7 @@ KedaScaling(
                 "namespace": deployment.metadata.namespace,
                 "min_replicas": 2,
                 "max_replicas": 3,
-                "trigger": {
-                    "name": "busy-ratio",
-                    "query": trigger_query("busy-ratio", NAMESPACE, "triton-general", "1m", INSTANCES),
-                    "threshold": 0.8,
-                },
+                "trigger": {"name": "busy-ratio", "query": monitoring.load_queries["general"], "threshold": 0.8},
             }
         },
         "prometheus_url": monitoring.prometheus_url,
