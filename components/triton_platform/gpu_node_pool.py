@@ -16,11 +16,12 @@ import yaml
 
 from triton_platform.component_types import type_token, with_former_type
 from triton_platform.dcgm_counters import COUNTERS_FILE, counters_csv
-from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
+from triton_platform.gpu_node_pool_args import COMPONENT, GpuNodePoolArgs, pool_of
 from triton_platform.gpu_pool_contract import PoolPlacement, Toleration
 from triton_platform.images import image_fields
 from triton_platform.kubernetes_objects import create_object
 from triton_platform.namespace import DNS_EGRESS, deny_all
+from triton_platform.object_claims import claim
 from triton_platform.policy_exceptions import exception_annotations
 
 TYPE_TOKEN = type_token("GpuNodePool")
@@ -709,11 +710,15 @@ class GpuNodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         pool = pool_of(name, args)
+        placement = pool_placement(pool)
+        manifests = pool_manifests(pool, placement)
+        # Static nodes are patched, not created, but two pools patching one node would fight over its labels.
+        nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}} for node in pool["static_nodes"]]
+        claim(f"{COMPONENT} {name}", opts, [*manifests.values(), *nodes])
         super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
-        self.placement = pool_placement(pool)
+        self.placement = placement
         self.max_gpus = max_gpus(pool)
-        manifests = pool_manifests(pool, self.placement)
         after: list[pulumi.Resource] = []
         if "system-namespace" in manifests:
             after.append(create_object(f"{name}-system-namespace", manifests.pop("system-namespace"), child))

@@ -44,6 +44,8 @@ OWN_LABELS = ("app.kubernetes.io/name", "pod-security.kubernetes.io/enforce")
 """Label keys the component sets itself on some of its objects (each object's app; the `gpu-system` namespace's
 Pod Security level): a value of the user's under one of them would be overwritten there, unseen."""
 
+COMPONENT = "GpuNodePool"
+
 
 class Taint(TypedDict):
     """A taint of the pool's nodes; GPU pods get the matching toleration (`GpuNodePool.placement`)."""
@@ -169,7 +171,8 @@ class GpuNodePoolArgs(TypedDict):
     manage: NotRequired[bool]
     """Create the cluster-level pool objects (the `gpu-system` namespace, device plugin, node autoscaler, DCGM
     exporter), under fixed names. Exactly one pool per cluster may: two managing pools in one cluster would
-    claim the same `gpu-system` objects. Others set false and only use the pool. Default true."""
+    claim the same `gpu-system` objects (a second in the same program is refused, naming them). Others set
+    false and only use the pool. Default true."""
 
     resource_name: NotRequired[str]
     """Extended resource the NVIDIA device plugin advertises; only `nvidia.com/gpu`. Default `nvidia.com/gpu`."""
@@ -330,7 +333,7 @@ def default_min_nodes(autoscaler: str, max_nodes: int) -> int:
 def pool_of(name: str, args: GpuNodePoolArgs) -> GpuNodePoolArgs:
     """`args` checked against their declaration, each default applied (`min_nodes`'s by the autoscaler); every
     problem, if any, raised at once (`ArgsError`)."""
-    problems = ArgProblems("GpuNodePool", name)
+    problems = ArgProblems(COMPONENT, name)
     pool = cast(GpuNodePoolArgs, resolve_record(problems, "", args, GpuNodePoolArgs))
     if not isinstance(args, Mapping):
         problems.check()  # no Args at all: nothing to compare

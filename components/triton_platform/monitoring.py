@@ -18,20 +18,23 @@ from typing import Any, Optional
 import pulumi
 import pulumi_random as random
 
-from triton_platform.alert_routing import alertmanager_config_manifest, receiver_secrets
+from triton_platform.alert_routing import ReceiverSecret, alertmanager_config_manifest, receiver_secrets
 from triton_platform.component_types import type_token, with_former_type
 from triton_platform.dashboards import FOLDER_ANNOTATION, dashboard_manifest
 from triton_platform.helm_chart import HelmChartArgs, InstalledChart
 from triton_platform.kubernetes_objects import create_object
 from triton_platform.monitoring_args import (
+    COMPONENT,
     DASHBOARD_LABEL,
     NULL_RECEIVER,
     POD_SECURITY_LABELS,
     MonitoringArgs,
     joined_settings,
+    joins_outputs,
     monitoring_settings,
 )
 from triton_platform.monitoring_rules import load_queries, rule_groups
+from triton_platform.object_claims import claim
 from triton_platform.policy_exceptions import exception_annotations
 from triton_platform.triton_manifests import APP_NAME
 
@@ -187,6 +190,21 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
+def _secret_manifest(settings: MonitoringArgs, secret: ReceiverSecret) -> dict[str, Any]:
+    """A receiver's credentials given as values, in a Secret of their own."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": secret.secret_name,
+            "namespace": settings["namespace"],
+            "labels": dict(settings["labels"]),
+        },
+        "type": "Opaque",
+        "stringData": {k: pulumi.Output.secret(v) for k, v in secret.values.items()},
+    }
+
+
 def _known_later(
     manifest: dict[str, Any], built: pulumi.Output[dict[str, dict[str, Any]]], role: str
 ) -> dict[str, Any]:
@@ -234,8 +252,17 @@ class Monitoring(pulumi.ComponentResource):
     its recording rule reads. KedaScaling's `targets.<key>.trigger.query`."""
 
     def __init__(self, name: str, args: MonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        # Checked before any resource, TritonServing's outputs among the Args by stand-ins until they are known.
+        # Checked before any resource, TritonServing's outputs among the Args by stand-ins until they are known; so is
+        # an object another instance creates already (a dashboard's name waits for its Deployment's).
         settings = monitoring_settings(name, args)
+        joined = joins_outputs(args)
+        secrets = [_secret_manifest(settings, secret) for secret in receiver_secrets(settings["receivers"])]
+        own = [m for role, m in monitoring_manifests(settings).items() if not (joined and role.endswith("-dashboard"))]
+        if settings["mode"] == "install":
+            own.append(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": settings["prometheus_namespace"]}}
+            )
+        claim(f"{COMPONENT} {name}", opts, [*secrets, *own])
         super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
         after: list[pulumi.Resource] = []
@@ -245,22 +272,8 @@ class Monitoring(pulumi.ComponentResource):
         # Not an output (resources are no component output): what the Prometheus Operator's custom resources of
         # other components wait for, its chart in install mode, else nothing.
         self.operator: list[pulumi.Resource] = list(after)
-        for secret in receiver_secrets(settings["receivers"]):
-            create_object(
-                f"{name}-{secret.secret_name}",
-                {
-                    "apiVersion": "v1",
-                    "kind": "Secret",
-                    "metadata": {
-                        "name": secret.secret_name,
-                        "namespace": settings["namespace"],
-                        "labels": dict(settings["labels"]),
-                    },
-                    "type": "Opaque",
-                    "stringData": {k: pulumi.Output.secret(v) for k, v in secret.values.items()},
-                },
-                child,
-            )
+        for secret in secrets:
+            create_object(f"{name}-{secret['metadata']['name']}", secret, child)
         ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after))
         known = joined_settings(name, args, settings)
         built = known.apply(monitoring_manifests)

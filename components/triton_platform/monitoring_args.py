@@ -442,10 +442,16 @@ def _stand_ins(index: int, deployment: MonitoredDeployment) -> MonitoredDeployme
     return cast(MonitoredDeployment, out)
 
 
+def joins_outputs(args: MonitoringArgs) -> bool:
+    """Whether some deployment's `object_name`, `models` or `signal.instances_per_pod` is an Output (checked
+    Args: a mapping of deployments)."""
+    return _with_stand_ins(args) != args
+
+
 def joined_settings(name: str, args: MonitoringArgs, checked: MonitoringArgs) -> "pulumi.Output[MonitoringArgs]":
     """The settings the builders read once TritonServing's outputs among `args` are known: `checked` (the Args
     checked with stand-ins) itself when there are none, else the Args checked again with the real values."""
-    if _with_stand_ins(args) == args:
+    if not joins_outputs(args):
         return pulumi.Output.from_input(checked)
     deployments = pulumi.Output.from_input(args["deployments"])
     return deployments.apply(lambda known: monitoring_settings(name, {**args, "deployments": known}))

@@ -1,5 +1,6 @@
 """The Triton serving stack as a Pulumi component: it only turns triton_manifests into resources."""
 
+import dataclasses
 from typing import Any, Optional
 
 import pulumi
@@ -8,6 +9,7 @@ import pulumi_random as random
 
 from triton_platform.component_types import type_token, with_former_type
 from triton_platform.kubernetes_objects import create_object
+from triton_platform.object_claims import claim
 from triton_platform.served_deployments import deployment_instances, deployment_names, served_models
 from triton_platform.triton_manifests import (
     LOADER_DEADLINE_SECONDS,
@@ -16,7 +18,7 @@ from triton_platform.triton_manifests import (
     shared_manifests,
 )
 from triton_platform.triton_serving_args import TritonServingArgs
-from triton_platform.triton_serving_spec import serving_spec
+from triton_platform.triton_serving_spec import COMPONENT, serving_spec
 
 __all__ = ["TritonServing", "TritonServingArgs"]
 
@@ -54,22 +56,29 @@ class TritonServing(pulumi.ComponentResource):
     """The Deployment resource of each Triton deployment, by deployment key (an autoscaler targets these)."""
 
     def __init__(self, name: str, args: TritonServingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        # Checked, and the models read and rendered, before any resource: a mistake stops here, named.
+        # Checked, and the models read and rendered, before any resource: a mistake stops here, named; so does an
+        # object another instance creates already.
         spec = serving_spec(name, args, pulumi.get_stack())
+        unkeyed = ServingContext(spec)  # the admin key is generated below; no object's name reads it
+        per_deployment = {
+            key: deployment_manifests(unkeyed, key, deployment)
+            for key, deployment in sorted(spec.args["deployments"].items())
+        }
+        built = [*shared_manifests(unkeyed).values(), *(m for each in per_deployment.values() for m in each.values())]
+        claim(f"{COMPONENT} {name}", opts, built)
         super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
         password = random.RandomPassword(f"{name}-admin-key", length=40, special=False, opts=child)
-        ctx = ServingContext(spec, password.result)
-
+        common = shared_manifests(dataclasses.replace(unkeyed, admin_key=password.result))
         shared: list[pulumi.CustomResource] = []
-        for role, manifest in shared_manifests(ctx).items():
+        for role, manifest in common.items():
             options = self._options(manifest, child, shared, spec.args["protect_model_claim"])
             shared.append(create_object(f"{name}-{role}", manifest, options))
         self.deployments = {}
         services: dict[str, str] = {}
-        for dep_name, deployment in sorted(spec.args["deployments"].items()):
+        for dep_name, manifests in per_deployment.items():
             created: list[pulumi.CustomResource] = []
-            for role, manifest in deployment_manifests(ctx, dep_name, deployment).items():
+            for role, manifest in manifests.items():
                 if manifest["kind"] == "Deployment":
                     # Created after what its pods mount or reference, and given time to roll out.
                     options = pulumi.ResourceOptions.merge(

@@ -1,0 +1,117 @@
+"""Two component instances that would create the same Kubernetes object are refused, naming both
+(triton_platform/object_claims.py); instances in other namespaces or on other clusters are not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from tests.components.mocks import install, pulumi_test
+from tests.components.test_triton_serving import MODEL_REPO, serving_args
+from triton_platform.arg_problems import ArgsError
+from triton_platform.gpu_node_pool import GpuNodePool
+from triton_platform.monitoring import Monitoring
+from triton_platform.monitoring_args import MonitoringArgs
+from triton_platform.triton_serving import TritonServing
+
+HINT = "give this instance a namespace (or names) of its own, or another Kubernetes provider"
+
+
+def watching(namespace: str) -> MonitoringArgs:
+    return {
+        "namespace": namespace,
+        "latency_slo_ms": 200,
+        "deployments": {
+            "general": {
+                "object_name": "triton-general",
+                "max_replicas": 2,
+                "models": ["m"],
+                "signal": {"kind": "queue-depth", "target": 4},
+            }
+        },
+    }
+
+
+def run(program: Any) -> None:
+    install()
+    pulumi_test(program)()
+
+
+def test_a_second_monitoring_of_one_namespace_is_refused_naming_each_object_and_its_creator() -> None:
+    def program() -> None:
+        Monitoring("first", watching("ml"))
+        with pytest.raises(ArgsError) as raised:
+            Monitoring("second", watching("ml"))
+        assert str(raised.value).splitlines() == [
+            f"Monitoring second: {kind} {name} is created by Monitoring first already, in the same cluster; {HINT}"
+            for kind, name in [
+                ("monitoring.coreos.com/v1/PrometheusRule", "ml/triton-platform"),
+                ("monitoring.coreos.com/v1/ServiceMonitor", "ml/triton"),
+                ("monitoring.coreos.com/v1alpha1/AlertmanagerConfig", "ml/triton-platform"),
+                ("v1/ConfigMap", "ml/triton-general-dashboard"),
+            ]
+        ]
+
+    run(program)
+
+
+def test_instances_in_other_namespaces_or_on_other_clusters_are_built() -> None:
+    def program() -> None:
+        Monitoring("ml", watching("ml"))
+        Monitoring("other-namespace", watching("ml-canary"))
+        elsewhere = k8s.Provider("elsewhere", render_yaml_to_directory="elsewhere")
+        Monitoring("other-cluster", watching("ml"), pulumi.ResourceOptions(provider=elsewhere))
+        Monitoring("other-cluster-too", watching("ml-canary"), pulumi.ResourceOptions(providers=[elsewhere]))
+
+    run(program)
+
+
+def test_instances_under_one_parent_share_its_cluster() -> None:
+    def program() -> None:
+        parent = pulumi.ComponentResource("test:index:Parent", "parent")
+        Monitoring("a", watching("ml"), pulumi.ResourceOptions(parent=parent))
+        with pytest.raises(
+            ArgsError, match=r"^Monitoring b: monitoring\.coreos\.com/v1/PrometheusRule ml/triton-platform "
+        ):
+            Monitoring("b", watching("ml"), pulumi.ResourceOptions(parent=parent))
+
+    run(program)
+
+
+def test_each_program_run_claims_afresh() -> None:
+    """A new run (here: new mocks, as each `pulumi up` is a new engine) starts with nothing claimed."""
+    run(lambda: Monitoring("mon", watching("ml")))
+    run(lambda: Monitoring("mon", watching("ml")))
+
+
+def test_two_gpu_pools_in_one_cluster_are_refused() -> None:
+    """The pool's node software and its namespace are the cluster's: one pool per cluster."""
+
+    def program() -> None:
+        GpuNodePool("gpu", {"workload_namespace": "ml", "max_nodes": 2})
+        with pytest.raises(ArgsError) as raised:
+            GpuNodePool("gpu-too", {"workload_namespace": "ml-canary", "max_nodes": 2})
+        assert str(raised.value).splitlines()[0] == (
+            f"GpuNodePool gpu-too: apps/v1/DaemonSet gpu-system/nvidia-device-plugin is created by GpuNodePool gpu "
+            f"already, in the same cluster; {HINT}"
+        )
+
+    run(program)
+
+
+def test_a_second_serving_in_one_namespace_is_refused_and_one_in_another_is_built() -> None:
+    def program() -> None:
+        repository: Any = {"path": MODEL_REPO, "source": "bundled"}
+        TritonServing("a", serving_args("observability", repository))
+        with pytest.raises(ArgsError) as raised:
+            TritonServing("b", serving_args("observability", repository))
+        assert (
+            "TritonServing b: v1/ServiceAccount inference/triton-server is created by TritonServing a already, "
+            f"in the same cluster; {HINT}"
+        ) in str(raised.value).splitlines()
+        TritonServing("c", {**serving_args("observability", repository), "namespace": "inference-canary"})
+
+    run(program)
