@@ -4,10 +4,10 @@ that would create the same object are refused when the second is built, naming b
 manage it, the second `pulumi up` would fail on an object that already exists, and a render would overwrite the
 first's file.
 
-Objects are the same when their kind, namespace and name are, in the same program run (the engine's resource
-monitor, `pulumi.runtime.settings.get_monitor`) and the same cluster. The cluster is the Kubernetes provider the
-instance is given (`opts.provider`, or `opts.providers`' kubernetes entry); an instance given none uses its
-parent's, so instances under one parent, or at the top with the default provider, share one.
+Objects are the same when their kind, namespace and name are, in the same cluster: the Kubernetes provider the
+instance is given (`opts.provider`, or `opts.providers`' kubernetes entry), else its parent, whose provider it
+inherits. An instance given neither is not checked: the SDK offers no public handle on the program run it
+belongs to, and a process may run several (tests, `stackctl synth`).
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from triton_platform.arg_problems import ArgsError
 Identity = tuple[str, str, str]
 """apiVersion/kind, namespace (empty when cluster-scoped), name."""
 
-_CLAIMS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, Identity], str]] = weakref.WeakKeyDictionary()
+_CLAIMS: weakref.WeakKeyDictionary[pulumi.Resource, dict[Identity, str]] = weakref.WeakKeyDictionary()
+"""By cluster (a provider or a parent resource, which lives as long as the program run that made it)."""
 
 
-def _cluster(opts: pulumi.ResourceOptions | None) -> Any:
+def _cluster(opts: pulumi.ResourceOptions | None) -> pulumi.Resource | None:
     """What tells the instance's cluster apart: its Kubernetes provider, else its parent (whose it inherits)."""
     if opts is None:
         return None
@@ -53,15 +54,14 @@ def identities(manifests: Iterable[Mapping[str, Any]]) -> list[Identity]:
 
 
 def claim(owner: str, opts: pulumi.ResourceOptions | None, manifests: Iterable[Mapping[str, Any]]) -> None:
-    """Record `owner` (`<Component> <name>`) as the creator of `manifests`; ArgsError, naming every object another
-    instance of this run and cluster creates already, and nothing recorded."""
-    monitor = pulumi.runtime.settings.get_monitor()
-    if monitor is None:
-        return  # not under an engine nor mocks: nothing is created
-    claims = _CLAIMS.setdefault(monitor, {})
+    """Record `owner` (`<Component> <name>`) as the creator of `manifests` in its cluster; ArgsError, naming every
+    object another instance there creates already, and nothing recorded."""
     cluster = _cluster(opts)
-    wanted = {(cluster, identity) for identity in identities(manifests)}
-    taken = sorted((identity, claims[(scope, identity)]) for scope, identity in wanted if (scope, identity) in claims)
+    if cluster is None:
+        return
+    claims = _CLAIMS.setdefault(cluster, {})
+    wanted = identities(manifests)
+    taken = sorted((identity, claims[identity]) for identity in set(wanted) if identity in claims)
     if taken:
         raise ArgsError(
             "\n".join(
