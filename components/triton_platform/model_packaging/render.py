@@ -183,8 +183,30 @@ def render_repository(
 ) -> RenderedRepository:
     """Each `served` model of `repo`, rendered as `<model>/configs/<config_name>.pbtxt` (a stack's name).
 
-    `models` holds per-model settings over the `defaults`; both must fit the models they apply to.
+    `models` holds per-model settings over the `defaults`; both must fit the models they apply to. Rendered once
+    per repository (as `read_repository` gives it) and settings: the stack's validation and TritonServing get the
+    same rendering.
     """
+    key = (id(repo), config_name, tuple(sorted(set(served))), defaults, tuple(sorted(models.items())))
+    if key not in _RENDERED:
+        if len(_RENDERED) == _RENDERINGS_KEPT:
+            del _RENDERED[next(iter(_RENDERED))]
+        _RENDERED[key] = _render(config_name, repo, key[2], defaults, models)
+    return _RENDERED[key]
+
+
+_RENDERINGS_KEPT = 4
+_RENDERED: dict[tuple[Any, ...], RenderedRepository] = {}
+"""The latest renderings, oldest first. Each holds its repository (`source`), so no other takes its `id`."""
+
+
+def _render(
+    config_name: str,
+    repo: ModelRepository,
+    served: Iterable[str],
+    defaults: ModelSettings,
+    models: Mapping[str, ModelSettings],
+) -> RenderedRepository:
     rendered = {}
     for name in sorted(set(served)):
         model = repo.models[name]

@@ -6,6 +6,7 @@ Triton accepts parses here, fields this project does not model included.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -208,7 +209,26 @@ def _links_out(repo: ModelRepository, folder: Path) -> None:
 
 
 def read_repository(path: Path) -> ModelRepository:
-    """Every model folder of a Triton model repository, with what is wrong with each."""
+    """Every model folder of a Triton model repository, with what is wrong with each.
+
+    Read once while nothing under `path` changes: a program reads it to validate its stack, then TritonServing
+    again from its Args, and both get the same repository (`_tree_state` tells a change, by every entry's size
+    and modification time)."""
+    return _read_unchanged(path, _tree_state(path))
+
+
+def _tree_state(path: Path) -> tuple[tuple[str, int, int, int], ...]:
+    """Every entry under `path` (links not followed): its path, mode, size and modification time in ns."""
+    entries = []
+    for folder, dirs, files in os.walk(path):
+        for name in (*dirs, *files):
+            stat = os.lstat(os.path.join(folder, name))
+            entries.append((os.path.join(folder, name), stat.st_mode, stat.st_size, stat.st_mtime_ns))
+    return tuple(sorted(entries))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_unchanged(path: Path, state: tuple[tuple[str, int, int, int], ...]) -> ModelRepository:
     repo = ModelRepository(path)
     if not path.is_dir():
         return repo
