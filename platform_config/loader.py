@@ -36,7 +36,7 @@ from platform_config.schema import SECTION_KEYS, PlatformConfig, section_key
 from platform_config.secrets_provider import SecretsProvider
 from platform_config.types import HelmChart, KeyProblemError, stack_name_problem
 from triton_platform import url_credentials
-from triton_platform.excerpts import EXCERPT_CHARS, excerpt
+from triton_platform.excerpts import EXCERPT_CHARS, excerpt, key_step
 from triton_platform.formats import PATTERN_NAMES
 from triton_platform.input_files import InputFile, InputFileError
 from triton_platform.model_packaging.render import RenderedRepository
@@ -54,7 +54,6 @@ plain value is a copy of that output, never a secret: it is refused, not passed 
 _ADAPTERS: dict[str, TypeAdapter[Any]] = {
     name: TypeAdapter(cast(Any, field.annotation)) for name, field in PlatformConfig.model_fields.items()
 }
-_SIMPLE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 @dataclass(frozen=True)
@@ -292,12 +291,8 @@ def key_path(key: str, loc: tuple[int | str, ...]) -> str:
             path += f"[{part}]"
         elif part == "[key]":
             path += " (key)"
-        elif _SIMPLE_KEY.match(part) and len(part) <= EXCERPT_CHARS:
-            path += f".{part}"
-        elif len(part) <= EXCERPT_CHARS:
-            path += f"[{json.dumps(part)}]"
         else:
-            path += f'[{json.dumps(part[:EXCERPT_CHARS])[:-1]}…"]'
+            path += key_step(part)
     return path
 
 

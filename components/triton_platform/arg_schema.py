@@ -17,9 +17,7 @@ import copy
 import difflib
 import functools
 import inspect
-import json
 import math
-import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,7 +26,7 @@ from typing import Any, Union, get_args, get_origin
 import pulumi
 
 from triton_platform.arg_problems import ArgProblems
-from triton_platform.excerpts import EXCERPT_CHARS, excerpt
+from triton_platform.excerpts import excerpt, key_step
 from triton_platform.formats import Format
 
 UNSET: Any = object()
@@ -98,17 +96,10 @@ def input_type(annotation: Any) -> Any | None:
     return members[0]
 
 
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_./-]{1,80}")
-
-
 def _join(path: str, key: str) -> str:
-    """`path` and one more key; a key that is not plain text (spaces, quotes, control characters, a long one)
-    in brackets as a JSON string, cut to EXCERPT_CHARS, so an error stays one line and names it exactly."""
-    if not _PLAIN_KEY.fullmatch(key):
-        quoted = json.dumps(key)
-        step = f"[{quoted if len(quoted) <= EXCERPT_CHARS else quoted[:EXCERPT_CHARS] + '…'}]"
-        return f"{path}{step}" if path else step
-    return f"{path}.{key}" if path else key
+    """`path` and one more key (`excerpts.key_step`)."""
+    step = key_step(key)
+    return f"{path}{step}" if path else step.removeprefix(".")
 
 
 def resolve(problems: ArgProblems, path: str, value: Any, annotation: Any, rules: Setting = NO_RULES) -> Any:

@@ -790,10 +790,10 @@ WRONG_ARGS = {
     "image digests": (
         valid(image_digests={"nvcr.io/nvidia/tritonserver": "sha256:abc"}),
         [
-            "image_digests.nvcr.io/nvidia/tritonserver: key 'nvcr.io/nvidia/tritonserver' is not an image named by "
+            "image_digests[\"nvcr.io/nvidia/tritonserver\"]: key 'nvcr.io/nvidia/tritonserver' is not an image named by "
             "its tag without a digest, as the images are named where they are set, e.g. "
             "nvcr.io/nvidia/tritonserver:24.10-py3",
-            "image_digests.nvcr.io/nvidia/tritonserver: must be a sha256 digest: sha256: and 64 lowercase hex "
+            'image_digests["nvcr.io/nvidia/tritonserver"]: must be a sha256 digest: sha256: and 64 lowercase hex '
             "digits; got 'sha256:abc'",
         ],
     ),
@@ -833,7 +833,7 @@ WRONG_ARGS = {
         [
             "inference_clients[0].namespace: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and "
             "ending with a letter or digit); got 'Apps'",
-            "inference_clients[0].pod_labels.app/: key must be a Kubernetes label key such as example.com/pool; "
+            'inference_clients[0].pod_labels["app/"]: key must be a Kubernetes label key such as example.com/pool; '
             "got 'app/'",
             "ingress.class_name: must be a lowercase RFC 1123 subdomain (labels of a-z, 0-9 and '-', each starting "
             "and ending with a letter or digit, joined by single dots); got 'Nginx_1'",
@@ -894,7 +894,9 @@ WRONG_ARGS = {
     ),
     "a model name that is no folder name": (
         valid(models={"team/ranker": {"max_batch_size": 4}}),
-        ["models.team/ranker: key must be a model folder name (letters, digits, '_', '.' and '-'); got 'team/ranker'"],
+        [
+            "models[\"team/ranker\"]: key must be a model folder name (letters, digits, '_', '.' and '-'); got 'team/ranker'"
+        ],
     ),
 }
 
