@@ -101,7 +101,7 @@ def test_a_selector_label_against_a_label_the_component_sets_fails_validate(
     assert err == [
         f"{bad}: 1 config error",
         f'{bad}: triton-platform:monitoring.selectorLabels["app.kubernetes.io/part-of"]: Monitoring '
-        "args.labels.app.kubernetes.io/part-of (a label the platform puts on every object, which this selector label "
+        'args.labels["app.kubernetes.io/part-of"] (a label the platform puts on every object, which this selector label '
         "gives another value): 'triton-platform' differs from 'kube-prometheus-stack', which the component sets on "
         "the objects the operator selects (args.selector_labels); leave it out or give that value",
     ]

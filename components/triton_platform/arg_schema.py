@@ -96,7 +96,7 @@ def input_type(annotation: Any) -> Any | None:
     return members[0]
 
 
-def _join(path: str, key: str) -> str:
+def join_key(path: str, key: str) -> str:
     """`path` and one more key (`excerpts.key_step`)."""
     step = key_step(key)
     return f"{path}{step}" if path else step.removeprefix(".")
@@ -156,18 +156,18 @@ def resolve_record(problems: ArgProblems, path: str, value: Any, args_type: type
         if key not in hints:
             close = difflib.get_close_matches(str(key), list(hints), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.add(_join(path, str(key)), f"unknown key; known keys: {', '.join(sorted(hints))}{hint}")
+            problems.add(join_key(path, str(key)), f"unknown key; known keys: {', '.join(sorted(hints))}{hint}")
     out: dict[str, Any] = {}
     for key, annotation in hints.items():
         rules = setting(args_type, key)
         given = value.get(key)
         if given is None:
             if key in required:
-                problems.add(_join(path, key), "missing (required)")
+                problems.add(join_key(path, key), "missing (required)")
             elif rules.default is not UNSET:
-                out[key] = resolve(problems, _join(path, key), copy.deepcopy(rules.default), annotation, rules)
+                out[key] = resolve(problems, join_key(path, key), copy.deepcopy(rules.default), annotation, rules)
             continue
-        out[key] = resolve(problems, _join(path, key), given, annotation, rules)
+        out[key] = resolve(problems, join_key(path, key), given, annotation, rules)
     return out
 
 
@@ -196,7 +196,7 @@ def _map(problems: ArgProblems, path: str, value: Any, item: Any, rules: Setting
         return {}
     out: dict[str, Any] = {}
     for key, entry in value.items():
-        where = _join(path, str(key))
+        where = join_key(path, str(key))
         if not isinstance(key, str):
             problems.add(where, f"key {excerpt(key)} is not a string")
             continue

@@ -14,7 +14,7 @@ from typing import Any, NotRequired, TypedDict, cast
 import pulumi
 
 from triton_platform.arg_problems import ArgProblems
-from triton_platform.arg_schema import Setting, declare, resolve_record
+from triton_platform.arg_schema import Setting, declare, join_key, resolve_record
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import (
     IMAGE,
@@ -376,7 +376,8 @@ def _check_labels(problems: ArgProblems, pool: GpuNodePoolArgs) -> None:
     for key in OWN_LABELS:
         if key in pool.get("labels", {}):
             problems.add(
-                f"labels.{key}", "is a label the component sets itself on some of its objects; leave it out of labels"
+                join_key("labels", key),
+                "is a label the component sets itself on some of its objects; leave it out of labels",
             )
 
 

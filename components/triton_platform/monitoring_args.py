@@ -17,7 +17,7 @@ from typing import NotRequired, TypedDict, TypeVar, cast
 import pulumi
 
 from triton_platform.arg_problems import ArgProblems
-from triton_platform.arg_schema import Setting, declare, resolve_record
+from triton_platform.arg_schema import Setting, declare, join_key, resolve_record
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import (
     ALERT_FOR,
@@ -487,7 +487,7 @@ def _signal(problems: ArgProblems, path: str, deployment: MonitoredDeployment) -
         for model in _rightly_named(cast(dict[str, int], instances), MODEL):
             if model not in cast(list[str], models):
                 problems.add(
-                    f"{path}.instances_per_pod.{model}",
+                    join_key(f"{path}.instances_per_pod", model),
                     f"is not one of the deployment's models ({', '.join(cast(list[str], models)) or 'none'})",
                 )
 
@@ -552,9 +552,9 @@ def _labels_of_the_components_own(problems: ArgProblems, checked: MonitoringArgs
     if checked.get("mode") == "install":
         own.update(POD_SECURITY_LABELS)
     for key, value in labels.items():
-        if key in own and own[key] != value and problems.clean(f"labels.{key}"):
+        if key in own and own[key] != value and problems.clean(join_key("labels", key)):
             problems.add(
-                f"labels.{key}",
+                join_key("labels", key),
                 f"{excerpt(value)} differs from {own[key]!r}, which the component sets on {_setter(key, checked)}; "
                 "leave it out or give that value",
             )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import cast
 
 from triton_platform.arg_problems import ArgProblems
-from triton_platform.arg_schema import resolve_record
+from triton_platform.arg_schema import join_key, resolve_record
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import DEPLOYMENT_KEY, MODEL
 from triton_platform.kubernetes_values import quantity_value
@@ -383,12 +383,12 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
             problems.add("config_name", f"{problem} (the Pulumi stack's name, its default)")
     defaults = _plain_settings(problems, "model_defaults", given.get("model_defaults", {}))
     models = {
-        model: _plain_settings(problems, f"models.{model}", settings)
+        model: _plain_settings(problems, join_key("models", model), settings)
         for model, settings in given.get("models", {}).items()
     }
     for model in sorted(model for model in set(models) - set(served) if MODEL.problem(model) is None):
         problems.add(
-            f"models.{model}",
+            join_key("models", model),
             f"settings for model {model!r}, which no deployment serves; add it to a deployment's models or remove them",
         )
     _ingress_rules(problems, given)

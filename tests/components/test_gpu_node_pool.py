@@ -659,9 +659,9 @@ def test_a_scaled_pool_without_min_nodes_keeps_no_idle_node() -> None:
         pytest.param(
             _with(STATIC, labels={"app.kubernetes.io/name": "gpu", "pod-security.kubernetes.io/enforce": "baseline"}),
             [
-                "args.labels.app.kubernetes.io/name: is a label the component sets itself on some of its objects; "
+                'args.labels["app.kubernetes.io/name"]: is a label the component sets itself on some of its objects; '
                 "leave it out of labels",
-                "args.labels.pod-security.kubernetes.io/enforce: is a label the component sets itself on some of its "
+                'args.labels["pod-security.kubernetes.io/enforce"]: is a label the component sets itself on some of its '
                 "objects; leave it out of labels",
             ],
             id="labels-the-component-sets",

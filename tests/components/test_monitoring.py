@@ -668,7 +668,7 @@ def test_install_mode_checks_the_chart_and_the_namespace_labels() -> None:
         monitoring_settings("mon", cast(MonitoringArgs, args))
     assert str(raised.value).splitlines() == [
         "Monitoring mon: args.chart.version: must be an exact chart version such as 2.20.2; got 'latest'",
-        "Monitoring mon: args.labels.pod-security.kubernetes.io/enforce: 'privileged' differs from 'baseline', "
+        "Monitoring mon: args.labels[\"pod-security.kubernetes.io/enforce\"]: 'privileged' differs from 'baseline', "
         "which the component sets on the namespace mode install creates; leave it out or give that value",
         "Monitoring mon: args.chart: neither repository nor path: say where the chart comes from",
     ]
