@@ -269,7 +269,8 @@ def test_node_agents_have_no_egress_and_the_autoscaler_reaches_only_apis() -> No
 
 
 def test_the_dcgm_service_monitor_waits_for_the_operator_the_stack_installs() -> None:
-    # The root gives the pool `depends_on` the operator's chart (its CRDs); the pool hands it to its ServiceMonitor.
+    # The root gives the pool `depends_on` the operator's chart (its CRDs), as an Output resolved once Monitoring
+    # exists (it is declared after the pool); the pool hands it to its ServiceMonitor.
     result = synth_stack("production")
     operator = result.find("triton-platform:helm:InstalledChart", "production-monitoring-kube-prometheus-stack")
     monitor = result.find(
