@@ -365,7 +365,7 @@ class TritonPlatform(pulumi.ComponentResource):
         # The Prometheus Operator's CRDs come with Monitoring's chart in install mode, and the pool's ServiceMonitor
         # needs them in the same `pulumi up`. Monitoring watches what TritonServing outputs, and TritonServing runs
         # where the pool places it, so the pool is declared first and waits for the chart once Monitoring exists.
-        operator: asyncio.Future[list[pulumi.Resource]] = asyncio.get_event_loop().create_future()
+        operator: asyncio.Future[list[pulumi.Resource]] = asyncio.get_running_loop().create_future()
         after_operator = pulumi.ResourceOptions.merge(
             in_namespace, pulumi.ResourceOptions(depends_on=pulumi.Output.from_input(operator))
         )
