@@ -65,15 +65,22 @@ def test_a_second_monitoring_of_one_namespace_is_refused_naming_each_object_and_
 
 
 def test_instances_in_other_namespaces_or_on_other_clusters_are_built() -> None:
+    built: list[str] = []
+
     def program() -> None:
         opts = cluster()
-        Monitoring("ml", watching("ml"), opts)
-        Monitoring("other-namespace", watching("ml-canary"), opts)
         elsewhere = k8s.Provider("elsewhere", render_yaml_to_directory="elsewhere")
-        Monitoring("other-cluster", watching("ml"), pulumi.ResourceOptions(provider=elsewhere))
-        Monitoring("other-cluster-too", watching("ml-canary"), pulumi.ResourceOptions(providers=[elsewhere]))
+        for name, namespace, options in [
+            ("ml", "ml", opts),
+            ("other-namespace", "ml-canary", opts),
+            ("other-cluster", "ml", pulumi.ResourceOptions(provider=elsewhere)),
+            ("other-cluster-too", "ml-canary", pulumi.ResourceOptions(providers=[elsewhere])),
+        ]:
+            Monitoring(name, watching(namespace), options)  # raises ArgsError on a clash
+            built.append(name)
 
     run(program)
+    assert built == ["ml", "other-namespace", "other-cluster", "other-cluster-too"]
 
 
 def test_instances_under_one_parent_share_its_cluster() -> None:

@@ -187,30 +187,22 @@ def render_repository(
     per repository (as `read_repository` gives it) and settings: the stack's validation and TritonServing get the
     same rendering.
     """
-    key = (id(repo), config_name, tuple(sorted(set(served))), defaults, tuple(sorted(models.items())))
-    if key not in _RENDERED:
-        if len(_RENDERED) == _RENDERINGS_KEPT:
-            del _RENDERED[next(iter(_RENDERED))]
-        _RENDERED[key] = _render(config_name, repo, key[2], defaults, models)
+    names = tuple(sorted(set(served)))
+    key = (id(repo), config_name, names, defaults, tuple(sorted(models.items())))
+    if key in _RENDERED:
+        return _RENDERED[key]
+    rendered = {}
+    for name in names:
+        model = repo.models[name]
+        settings = effective_settings(model, defaults, models.get(name))
+        model_config = render_config(model, settings)
+        rendered[name] = RenderedModel(name, model.versions, model_config, config_text(model_config))
+    if len(_RENDERED) == _RENDERINGS_KEPT:
+        del _RENDERED[next(iter(_RENDERED))]
+    _RENDERED[key] = RenderedRepository(config_name, repo, rendered)
     return _RENDERED[key]
 
 
 _RENDERINGS_KEPT = 4
 _RENDERED: dict[tuple[Any, ...], RenderedRepository] = {}
 """The latest renderings, oldest first. Each holds its repository (`source`), so no other takes its `id`."""
-
-
-def _render(
-    config_name: str,
-    repo: ModelRepository,
-    served: Iterable[str],
-    defaults: ModelSettings,
-    models: Mapping[str, ModelSettings],
-) -> RenderedRepository:
-    rendered = {}
-    for name in sorted(set(served)):
-        model = repo.models[name]
-        settings = effective_settings(model, defaults, models.get(name))
-        model_config = render_config(model, settings)
-        rendered[name] = RenderedModel(name, model.versions, model_config, config_text(model_config))
-    return RenderedRepository(config_name, repo, rendered)
