@@ -18,7 +18,7 @@ HELM := .tools/bin/helm-$(HELM_VERSION)
 # sits beside the checkout, as on the offline test machines; unset, charts come from their repositories.
 CHART_MIRROR ?= $(wildcard $(CURDIR)/../shared/charts)
 
-.PHONY: test test-fast lint docs artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools pulumi-toolchain cluster-binaries fake-gcs-server local-cluster golden
+.PHONY: test test-fast lint docs stack-fields artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools pulumi-toolchain cluster-binaries fake-gcs-server local-cluster golden
 
 # Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs).
 $(RUNTIME_STAMP): requirements.txt components/pyproject.toml
@@ -121,8 +121,12 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not real_tools and not slow" -n auto --dist worksteal --hypothesis-profile=fast
 
 # Regenerate the config reference in docs/configuration.md from the schema.
-docs: $(STAMP)
+docs: stack-fields
 	$(BIN)/python -m platform_config.reference --write
+
+# Rewrite the stack's fields for the components' settings from the components' Args (platform_config/component_fields.py).
+stack-fields: $(STAMP)
+	$(BIN)/python -m platform_config.component_fields
 
 # Every generated file the repository commits, from the tree as it is: the planning traces, production's example
 # simulation and each stack's plan (docs/development.md, "Generated artefacts"). tests/test_committed_artefacts.py

@@ -6,61 +6,64 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from platform_config.component_fields import from_component
+from platform_config.component_fields import arg_format, arg_unique, from_component
 from platform_config.types import (
-    Image,
     KeyProblemError,
-    LabelKey,
-    Labels,
-    LabelValue,
-    NodeDelay,
-    ObjectName,
     Strict,
-    within,
 )
-from triton_platform.formats import GO_DURATION_OR_NEVER
-from triton_platform.gpu_node_pool_args import ClusterAutoscalerSettings as ClusterAutoscalerArgs
-from triton_platform.gpu_node_pool_args import DevicePluginSettings as DevicePluginArgs
-from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, default_min_nodes
-from triton_platform.gpu_node_pool_args import KarpenterSettings as KarpenterArgs
-from triton_platform.gpu_node_pool_args import Taint as TaintArgs
+from triton_platform import gpu_node_pool_args
+from triton_platform.gpu_node_pool_args import default_min_nodes
+
+# [[[cog
+# import cog
+# from platform_config.component_fields import stack_fields
+# from triton_platform import gpu_node_pool_args
+# def fields(args_type, **options): cog.outl(stack_fields(args_type, **options))
+# ]]]
+# [[[end]]]
 
 
 class Taint(Strict):
     """A node taint; Triton pods get the matching toleration."""
 
-    key: LabelKey = from_component(TaintArgs, "key")
-    """Taint key."""
+    # [[[cog fields(gpu_node_pool_args.Taint)]]]
+    # fmt: off
+    key: Annotated[str, arg_format(gpu_node_pool_args.Taint, "key")] = from_component(gpu_node_pool_args.Taint, "key")
+    """Taint key, e.g. `nvidia.com/gpu`. Required."""
 
-    value: LabelValue = from_component(TaintArgs, "value")
+    value: Annotated[str, arg_format(gpu_node_pool_args.Taint, "value")] = from_component(gpu_node_pool_args.Taint, "value")
     """Taint value."""
 
-    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = from_component(TaintArgs, "effect")
-    """What the taint does to pods that do not tolerate it."""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = from_component(gpu_node_pool_args.Taint, "effect")
+    """What the taint does to pods that do not tolerate it: `NoSchedule`, `PreferNoSchedule` or `NoExecute`."""
+    # fmt: on
+    # [[[end]]]
 
 
 class KarpenterPool(Strict):
     """A Karpenter `karpenter.sh/v1` NodePool for the GPU nodes, with the node class of `cluster.platform` (`EC2NodeClass` on eks, `AKSNodeClass` on aks)."""
 
-    instance_families: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9]+$")]] = []
-    """Instance families: on eks EC2 families such as `g5`, `p4d` (`karpenter.k8s.aws/instance-family`), on aks VM families such as `N` (`karpenter.azure.com/sku-family`)."""
+    # [[[cog fields(gpu_node_pool_args.KarpenterSettings, exclude=['node_class_kind'])]]]
+    # fmt: off
+    instance_families: list[Annotated[str, arg_format(gpu_node_pool_args.KarpenterSettings, "instance_families")]] = from_component(gpu_node_pool_args.KarpenterSettings, "instance_families")
+    """Instance families, e.g. `g5`, `p4d` on AWS (`karpenter.k8s.aws/instance-family`), `N` on Azure (`karpenter.azure.com/sku-family`)."""
 
-    gpu_names: list[Annotated[str, Field(pattern=r"^[A-Za-z0-9-]+$")]] = []
-    """GPU models: on eks `a10g`, `l4` (`karpenter.k8s.aws/instance-gpu-name`), on aks `A100` (`karpenter.azure.com/sku-gpu-name`). Set this or `instanceFamilies`."""
+    gpu_names: list[Annotated[str, arg_format(gpu_node_pool_args.KarpenterSettings, "gpu_names")]] = from_component(gpu_node_pool_args.KarpenterSettings, "gpu_names")
+    """GPU models, e.g. `a10g`, `l4` on AWS (`karpenter.k8s.aws/instance-gpu-name`), `A100` on Azure (`karpenter.azure.com/sku-gpu-name`)."""
 
-    capacity_types: list[Literal["on-demand", "spot", "reserved"]] = from_component(KarpenterArgs, "capacity_types")
-    """`karpenter.sh/capacity-type` values the pool may launch."""
+    capacity_types: list[Literal["on-demand", "spot", "reserved"]] = from_component(gpu_node_pool_args.KarpenterSettings, "capacity_types")
+    """`karpenter.sh/capacity-type` values the pool may launch: `on-demand`, `spot`, `reserved`."""
 
-    node_class: ObjectName = from_component(KarpenterArgs, "node_class")
-    """Name of the node class (`EC2NodeClass` on eks, `AKSNodeClass` on aks) the nodes use; the cluster provides it."""
+    node_class: Annotated[str, arg_format(gpu_node_pool_args.KarpenterSettings, "node_class")] = from_component(gpu_node_pool_args.KarpenterSettings, "node_class")
+    """Name of the node class (of `nodeClassKind`) the nodes use."""
 
-    consolidate_after: NodeDelay = from_component(KarpenterArgs, "consolidate_after")
-    """How long a node must be empty before Karpenter removes it (the karpenter.sh/v1 NodePool's `disruption.consolidateAfter`); 10m matches cluster-autoscaler's default `--scale-down-unneeded-time`; 0s-24h."""
+    consolidate_after: Annotated[str, arg_format(gpu_node_pool_args.KarpenterSettings, "consolidate_after")] = from_component(gpu_node_pool_args.KarpenterSettings, "consolidate_after")
+    """How long a node must be empty before Karpenter removes it (the NodePool's `disruption.consolidateAfter`), a Go duration."""
 
-    expire_after: Annotated[str, Field(pattern=GO_DURATION_OR_NEVER), within("1h", "8760h", "a node lifetime")] = (
-        from_component(KarpenterArgs, "expire_after")
-    )
-    """Node lifetime before Karpenter replaces it (fresh AMIs), 1h-8760h; `Never` keeps nodes until they are empty."""
+    expire_after: Annotated[str, arg_format(gpu_node_pool_args.KarpenterSettings, "expire_after")] = from_component(gpu_node_pool_args.KarpenterSettings, "expire_after")
+    """Node lifetime before Karpenter replaces it (fresh AMIs), a Go duration; `Never` keeps nodes until they are empty."""
+    # fmt: on
+    # [[[end]]]
 
     @model_validator(mode="after")
     def _identifies_gpus(self) -> KarpenterPool:
@@ -72,99 +75,107 @@ class KarpenterPool(Strict):
 class ClusterAutoscalerPool(Strict):
     """The Kubernetes cluster-autoscaler, scaling existing node groups."""
 
-    cloud_provider: Literal["aws", "gce", "azure"]
-    """`--cloud-provider`."""
+    # [[[cog fields(gpu_node_pool_args.ClusterAutoscalerSettings)]]]
+    # fmt: off
+    cloud_provider: Literal["aws", "gce", "azure"] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "cloud_provider")
+    """`--cloud-provider`: `aws`, `gce` or `azure`. Required."""
 
-    node_groups: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
-    """Node group names (ASG, MIG or VMSS); each is bounded by `minNodes`-`maxNodes` (`--nodes`)."""
+    node_groups: list[Annotated[str, Field(min_length=1)]] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "node_groups")
+    """Node group names (ASG, MIG or VMSS), at least one; each is bounded by `minNodes`-`maxNodes` (`--nodes`). Required."""
 
-    image: Image = from_component(ClusterAutoscalerArgs, "image")
+    image: Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "image")] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "image")
     """cluster-autoscaler image, pinned; match its minor version to the cluster's."""
 
-    scale_down_delay_after_add: NodeDelay = from_component(ClusterAutoscalerArgs, "scale_down_delay_after_add")
-    """`--scale-down-delay-after-add`; 10m is cluster-autoscaler's own default (kubernetes/autoscaler, cluster-autoscaler/FAQ.md, "What are the parameters to CA?"); 0s-24h."""
+    scale_down_delay_after_add: Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_delay_after_add")] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_delay_after_add")
+    """`--scale-down-delay-after-add`, a Go duration."""
 
-    scale_down_delay_after_delete: NodeDelay = from_component(ClusterAutoscalerArgs, "scale_down_delay_after_delete")
-    """`--scale-down-delay-after-delete`; cluster-autoscaler's own default is its scan interval (10s), and 2m lets the cluster settle after a removal before the next; 0s-24h."""
+    scale_down_delay_after_delete: Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_delay_after_delete")] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_delay_after_delete")
+    """`--scale-down-delay-after-delete`, a Go duration."""
 
-    scale_down_unneeded_time: NodeDelay = from_component(ClusterAutoscalerArgs, "scale_down_unneeded_time")
-    """`--scale-down-unneeded-time`; 10m is cluster-autoscaler's own default (cluster-autoscaler/FAQ.md); 0s-24h."""
+    scale_down_unneeded_time: Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_unneeded_time")] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_unneeded_time")
+    """`--scale-down-unneeded-time`, a Go duration."""
 
-    service_account_annotations: dict[LabelKey, str] = {}
+    service_account_annotations: dict[Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "service_account_annotations", "key")], str] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "service_account_annotations")
     """Annotations of its ServiceAccount, e.g. `eks.amazonaws.com/role-arn` for the cloud API permissions."""
+    # fmt: on
+    # [[[end]]]
 
 
 class DevicePlugin(Strict):
     """The NVIDIA device plugin DaemonSet that advertises `nvidia.com/gpu`."""
 
-    image: Image = from_component(DevicePluginArgs, "image")
+    # [[[cog fields(gpu_node_pool_args.DevicePluginSettings)]]]
+    # fmt: off
+    image: Annotated[str, arg_format(gpu_node_pool_args.DevicePluginSettings, "image")] = from_component(gpu_node_pool_args.DevicePluginSettings, "image")
     """Plugin image, pinned."""
 
-    sharing: Literal["none", "time-slicing", "mig"] = from_component(DevicePluginArgs, "sharing")
-    """GPU sharing: `time-slicing` lets small models share a GPU (dev); `mig` partitions large GPUs (production)."""
+    sharing: Literal["none", "time-slicing", "mig"] = from_component(gpu_node_pool_args.DevicePluginSettings, "sharing")
+    """GPU sharing: `none`, `time-slicing` (small models share a GPU) or `mig` (large GPUs partitioned)."""
 
-    time_slicing_replicas: int = from_component(DevicePluginArgs, "time_slicing_replicas")
-    """With time-slicing, how many pods share each GPU."""
+    time_slicing_replicas: int = from_component(gpu_node_pool_args.DevicePluginSettings, "time_slicing_replicas")
+    """With time-slicing, how many pods share each GPU, 2-64."""
 
-    mig_strategy: Literal["single"] = from_component(DevicePluginArgs, "mig_strategy")
-    """With MIG, the plugin's strategy: `single` advertises identical MIG slices as `nvidia.com/gpu`, which Triton pods request (`mixed` would advertise `nvidia.com/mig-*` resources instead)."""
+    mig_strategy: Literal["single"] = from_component(gpu_node_pool_args.DevicePluginSettings, "mig_strategy")
+    """With MIG, the plugin's strategy: `single` advertises identical MIG slices as `nvidia.com/gpu`, which GPU pods request (the only one allowed: `mixed` would advertise `nvidia.com/mig-*` resources instead)."""
+    # fmt: on
+    # [[[end]]]
 
 
 class GpuPoolConfig(Strict):
     """The GPU node pool every Triton pod runs on."""
 
-    gpus_per_node: int = from_component(GpuNodePoolArgs, "gpus_per_node")
-    """Physical GPUs on each node of the pool. With time-slicing the device plugin advertises each several times; the capacity check counts physical GPUs (conservative), Karpenter's limit counts advertised ones."""
-
     # The component's default depends on the autoscaler (`default_min_nodes`), filled in before validation.
-    min_nodes: int = from_component(
-        GpuNodePoolArgs, "min_nodes", default=0, json_schema_extra={"default_text": "`maxNodes` if static, else `0`"}
-    )
-    """Nodes kept even when idle: the cluster-autoscaler's lower bound. Karpenter has no node minimum (must be 0; warm capacity comes from `replicas.min` and `overprovisioningReplicas`); a static pool's size is fixed (must equal `maxNodes`)."""
+    # [[[cog fields(gpu_node_pool_args.GpuNodePoolArgs, exclude=['workload_namespace', 'gpu_software', 'gpu_operator_namespace', 'labels', 'image_digests', 'metrics_namespace', 'metrics_selector_labels', 'scrape_interval'], narrow={'min_nodes': 'default=0, json_schema_extra={"default_text": "`maxNodes` if static, else `0`"}'})]]]
+    # fmt: off
+    max_nodes: int = from_component(gpu_node_pool_args.GpuNodePoolArgs, "max_nodes")
+    """Ceiling of the node autoscaler, 1-1000. With `gpusPerNode` it bounds how many GPUs the pool's workloads together may ask for. Required."""
 
-    manage: bool = from_component(GpuNodePoolArgs, "manage")
-    """Create the cluster-level pool objects (the `gpu-system` namespace, device plugin, node autoscaler, DCGM exporter). Exactly one stack per cluster may; others set false and only use the pool."""
+    gpus_per_node: int = from_component(gpu_node_pool_args.GpuNodePoolArgs, "gpus_per_node")
+    """Physical GPUs on each node, 1-16. With time-slicing the device plugin advertises each several times; Karpenter's limit counts advertised ones."""
 
-    max_nodes: int = from_component(GpuNodePoolArgs, "max_nodes")
-    """Ceiling of the node autoscaler. With `gpusPerNode` it bounds how many GPUs all Triton replicas together may ask for. Required."""
+    min_nodes: int = from_component(gpu_node_pool_args.GpuNodePoolArgs, "min_nodes", default=0, json_schema_extra={"default_text": "`maxNodes` if static, else `0`"})
+    """Nodes kept even when idle: the cluster-autoscaler's lower bound, at most `maxNodes`. Karpenter has no node minimum (must be 0; warm capacity comes from `overprovisioningReplicas`); a static pool's size is fixed (must equal `maxNodes`). Default: `maxNodes` for autoscaler `static`, 0 otherwise."""
 
-    resource_name: Literal["nvidia.com/gpu"] = from_component(GpuNodePoolArgs, "resource_name")
-    """Extended resource the NVIDIA device plugin advertises."""
+    manage: bool = from_component(gpu_node_pool_args.GpuNodePoolArgs, "manage")
+    """Create the cluster-level pool objects (the `gpu-system` namespace, device plugin, node autoscaler, DCGM exporter), under fixed names. Exactly one pool per cluster may: two managing pools in one cluster would claim the same `gpu-system` objects (a second in the same program is refused, naming them). Others set false and only use the pool."""
 
-    node_labels: Labels = from_component(GpuNodePoolArgs, "node_labels")
-    """Labels every node of the pool carries; Triton pods select on them."""
+    resource_name: Literal["nvidia.com/gpu"] = from_component(gpu_node_pool_args.GpuNodePoolArgs, "resource_name")
+    """Extended resource the NVIDIA device plugin advertises; only `nvidia.com/gpu`."""
 
-    taints: list[Taint] = from_component(GpuNodePoolArgs, "taints")
-    """Taints of the pool's nodes, which keep other workloads off the GPUs; Triton pods tolerate them."""
+    node_labels: dict[Annotated[str, arg_format(gpu_node_pool_args.GpuNodePoolArgs, "node_labels", "key")], Annotated[str, arg_format(gpu_node_pool_args.GpuNodePoolArgs, "node_labels")]] = from_component(gpu_node_pool_args.GpuNodePoolArgs, "node_labels")
+    """Labels every node of the pool carries; GPU pods select on them (`placement.node_selector`)."""
 
-    autoscaler: Literal["karpenter", "cluster-autoscaler", "external", "static"] = from_component(
-        GpuNodePoolArgs, "autoscaler"
-    )
-    """Node autoscaling: a Karpenter NodePool (on `cluster.platform` eks or aks), the cluster-autoscaler, `external` (the cloud scales the node pool: GKE node-pool autoscaling or a ComputeClass, AKS's cluster autoscaler; nothing in-cluster, `minNodes`-`maxNodes` state its bounds), or a fixed pool of existing nodes."""
+    taints: list[Taint] = from_component(gpu_node_pool_args.GpuNodePoolArgs, "taints")
+    """Taints of the pool's nodes, which keep other workloads off the GPUs; GPU pods tolerate them."""
 
-    karpenter: KarpenterPool | None = None
-    """The NodePool, for autoscaler `karpenter`."""
+    autoscaler: Literal["static", "karpenter", "cluster-autoscaler", "external"] = from_component(gpu_node_pool_args.GpuNodePoolArgs, "autoscaler")
+    """Node autoscaling: `karpenter` (a Karpenter NodePool, settings in `karpenter`), `cluster-autoscaler` (settings in `clusterAutoscaler`), `external` (the cloud scales the node pool: GKE node-pool autoscaling or a ComputeClass, AKS's managed cluster autoscaler; nothing in-cluster, `minNodes`-`maxNodes` state its bounds) or `static` (a fixed pool of existing nodes)."""
 
-    cluster_autoscaler: ClusterAutoscalerPool | None = None
-    """The autoscaler, for `cluster-autoscaler`."""
+    karpenter: KarpenterPool | None = from_component(gpu_node_pool_args.GpuNodePoolArgs, "karpenter")
+    """The NodePool, for autoscaler `karpenter` (required there, refused otherwise)."""
 
-    static_nodes: list[ObjectName] = from_component(GpuNodePoolArgs, "static_nodes")
-    """For `static`: existing nodes to label and taint (NodePatch); empty if they already carry `nodeLabels` and `taints`."""
+    cluster_autoscaler: ClusterAutoscalerPool | None = from_component(gpu_node_pool_args.GpuNodePoolArgs, "cluster_autoscaler")
+    """The autoscaler, for `cluster-autoscaler` (required there, refused otherwise)."""
 
-    device_plugin: DevicePlugin = DevicePlugin()
-    """The NVIDIA device plugin."""
+    static_nodes: Annotated[list[Annotated[str, arg_format(gpu_node_pool_args.GpuNodePoolArgs, "static_nodes")]], arg_unique(gpu_node_pool_args.GpuNodePoolArgs, "static_nodes")] = from_component(gpu_node_pool_args.GpuNodePoolArgs, "static_nodes")
+    """For autoscaler `static` only: existing nodes to label and taint (NodePatch)."""
 
-    overprovisioning_replicas: int = from_component(GpuNodePoolArgs, "overprovisioning_replicas")
-    """Low-priority placeholder pods holding a GPU each, evicted the moment Triton needs the GPU: warm spare nodes that cut cold starts."""
+    device_plugin: DevicePlugin = from_component(gpu_node_pool_args.GpuNodePoolArgs, "device_plugin")
+    """The NVIDIA device plugin, with `gpuSoftware: pool` only."""
 
-    dcgm_exporter: bool = from_component(GpuNodePoolArgs, "dcgm_exporter")
-    """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics beyond Triton's own; with `manage`, this stack's monitoring then adds the GPU health alerts (XID, ECC, row remapping, slowdowns) and dashboard panels."""
+    overprovisioning_replicas: int = from_component(gpu_node_pool_args.GpuNodePoolArgs, "overprovisioning_replicas")
+    """Low-priority placeholder pods holding a GPU each, evicted the moment a workload needs the GPU: warm spare nodes that cut cold starts, 0-100."""
 
-    dcgm_exporter_image: Image = from_component(GpuNodePoolArgs, "dcgm_exporter_image")
+    overprovisioning_image: Annotated[str, arg_format(gpu_node_pool_args.GpuNodePoolArgs, "overprovisioning_image")] = from_component(gpu_node_pool_args.GpuNodePoolArgs, "overprovisioning_image")
+    """Image of the placeholder pods, pinned: they only hold a GPU, so the pause image (it must run as its nobody user, 65535)."""
+
+    dcgm_exporter: bool = from_component(gpu_node_pool_args.GpuNodePoolArgs, "dcgm_exporter")
+    """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics, with the counters Monitoring's GPU health rules read (its `dcgmMetrics`) turned on; with `gpuSoftware: pool` only."""
+
+    dcgm_exporter_image: Annotated[str, arg_format(gpu_node_pool_args.GpuNodePoolArgs, "dcgm_exporter_image")] = from_component(gpu_node_pool_args.GpuNodePoolArgs, "dcgm_exporter_image")
     """DCGM exporter image, pinned."""
-
-    overprovisioning_image: Image = from_component(GpuNodePoolArgs, "overprovisioning_image")
-    """Image of the `overprovisioningReplicas` placeholder pods, pinned: they only hold a GPU, so the pause image."""
+    # fmt: on
+    # [[[end]]]
 
     @model_validator(mode="before")
     @classmethod

@@ -4,30 +4,28 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
-from platform_config.component_fields import from_component
+from platform_config.component_fields import arg_format, from_component
 from platform_config.secret_values import SECRET
 from platform_config.types import (
-    AlertFor,
     ChartRepository,
     ChartVersion,
     HelmChart,
-    HttpsUrl,
-    Labels,
-    NamespaceName,
-    ObjectName,
-    ScrapeInterval,
     Strict,
 )
-from triton_platform.formats import DNS_LABEL
+from triton_platform import monitoring_args
 from triton_platform.monitoring_args import (
     DEFAULT_CHART,
-    AlertReceiver,
-    AlertThresholds,
-    MonitoringArgs,
-    ReceiverCredential,
 )
+
+# [[[cog
+# import cog
+# from platform_config.component_fields import stack_fields
+# from triton_platform import monitoring_args
+# def fields(args_type, **options): cog.outl(stack_fields(args_type, **options))
+# ]]]
+# [[[end]]]
 
 
 class PrometheusStackChart(HelmChart):
@@ -43,96 +41,94 @@ class PrometheusStackChart(HelmChart):
 class AlertsConfig(Strict):
     """Alert thresholds and how long a condition must last before it fires (`for:`)."""
 
-    latency_for: AlertFor = from_component(AlertThresholds, "latency_for")
+    # [[[cog fields(monitoring_args.AlertThresholds, narrow={'failure_ratio': 'lt=1', 'gpu_utilization_low': 'lt=1'})]]]
+    # fmt: off
+    latency_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "latency_for")] = from_component(monitoring_args.AlertThresholds, "latency_for")
     """How long p95 latency must stay above the SLO."""
 
-    queue_time_ms: float = from_component(AlertThresholds, "queue_time_ms")
-    """Average queue time per request above which the queue alert fires, in ms."""
+    queue_time_ms: float = from_component(monitoring_args.AlertThresholds, "queue_time_ms")
+    """Average queue time per request above which the queue alert fires, in ms; above 0."""
 
-    queue_time_for: AlertFor = from_component(AlertThresholds, "queue_time_for")
+    queue_time_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "queue_time_for")] = from_component(monitoring_args.AlertThresholds, "queue_time_for")
     """How long the queue time must stay above `queueTimeMs`."""
 
-    failure_ratio: float = from_component(AlertThresholds, "failure_ratio", lt=1)
-    """Failed/total inference requests above which the failure alert fires."""
+    failure_ratio: float = from_component(monitoring_args.AlertThresholds, "failure_ratio", lt=1)
+    """Failed/total inference requests above which the failure alert fires; between 0 and 1."""
 
-    failure_for: AlertFor = from_component(AlertThresholds, "failure_for")
+    failure_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "failure_for")] = from_component(monitoring_args.AlertThresholds, "failure_for")
     """How long the failure ratio must stay above `failureRatio`."""
 
-    gpu_memory_ratio: float = from_component(AlertThresholds, "gpu_memory_ratio")
-    """GPU memory used/total above which the GPU memory alert fires."""
+    gpu_memory_ratio: float = from_component(monitoring_args.AlertThresholds, "gpu_memory_ratio")
+    """GPU memory used/total above which the GPU memory alert fires; above 0, at most 1."""
 
-    gpu_memory_for: AlertFor = from_component(AlertThresholds, "gpu_memory_for")
+    gpu_memory_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "gpu_memory_for")] = from_component(monitoring_args.AlertThresholds, "gpu_memory_for")
     """How long GPU memory must stay above `gpuMemoryRatio`."""
 
-    gpu_utilization_low: float = from_component(AlertThresholds, "gpu_utilization_low", lt=1)
-    """GPU utilization below which the cost alert fires."""
+    gpu_utilization_low: float = from_component(monitoring_args.AlertThresholds, "gpu_utilization_low", lt=1)
+    """GPU utilization below which the cost alert fires; between 0 and 1."""
 
-    gpu_utilization_low_for: AlertFor = from_component(AlertThresholds, "gpu_utilization_low_for")
+    gpu_utilization_low_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "gpu_utilization_low_for")] = from_component(monitoring_args.AlertThresholds, "gpu_utilization_low_for")
     """How long utilization must stay below `gpuUtilizationLow`."""
 
-    backlog_at_max_for: AlertFor = from_component(AlertThresholds, "backlog_at_max_for")
-    """How long the scaling signal may stay above its target (`scaling.busyRatioTarget` or `queueDepthTarget`) while a deployment runs at `replicas.max`."""
+    backlog_at_max_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "backlog_at_max_for")] = from_component(monitoring_args.AlertThresholds, "backlog_at_max_for")
+    """How long a deployment's scaling signal may stay above its target while it runs `max_replicas`."""
 
-    replicas_unavailable_for: AlertFor = from_component(AlertThresholds, "replicas_unavailable_for")
+    replicas_unavailable_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "replicas_unavailable_for")] = from_component(monitoring_args.AlertThresholds, "replicas_unavailable_for")
     """How long a deployment may have fewer available replicas than desired."""
 
-    model_missing_for: AlertFor = from_component(AlertThresholds, "model_missing_for")
-    """How long a configured model may report no metrics (not loaded) while its deployment is scraped."""
+    model_missing_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "model_missing_for")] = from_component(monitoring_args.AlertThresholds, "model_missing_for")
+    """How long a model may report no metrics (not loaded) while its deployment is scraped."""
 
-    target_down_for: AlertFor = from_component(AlertThresholds, "target_down_for")
+    target_down_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "target_down_for")] = from_component(monitoring_args.AlertThresholds, "target_down_for")
     """How long a Triton metrics endpoint may be unreachable."""
 
-    keda_errors_for: AlertFor = from_component(AlertThresholds, "keda_errors_for")
+    keda_errors_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "keda_errors_for")] = from_component(monitoring_args.AlertThresholds, "keda_errors_for")
     """How long KEDA may fail to read a trigger (its fallback replicas apply meanwhile)."""
-
-    def args(self) -> AlertThresholds:
-        """The thresholds as Monitoring takes them."""
-        return {
-            "latency_for": self.latency_for,
-            "queue_time_ms": self.queue_time_ms,
-            "queue_time_for": self.queue_time_for,
-            "failure_ratio": self.failure_ratio,
-            "failure_for": self.failure_for,
-            "gpu_memory_ratio": self.gpu_memory_ratio,
-            "gpu_memory_for": self.gpu_memory_for,
-            "gpu_utilization_low": self.gpu_utilization_low,
-            "gpu_utilization_low_for": self.gpu_utilization_low_for,
-            "backlog_at_max_for": self.backlog_at_max_for,
-            "replicas_unavailable_for": self.replicas_unavailable_for,
-            "model_missing_for": self.model_missing_for,
-            "target_down_for": self.target_down_for,
-            "keda_errors_for": self.keda_errors_for,
-        }
+    # fmt: on
+    # [[[end]]]
 
 
 class PrometheusPeer(Strict):
     """The Prometheus that scrapes Triton; the NetworkPolicy admits it to the metrics port."""
 
-    namespace: NamespaceName = from_component(MonitoringArgs, "prometheus_namespace")
-    """Its namespace."""
+    # The stack groups Monitoring's `prometheus_namespace` and `prometheus_pod_labels` here.
+    # [[[cog fields(monitoring_args.MonitoringArgs, only=["prometheus_namespace", "prometheus_pod_labels"], names={"prometheus_namespace": "namespace", "prometheus_pod_labels": "pod_labels"})]]]
+    # fmt: off
+    namespace: Annotated[str, arg_format(monitoring_args.MonitoringArgs, "prometheus_namespace")] = from_component(monitoring_args.MonitoringArgs, "prometheus_namespace")
+    """Namespace of the Prometheus that scrapes Triton (mode `install` creates it and installs the chart there)."""
 
-    pod_labels: Labels = from_component(MonitoringArgs, "prometheus_pod_labels")
-    """Its pod labels."""
+    pod_labels: dict[Annotated[str, arg_format(monitoring_args.MonitoringArgs, "prometheus_pod_labels", "key")], Annotated[str, arg_format(monitoring_args.MonitoringArgs, "prometheus_pod_labels")]] = from_component(monitoring_args.MonitoringArgs, "prometheus_pod_labels")
+    """Labels of that Prometheus' pods, handed on as `metricsPodLabels` so other components admit its scrapes."""
+    # fmt: on
+    # [[[end]]]
 
 
 class SecretRef(Strict):
     """A key of an existing Kubernetes Secret in the platform namespace."""
 
-    name: ObjectName
-    """Secret name."""
+    # [[[cog fields(monitoring_args.CredentialSecret)]]]
+    # fmt: off
+    name: Annotated[str, arg_format(monitoring_args.CredentialSecret, "name")] = from_component(monitoring_args.CredentialSecret, "name")
+    """The Secret's name."""
 
-    key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]+$")]
-    """Key in the Secret."""
+    key: Annotated[str, arg_format(monitoring_args.CredentialSecret, "key")] = from_component(monitoring_args.CredentialSecret, "key")
+    """The key in it that holds the credential."""
+    # fmt: on
+    # [[[end]]]
 
 
 class Credential(Strict):
     """A receiver credential: a Pulumi secret value (`secure:` in the stack file), or an existing Secret's key."""
 
-    value: Annotated[str | None, SECRET] = None
-    """The credential itself; must be a Pulumi secret (`pulumi config set --secret --path ...`), never plain text."""
+    # [[[cog fields(monitoring_args.ReceiverCredential, metadata={"value": "SECRET"})]]]
+    # fmt: off
+    value: Annotated[str | None, SECRET] = from_component(monitoring_args.ReceiverCredential, "value")
+    """The credential (a webhook URL, a routing key). The component marks it secret and stores it in a Secret of its own, `alertmanager-<receiver>`; give a Pulumi secret so it is never plain text in the program's config either. Default: unset (then `secret`)."""
 
-    secret: SecretRef | None = None
-    """Or: where an existing Secret holds it."""
+    secret: SecretRef | None = from_component(monitoring_args.ReceiverCredential, "secret")
+    """Where an existing Secret holds it. Default: unset (then `value`)."""
+    # fmt: on
+    # [[[end]]]
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Credential:
@@ -140,66 +136,64 @@ class Credential(Strict):
             raise ValueError("set exactly one of value (a Pulumi secret) and secret (an existing Secret's key)")
         return self
 
-    def args(self) -> ReceiverCredential:
-        """The credential as Monitoring takes it."""
-        if self.secret is not None:
-            return {"secret": {"name": self.secret.name, "key": self.secret.key}}
-        assert self.value is not None, "_exactly_one holds"
-        return {"value": self.value}
-
 
 class SlackReceiver(Strict):
     """Slack incoming webhook."""
 
-    webhook_url: Credential
+    # [[[cog fields(monitoring_args.SlackReceiver)]]]
+    # fmt: off
+    webhook_url: Credential = from_component(monitoring_args.SlackReceiver, "webhook_url")
     """The webhook URL."""
 
-    channel: Annotated[str, Field(min_length=1)]
-    """Channel, e.g. `#ml-alerts`."""
+    channel: str = from_component(monitoring_args.SlackReceiver, "channel")
+    """The channel to post to, e.g. `#ml-alerts`."""
+    # fmt: on
+    # [[[end]]]
 
 
 class PagerDutyReceiver(Strict):
     """PagerDuty Events API v2."""
 
-    routing_key: Credential
+    # [[[cog fields(monitoring_args.PagerDutyReceiver)]]]
+    # fmt: off
+    routing_key: Credential = from_component(monitoring_args.PagerDutyReceiver, "routing_key")
     """The integration's routing key."""
+    # fmt: on
+    # [[[end]]]
 
 
 class WebhookReceiver(Strict):
     """A generic webhook."""
 
-    url: Credential
+    # [[[cog fields(monitoring_args.WebhookReceiver)]]]
+    # fmt: off
+    url: Credential = from_component(monitoring_args.WebhookReceiver, "url")
     """The URL to POST alerts to."""
+    # fmt: on
+    # [[[end]]]
 
 
 class Receiver(Strict):
     """Where Alertmanager sends a class of alerts: one or more integrations."""
 
-    slack: SlackReceiver | None = None
+    # [[[cog fields(monitoring_args.AlertReceiver)]]]
+    # fmt: off
+    slack: SlackReceiver | None = from_component(monitoring_args.AlertReceiver, "slack")
     """Post to Slack."""
 
-    pagerduty: PagerDutyReceiver | None = None
+    pagerduty: PagerDutyReceiver | None = from_component(monitoring_args.AlertReceiver, "pagerduty")
     """Page through PagerDuty."""
 
-    webhook: WebhookReceiver | None = None
+    webhook: WebhookReceiver | None = from_component(monitoring_args.AlertReceiver, "webhook")
     """POST to a webhook."""
+    # fmt: on
+    # [[[end]]]
 
     @model_validator(mode="after")
     def _has_integration(self) -> Receiver:
         if not (self.slack or self.pagerduty or self.webhook):
             raise ValueError("a receiver needs at least one of slack, pagerduty, webhook")
         return self
-
-    def args(self) -> AlertReceiver:
-        """The receiver as Monitoring takes it."""
-        out: AlertReceiver = {}
-        if self.slack:
-            out["slack"] = {"webhook_url": self.slack.webhook_url.args(), "channel": self.slack.channel}
-        if self.pagerduty:
-            out["pagerduty"] = {"routing_key": self.pagerduty.routing_key.args()}
-        if self.webhook:
-            out["webhook"] = {"url": self.webhook.url.args()}
-        return out
 
 
 Severity = Literal["critical", "warning", "info"]
@@ -208,32 +202,36 @@ Severity = Literal["critical", "warning", "info"]
 class MonitoringConfig(Strict):
     """Prometheus scraping, rules, Alertmanager routing and Grafana dashboards."""
 
-    mode: Literal["install", "existing"] = from_component(MonitoringArgs, "mode")
-    """`install`: the kube-prometheus-stack chart, pinned, in `prometheus.namespace`. `existing`: an operator already runs; only the platform's ServiceMonitor, rules, routing and dashboards are created."""
+    # [[[cog fields(monitoring_args.MonitoringArgs, only=['mode', 'selector_labels', 'receivers', 'routes', 'runbook_base_url', 'grafana_folder', 'scrape_interval', 'alerts'], narrow={'grafana_folder': 'min_length=1'})]]]
+    # fmt: off
+    mode: Literal["existing", "install"] = from_component(monitoring_args.MonitoringArgs, "mode")
+    """`existing`: a Prometheus Operator already runs; only the ServiceMonitor, rules, alert routing and dashboards are created. `install`: the kube-prometheus-stack chart too, in `prometheus.namespace`, and everything else waits for it (its CRDs)."""
+
+    selector_labels: dict[Annotated[str, arg_format(monitoring_args.MonitoringArgs, "selector_labels", "key")], Annotated[str, arg_format(monitoring_args.MonitoringArgs, "selector_labels")]] = from_component(monitoring_args.MonitoringArgs, "selector_labels")
+    """Labels the Prometheus Operator selects ServiceMonitors, rules and AlertmanagerConfigs by (kube-prometheus-stack's `release` label)."""
+
+    receivers: dict[Annotated[str, arg_format(monitoring_args.MonitoringArgs, "receivers", "key")], Receiver] = from_component(monitoring_args.MonitoringArgs, "receivers")
+    """Alertmanager receivers by name (any but `null`, which takes what no route claims)."""
+
+    routes: dict[Annotated[str, arg_format(monitoring_args.MonitoringArgs, "routes", "key")], Annotated[str, arg_format(monitoring_args.MonitoringArgs, "routes")]] = from_component(monitoring_args.MonitoringArgs, "routes")
+    """The receiver for each severity (`critical`, `warning`, `info`), by name; alerts of a severity without one go nowhere."""
+
+    runbook_base_url: Annotated[str, arg_format(monitoring_args.MonitoringArgs, "runbook_base_url")] = from_component(monitoring_args.MonitoringArgs, "runbook_base_url")
+    """Every alert's `runbook_url` is this plus `#<alert name in lower case>`."""
+
+    grafana_folder: str = from_component(monitoring_args.MonitoringArgs, "grafana_folder", min_length=1)
+    """Grafana folder the dashboards land in (the dashboard sidecar's folder annotation)."""
+
+    scrape_interval: Annotated[str, arg_format(monitoring_args.MonitoringArgs, "scrape_interval")] = from_component(monitoring_args.MonitoringArgs, "scrape_interval")
+    """How often Prometheus scrapes Triton's metrics port, a Prometheus duration from 1s to 2m (Prometheus marks a series stale 5m after its last sample)."""
+
+    alerts: AlertsConfig = from_component(monitoring_args.MonitoringArgs, "alerts")
+    """Alert thresholds and durations."""
+    # fmt: on
+    # [[[end]]]
 
     chart: PrometheusStackChart = PrometheusStackChart()
     """The chart, for mode `install`."""
 
     prometheus: PrometheusPeer = PrometheusPeer()
     """Which Prometheus scrapes Triton."""
-
-    selector_labels: Labels = from_component(MonitoringArgs, "selector_labels")
-    """Labels the Prometheus Operator selects ServiceMonitors, rules and AlertmanagerConfigs by (kube-prometheus-stack's `release` label)."""
-
-    receivers: dict[Annotated[str, Field(pattern=DNS_LABEL, max_length=63)], Receiver] = {}
-    """Alertmanager receivers by name."""
-
-    routes: dict[Severity, Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]] = {}
-    """Receiver for each severity; a severity without one is dropped (dev)."""
-
-    runbook_base_url: HttpsUrl = from_component(MonitoringArgs, "runbook_base_url")
-    """Every alert's runbook_url is this plus `#<alert name in lower case>`."""
-
-    grafana_folder: str = from_component(MonitoringArgs, "grafana_folder", min_length=1)
-    """Grafana folder the dashboards land in (sidecar annotation)."""
-
-    scrape_interval: ScrapeInterval = from_component(MonitoringArgs, "scrape_interval")
-    """How often Prometheus scrapes Triton's metrics port; 1s-2m (Prometheus marks a series stale 5m after its last sample)."""
-
-    alerts: AlertsConfig = AlertsConfig()
-    """Alert thresholds; each `...For` duration is 0s-1d."""

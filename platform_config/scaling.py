@@ -6,22 +6,26 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from platform_config.component_fields import from_component
+from platform_config.component_fields import arg_format, from_component
 from platform_config.types import (
     ChartRepository,
     ChartVersion,
     HelmChart,
     HttpUrl,
     KeyProblemError,
-    NamespaceName,
-    ObjectName,
     Strict,
 )
 from simulator.config import SimulationConfig
-from triton_platform.keda_scaling_args import KEDA_CHART, KedaScalingArgs
-from triton_platform.keda_scaling_args import Fallback as FallbackArgs
-from triton_platform.keda_scaling_args import KedaInstall as KedaInstallArgs
-from triton_platform.keda_scaling_args import ScalePolicy as ScalePolicyArgs
+from triton_platform import keda_scaling_args
+from triton_platform.keda_scaling_args import KEDA_CHART
+
+# [[[cog
+# import cog
+# from platform_config.component_fields import stack_fields
+# from triton_platform import keda_scaling_args
+# def fields(args_type, **options): cog.outl(stack_fields(args_type, **options))
+# ]]]
+# [[[end]]]
 
 
 class KedaChart(HelmChart):
@@ -37,40 +41,52 @@ class KedaChart(HelmChart):
 class ScalePolicy(Strict):
     """One direction of the HPA's `behavior`: how fast replicas may change."""
 
-    stabilization_seconds: int = from_component(ScalePolicyArgs, "stabilization_seconds")
-    """HPA `stabilizationWindowSeconds`: recommendations over this window are considered (max for down, min for up)."""
+    # [[[cog fields(keda_scaling_args.ScalePolicy)]]]
+    # fmt: off
+    stabilization_seconds: int = from_component(keda_scaling_args.ScalePolicy, "stabilization_seconds")
+    """`stabilizationWindowSeconds`, 0-3600: recommendations over this window are considered (the highest scaling down, the lowest scaling up). Required."""
 
-    percent: int = from_component(ScalePolicyArgs, "percent")
-    """A `Percent` policy: change by up to this share of the current replicas per period."""
+    percent: int = from_component(keda_scaling_args.ScalePolicy, "percent")
+    """A `Percent` policy, 1-1000: change by up to this share of the current replicas per period. Required."""
 
-    pods: int | None = from_component(ScalePolicyArgs, "pods", default=None)
-    """A `Pods` policy: change by up to this many pods per period. With both, the larger change wins (`selectPolicy: Max`)."""
+    period_seconds: int = from_component(keda_scaling_args.ScalePolicy, "period_seconds")
+    """Length of a policy period, 1-1800 (the HPA API's bounds). Required."""
 
-    period_seconds: int = from_component(ScalePolicyArgs, "period_seconds")
-    """Length of a policy period (the HPA API allows 1-1800)."""
+    pods: int | None = from_component(keda_scaling_args.ScalePolicy, "pods")
+    """A `Pods` policy, 1-1000: change by up to this many pods per period; with both, the larger change wins (`selectPolicy: Max`). Default: none, the `Percent` policy alone."""
+    # fmt: on
+    # [[[end]]]
 
 
 class Fallback(Strict):
     """What KEDA does when it cannot read the triggers (Prometheus down, a query error, a vanished series)."""
 
-    failure_threshold: int = from_component(FallbackArgs, "failure_threshold")
-    """The fallback applies once more than this many consecutive metric reads failed (the HPA reads every 15 s)."""
+    # [[[cog fields(keda_scaling_args.Fallback, narrow={'replicas': 'le=1000'})]]]
+    # fmt: off
+    replicas: int = from_component(keda_scaling_args.Fallback, "replicas", le=1000)
+    """Replica count to hold, at least 1; with `currentReplicasIfHigher` a Deployment already above it stays where it is. Required."""
 
-    replicas: int = from_component(FallbackArgs, "replicas", le=1000)
-    """Replica count to hold; with `currentReplicasIfHigher` a deployment already above it stays where it is."""
+    failure_threshold: int = from_component(keda_scaling_args.Fallback, "failure_threshold")
+    """The fallback applies once more than this many consecutive metric reads failed (the HPA reads every 15 s), 1-100."""
 
-    behavior: Literal["static", "currentReplicas", "currentReplicasIfHigher"] = from_component(FallbackArgs, "behavior")
-    """KEDA fallback behavior; the default never scales down because metrics went missing."""
+    behavior: Literal["currentReplicasIfHigher", "static", "currentReplicas"] = from_component(keda_scaling_args.Fallback, "behavior")
+    """KEDA's fallback behavior: `currentReplicasIfHigher`, `static` or `currentReplicas`."""
+    # fmt: on
+    # [[[end]]]
 
 
 class KedaInstall(Strict):
     """Where KEDA comes from."""
 
-    mode: Literal["install", "existing"] = from_component(KedaInstallArgs, "mode")
-    """`install`: the pinned KEDA Helm chart into `namespace`, before any ScaledObject. `existing`: KEDA already runs."""
+    # [[[cog fields(keda_scaling_args.KedaInstall, exclude=['chart'])]]]
+    # fmt: off
+    mode: Literal["existing", "install"] = from_component(keda_scaling_args.KedaInstall, "mode")
+    """`existing`: KEDA already runs in the cluster. `install`: its pinned chart (`chart`) into `namespace`, a namespace this component creates, before any ScaledObject."""
 
-    namespace: NamespaceName = from_component(KedaInstallArgs, "namespace")
-    """KEDA's namespace."""
+    namespace: Annotated[str, arg_format(keda_scaling_args.KedaInstall, "namespace")] = from_component(keda_scaling_args.KedaInstall, "namespace")
+    """KEDA's namespace, for mode `install`."""
+    # fmt: on
+    # [[[end]]]
 
     chart: KedaChart = KedaChart()
     """The KEDA chart, for mode `install`."""
@@ -79,11 +95,15 @@ class KedaInstall(Strict):
 class PrometheusAuth(Strict):
     """Credentials KEDA sends to Prometheus, through a TriggerAuthentication."""
 
-    mode: Literal["bearer", "basic"]
-    """`bearer` reads key `bearerToken`; `basic` reads `username` and `password`."""
+    # [[[cog fields(keda_scaling_args.PrometheusAuth)]]]
+    # fmt: off
+    mode: Literal["bearer", "basic"] = from_component(keda_scaling_args.PrometheusAuth, "mode")
+    """`bearer` reads the Secret's key `bearerToken`; `basic` reads `username` and `password`. Required."""
 
-    secret_name: ObjectName
-    """Secret in the platform namespace holding those keys."""
+    secret_name: Annotated[str, arg_format(keda_scaling_args.PrometheusAuth, "secret_name")] = from_component(keda_scaling_args.PrometheusAuth, "secret_name")
+    """The Secret holding those keys, in the Deployments' namespace. Required."""
+    # fmt: on
+    # [[[end]]]
 
 
 ScalingSignal = Literal["busy-ratio", "queue-depth"]
@@ -96,8 +116,37 @@ class ScalingConfig(Strict):
     enabled: bool = True
     """KEDA owns the replica count. When false, each deployment runs `replicas.min` replicas and `replicas.max` must equal it."""
 
-    polling_interval_seconds: int = from_component(KedaScalingArgs, "polling_interval_seconds")
-    """KEDA `pollingInterval`: how often KEDA's own loop checks the triggers. That loop only scales between 0 and 1; above 1 the HPA (15 s sync) drives scaling, so with `replicas.min >= 1` it matters little."""
+    # The component's 0 turns the trigger off; a stack always keeps it.
+    # [[[cog fields(keda_scaling_args.KedaScalingArgs, exclude=['targets', 'prometheus_url', 'labels', 'kube_version'], narrow={'gpu_memory_ratio_target': 'gt=0', 'paused_replicas': 'le=1000'})]]]
+    # fmt: off
+    polling_interval_seconds: int = from_component(keda_scaling_args.KedaScalingArgs, "polling_interval_seconds")
+    """`pollingInterval`, 1-3600: how often KEDA's own loop checks the triggers (it only scales between 0 and 1; above, the HPA's 15 s sync does)."""
+
+    scale_up: ScalePolicy = from_component(keda_scaling_args.KedaScalingArgs, "scale_up")
+    """The HPA's `behavior.scaleUp`."""
+
+    scale_down: ScalePolicy = from_component(keda_scaling_args.KedaScalingArgs, "scale_down")
+    """The HPA's `behavior.scaleDown`."""
+
+    fallback: Fallback | None = from_component(keda_scaling_args.KedaScalingArgs, "fallback")
+    """`fallback`: the replicas to hold while the triggers cannot be read. Default: none, KEDA keeps the last scale."""
+
+    gpu_memory_ratio_target: float = from_component(keda_scaling_args.KedaScalingArgs, "gpu_memory_ratio_target", gt=0)
+    """GPU memory used/total per replica, 0-1, above which a `gpu-memory` trigger adds replicas; 0 leaves that trigger out. Its query selects Triton's `nv_gpu_memory_used_bytes` and `nv_gpu_memory_total_bytes` by the labels `namespace` and `deployment` (the Deployment's name), which the scrape must attach."""
+
+    paused: bool = from_component(keda_scaling_args.KedaScalingArgs, "paused")
+    """Pause autoscaling (`autoscaling.keda.sh/paused`); replicas stay where they are."""
+
+    paused_replicas: int | None = from_component(keda_scaling_args.KedaScalingArgs, "paused_replicas", le=1000)
+    """Pause at this replica count, 0 or more (`autoscaling.keda.sh/paused-replicas`). Default: unset, not paused."""
+
+    prometheus_auth: PrometheusAuth | None = from_component(keda_scaling_args.KedaScalingArgs, "prometheus_auth")
+    """Credentials for Prometheus, through a TriggerAuthentication (child `<name>-prometheus-auth`) in the Deployments' namespace, beside the Secret: every target must then be in one namespace. Default: none."""
+
+    keda: KedaInstall = from_component(keda_scaling_args.KedaScalingArgs, "keda")
+    """How KEDA is provided."""
+    # fmt: on
+    # [[[end]]]
 
     signal: ScalingSignal = "busy-ratio"
     """The load trigger. `busy-ratio`: the share of time each pod's busiest model keeps its instances running batches, against `busyRatioTarget`; it measures overload, not the batcher's own waiting (bench/scaling_signals.py). `queue-depth`: pending requests per replica against `queueDepthTarget`, which with a batching delay rises with load long before saturation."""
@@ -111,33 +160,8 @@ class ScalingConfig(Strict):
     activation_queue_depth: Annotated[float, Field(ge=0)] = 0.0
     """KEDA `activationThreshold`: pending requests above which a deployment at zero wakes up. Inert while `replicas.min >= 1`, which autoscaling requires."""
 
-    # The component's 0 turns the trigger off; a stack always keeps it.
-    gpu_memory_ratio_target: float = from_component(KedaScalingArgs, "gpu_memory_ratio_target", gt=0)
-    """GPU memory used/total per replica above which the autoscaler adds replicas. Set it above the idle footprint of the loaded models (dashboard: GPU memory), or the deployment sits at `replicas.max`."""
-
     prometheus_address: HttpUrl | None = None
     """Prometheus URL KEDA queries. Unset: `http://prometheus-operated.<monitoring.prometheus.namespace>.svc:9090`, the operator's Service."""
-
-    prometheus_auth: PrometheusAuth | None = None
-    """Credentials for Prometheus, if it needs them."""
-
-    fallback: Fallback | None = None
-    """Behaviour when the metrics cannot be read. Required in production."""
-
-    scale_up: ScalePolicy = from_component(KedaScalingArgs, "scale_up")
-    """How fast to add replicas: 100% or 3 pods per 30 s, whichever is more, with no stabilization window, so a load step doubles capacity each period (the HPA's `behavior.scaleUp`, autoscaling/v2)."""
-
-    scale_down: ScalePolicy = from_component(KedaScalingArgs, "scale_down")
-    """How fast to remove replicas: 25% per 60 s after a 300 s stabilization window, the HPA's own default window for scale-down (kubernetes.io, "Horizontal Pod Autoscaling", stabilization window)."""
-
-    paused: bool = from_component(KedaScalingArgs, "paused")
-    """Pause autoscaling for maintenance (`autoscaling.keda.sh/paused`); replicas stay where they are."""
-
-    paused_replicas: int | None = from_component(KedaScalingArgs, "paused_replicas", le=1000, default=None)
-    """Pause at this replica count (`autoscaling.keda.sh/paused-replicas`), for maintenance; it must fit every deployment's range."""
-
-    keda: KedaInstall = KedaInstall()
-    """Where KEDA comes from."""
 
     simulation: SimulationConfig = SimulationConfig()
     """Cluster timings and the model profile `stackctl simulate` uses for this stack."""

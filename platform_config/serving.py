@@ -2,38 +2,40 @@
 
 from __future__ import annotations
 
-import ipaddress
-from typing import Annotated, Literal, TypeVar, cast
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
-from platform_config.component_fields import from_component
-from platform_config.types import Image, KeyProblemError, LabelKey, Labels, NamespaceName, ObjectName, Quantity, Strict
-from triton_platform import triton_serving_args as args
-from triton_platform.formats import DNS_NAME, MODEL_NAME
-from triton_platform.kubernetes_values import DNS_LABEL, quantity_value
-from triton_platform.model_packaging.settings import INT32_MAX, INT64_MAX, UINT32_MAX
+from platform_config.component_fields import arg_format, arg_unique, from_component
+from platform_config.types import KeyProblemError, Strict
+from triton_platform import triton_serving_args
+from triton_platform.kubernetes_values import quantity_value
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
-from triton_platform.triton_serving_args import (
-    DrainArgs,
-    InferenceClientArgs,
-    IngressArgs,
-    ModelRepositoryArgs,
-    ModelSettingsArgs,
-    TritonDeploymentArgs,
-)
 
 T = TypeVar("T")
+
+
+# [[[cog
+# import cog
+# from platform_config.component_fields import stack_fields
+# from triton_platform import triton_serving_args
+# def fields(args_type, **options): cog.outl(stack_fields(args_type, **options))
+# ]]]
+# [[[end]]]
 
 
 class ReplicaRange(Strict):
     """Replica bounds of one Triton Deployment."""
 
-    min: int = from_component(args.ReplicaRangeArgs, "min")
-    """Warm floor: at least 1 with autoscaling (Triton at zero exports no series), 2 in production (drains)."""
+    # [[[cog fields(triton_serving_args.ReplicaRangeArgs)]]]
+    # fmt: off
+    min: int = from_component(triton_serving_args.ReplicaRangeArgs, "min")
+    """Warm floor, 0 to 1000. At 0 no pod runs until an autoscaler adds one, and one scaling on Triton's own metrics never does (its series vanish with its pods). Without an autoscaler (`autoscaled` false) the Deployment runs `min` pods."""
 
-    max: int = from_component(args.ReplicaRangeArgs, "max")
-    """Ceiling for the autoscaler; with autoscaling disabled it must equal `min`."""
+    max: int = from_component(triton_serving_args.ReplicaRangeArgs, "max")
+    """Ceiling for the autoscaler, 1 to 1000 and >= `min`; more than 1 also spreads the pods over nodes and zones and adds a PodDisruptionBudget."""
+    # fmt: on
+    # [[[end]]]
 
     @model_validator(mode="after")
     def _ordered(self) -> ReplicaRange:
@@ -45,51 +47,63 @@ class ReplicaRange(Strict):
 class QueuePolicy(Strict):
     """Triton `dynamic_batching.default_queue_policy`."""
 
-    max_queue_size: int | None = from_component(args.QueuePolicyArgs, "max_queue_size", default=None)
-    """Requests the model's queue holds before Triton rejects new ones; 0 means unbounded."""
+    # [[[cog fields(triton_serving_args.QueuePolicyArgs)]]]
+    # fmt: off
+    max_queue_size: int | None = from_component(triton_serving_args.QueuePolicyArgs, "max_queue_size")
+    """Requests the model's queue holds before Triton rejects new ones; 0 means unbounded. Default: the base config.pbtxt's."""
 
-    default_timeout_microseconds: int | None = from_component(
-        args.QueuePolicyArgs, "default_timeout_microseconds", default=None
-    )
-    """How long a request may wait in the queue; 0 means no timeout. At most the p95 latency SLO: a request queued longer has missed it."""
+    default_timeout_microseconds: int | None = from_component(triton_serving_args.QueuePolicyArgs, "default_timeout_microseconds")
+    """How long a request may wait in the queue; 0 means no timeout. At most the p95 latency objective: a request queued longer has missed it. Default: the base config.pbtxt's."""
 
-    timeout_action: Literal["REJECT", "DELAY"] | None = None
-    """What Triton does with a request that timed out in the queue."""
+    timeout_action: Literal["REJECT", "DELAY"] | None = from_component(triton_serving_args.QueuePolicyArgs, "timeout_action")
+    """What Triton does with a request that timed out in the queue: `REJECT` or `DELAY`. Default: the base config.pbtxt's."""
 
-    allow_timeout_override: bool | None = None
-    """Whether a request's own timeout may override `defaultTimeoutMicroseconds`."""
+    allow_timeout_override: bool | None = from_component(triton_serving_args.QueuePolicyArgs, "allow_timeout_override")
+    """Whether a request's own timeout may override `defaultTimeoutMicroseconds`. Default: the base config.pbtxt's."""
+    # fmt: on
+    # [[[end]]]
 
 
 class DynamicBatching(Strict):
     """Triton `dynamic_batching`. Unset fields keep the model's base config.pbtxt."""
 
-    max_queue_delay_microseconds: int | None = from_component(
-        args.DynamicBatchingArgs, "max_queue_delay_microseconds", default=None
-    )
-    """How long the batcher waits to fill a batch; the latency it may add to each request."""
+    # [[[cog fields(triton_serving_args.DynamicBatchingArgs)]]]
+    # fmt: off
+    max_queue_delay_microseconds: int | None = from_component(triton_serving_args.DynamicBatchingArgs, "max_queue_delay_microseconds")
+    """How long the batcher waits to fill a batch; the latency it may add to each request. Default: the base config.pbtxt's."""
 
-    preferred_batch_size: list[Annotated[int, Field(ge=1, le=INT32_MAX)]] | None = None
-    """Batch sizes the batcher aims for. NVIDIA advises against them for most models; set them only for engines tuned to specific sizes."""
+    preferred_batch_size: list[Annotated[int, Field(ge=1, le=2147483647)]] | None = from_component(triton_serving_args.DynamicBatchingArgs, "preferred_batch_size")
+    """Batch sizes the batcher aims for. NVIDIA advises against them for most models; set them only for engines tuned to specific sizes. Default: the base config.pbtxt's."""
 
-    default_queue_policy: QueuePolicy | None = None
-    """Queue bound and timeout, so overload is rejected quickly instead of queueing without limit. With a single model instance, Triton 24.10's batcher then stalls requests for 500 ms at a time (`bench/batcher_stall.py`): give such a model 2 or more instances."""
+    default_queue_policy: QueuePolicy | None = from_component(triton_serving_args.DynamicBatchingArgs, "default_queue_policy")
+    """Queue bound and timeout, so overload is rejected quickly instead of queueing without limit. With a single model instance, Triton 24.10's batcher then stalls requests for 500 ms at a time (`bench/batcher_stall.py`): give such a model 2 or more instances. Default: the base config.pbtxt's."""
+    # fmt: on
+    # [[[end]]]
 
 
 class InstanceGroup(Strict):
     """Triton `instance_group`: model copies per replica."""
 
-    count: int | None = from_component(args.InstanceGroupArgs, "count", default=None)
-    """Model instances that run concurrently in each Triton replica; unset keeps the base config's count."""
+    # [[[cog fields(triton_serving_args.InstanceGroupArgs)]]]
+    # fmt: off
+    count: int | None = from_component(triton_serving_args.InstanceGroupArgs, "count")
+    """Model instances that run concurrently in each Triton replica. Default: the base config's count."""
 
-    kind: Literal["KIND_GPU", "KIND_CPU", "KIND_AUTO"] | None = None
-    """Where the instances run; unset keeps the base config's kind. KIND_AUTO uses the pod's GPU when it has one and the CPU otherwise, so one config serves the GPU pool and CPU-only test servers alike."""
+    kind: Literal["KIND_GPU", "KIND_CPU", "KIND_AUTO"] | None = from_component(triton_serving_args.InstanceGroupArgs, "kind")
+    """Where the instances run: `KIND_GPU`, `KIND_CPU` or `KIND_AUTO`, which uses the pod's GPU when it has one and the CPU otherwise, so one config serves the GPU pool and CPU-only test servers alike. Default: the base config's kind."""
+    # fmt: on
+    # [[[end]]]
 
 
 class LatestVersions(Strict):
     """Serve the newest versions."""
 
-    num_versions: int = from_component(args.LatestVersionsArgs, "num_versions")
+    # [[[cog fields(triton_serving_args.LatestVersionsArgs)]]]
+    # fmt: off
+    num_versions: int = from_component(triton_serving_args.LatestVersionsArgs, "num_versions")
     """How many of the newest versions to serve."""
+    # fmt: on
+    # [[[end]]]
 
 
 class AllVersions(Strict):
@@ -107,8 +121,12 @@ def listed_once(items: list[T], what: str) -> list[T]:
 class SpecificVersions(Strict):
     """Serve exactly these versions."""
 
-    versions: Annotated[list[Annotated[int, Field(ge=1, le=INT64_MAX)]], Field(min_length=1)]
+    # [[[cog fields(triton_serving_args.SpecificVersionsArgs)]]]
+    # fmt: off
+    versions: Annotated[list[Annotated[int, Field(ge=1, le=9223372036854775807)]], arg_unique(triton_serving_args.SpecificVersionsArgs, "versions")] = from_component(triton_serving_args.SpecificVersionsArgs, "versions")
     """Version folder numbers, each once; each must exist in the model repository."""
+    # fmt: on
+    # [[[end]]]
 
     @field_validator("versions")
     @classmethod
@@ -119,14 +137,18 @@ class SpecificVersions(Strict):
 class VersionPolicy(Strict):
     """Triton `version_policy`: exactly one of `latest`, `all`, `specific`."""
 
-    latest: LatestVersions | None = None
+    # [[[cog fields(triton_serving_args.VersionPolicyArgs)]]]
+    # fmt: off
+    latest: LatestVersions | None = from_component(triton_serving_args.VersionPolicyArgs, "latest")
     """The newest `numVersions` versions."""
 
-    all: AllVersions | None = None
+    all: AllVersions | None = from_component(triton_serving_args.VersionPolicyArgs, "all")
     """Every version (`all: {}`)."""
 
-    specific: SpecificVersions | None = None
+    specific: SpecificVersions | None = from_component(triton_serving_args.VersionPolicyArgs, "specific")
     """The listed versions."""
+    # fmt: on
+    # [[[end]]]
 
     @model_validator(mode="after")
     def _exactly_one(self) -> VersionPolicy:
@@ -139,54 +161,66 @@ class VersionPolicy(Strict):
 class Warmup(Strict):
     """Triton `model_warmup`: requests run at load, before the model reports ready."""
 
-    batch_sizes: Annotated[list[Annotated[int, Field(ge=1, le=UINT32_MAX)]], Field(min_length=1)]
+    # [[[cog fields(triton_serving_args.WarmupArgs)]]]
+    # fmt: off
+    batch_sizes: list[Annotated[int, Field(ge=1, le=4294967295)]] = from_component(triton_serving_args.WarmupArgs, "batch_sizes")
     """One warmup request per batch size, over every input of the model; each must be <= the model's max batch size."""
 
-    data: Literal["zero", "random"] = from_component(args.WarmupArgs, "data")
-    """Input contents: zeros, or random values."""
+    data: Literal["zero", "random"] = from_component(triton_serving_args.WarmupArgs, "data")
+    """Input contents: `zero` (zeros) or `random` (random values)."""
+    # fmt: on
+    # [[[end]]]
 
 
 class ModelSettings(Strict):
     """Per-environment settings for one model, laid over its base config.pbtxt. Unset fields keep the base value."""
 
-    max_batch_size: int | None = from_component(args.ModelSettingsArgs, "max_batch_size", default=None)
-    """Largest batch Triton forms; 0 turns batching off. It may lower the base config's max_batch_size, never raise it (the base states what the model supports); the defaults' value applies only to models whose base batches."""
+    # [[[cog fields(triton_serving_args.ModelSettingsArgs)]]]
+    # fmt: off
+    max_batch_size: int | None = from_component(triton_serving_args.ModelSettingsArgs, "max_batch_size")
+    """Largest batch Triton forms; 0 turns batching off. It may lower the base config's max_batch_size, never raise it (the base states what the model supports); the defaults' value applies only to models whose base batches. Default: the base config's."""
 
-    dynamic_batching: DynamicBatching | None = None
-    """Dynamic batcher settings."""
+    dynamic_batching: DynamicBatching | None = from_component(triton_serving_args.ModelSettingsArgs, "dynamic_batching")
+    """Dynamic batcher settings. Default: the base config's."""
 
-    instance_group: InstanceGroup | None = None
-    """Instances per replica."""
+    instance_group: InstanceGroup | None = from_component(triton_serving_args.ModelSettingsArgs, "instance_group")
+    """Instances per replica. Default: the base config's."""
 
-    version_policy: VersionPolicy | None = None
-    """Which versions to serve. A model's own policy replaces the defaults' whole."""
+    version_policy: VersionPolicy | None = from_component(triton_serving_args.ModelSettingsArgs, "version_policy")
+    """Which versions to serve. A model's own policy replaces the defaults' whole. Default: the base config's (Triton's own default: the latest version)."""
 
-    warmup: Warmup | None = None
-    """Warm the model up at load, so the first real requests do not pay for lazy initialisation. A model's own warmup replaces the defaults' whole, and the base config's."""
-
-    def args(self) -> ModelSettingsArgs:
-        """These settings as TritonServing takes them (`model_defaults`, `models`): the same snake_case fields, unset ones left out."""
-        return cast("ModelSettingsArgs", self.model_dump(exclude_none=True))
+    warmup: Warmup | None = from_component(triton_serving_args.ModelSettingsArgs, "warmup")
+    """Warm the model up at load, so the first real requests do not pay for lazy initialisation. A model's own warmup replaces the defaults' whole, and the base config's. Default: the base config's."""
+    # fmt: on
+    # [[[end]]]
 
 
 class ComputeResources(Strict):
     """CPU and memory of the Triton container."""
 
-    cpu: Quantity
-    """CPU cores, e.g. `4` or `500m`."""
+    # [[[cog fields(triton_serving_args.ComputeResourcesArgs)]]]
+    # fmt: off
+    cpu: Annotated[str, arg_format(triton_serving_args.ComputeResourcesArgs, "cpu")] = from_component(triton_serving_args.ComputeResourcesArgs, "cpu")
+    """CPU cores as a Kubernetes quantity, e.g. `4` or `500m`."""
 
-    memory: Quantity
-    """Memory, e.g. `16Gi`."""
+    memory: Annotated[str, arg_format(triton_serving_args.ComputeResourcesArgs, "memory")] = from_component(triton_serving_args.ComputeResourcesArgs, "memory")
+    """Memory as a Kubernetes quantity, e.g. `16Gi`."""
+    # fmt: on
+    # [[[end]]]
 
 
 class ContainerResources(Strict):
     """Requests and limits of the Triton container (GPUs come from `gpusPerPod`)."""
 
-    requests: ComputeResources = from_component(args.ContainerResourcesArgs, "requests")
+    # [[[cog fields(triton_serving_args.ContainerResourcesArgs)]]]
+    # fmt: off
+    requests: ComputeResources = from_component(triton_serving_args.ContainerResourcesArgs, "requests")
     """What the scheduler reserves."""
 
-    limits: ComputeResources = from_component(args.ContainerResourcesArgs, "limits")
-    """The ceiling. A memory limit equal to the request avoids OOM kills under node pressure."""
+    limits: ComputeResources = from_component(triton_serving_args.ContainerResourcesArgs, "limits")
+    """The ceiling, at least the requests. A memory limit equal to the request avoids OOM kills under node pressure."""
+    # fmt: on
+    # [[[end]]]
 
     @model_validator(mode="after")
     def _limits_cover_requests(self) -> ContainerResources:
@@ -202,64 +236,55 @@ class ContainerResources(Strict):
 class DeploymentConfig(Strict):
     """One Triton Deployment and the models it serves."""
 
-    models: Annotated[list[Annotated[str, Field(pattern=MODEL_NAME)]], Field(min_length=1)]
-    """Model directories of `model_repo/` this deployment loads."""
+    # [[[cog fields(triton_serving_args.TritonDeploymentArgs)]]]
+    # fmt: off
+    models: Annotated[list[Annotated[str, arg_format(triton_serving_args.TritonDeploymentArgs, "models")]], arg_unique(triton_serving_args.TritonDeploymentArgs, "models")] = from_component(triton_serving_args.TritonDeploymentArgs, "models")
+    """Model folders of `modelRepository.path` this deployment loads, each once; at least one."""
 
-    replicas: ReplicaRange
-    """Replica range; KEDA scales within it."""
+    replicas: ReplicaRange = from_component(triton_serving_args.TritonDeploymentArgs, "replicas")
+    """Replica range; an autoscaler scales within it."""
 
-    gpus_per_pod: int = from_component(args.TritonDeploymentArgs, "gpus_per_pod")
-    """GPUs each Triton pod requests."""
+    gpus_per_pod: int = from_component(triton_serving_args.TritonDeploymentArgs, "gpus_per_pod")
+    """GPUs each Triton pod requests, 1 to 16."""
 
-    resources: ContainerResources = from_component(args.TritonDeploymentArgs, "resources")
+    resources: ContainerResources = from_component(triton_serving_args.TritonDeploymentArgs, "resources")
     """CPU and memory of each Triton pod."""
+    # fmt: on
+    # [[[end]]]
 
     @field_validator("models")
     @classmethod
     def _unique_models(cls, models: list[str]) -> list[str]:
         return listed_once(models, "models")
 
-    def args(self) -> TritonDeploymentArgs:
-        """This deployment as TritonServing takes it (`deployments`): the same snake_case fields."""
-        return cast("TritonDeploymentArgs", self.model_dump())
-
 
 class PvcSource(Strict):
     """A PersistentVolumeClaim holding the model repository."""
 
-    claim_name: ObjectName
+    # [[[cog fields(triton_serving_args.ModelClaimArgs)]]]
+    # fmt: off
+    claim_name: Annotated[str, arg_format(triton_serving_args.ModelClaimArgs, "claim_name")] = from_component(triton_serving_args.ModelClaimArgs, "claim_name")
     """Name of the claim."""
 
-    create: bool = from_component(args.ModelClaimArgs, "create")
-    """Create the claim (kept on `pulumi destroy`, protected in production) instead of using an existing one. A created claim starts empty, so it needs `origin`."""
+    create: bool = from_component(triton_serving_args.ModelClaimArgs, "create")
+    """Create the claim (kept on `pulumi destroy`; see `protectModelClaim`) instead of using an existing one. A created claim starts empty, so it needs `origin`."""
 
-    size: Quantity = from_component(args.ModelClaimArgs, "size")
-    """Requested size when `create` is true."""
+    size: Annotated[str, arg_format(triton_serving_args.ModelClaimArgs, "size")] = from_component(triton_serving_args.ModelClaimArgs, "size")
+    """Requested size when `create` is true, a Kubernetes quantity."""
 
-    storage_class_name: ObjectName | None = None
-    """StorageClass when `create` is true; unset uses the cluster default."""
+    storage_class_name: Annotated[str, arg_format(triton_serving_args.ModelClaimArgs, "storage_class_name")] | None = from_component(triton_serving_args.ModelClaimArgs, "storage_class_name")
+    """StorageClass when `create` is true. Default: the cluster's default class."""
 
-    access_mode: Literal["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce"] = from_component(
-        args.ModelClaimArgs, "access_mode"
-    )
-    """How pods mount it (Triton always read-only). With `origin`, the loader Job writes into it, so it must be ReadWriteMany (or ReadWriteOnce for a single replica); ReadWriteOnce cannot serve replicas on several nodes."""
+    access_mode: Literal["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce"] = from_component(triton_serving_args.ModelClaimArgs, "access_mode")
+    """How pods mount it (Triton always read-only): `ReadOnlyMany`, `ReadWriteMany` or `ReadWriteOnce`. With `origin`, the loader Job writes into it, so it must be ReadWriteMany (or ReadWriteOnce for a single replica); ReadWriteOnce cannot serve replicas on several nodes."""
 
-    origin: str | None = None
-    """`s3://bucket/prefix` or `gs://bucket/prefix` that `stackctl publish-models` publishes this stack's repository to (an S3 endpoint as `s3://https://host:port/bucket/prefix`). Set: before the Deployments roll, a Job copies `<origin>/<digest>/` into the claim's `repositories/<digest>/` and the pods mount that folder, so every model change rolls the pods. Credentials as for `s3`/`gcs` (`credentialsSecret`, else workload identity). Unset: the claim holds the version folders at its root, copied in by hand (see `revision`)."""
+    origin: Annotated[str, arg_format(triton_serving_args.ModelClaimArgs, "origin")] | None = from_component(triton_serving_args.ModelClaimArgs, "origin")
+    """`s3://bucket/prefix` or `gs://bucket/prefix` the repository is published to (`stackctl publish-models`; an S3 endpoint as `s3://https://host:port/bucket/prefix`). Set: before the Deployments roll, a Job copies `<origin>/<digest>/` into the claim's `repositories/<digest>/` and the pods mount that folder, so every model change rolls the pods. Credentials as for `s3`/`gcs` (`credentialsSecret`, else workload identity). Default: unset, the claim holds the version folders at its root, copied in by hand (see `revision`)."""
 
-    loader_image: Image = from_component(args.ModelClaimArgs, "loader_image")
-    """Image of the loader Job (rclone, the version the tests run), pinned."""
-
-    @field_validator("origin")
-    @classmethod
-    def _origin_uri(cls, origin: str | None) -> str | None:
-        if origin is None:
-            return None  # `origin: null` written out means unset, as leaving it out does
-        source = "gcs" if origin.startswith("gs://") else "s3"
-        if not origin.startswith(("s3://", "gs://")):
-            raise ValueError(f"must be s3://<bucket>/<prefix> or gs://<bucket>/<prefix>; got {origin!r}")
-        parse_store_uri(origin, source)
-        return origin
+    loader_image: Annotated[str, arg_format(triton_serving_args.ModelClaimArgs, "loader_image")] = from_component(triton_serving_args.ModelClaimArgs, "loader_image")
+    """Image of the loader Job (rclone), pinned."""
+    # fmt: on
+    # [[[end]]]
 
     @model_validator(mode="after")
     def _fillable(self) -> PvcSource:
@@ -288,42 +313,41 @@ class PvcSource(Strict):
 class StoreEgress(Strict):
     """Addresses pods reading the object store may connect to: a NetworkPolicy names addresses, never host names."""
 
-    cidr: str
+    # [[[cog fields(triton_serving_args.StoreEgressArgs)]]]
+    # fmt: off
+    cidr: Annotated[str, arg_format(triton_serving_args.StoreEgressArgs, "cidr")] = from_component(triton_serving_args.StoreEgressArgs, "cidr")
     """An IPv4 or IPv6 network, e.g. `10.0.0.0/16` for a VPC endpoint or proxy, or `0.0.0.0/0` for any address."""
 
-    ports: Annotated[list[Annotated[int, Field(ge=1, le=65535)]], Field(min_length=1)]
-    """TCP ports on those addresses."""
-
-    @field_validator("cidr")
-    @classmethod
-    def _network(cls, cidr: str) -> str:
-        try:
-            ipaddress.ip_network(cidr, strict=True)
-        except ValueError as err:
-            raise ValueError(f"{cidr!r} is not a network in CIDR form (e.g. 10.0.0.0/16): {err}") from None
-        return cidr
+    ports: list[Annotated[int, Field(ge=1, le=65535)]] = from_component(triton_serving_args.StoreEgressArgs, "ports")
+    """TCP ports on those addresses, at least one."""
+    # fmt: on
+    # [[[end]]]
 
 
 class ModelRepositoryConfig(Strict):
     """Where Triton's pods get the model files."""
 
-    source: Literal["bundled", "pvc", "s3", "gcs"]
-    """`bundled`: the model files of `model_repo/` ship in a ConfigMap (small dev models only, up to 900 KiB). `pvc`: a PersistentVolumeClaim. `s3`/`gcs`: object storage; Triton reads `<uri>/<digest>`, what `stackctl publish-models` uploads."""
+    # [[[cog fields(triton_serving_args.ModelRepositoryArgs, exclude=['path'])]]]
+    # fmt: off
+    source: Literal["bundled", "pvc", "s3", "gcs"] = from_component(triton_serving_args.ModelRepositoryArgs, "source")
+    """`bundled`: the version files of the served models ship in a ConfigMap (small dev models only, up to 900 KiB). `pvc`: a PersistentVolumeClaim (`pvc`). `s3`/`gcs`: object storage; Triton reads `<uri>/<digest>`, what `stackctl publish-models` uploads."""
 
-    pvc: PvcSource | None = None
-    """The claim, for source `pvc`."""
+    pvc: PvcSource | None = from_component(triton_serving_args.ModelRepositoryArgs, "pvc")
+    """The claim, for source `pvc` (required there, and only there)."""
 
-    uri: str | None = None
-    """`s3://bucket/prefix` or `gs://bucket/prefix`, for source `s3` or `gcs`; a private S3 endpoint as `s3://https://host:port/bucket/prefix`. Each published version lives under `<uri>/<digest>/`."""
+    uri: Annotated[str, arg_format(triton_serving_args.ModelRepositoryArgs, "uri")] | None = from_component(triton_serving_args.ModelRepositoryArgs, "uri")
+    """`s3://bucket/prefix` or `gs://bucket/prefix`, for source `s3` or `gcs` (required there, and only there); a private S3 endpoint as `s3://https://host:port/bucket/prefix`. Each published version lives under `<uri>/<digest>/`."""
 
-    revision: Annotated[str, Field(min_length=1, max_length=63)] | None = None
-    """Only for a claim filled by hand (source `pvc` without `pvc.origin`): label of its current contents. Pulumi cannot see those files: change this after copying new ones in and the pods roll to load them. Published repositories (s3, gcs, `pvc.origin`) are addressed by their content digest instead."""
+    revision: Annotated[str, arg_format(triton_serving_args.ModelRepositoryArgs, "revision")] | None = from_component(triton_serving_args.ModelRepositoryArgs, "revision")
+    """Only for a claim filled by hand (source `pvc` without `pvc.origin`): label of its current contents, 1 to 63 characters. Pulumi cannot see those files: change this after copying new ones in and the pods roll to load them. Published repositories (s3, gcs, `pvc.origin`) are addressed by their content digest instead."""
 
-    credentials_secret: ObjectName | None = None
-    """Secret with the object-store credentials (for `s3`, `gcs` and the loader of `pvc.origin`): for S3 its keys become the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION); for GCS its `credentials.json` key is the service-account key. Unset: the pod's workload identity (see `serviceAccountAnnotations`)."""
+    credentials_secret: Annotated[str, arg_format(triton_serving_args.ModelRepositoryArgs, "credentials_secret")] | None = from_component(triton_serving_args.ModelRepositoryArgs, "credentials_secret")
+    """Secret with the object-store credentials (for `s3`, `gcs` and the loader of `pvc.origin`): for S3 its keys become the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION); for GCS its `credentials.json` key is the service-account key. Default: unset, the pod's workload identity (see `serviceAccountAnnotations`)."""
 
-    store_egress: list[StoreEgress] | None = None
-    """Where Triton and the loader Job may connect to read the object store (s3, gcs, `pvc.origin`); every other destination but DNS is denied. Unset: any address, on the store's port only (443, or the private endpoint's), plus GKE's metadata server (169.254.169.254, port 80) for `gcs` without `credentialsSecret`. Narrow it to your VPC endpoint's or egress proxy's network, and add the workload-identity endpoint your cloud's credentials come from (a node-local metadata address) when no `credentialsSecret` is set."""
+    store_egress: list[StoreEgress] | None = from_component(triton_serving_args.ModelRepositoryArgs, "store_egress")
+    """Where Triton and the loader Job may connect to read the object store (s3, gcs, `pvc.origin`); every other destination but DNS is denied. Narrow it to your VPC endpoint's or egress proxy's network, and add the workload-identity endpoint your cloud's credentials come from (a node-local metadata address) when no `credentialsSecret` is set. Default: any address, on the store's port only (443, or the private endpoint's), plus GKE's metadata server (169.254.169.254, port 80) for `gcs` without `credentialsSecret`."""
+    # fmt: on
+    # [[[end]]]
 
     @model_validator(mode="after")
     def _source_fields(self) -> ModelRepositoryConfig:
@@ -364,11 +388,6 @@ class ModelRepositoryConfig(Strict):
             )
         return self
 
-    def args(self, path: str) -> ModelRepositoryArgs:
-        """This source as TritonServing takes it (`model_repository`), its models read from the folder `path`:
-        the same snake_case fields, unset ones left out."""
-        return cast("ModelRepositoryArgs", {"path": path, **self.model_dump(exclude_none=True)})
-
     def store(self) -> StoreUri | None:
         """The object store the stack's repository is published to: the uri, or the claim's origin."""
         if self.source in SCHEMES and self.uri is not None:
@@ -393,37 +412,41 @@ class ModelRepositoryConfig(Strict):
 class Drain(Strict):
     """Graceful shutdown: endpoints drain, then Triton finishes in-flight requests."""
 
-    pre_stop_seconds: int = from_component(args.DrainArgs, "pre_stop_seconds")
-    """Sleep in preStop, so load balancers stop sending before Triton stops accepting."""
+    # [[[cog fields(triton_serving_args.DrainArgs)]]]
+    # fmt: off
+    pre_stop_seconds: int = from_component(triton_serving_args.DrainArgs, "pre_stop_seconds")
+    """Sleep in preStop, 0 to 300 s, so load balancers stop sending before Triton stops accepting."""
 
-    exit_timeout_seconds: int = from_component(args.DrainArgs, "exit_timeout_seconds")
-    """Triton's `--exit-timeout-secs`: how long it waits for in-flight requests. terminationGracePeriodSeconds is preStop + this + 15 s."""
-
-    def args(self) -> DrainArgs:
-        """This drain as TritonServing takes it (`drain`)."""
-        return cast("DrainArgs", self.model_dump())
+    exit_timeout_seconds: int = from_component(triton_serving_args.DrainArgs, "exit_timeout_seconds")
+    """Triton's `--exit-timeout-secs`, 1 to 3600: how long it waits for in-flight requests. terminationGracePeriodSeconds is preStop + this + 15 s."""
+    # fmt: on
+    # [[[end]]]
 
 
 class IngressConfig(Strict):
     """Ingress for clients outside the cluster: one HTTP and one gRPC host per deployment."""
 
-    enabled: bool = from_component(args.IngressArgs, "enabled")
+    # [[[cog fields(triton_serving_args.IngressArgs)]]]
+    # fmt: off
+    enabled: bool = from_component(triton_serving_args.IngressArgs, "enabled")
     """Create the Ingresses."""
 
-    class_name: ObjectName = from_component(args.IngressArgs, "class_name")
+    class_name: Annotated[str, arg_format(triton_serving_args.IngressArgs, "class_name")] = from_component(triton_serving_args.IngressArgs, "class_name")
     """IngressClass; the gRPC Ingress uses ingress-nginx's `backend-protocol: GRPC` annotation."""
 
-    base_domain: Annotated[str, Field(pattern=DNS_NAME, max_length=253)] | None = None
+    base_domain: Annotated[str, arg_format(triton_serving_args.IngressArgs, "base_domain")] | None = from_component(triton_serving_args.IngressArgs, "base_domain")
     """Hosts are `<deployment>.<baseDomain>` (HTTP) and `<deployment>-grpc.<baseDomain>` (gRPC). Required when enabled."""
 
-    tls_secret_name: ObjectName | None = None
+    tls_secret_name: Annotated[str, arg_format(triton_serving_args.IngressArgs, "tls_secret_name")] | None = from_component(triton_serving_args.IngressArgs, "tls_secret_name")
     """TLS certificate Secret. Required when enabled: gRPC through ingress-nginx needs HTTP/2, which needs TLS."""
 
-    max_request_body: Quantity = from_component(args.IngressArgs, "max_request_body")
+    max_request_body: Annotated[str, arg_format(triton_serving_args.IngressArgs, "max_request_body")] = from_component(triton_serving_args.IngressArgs, "max_request_body")
     """Largest request body the ingress passes (ingress-nginx `proxy-body-size`); its 1m default is too small for tensors."""
 
-    controller_namespace: NamespaceName = from_component(args.IngressArgs, "controller_namespace")
+    controller_namespace: Annotated[str, arg_format(triton_serving_args.IngressArgs, "controller_namespace")] = from_component(triton_serving_args.IngressArgs, "controller_namespace")
     """Namespace of the ingress controller, which the NetworkPolicy admits to the inference ports."""
+    # fmt: on
+    # [[[end]]]
 
     @model_validator(mode="after")
     def _complete(self) -> IngressConfig:
@@ -432,64 +455,60 @@ class IngressConfig(Strict):
                 raise KeyProblemError(key, "required key is missing: an enabled ingress needs it")
         return self
 
-    def args(self) -> IngressArgs:
-        """This ingress as TritonServing takes it (`ingress`): the same snake_case fields, unset ones left out."""
-        return cast("IngressArgs", self.model_dump(exclude_none=True))
-
 
 class InferenceClient(Strict):
     """Pods allowed to call the inference ports (8000, 8001)."""
 
-    namespace: NamespaceName
+    # [[[cog fields(triton_serving_args.InferenceClientArgs)]]]
+    # fmt: off
+    namespace: Annotated[str, arg_format(triton_serving_args.InferenceClientArgs, "namespace")] = from_component(triton_serving_args.InferenceClientArgs, "namespace")
     """Their namespace."""
 
-    pod_labels: Labels = from_component(args.InferenceClientArgs, "pod_labels")
-    """Their labels; empty admits every pod of the namespace."""
-
-    def args(self) -> InferenceClientArgs:
-        """This client as TritonServing takes it (`inference_clients`)."""
-        return cast("InferenceClientArgs", self.model_dump())
+    pod_labels: dict[Annotated[str, arg_format(triton_serving_args.InferenceClientArgs, "pod_labels", "key")], Annotated[str, arg_format(triton_serving_args.InferenceClientArgs, "pod_labels")]] = from_component(triton_serving_args.InferenceClientArgs, "pod_labels")
+    """Their labels."""
+    # fmt: on
+    # [[[end]]]
 
 
 class ServingConfig(Strict):
     """The Triton serving stack."""
 
-    image: Image = from_component(args.TritonServingArgs, "image")
-    """Triton image, pinned by tag or digest (`latest` and untagged images are rejected). The default runs Triton 2.51.0, the release the tests run."""
+    # [[[cog fields(triton_serving_args.TritonServingArgs, exclude=['namespace', 'pool', 'metrics_namespace', 'config_name', 'models', 'pod_labels', 'metrics_pod_labels', 'labels', 'autoscaled', 'image_digests', 'protect_model_claim'])]]]
+    # fmt: off
+    deployments: dict[Annotated[str, arg_format(triton_serving_args.TritonServingArgs, "deployments", "key")], DeploymentConfig] = from_component(triton_serving_args.TritonServingArgs, "deployments")
+    """Triton Deployments by name (a DNS label of at most 40 characters: objects are named `triton-<name>`); each serves a set of models. At least one."""
+
+    model_repository: ModelRepositoryConfig = from_component(triton_serving_args.TritonServingArgs, "model_repository")
+    """Where the models are read from and how their files reach the pods."""
+
+    image: Annotated[str, arg_format(triton_serving_args.TritonServingArgs, "image")] = from_component(triton_serving_args.TritonServingArgs, "image")
+    """Triton image, pinned by tag or digest."""
+
+    model_defaults: ModelSettings = from_component(triton_serving_args.TritonServingArgs, "model_defaults")
+    """Settings applied to every served model they fit (ensembles take only `maxBatchSize`), under any per-model settings in `models`."""
+
+    inference_clients: list[InferenceClient] = from_component(triton_serving_args.TritonServingArgs, "inference_clients")
+    """Who may call Triton's HTTP and gRPC ports besides the ingress controller; the NetworkPolicy admits nobody else."""
+
+    ingress: IngressConfig = from_component(triton_serving_args.TritonServingArgs, "ingress")
+    """External access."""
+
+    startup_timeout_seconds: int = from_component(triton_serving_args.TritonServingArgs, "startup_timeout_seconds")
+    """How long Triton may take to load every model before the startup probe restarts it, 30 to 7200 s."""
+
+    drain: Drain = from_component(triton_serving_args.TritonServingArgs, "drain")
+    """Graceful shutdown."""
+
+    shm_size_limit: Annotated[str, arg_format(triton_serving_args.TritonServingArgs, "shm_size_limit")] = from_component(triton_serving_args.TritonServingArgs, "shm_size_limit")
+    """Size of the in-memory /dev/shm the Python backend uses for tensors, a Kubernetes quantity."""
+
+    tmp_size_limit: Annotated[str, arg_format(triton_serving_args.TritonServingArgs, "tmp_size_limit")] = from_component(triton_serving_args.TritonServingArgs, "tmp_size_limit")
+    """Size of /tmp, where Triton downloads object-storage models, a Kubernetes quantity."""
+
+    service_account_annotations: dict[Annotated[str, arg_format(triton_serving_args.TritonServingArgs, "service_account_annotations", "key")], str] = from_component(triton_serving_args.TritonServingArgs, "service_account_annotations")
+    """Annotations of Triton's ServiceAccount, e.g. `eks.amazonaws.com/role-arn` or `iam.gke.io/gcp-service-account` for workload identity."""
+    # fmt: on
+    # [[[end]]]
 
     p95_latency_slo_ms: Annotated[int, Field(ge=1, le=600_000)]
     """The environment's p95 request latency objective, in ms. Alerts fire above it, and no model's queue delay may exceed it. Required."""
-
-    deployments: Annotated[
-        dict[Annotated[str, Field(pattern=DNS_LABEL, max_length=40)], DeploymentConfig], Field(min_length=1)
-    ]
-    """Triton Deployments by name; each serves a set of models."""
-
-    model_defaults: ModelSettings = ModelSettings()
-    """Settings applied to every model they fit (ensembles take only maxBatchSize), under any per-model settings in `triton-platform:models`."""
-
-    model_repository: ModelRepositoryConfig
-    """Where the model files come from. Required."""
-
-    inference_clients: list[InferenceClient] = from_component(args.TritonServingArgs, "inference_clients")
-    """Who may call Triton's HTTP and gRPC ports besides the ingress controller; the NetworkPolicy admits nobody else."""
-
-    ingress: IngressConfig = from_component(args.TritonServingArgs, "ingress")
-    """External access."""
-
-    startup_timeout_seconds: int = from_component(args.TritonServingArgs, "startup_timeout_seconds")
-    """How long Triton may take to load every model before the startup probe restarts it."""
-
-    drain: Drain = from_component(args.TritonServingArgs, "drain")
-    """Graceful shutdown."""
-
-    shm_size_limit: Quantity = from_component(args.TritonServingArgs, "shm_size_limit")
-    """Size of the in-memory /dev/shm the Python backend uses for tensors."""
-
-    tmp_size_limit: Quantity = from_component(args.TritonServingArgs, "tmp_size_limit")
-    """Size of /tmp, where Triton downloads object-storage models."""
-
-    service_account_annotations: dict[LabelKey, str] = from_component(
-        args.TritonServingArgs, "service_account_annotations"
-    )
-    """Annotations of Triton's ServiceAccount, e.g. `eks.amazonaws.com/role-arn` or `iam.gke.io/gcp-service-account` for workload identity."""

@@ -107,20 +107,28 @@ def test_a_selector_label_against_a_label_the_component_sets_fails_validate(
     ]
 
 
-def test_a_taint_given_twice_and_a_static_node_listed_twice_are_named_at_their_keys(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_taint_given_twice_is_named_at_its_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     document = _dev_config()
     document["config"]["triton-platform:gpuPool"] |= {
         "taints": [{"key": "nvidia.com/gpu", "value": "a"}, {"key": "nvidia.com/gpu", "value": "b"}],
-        "staticNodes": ["gpu-1", "gpu-1"],
     }
     bad, err = _validate(tmp_path, document, capsys)
     assert err == [
-        f"{bad}: 2 config errors",
-        f"{bad}: triton-platform:gpuPool.staticNodes: 'gpu-1' is listed twice; list each once",
+        f"{bad}: 1 config error",
         f"{bad}: triton-platform:gpuPool.taints[1]: key 'nvidia.com/gpu' with effect 'NoSchedule' is taints[0]'s "
         "too; a node takes each key and effect once",
+    ]
+
+
+def test_a_static_node_listed_twice_is_refused_by_the_schema_in_the_components_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = _dev_config()
+    document["config"]["triton-platform:gpuPool"] |= {"staticNodes": ["gpu-1", "gpu-2", "gpu-1", "gpu-2"]}
+    bad, err = _validate(tmp_path, document, capsys)
+    assert err == [
+        f"{bad}: 1 config error",
+        f"{bad}: triton-platform:gpuPool.staticNodes: 'gpu-1' is listed twice; 'gpu-2' is listed twice; list each once",
     ]
 
 

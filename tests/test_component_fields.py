@@ -4,60 +4,28 @@ each of its fields named like a key of that type is compared, key by key."""
 
 from __future__ import annotations
 
+import ast
+import importlib
+from pathlib import Path
 from typing import Any, get_args, get_origin
 
 import pytest
+from cogapp import Cog
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from platform_config import gpu_pool, monitoring, scaling, serving
-from platform_config.component_fields import from_component
+from platform_config.component_fields import STACK_MODELS, from_component, regenerate, stack_doc, stack_modules
 from platform_config.types import Strict
 from triton_platform import gpu_node_pool_args, keda_scaling_args, monitoring_args, triton_serving_args
 from triton_platform.arg_problems import ArgProblems
 from triton_platform.arg_schema import UNSET, arg_types, resolve, setting
 
 SETS: list[tuple[type[BaseModel], type]] = [
-    (scaling.ScalingConfig, keda_scaling_args.KedaScalingArgs),
-    (scaling.ScalePolicy, keda_scaling_args.ScalePolicy),
-    (scaling.Fallback, keda_scaling_args.Fallback),
-    (scaling.KedaInstall, keda_scaling_args.KedaInstall),
-    (scaling.PrometheusAuth, keda_scaling_args.PrometheusAuth),
-    (gpu_pool.GpuPoolConfig, gpu_node_pool_args.GpuNodePoolArgs),
-    (gpu_pool.Taint, gpu_node_pool_args.Taint),
-    (gpu_pool.KarpenterPool, gpu_node_pool_args.KarpenterSettings),
-    (gpu_pool.ClusterAutoscalerPool, gpu_node_pool_args.ClusterAutoscalerSettings),
-    (gpu_pool.DevicePlugin, gpu_node_pool_args.DevicePluginSettings),
-    (serving.ServingConfig, triton_serving_args.TritonServingArgs),
-    (serving.DeploymentConfig, triton_serving_args.TritonDeploymentArgs),
-    (serving.ReplicaRange, triton_serving_args.ReplicaRangeArgs),
-    (serving.ContainerResources, triton_serving_args.ContainerResourcesArgs),
-    (serving.ComputeResources, triton_serving_args.ComputeResourcesArgs),
-    (serving.ModelSettings, triton_serving_args.ModelSettingsArgs),
-    (serving.QueuePolicy, triton_serving_args.QueuePolicyArgs),
-    (serving.DynamicBatching, triton_serving_args.DynamicBatchingArgs),
-    (serving.InstanceGroup, triton_serving_args.InstanceGroupArgs),
-    (serving.VersionPolicy, triton_serving_args.VersionPolicyArgs),
-    (serving.LatestVersions, triton_serving_args.LatestVersionsArgs),
-    (serving.AllVersions, triton_serving_args.AllVersionsArgs),
-    (serving.SpecificVersions, triton_serving_args.SpecificVersionsArgs),
-    (serving.Warmup, triton_serving_args.WarmupArgs),
-    (serving.ModelRepositoryConfig, triton_serving_args.ModelRepositoryArgs),
-    (serving.PvcSource, triton_serving_args.ModelClaimArgs),
-    (serving.StoreEgress, triton_serving_args.StoreEgressArgs),
-    (serving.InferenceClient, triton_serving_args.InferenceClientArgs),
-    (serving.IngressConfig, triton_serving_args.IngressArgs),
-    (serving.Drain, triton_serving_args.DrainArgs),
-    (monitoring.MonitoringConfig, monitoring_args.MonitoringArgs),
-    (monitoring.AlertsConfig, monitoring_args.AlertThresholds),
-    (monitoring.Receiver, monitoring_args.AlertReceiver),
-    (monitoring.SlackReceiver, monitoring_args.SlackReceiver),
-    (monitoring.PagerDutyReceiver, monitoring_args.PagerDutyReceiver),
-    (monitoring.WebhookReceiver, monitoring_args.WebhookReceiver),
-    (monitoring.Credential, monitoring_args.ReceiverCredential),
-    (monitoring.SecretRef, monitoring_args.CredentialSecret),
+    (getattr(importlib.import_module(f"platform_config.{module}"), name), args_type)
+    for args_type, (module, name) in ((a, m.split(".")) for a, m in STACK_MODELS.items())
 ]
-"""Which stack model sets which component Args type."""
+"""Which stack model sets which component Args type (component_fields.STACK_MODELS)."""
 STACK_ONLY = ("KedaChart", "PrometheusStackChart")
 """Models of the listed sections that set no Args of their own: a chart pin is a `ChartSource` (helm_chart.py)."""
 
@@ -178,3 +146,81 @@ def test_the_node_minimum_defaults_as_the_component_computes_it(
 ) -> None:
     pool = gpu_pool.GpuPoolConfig.model_validate({"maxNodes": 3, "autoscaler": autoscaler, **settings})
     assert pool.min_nodes == expected == gpu_node_pool_args.default_min_nodes(autoscaler, 3)
+
+
+# No field declared twice: every stack field that sets an Arg is written from the Arg's declaration.
+
+REGION_START, REGION_END = "# [[[cog", "# [[[end]]]"
+CHART_PINS = {"KedaInstall.chart", "MonitoringConfig.chart"}
+"""Fields named like an Arg that are the stack's own: a chart pin is a HelmChart (a folder relative to the project,
+its Chart.yaml checked), which the root hands on as the component's ChartSource."""
+
+
+def hand_declared(source: str) -> list[str]:
+    """`Class.field` for each field of `source` that calls `from_component` outside a generated region, or is
+    named like a key of the Args type its class sets (STACK_MODELS) outside one."""
+    lines = source.split("\n")
+    inside, generated = False, set()
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if stripped.startswith(REGION_START) and stripped != REGION_START:
+            inside = True
+        elif stripped == REGION_END:
+            inside = False
+        elif inside:
+            generated.add(number)
+    sets = {name.split(".")[1]: args_type for args_type, name in STACK_MODELS.items()}
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        keys = arg_types(sets[node.name]) if node.name in sets else {}
+        for field in node.body:
+            if not isinstance(field, ast.AnnAssign) or not isinstance(field.target, ast.Name):
+                continue
+            called = "from_component(" in ast.unparse(field.value) if field.value is not None else False
+            if (called or field.target.id in keys) and field.lineno not in generated:
+                found.append(f"{node.name}.{field.target.id}")
+    return found
+
+
+@pytest.mark.parametrize("module", stack_modules(), ids=lambda path: path.name)
+def test_no_stack_model_declares_a_components_key_by_hand(module: Path) -> None:
+    assert set(hand_declared(module.read_text(encoding="utf-8"))) <= CHART_PINS
+
+
+def test_a_hand_declared_key_is_found() -> None:
+    source = """
+class ReplicaRange(Strict):
+    # [[[cog fields(triton_serving_args.ReplicaRangeArgs, only=["min"])]]]
+    min: int = from_component(triton_serving_args.ReplicaRangeArgs, "min")
+    # [[[end]]]
+    max: int = 3
+    floor: int = from_component(triton_serving_args.ReplicaRangeArgs, "min")
+    note: str = ""
+"""
+    assert hand_declared(source) == ["ReplicaRange.max", "ReplicaRange.floor"]
+
+
+def test_every_region_is_what_the_declarations_give() -> None:
+    assert regenerate(check=True) == 0
+
+
+def test_a_region_edited_by_hand_is_stale(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    edited = tmp_path / "serving.py"
+    text = (Path(serving.__file__)).read_text(encoding="utf-8")
+    edited.write_text(text.replace('from_component(triton_serving_args.DrainArgs, "pre_stop_seconds")', "5", 1))
+    assert Cog().main(["cog", "-I", str(Path(serving.__file__).parents[1]), "--check", str(edited)]) == 5
+    assert "serving.py(changed)" in capsys.readouterr().out.replace(" ", "")
+
+
+def test_a_stack_doc_names_keys_as_the_stack_writes_them() -> None:
+    """Args keys in a doc become the stack's camelCase (or the path the stack sets them at); a metric stays."""
+    doc = stack_doc(monitoring_args.MonitoringArgs, "mode")
+    assert "`prometheus.namespace`" in doc
+    assert "prometheus_namespace" not in doc
+    assert stack_doc(triton_serving_args.QueuePolicyArgs, "allow_timeout_override").endswith(
+        "may override `defaultTimeoutMicroseconds`. Default: the base config.pbtxt's."
+    )
+    # A declared default is the reference's own column, not repeated in the text.
+    assert "Default" not in stack_doc(triton_serving_args.DrainArgs, "pre_stop_seconds")

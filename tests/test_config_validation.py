@@ -421,7 +421,7 @@ def test_model_settings_for_model_no_deployment_serves() -> None:
 
 def test_model_listed_twice_in_a_deployment() -> None:
     [error] = errors_of("dev", setting(SERVING, *GENERAL, "models", value=["ranker", "ranker"]))
-    assert error == "triton-platform:serving.deployments.general.models: models listed twice: ranker; list each once"
+    assert error == "triton-platform:serving.deployments.general.models: 'ranker' is listed twice; list each once"
     assert validate("dev", setting(SERVING, *GENERAL, "models", value=["classifier", "ranker"]))
 
 

@@ -196,7 +196,7 @@ def test_autoscaler_settings_must_match_the_mode() -> None:
 def test_an_unknown_autoscaler_mode_is_rejected() -> None:
     [error] = errors_of("dev", setting(POOL, "autoscaler", value="gke-autopilot"))
     assert error == (
-        "triton-platform:gpuPool.autoscaler: Input should be 'karpenter', 'cluster-autoscaler', 'external' or 'static'; got 'gke-autopilot'"
+        "triton-platform:gpuPool.autoscaler: Input should be 'static', 'karpenter', 'cluster-autoscaler' or 'external'; got 'gke-autopilot'"
     )
 
 

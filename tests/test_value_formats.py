@@ -180,7 +180,7 @@ def test_a_subdomain_may_be_253_characters_and_no_more() -> None:
     name = ".".join(["a" * 63] * 4)[:253]
     assert validate("dev", setting(SERVING, "ingress", "className", value=name))
     [error] = errors_of("dev", setting(SERVING, "ingress", "className", value=name + "a"))
-    assert error == f"{SERVING}.ingress.className: String should have at most 253 characters; got {excerpt(name + 'a')}"
+    assert error == f"{SERVING}.ingress.className: {excerpt(name + 'a')} has 254 characters; at most 253"
 
 
 def test_ingress_hosts_fit_a_dns_name() -> None:
@@ -329,7 +329,7 @@ def test_specific_versions_are_listed_once() -> None:
     [error] = errors_of(
         "production", setting(MODELS, "ranker", "versionPolicy", value={"specific": {"versions": [1, 2, 1]}})
     )
-    assert error == f"{MODELS}.ranker.versionPolicy.specific.versions: versions listed twice: 1; list each once"
+    assert error == f"{MODELS}.ranker.versionPolicy.specific.versions: 1 is listed twice; list each once"
 
 
 # --- durations ----------------------------------------------------------------
