@@ -7,12 +7,15 @@ Args and read as the component reads them, so the stack's tools render exactly w
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
+from platform_config.component_fields import section_args
 from platform_config.serving import ModelSettings, ServingConfig
 from triton_platform.arg_problems import ArgProblems
 from triton_platform.model_packaging import settings as plain
 from triton_platform.model_packaging.render import RenderedRepository, render_repository
 from triton_platform.model_packaging.source import ModelRepository
+from triton_platform.triton_serving_args import ModelSettingsArgs
 from triton_platform.triton_serving_spec import COMPONENT, model_settings
 
 
@@ -24,7 +27,7 @@ def served_models(serving: ServingConfig) -> list[str]:
 def plain_settings(settings: ModelSettings) -> plain.ModelSettings:
     """Validated settings as the renderer takes them (the schema checks every rule the component does)."""
     problems = ArgProblems(COMPONENT, "(stack)")
-    out = model_settings(problems, "", settings.args())
+    out = model_settings(problems, "", cast("ModelSettingsArgs", section_args(settings)))
     problems.check()
     return out
 

@@ -6,22 +6,22 @@ import asyncio
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from platform_config.cluster import identity_annotations
+from platform_config.component_fields import section_args
 from platform_config.kubernetes import render_override
 from platform_config.loader import StackConfig, stack_file
-from platform_config.scaling import ScalePolicy as SchemaScalePolicy
 from platform_config.schema import PlatformConfig
 from platform_config.secrets_provider import default_passphrase_problem
 from triton_platform.gpu_node_pool import GpuNodePool
 from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
 from triton_platform.gpu_pool_contract import PoolPlacement
 from triton_platform.keda_scaling import KedaScaling
-from triton_platform.keda_scaling_args import KedaScalingArgs, LoadTrigger, ScalePolicy
+from triton_platform.keda_scaling_args import KedaScalingArgs, LoadTrigger
 from triton_platform.kubernetes_objects import create_object
 from triton_platform.kubernetes_provider import check_reachable, create_provider, kubernetes_target, provider_options
 from triton_platform.model_packaging.render import RenderedRepository
@@ -81,7 +81,7 @@ def served_by(serving: TritonServing, keys: Iterable[str]) -> dict[str, Served]:
 def served_plainly(config: PlatformConfig, rendered: RenderedRepository) -> dict[str, Served]:
     """Each deployment as TritonServing would output it, by the functions it outputs them with
     (triton_platform/served_deployments.py)."""
-    deployments = {key: deployment.args() for key, deployment in config.serving.deployments.items()}
+    deployments = section_args(config.serving)["deployments"]
     names, models = deployment_names(deployments), served_models(deployments)
     instances = deployment_instances(deployments, rendered)
     return {key: Served(names[key], models[key], instances[key]) for key in deployments}
@@ -126,34 +126,30 @@ def monitoring_args(
     """The stack's monitoring of the deployments `served`; `stackctl rules` writes the same, so the files it checks
     are the rules deployed."""
     monitoring = config.monitoring
-    args: MonitoringArgs = {
-        "namespace": config.kubernetes.namespace,
-        "latency_slo_ms": config.serving.p95_latency_slo_ms,
-        "deployments": {
-            key: {
-                "object_name": served[key].object_name,
-                "max_replicas": deployment.replicas.max,
-                "models": served[key].models,
-                "signal": deployment_signal(config, served[key]),
-            }
-            for key, deployment in config.serving.deployments.items()
+    args = cast(
+        "MonitoringArgs",
+        {
+            **section_args(monitoring),
+            "namespace": config.kubernetes.namespace,
+            "latency_slo_ms": config.serving.p95_latency_slo_ms,
+            "deployments": {
+                key: {
+                    "object_name": served[key].object_name,
+                    "max_replicas": deployment.replicas.max,
+                    "models": served[key].models,
+                    "signal": deployment_signal(config, served[key]),
+                }
+                for key, deployment in config.serving.deployments.items()
+            },
+            "chart": monitoring.chart.source(),
+            "prometheus_namespace": monitoring.prometheus.namespace,
+            "prometheus_pod_labels": monitoring.prometheus.pod_labels,
+            "labels": platform_labels(config.environment),
+            "scaling_enabled": config.scaling.enabled,
+            "dcgm_metrics": dcgm_metrics(config),
+            "dashboard_tags": [*DASHBOARD_TAGS, config.environment],
         },
-        "mode": monitoring.mode,
-        "chart": monitoring.chart.source(),
-        "prometheus_namespace": monitoring.prometheus.namespace,
-        "prometheus_pod_labels": monitoring.prometheus.pod_labels,
-        "selector_labels": monitoring.selector_labels,
-        "receivers": {name: receiver.args() for name, receiver in monitoring.receivers.items()},
-        "routes": {severity: receiver for severity, receiver in monitoring.routes.items()},
-        "runbook_base_url": monitoring.runbook_base_url,
-        "grafana_folder": monitoring.grafana_folder,
-        "scrape_interval": monitoring.scrape_interval,
-        "alerts": monitoring.alerts.args(),
-        "labels": platform_labels(config.environment),
-        "scaling_enabled": config.scaling.enabled,
-        "dcgm_metrics": dcgm_metrics(config),
-        "dashboard_tags": [*DASHBOARD_TAGS, config.environment],
-    }
+    )
     if kube_version is not None:
         args["kube_version"] = kube_version
     return args
@@ -161,65 +157,31 @@ def monitoring_args(
 
 def gpu_pool_args(config: PlatformConfig) -> GpuNodePoolArgs:
     """The stack's GPU pool."""
-    pool = config.gpu_pool
-    plugin = pool.device_plugin
-    args: GpuNodePoolArgs = {
-        "workload_namespace": config.kubernetes.namespace,
-        "max_nodes": pool.max_nodes,
-        "gpus_per_node": pool.gpus_per_node,
-        "min_nodes": pool.min_nodes,
-        "manage": pool.manage,
-        "resource_name": pool.resource_name,
-        "node_labels": dict(pool.node_labels),
-        "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints],
-        "autoscaler": pool.autoscaler,
-        "static_nodes": list(pool.static_nodes),
-        "overprovisioning_replicas": pool.overprovisioning_replicas,
-        "overprovisioning_image": pool.overprovisioning_image,
-        "labels": platform_labels(config.environment),
-        "image_digests": config.image_digests,
-        "metrics_namespace": config.monitoring.prometheus.namespace,
-        "metrics_selector_labels": config.monitoring.selector_labels,
-    }
-    cluster = config.cluster
-    if cluster.gpu_software == "pool":
-        args["device_plugin"] = {
-            "image": plugin.image,
-            "sharing": plugin.sharing,
-            "time_slicing_replicas": plugin.time_slicing_replicas,
-            "mig_strategy": plugin.mig_strategy,
-        }
-        args["dcgm_exporter"] = pool.dcgm_exporter
-        args["dcgm_exporter_image"] = pool.dcgm_exporter_image
-    else:
+    pool, cluster = config.gpu_pool, config.cluster
+    args = cast(
+        "GpuNodePoolArgs",
+        {
+            **section_args(pool),
+            "workload_namespace": config.kubernetes.namespace,
+            "labels": platform_labels(config.environment),
+            "image_digests": config.image_digests,
+            "metrics_namespace": config.monitoring.prometheus.namespace,
+            "metrics_selector_labels": config.monitoring.selector_labels,
+        },
+    )
+    if cluster.gpu_software != "pool":
+        # The cluster's GPU software brings its own device plugin and exporter.
+        for key in ("device_plugin", "dcgm_exporter", "dcgm_exporter_image"):
+            args.pop(key, None)  # type: ignore[misc]
         args["gpu_software"] = cluster.gpu_software
     if cluster.gpu_operator is not None:
         args["gpu_operator_namespace"] = cluster.gpu_operator.namespace
-    if pool.karpenter is not None:
-        karpenter = pool.karpenter
-        args["karpenter"] = {
-            "instance_families": list(karpenter.instance_families),
-            "gpu_names": list(karpenter.gpu_names),
-            "capacity_types": list(karpenter.capacity_types),
-            "node_class": karpenter.node_class,
-            "consolidate_after": karpenter.consolidate_after,
-            "expire_after": karpenter.expire_after,
-        }
-        if cluster.profile.node_class_kind is not None:
-            args["karpenter"]["node_class_kind"] = cluster.profile.node_class_kind
-    if pool.cluster_autoscaler is not None:
-        autoscaler = pool.cluster_autoscaler
-        args["cluster_autoscaler"] = {
-            "cloud_provider": autoscaler.cloud_provider,
-            "node_groups": list(autoscaler.node_groups),
-            "image": autoscaler.image,
-            "scale_down_delay_after_add": autoscaler.scale_down_delay_after_add,
-            "scale_down_delay_after_delete": autoscaler.scale_down_delay_after_delete,
-            "scale_down_unneeded_time": autoscaler.scale_down_unneeded_time,
-            "service_account_annotations": {
-                **autoscaler.service_account_annotations,
-                **identity_annotations(cluster.platform, cluster.workload_identity.node_autoscaler),
-            },
+    if "karpenter" in args and cluster.profile.node_class_kind is not None:
+        args["karpenter"]["node_class_kind"] = cluster.profile.node_class_kind
+    if "cluster_autoscaler" in args:
+        args["cluster_autoscaler"]["service_account_annotations"] = {
+            **args["cluster_autoscaler"].get("service_account_annotations", {}),
+            **identity_annotations(cluster.platform, cluster.workload_identity.node_autoscaler),
         }
     if config.monitoring.scrape_interval is not None:
         args["scrape_interval"] = config.monitoring.scrape_interval
@@ -235,33 +197,29 @@ def serving_args(
     `placement`: the GPU pool's."""
     serving = config.serving
     platform, identity = config.cluster.platform, config.cluster.workload_identity.models
-    return {
-        "namespace": config.kubernetes.namespace,
-        "image": serving.image,
-        "deployments": {key: deployment.args() for key, deployment in serving.deployments.items()},
-        "model_repository": serving.model_repository.args(str(rendered.source.path.absolute())),
-        "config_name": rendered.config_name,
-        "model_defaults": serving.model_defaults.args(),
-        "models": {model: settings.args() for model, settings in config.models.items()},
-        "inference_clients": [client.args() for client in serving.inference_clients],
-        "ingress": serving.ingress.args(),
-        "startup_timeout_seconds": serving.startup_timeout_seconds,
-        "drain": serving.drain.args(),
-        "shm_size_limit": serving.shm_size_limit,
-        "tmp_size_limit": serving.tmp_size_limit,
-        "service_account_annotations": {
-            **serving.service_account_annotations,
-            **identity_annotations(platform, identity),
+    args = section_args(serving)
+    return cast(
+        "TritonServingArgs",
+        {
+            **args,
+            "namespace": config.kubernetes.namespace,
+            "model_repository": {**args["model_repository"], "path": str(rendered.source.path.absolute())},
+            "config_name": rendered.config_name,
+            "models": {model: section_args(settings) for model, settings in config.models.items()},
+            "service_account_annotations": {
+                **serving.service_account_annotations,
+                **identity_annotations(platform, identity),
+            },
+            "pod_labels": dict(config.cluster.profile.identity_pod_labels) if identity is not None else {},
+            "pool": placement,
+            "metrics_namespace": config.monitoring.prometheus.namespace,
+            "metrics_pod_labels": dict(config.monitoring.prometheus.pod_labels),
+            "labels": platform_labels(config.environment),
+            "autoscaled": config.scaling.enabled,
+            "image_digests": dict(config.image_digests),
+            "protect_model_claim": protects_model_data(config),
         },
-        "pod_labels": dict(config.cluster.profile.identity_pod_labels) if identity is not None else {},
-        "pool": placement,
-        "metrics_namespace": config.monitoring.prometheus.namespace,
-        "metrics_pod_labels": dict(config.monitoring.prometheus.pod_labels),
-        "labels": platform_labels(config.environment),
-        "autoscaled": config.scaling.enabled,
-        "image_digests": dict(config.image_digests),
-        "protect_model_claim": protects_model_data(config),
-    }
+    )
 
 
 def scaling_args(
@@ -275,51 +233,25 @@ def scaling_args(
     program, so each ScaledObject waits for its Deployment); `load_queries` and `prometheus_url`, Monitoring's
     (the URL unless `scaling.prometheusAddress` names another)."""
     scaling = config.scaling
-
-    def policy(schema: SchemaScalePolicy) -> ScalePolicy:
-        out: ScalePolicy = {
-            "stabilization_seconds": schema.stabilization_seconds,
-            "percent": schema.percent,
-            "period_seconds": schema.period_seconds,
-        }
-        if schema.pods is not None:
-            out["pods"] = schema.pods
-        return out
-
-    args: KedaScalingArgs = {
-        "targets": {
-            key: {
-                "deployment_name": workloads[key].name,
-                "namespace": workloads[key].namespace,
-                "min_replicas": deployment.replicas.min,
-                "max_replicas": deployment.replicas.max,
-                "trigger": load_trigger(config, load_queries[key]),
-            }
-            for key, deployment in config.serving.deployments.items()
+    args = cast(
+        "KedaScalingArgs",
+        {
+            **section_args(scaling),
+            "targets": {
+                key: {
+                    "deployment_name": workloads[key].name,
+                    "namespace": workloads[key].namespace,
+                    "min_replicas": deployment.replicas.min,
+                    "max_replicas": deployment.replicas.max,
+                    "trigger": load_trigger(config, load_queries[key]),
+                }
+                for key, deployment in config.serving.deployments.items()
+            },
+            "prometheus_url": scaling.prometheus_address or prometheus_url,
+            "labels": platform_labels(config.environment),
         },
-        "prometheus_url": scaling.prometheus_address or prometheus_url,
-        "polling_interval_seconds": scaling.polling_interval_seconds,
-        "scale_up": policy(scaling.scale_up),
-        "scale_down": policy(scaling.scale_down),
-        "gpu_memory_ratio_target": scaling.gpu_memory_ratio_target,
-        "paused": scaling.paused,
-        "keda": {"mode": scaling.keda.mode, "namespace": scaling.keda.namespace, "chart": scaling.keda.chart.source()},
-        "labels": platform_labels(config.environment),
-    }
-    if scaling.fallback is not None:
-        fallback = scaling.fallback
-        args["fallback"] = {
-            "replicas": fallback.replicas,
-            "failure_threshold": fallback.failure_threshold,
-            "behavior": fallback.behavior,
-        }
-    if scaling.paused_replicas is not None:
-        args["paused_replicas"] = scaling.paused_replicas
-    if scaling.prometheus_auth is not None:
-        args["prometheus_auth"] = {
-            "mode": scaling.prometheus_auth.mode,
-            "secret_name": scaling.prometheus_auth.secret_name,
-        }
+    )
+    args["keda"]["chart"] = scaling.keda.chart.source()
     if kube_version is not None:
         args["kube_version"] = kube_version
     return args

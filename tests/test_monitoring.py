@@ -7,12 +7,13 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import promql_parser
 import pytest
 import yaml
 
+from platform_config.component_fields import section_args
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, load_stack_file, parse_config
 from platform_config.monitoring import MonitoringConfig
@@ -46,7 +47,7 @@ def stack_receivers(config: PlatformConfig) -> dict[str, AlertReceiver]:
     args: MonitoringArgs = {
         "namespace": "ml",
         "latency_slo_ms": 1,
-        "receivers": {k: r.args() for k, r in config.monitoring.receivers.items()},
+        "receivers": {k: cast("AlertReceiver", section_args(r)) for k, r in config.monitoring.receivers.items()},
     }
     return dict(monitoring_settings("test", args)["receivers"])
 
