@@ -17,12 +17,10 @@ from platform_config.errors import ConfigIssue
 from platform_config.gpu_pool import GpuPoolConfig
 from platform_config.kubernetes import KubernetesConfig
 from platform_config.model_settings import plain_settings, served_models
-from platform_config.monitoring import MonitoringConfig
 from platform_config.paths import display_path
 from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
 from platform_config.serving import ModelSettings, ServingConfig
-from triton_platform.excerpts import excerpt
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging import settings as plain
 from triton_platform.model_packaging.bundle import bundle_problems
@@ -279,26 +277,6 @@ def _ensembles_complete(sections: Sections, repo: ModelRepository) -> Iterator[C
         yield ConfigIssue(f"{SERVING}.deployments.{deployment}.models", message)
 
 
-INGRESS_HOST_SUFFIXES = ("", "-grpc")
-"""Each deployment's ingress hosts are `<deployment><suffix>.<baseDomain>` (triton_platform/triton_manifests.py)."""
-
-
-def _ingress_hosts(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
-    serving: ServingConfig = sections["serving"]
-    ingress = serving.ingress
-    if not ingress.enabled or ingress.base_domain is None:
-        return
-    for name in sorted(serving.deployments):
-        for suffix in INGRESS_HOST_SUFFIXES:
-            host = f"{name}{suffix}.{ingress.base_domain}"
-            if len(host) > 253:
-                yield ConfigIssue(
-                    f"{SERVING}.ingress.baseDomain",
-                    f"host {excerpt(host)} of deployment {name!r} has {len(host)} characters; a DNS name has at "
-                    "most 253, so shorten baseDomain or the deployment's name",
-                )
-
-
 def _gpu_capacity(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
     serving: ServingConfig = sections["serving"]
     pool: GpuPoolConfig = sections["gpu_pool"]
@@ -394,17 +372,6 @@ def _model_delivery(sections: Sections, repo: ModelRepository) -> Iterator[Confi
             )
 
 
-def _routes_exist(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
-    monitoring: MonitoringConfig = sections["monitoring"]
-    known = ", ".join(sorted(monitoring.receivers)) or "none defined"
-    for severity, receiver in sorted(monitoring.routes.items()):
-        if receiver not in monitoring.receivers:
-            yield ConfigIssue(
-                f"{section_key('monitoring')}.routes.{severity}",
-                f"receiver {receiver!r} is not defined under receivers; known receivers: {known}",
-            )
-
-
 def _scaling_bounds(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
     scaling: ScalingConfig = sections["scaling"]
     if not scaling.enabled:
@@ -448,10 +415,8 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving", "models"), _delay_within_slo),
     (("serving", "models"), _ensembles_complete),
     (("serving", "models"), _base_delay_within_slo),
-    (("serving",), _ingress_hosts),
     (("serving", "gpu_pool"), _gpu_capacity),
     (("environment", "serving"), _model_delivery),
-    (("monitoring",), _routes_exist),
     (("environment", "serving", "scaling"), _scaling_bounds),
     (("serving", "scaling"), _static_replicas),
     (("environment", "serving"), _production_drain_floor),

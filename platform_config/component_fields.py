@@ -22,17 +22,19 @@ import itertools
 import re
 import sys
 import textwrap
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from platform_config.types import KeyProblemsError
 from triton_platform import gpu_node_pool_args as pool
 from triton_platform import keda_scaling_args as keda
 from triton_platform import monitoring_args as mon
 from triton_platform import triton_serving_args as serving
+from triton_platform.arg_problems import ArgProblems
 from triton_platform.arg_schema import UNSET, arg_types, input_type, is_args_type, setting
 
 STACK_MODELS: dict[type, str] = {
@@ -311,6 +313,36 @@ def section_args(model: BaseModel) -> dict[str, Any]:
     model_name = f"{type(model).__module__.rsplit('.', 1)[-1]}.{type(model).__name__}"
     args_type = next(args for args, name in STACK_MODELS.items() if name == model_name)
     return model.model_dump(include=set(arg_types(args_type)), exclude_none=True)
+
+
+_STEP = re.compile(r'\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\.?([^.\[]+)')
+
+
+def _stack_steps(path: str) -> tuple[str | int, ...]:
+    """An Args path below a model (`pvc.claim_name`, `taints[1]`, `receivers["a.b"]`) as the stack's steps."""
+    steps: list[str | int] = []
+    for index, quoted, name in _STEP.findall(path):
+        steps.append(int(index) if index else quoted if quoted else _stack_key(name))
+    return tuple(steps)
+
+
+def component_rule(rule: Callable[[ArgProblems, str, Any], object]) -> Any:
+    """A model validator running the component's own `rule` (a function of an ArgProblems, a path and the model's
+    Args, `section_args`, that records each problem at its Args path below that one): each problem raised at its
+    stack key, in the component's words with keys as the stack writes them. The rule is not repeated here."""
+
+    def check(model: BaseModel) -> BaseModel:
+        problems = ArgProblems("stack", "rule")
+        rule(problems, "", section_args(model))
+        found = []
+        for problem in problems.problems:
+            path, message = problem.removeprefix(f"{problems.prefix}: args.").split(": ", 1)
+            found.append((_stack_steps(path), _SNAKE.sub(lambda key: _stack_key(key[0]), message)))
+        if found:
+            raise KeyProblemsError(found)
+        return model
+
+    return model_validator(mode="after")(check)
 
 
 def stack_modules() -> list[Path]:

@@ -6,9 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from platform_config.component_fields import arg_format, arg_unique, from_component
+from platform_config.component_fields import arg_format, arg_unique, component_rule, from_component
 from platform_config.types import (
-    KeyProblemError,
     Strict,
 )
 from triton_platform import gpu_node_pool_args
@@ -64,12 +63,6 @@ class KarpenterPool(Strict):
     """Node lifetime before Karpenter replaces it (fresh AMIs), a Go duration; `Never` keeps nodes until they are empty."""
     # fmt: on
     # [[[end]]]
-
-    @model_validator(mode="after")
-    def _identifies_gpus(self) -> KarpenterPool:
-        if not self.instance_families and not self.gpu_names:
-            raise ValueError("set instanceFamilies or gpuNames: without one Karpenter may launch nodes without GPUs")
-        return self
 
 
 class ClusterAutoscalerPool(Strict):
@@ -189,34 +182,8 @@ class GpuPoolConfig(Strict):
             }
         return data
 
-    @model_validator(mode="after")
-    def _node_bounds(self) -> GpuPoolConfig:
-        if self.min_nodes > self.max_nodes:
-            raise KeyProblemError(
-                "minNodes", f"{self.min_nodes} is above maxNodes ({self.max_nodes}); minNodes must be <= maxNodes"
-            )
-        needs = {"karpenter": self.karpenter, "cluster-autoscaler": self.cluster_autoscaler}
-        for mode, settings in needs.items():
-            key = "karpenter" if mode == "karpenter" else "clusterAutoscaler"
-            if self.autoscaler == mode and settings is None:
-                raise KeyProblemError(key, f"required key is missing: autoscaler {mode!r} needs its settings")
-            if self.autoscaler != mode and settings is not None:
-                raise KeyProblemError(key, f"applies only to autoscaler {mode!r}, not {self.autoscaler!r}")
-        if self.autoscaler != "static" and self.static_nodes:
-            raise KeyProblemError("staticNodes", f"applies only to autoscaler 'static', not {self.autoscaler!r}")
-        if self.autoscaler == "karpenter" and self.min_nodes:
-            raise KeyProblemError(
-                "minNodes",
-                f"{self.min_nodes}, but a Karpenter NodePool has no node minimum; set 0 and keep warm capacity with "
-                "the deployments' replicas.min or overprovisioningReplicas",
-            )
-        if self.autoscaler == "static" and self.min_nodes != self.max_nodes:
-            raise KeyProblemError(
-                "minNodes",
-                f"{self.min_nodes}, but a static pool has a fixed size; set minNodes = maxNodes ({self.max_nodes})",
-            )
-        return self
-
     @property
     def max_gpus(self) -> int:
         return self.max_nodes * self.gpus_per_node
+
+    _rules = component_rule(lambda problems, _, pool: gpu_node_pool_args.pool_rules(problems, pool, pool))

@@ -34,7 +34,7 @@ from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, STACK_FILE, 
 from platform_config.reference import type_text
 from platform_config.schema import SECTION_KEYS, PlatformConfig, section_key
 from platform_config.secrets_provider import SecretsProvider
-from platform_config.types import HelmChart, KeyProblemError, stack_name_problem
+from platform_config.types import HelmChart, KeyProblemError, KeyProblemsError, stack_name_problem
 from triton_platform import url_credentials
 from triton_platform.excerpts import EXCERPT_CHARS, excerpt, key_step
 from triton_platform.formats import PATTERN_NAMES
@@ -419,6 +419,10 @@ def _issues_from_pydantic(key: str, field_name: str, err: ValidationError) -> li
     annotation = PlatformConfig.model_fields[field_name].annotation
     issues = []
     for e in err.errors(include_url=False):
+        found = e.get("ctx", {}).get("error")
+        if isinstance(found, KeyProblemsError):
+            issues += [ConfigIssue(key_path(key, (*e["loc"], *steps)), text) for steps, text in found.problems]
+            continue
         loc, message = _message(e, annotation, tuple(e["loc"]))
         issues.append(ConfigIssue(key_path(key, loc), message))
     return issues

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import model_validator
-
-from platform_config.component_fields import arg_format, from_component
+from platform_config.component_fields import arg_format, component_rule, from_component
 from platform_config.secret_values import SECRET
 from platform_config.types import (
     ChartRepository,
@@ -41,7 +39,7 @@ class PrometheusStackChart(HelmChart):
 class AlertsConfig(Strict):
     """Alert thresholds and how long a condition must last before it fires (`for:`)."""
 
-    # [[[cog fields(monitoring_args.AlertThresholds, narrow={'failure_ratio': 'lt=1', 'gpu_utilization_low': 'lt=1'})]]]
+    # [[[cog fields(monitoring_args.AlertThresholds)]]]
     # fmt: off
     latency_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "latency_for")] = from_component(monitoring_args.AlertThresholds, "latency_for")
     """How long p95 latency must stay above the SLO."""
@@ -52,7 +50,7 @@ class AlertsConfig(Strict):
     queue_time_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "queue_time_for")] = from_component(monitoring_args.AlertThresholds, "queue_time_for")
     """How long the queue time must stay above `queueTimeMs`."""
 
-    failure_ratio: float = from_component(monitoring_args.AlertThresholds, "failure_ratio", lt=1)
+    failure_ratio: float = from_component(monitoring_args.AlertThresholds, "failure_ratio")
     """Failed/total inference requests above which the failure alert fires; between 0 and 1."""
 
     failure_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "failure_for")] = from_component(monitoring_args.AlertThresholds, "failure_for")
@@ -64,7 +62,7 @@ class AlertsConfig(Strict):
     gpu_memory_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "gpu_memory_for")] = from_component(monitoring_args.AlertThresholds, "gpu_memory_for")
     """How long GPU memory must stay above `gpuMemoryRatio`."""
 
-    gpu_utilization_low: float = from_component(monitoring_args.AlertThresholds, "gpu_utilization_low", lt=1)
+    gpu_utilization_low: float = from_component(monitoring_args.AlertThresholds, "gpu_utilization_low")
     """GPU utilization below which the cost alert fires; between 0 and 1."""
 
     gpu_utilization_low_for: Annotated[str, arg_format(monitoring_args.AlertThresholds, "gpu_utilization_low_for")] = from_component(monitoring_args.AlertThresholds, "gpu_utilization_low_for")
@@ -86,6 +84,8 @@ class AlertsConfig(Strict):
     """How long KEDA may fail to read a trigger (its fallback replicas apply meanwhile)."""
     # fmt: on
     # [[[end]]]
+
+    _rules = component_rule(monitoring_args.alert_rules)
 
 
 class PrometheusPeer(Strict):
@@ -129,12 +129,6 @@ class Credential(Strict):
     """Where an existing Secret holds it. Default: unset (then `value`)."""
     # fmt: on
     # [[[end]]]
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> Credential:
-        if (self.value is None) == (self.secret is None):
-            raise ValueError("set exactly one of value (a Pulumi secret) and secret (an existing Secret's key)")
-        return self
 
 
 class SlackReceiver(Strict):
@@ -189,12 +183,6 @@ class Receiver(Strict):
     # fmt: on
     # [[[end]]]
 
-    @model_validator(mode="after")
-    def _has_integration(self) -> Receiver:
-        if not (self.slack or self.pagerduty or self.webhook):
-            raise ValueError("a receiver needs at least one of slack, pagerduty, webhook")
-        return self
-
 
 Severity = Literal["critical", "warning", "info"]
 
@@ -202,7 +190,7 @@ Severity = Literal["critical", "warning", "info"]
 class MonitoringConfig(Strict):
     """Prometheus scraping, rules, Alertmanager routing and Grafana dashboards."""
 
-    # [[[cog fields(monitoring_args.MonitoringArgs, only=['mode', 'selector_labels', 'receivers', 'routes', 'runbook_base_url', 'grafana_folder', 'scrape_interval', 'alerts'], narrow={'grafana_folder': 'min_length=1'})]]]
+    # [[[cog fields(monitoring_args.MonitoringArgs, only=['mode', 'selector_labels', 'receivers', 'routes', 'runbook_base_url', 'grafana_folder', 'scrape_interval', 'alerts'])]]]
     # fmt: off
     mode: Literal["existing", "install"] = from_component(monitoring_args.MonitoringArgs, "mode")
     """`existing`: a Prometheus Operator already runs; only the ServiceMonitor, rules, alert routing and dashboards are created. `install`: the kube-prometheus-stack chart too, in `prometheus.namespace`, and everything else waits for it (its CRDs)."""
@@ -219,7 +207,7 @@ class MonitoringConfig(Strict):
     runbook_base_url: Annotated[str, arg_format(monitoring_args.MonitoringArgs, "runbook_base_url")] = from_component(monitoring_args.MonitoringArgs, "runbook_base_url")
     """Every alert's `runbook_url` is this plus `#<alert name in lower case>`."""
 
-    grafana_folder: str = from_component(monitoring_args.MonitoringArgs, "grafana_folder", min_length=1)
+    grafana_folder: str = from_component(monitoring_args.MonitoringArgs, "grafana_folder")
     """Grafana folder the dashboards land in (the dashboard sidecar's folder annotation)."""
 
     scrape_interval: Annotated[str, arg_format(monitoring_args.MonitoringArgs, "scrape_interval")] = from_component(monitoring_args.MonitoringArgs, "scrape_interval")
@@ -235,3 +223,5 @@ class MonitoringConfig(Strict):
 
     prometheus: PrometheusPeer = PrometheusPeer()
     """Which Prometheus scrapes Triton."""
+
+    _rules = component_rule(monitoring_args.routing_rules)

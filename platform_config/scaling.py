@@ -61,6 +61,7 @@ class ScalePolicy(Strict):
 class Fallback(Strict):
     """What KEDA does when it cannot read the triggers (Prometheus down, a query error, a vanished series)."""
 
+    # A stack's deployments run at most 1000 replicas (`replicas.max`): a count above is a typo.
     # [[[cog fields(keda_scaling_args.Fallback, narrow={'replicas': 'le=1000'})]]]
     # fmt: off
     replicas: int = from_component(keda_scaling_args.Fallback, "replicas", le=1000)
@@ -116,7 +117,8 @@ class ScalingConfig(Strict):
     enabled: bool = True
     """KEDA owns the replica count. When false, each deployment runs `replicas.min` replicas and `replicas.max` must equal it."""
 
-    # The component's 0 turns the trigger off; a stack always keeps it.
+    # The component's 0 turns the GPU-memory trigger off; a stack always keeps it. A stack's deployments run at
+    # most 1000 replicas (`replicas.max`): a paused count above is a typo.
     # [[[cog fields(keda_scaling_args.KedaScalingArgs, exclude=['targets', 'prometheus_url', 'labels', 'kube_version'], narrow={'gpu_memory_ratio_target': 'gt=0', 'paused_replicas': 'le=1000'})]]]
     # fmt: off
     polling_interval_seconds: int = from_component(keda_scaling_args.KedaScalingArgs, "polling_interval_seconds")

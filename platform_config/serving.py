@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field
 
-from platform_config.component_fields import arg_format, arg_unique, from_component
-from platform_config.types import KeyProblemError, Strict
-from triton_platform import triton_serving_args
-from triton_platform.kubernetes_values import quantity_value
+from platform_config.component_fields import arg_format, arg_unique, component_rule, from_component
+from platform_config.types import Strict
+from triton_platform import triton_serving_args, triton_serving_spec
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
 
 T = TypeVar("T")
@@ -37,11 +36,7 @@ class ReplicaRange(Strict):
     # fmt: on
     # [[[end]]]
 
-    @model_validator(mode="after")
-    def _ordered(self) -> ReplicaRange:
-        if self.min > self.max:
-            raise KeyProblemError("min", f"{self.min} is above max ({self.max}); min must be <= max")
-        return self
+    _rules = component_rule(triton_serving_spec.replica_rules)
 
 
 class QueuePolicy(Strict):
@@ -128,11 +123,6 @@ class SpecificVersions(Strict):
     # fmt: on
     # [[[end]]]
 
-    @field_validator("versions")
-    @classmethod
-    def _unique_versions(cls, versions: list[int]) -> list[int]:
-        return listed_once(versions, "versions")
-
 
 class VersionPolicy(Strict):
     """Triton `version_policy`: exactly one of `latest`, `all`, `specific`."""
@@ -150,12 +140,7 @@ class VersionPolicy(Strict):
     # fmt: on
     # [[[end]]]
 
-    @model_validator(mode="after")
-    def _exactly_one(self) -> VersionPolicy:
-        chosen = [k for k in ("latest", "all", "specific") if getattr(self, k) is not None]
-        if len(chosen) != 1:
-            raise ValueError(f"set exactly one of latest, all, specific; got {chosen or 'none'}")
-        return self
+    _rules = component_rule(triton_serving_spec.version_policy_rules)
 
 
 class Warmup(Strict):
@@ -222,15 +207,7 @@ class ContainerResources(Strict):
     # fmt: on
     # [[[end]]]
 
-    @model_validator(mode="after")
-    def _limits_cover_requests(self) -> ContainerResources:
-        for resource in ("cpu", "memory"):
-            request, limit = getattr(self.requests, resource), getattr(self.limits, resource)
-            if quantity_value(limit) < quantity_value(request):
-                raise KeyProblemError(
-                    "limits", f"{resource} limit {limit} is below its request {request}; limits must be >= requests"
-                )
-        return self
+    _rules = component_rule(triton_serving_spec.resource_rules)
 
 
 class DeploymentConfig(Strict):
@@ -251,11 +228,6 @@ class DeploymentConfig(Strict):
     """CPU and memory of each Triton pod."""
     # fmt: on
     # [[[end]]]
-
-    @field_validator("models")
-    @classmethod
-    def _unique_models(cls, models: list[str]) -> list[str]:
-        return listed_once(models, "models")
 
 
 class PvcSource(Strict):
@@ -285,23 +257,6 @@ class PvcSource(Strict):
     """Image of the loader Job (rclone), pinned."""
     # fmt: on
     # [[[end]]]
-
-    @model_validator(mode="after")
-    def _fillable(self) -> PvcSource:
-        if self.create and self.origin is None:
-            raise KeyProblemError(
-                "origin",
-                "required key is missing: a claim the stack creates starts empty, and Triton would find no model; "
-                "set pvc.origin to the s3:// or gs:// URI `stackctl publish-models` publishes to (a Job then "
-                "fills the claim), or use an existing, filled claim (create: false)",
-            )
-        if self.origin is not None and self.access_mode == "ReadOnlyMany":
-            raise KeyProblemError(
-                "accessMode",
-                "the loader Job writes the repository from pvc.origin into the claim, and ReadOnlyMany cannot be "
-                "written; use ReadWriteMany (Triton still mounts it read-only)",
-            )
-        return self
 
     def store(self) -> StoreUri | None:
         """Where the loader copies from, parsed."""
@@ -349,45 +304,6 @@ class ModelRepositoryConfig(Strict):
     # fmt: on
     # [[[end]]]
 
-    @model_validator(mode="after")
-    def _source_fields(self) -> ModelRepositoryConfig:
-        if self.source == "pvc" and self.pvc is None:
-            raise KeyProblemError("pvc", "required key is missing: source 'pvc' needs the claim (pvc.claimName)")
-        if self.source != "pvc" and self.pvc is not None:
-            raise KeyProblemError("pvc", f"applies only to source 'pvc', not {self.source!r}")
-        scheme = SCHEMES.get(self.source)
-        if scheme and self.uri is None:
-            raise KeyProblemError("uri", f"source {self.source!r} needs uri {scheme}<bucket>/<prefix>; got None")
-        if scheme and self.uri is not None:
-            try:
-                parse_store_uri(self.uri, self.source)
-            except ValueError as err:
-                raise KeyProblemError("uri", str(err)) from None
-        elif self.uri is not None:
-            raise KeyProblemError("uri", f"applies only to sources 's3' and 'gcs', not {self.source!r}")
-        if self.credentials_secret is not None and self.store() is None:
-            raise KeyProblemError(
-                "credentialsSecret",
-                f"applies only to sources 's3' and 'gcs' and to a pvc with origin, not {self.source!r}"
-                + (" without pvc.origin" if self.source == "pvc" else ""),
-            )
-        if self.store_egress is not None and self.store() is None:
-            raise KeyProblemError(
-                "storeEgress", f"applies only to sources 's3' and 'gcs' and to a pvc with origin, not {self.source!r}"
-            )
-        if self.revision is not None and self.store() is not None:
-            where = "pvc.origin" if self.source == "pvc" else f"source {self.source!r}"
-            raise KeyProblemError(
-                "revision",
-                f"does not apply with {where}: the pods read the published repository under its content digest, "
-                "so a model change rolls them by itself; remove revision and run `stackctl publish-models`",
-            )
-        if self.revision is not None and self.source == "bundled":
-            raise KeyProblemError(
-                "revision", "does not apply to source 'bundled': the bundled files roll the pods by content; remove it"
-            )
-        return self
-
     def store(self) -> StoreUri | None:
         """The object store the stack's repository is published to: the uri, or the claim's origin."""
         if self.source in SCHEMES and self.uri is not None:
@@ -407,6 +323,8 @@ class ModelRepositoryConfig(Strict):
             # (cloud.google.com/compute/docs/metadata/querying-metadata).
             rules.append(StoreEgress(cidr="169.254.169.254/32", ports=[80]))
         return rules
+
+    _rules = component_rule(triton_serving_spec.repository_rules)
 
 
 class Drain(Strict):
@@ -447,13 +365,6 @@ class IngressConfig(Strict):
     """Namespace of the ingress controller, which the NetworkPolicy admits to the inference ports."""
     # fmt: on
     # [[[end]]]
-
-    @model_validator(mode="after")
-    def _complete(self) -> IngressConfig:
-        for key, value in (("baseDomain", self.base_domain), ("tlsSecretName", self.tls_secret_name)):
-            if self.enabled and not value:
-                raise KeyProblemError(key, "required key is missing: an enabled ingress needs it")
-        return self
 
 
 class InferenceClient(Strict):
@@ -509,6 +420,8 @@ class ServingConfig(Strict):
     """Annotations of Triton's ServiceAccount, e.g. `eks.amazonaws.com/role-arn` or `iam.gke.io/gcp-service-account` for workload identity."""
     # fmt: on
     # [[[end]]]
+
+    _rules = component_rule(triton_serving_spec.ingress_rules)
 
     p95_latency_slo_ms: Annotated[int, Field(ge=1, le=600_000)]
     """The environment's p95 request latency objective, in ms. Alerts fire above it, and no model's queue delay may exceed it. Required."""

@@ -62,6 +62,15 @@ class KeyProblemError(ValueError):
         self.key = key
 
 
+class KeyProblemsError(ValueError):
+    """A component's rule run by a model validator (`component_fields.component_rule`): each finding at the path
+    of steps below the model it names (camelCase keys, list indexes, the user's own keys)."""
+
+    def __init__(self, problems: list[tuple[tuple[str | int, ...], str]]) -> None:
+        super().__init__("; ".join(message for _, message in problems))
+        self.problems = problems
+
+
 class Strict(BaseModel):
     """Base for every config object: camelCase keys, unknown keys rejected, no coercion."""
 

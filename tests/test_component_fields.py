@@ -15,11 +15,18 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from platform_config import gpu_pool, monitoring, scaling, serving
-from platform_config.component_fields import STACK_MODELS, from_component, regenerate, stack_doc, stack_modules
-from platform_config.types import Strict
+from platform_config.component_fields import (
+    STACK_MODELS,
+    component_rule,
+    from_component,
+    regenerate,
+    stack_doc,
+    stack_modules,
+)
+from platform_config.types import KeyProblemsError, Strict
 from triton_platform import gpu_node_pool_args, keda_scaling_args, monitoring_args, triton_serving_args
 from triton_platform.arg_problems import ArgProblems
-from triton_platform.arg_schema import UNSET, arg_types, resolve, setting
+from triton_platform.arg_schema import UNSET, arg_types, join_key, resolve, setting
 
 SETS: list[tuple[type[BaseModel], type]] = [
     (getattr(importlib.import_module(f"platform_config.{module}"), name), args_type)
@@ -224,3 +231,23 @@ def test_a_stack_doc_names_keys_as_the_stack_writes_them() -> None:
     )
     # A declared default is the reference's own column, not repeated in the text.
     assert "Default" not in stack_doc(triton_serving_args.DrainArgs, "pre_stop_seconds")
+
+
+def test_a_components_rule_is_raised_at_the_stack_keys_in_its_words() -> None:
+    """component_rule: each problem the rule records, at its path turned into the stack's steps (camelCase keys,
+    list indexes, a user's dotted key kept whole), its message naming keys as the stack writes them."""
+
+    def rule(problems: ArgProblems, path: str, args: dict[str, Any]) -> None:
+        assert args == {"pre_stop_seconds": 5, "exit_timeout_seconds": 30}  # the model's Args, as section_args
+        problems.add(join_key(path, "pre_stop_seconds"), "above exit_timeout_seconds")
+        problems.add('taints[2].key["example.com/a.b"]', "a dotted key")
+        problems.add(path, "the record itself")
+
+    check = component_rule(rule).wrapped
+    with pytest.raises(KeyProblemsError) as raised:
+        check(serving.Drain.model_validate({"preStopSeconds": 5}))
+    assert raised.value.problems == [
+        (("preStopSeconds",), "above exitTimeoutSeconds"),
+        (("taints", 2, "key", "example.com/a.b"), "a dotted key"),
+        ((), "the record itself"),
+    ]

@@ -227,7 +227,7 @@ def test_enum_values_are_listed() -> None:
             MONITORING,
             ("alerts", "failureRatio"),
             1,
-            "triton-platform:monitoring.alerts.failureRatio: Input should be less than 1; got 1",
+            "triton-platform:monitoring.alerts.failureRatio: 1 is not below 1: a failure ratio of 1 would never fire",
         ),
         (
             MONITORING,
@@ -282,13 +282,13 @@ def test_every_error_is_reported_in_one_run() -> None:
 
 def test_min_replicas_above_max() -> None:
     [error] = errors_of("dev", setting(SERVING, *GENERAL, "replicas", value={"min": 3, "max": 2}))
-    assert error == "triton-platform:serving.deployments.general.replicas.min: 3 is above max (2); min must be <= max"
+    assert error == "triton-platform:serving.deployments.general.replicas: min 3 is above max 2; min must be <= max"
     assert validate("dev", setting(SERVING, *GENERAL, "replicas", value={"min": 1, "max": 1}))
 
 
 def test_pool_min_nodes_above_max() -> None:
     [error] = errors_of("dev", setting(POOL, "minNodes", value=3))
-    assert error == "triton-platform:gpuPool.minNodes: 3 is above maxNodes (2); minNodes must be <= maxNodes"
+    assert error == "triton-platform:gpuPool.minNodes: 3 is above maxNodes (2); it must be at most that"
     assert validate("dev", setting(POOL, "minNodes", value=2))
 
 

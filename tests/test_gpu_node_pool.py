@@ -181,14 +181,12 @@ def test_karpenter_needs_a_gpu_family_or_model() -> None:
 
 def test_autoscaler_settings_must_match_the_mode() -> None:
     [error] = errors_of("production", removing(POOL, "karpenter"))
-    assert (
-        error == "triton-platform:gpuPool.karpenter: required key is missing: autoscaler 'karpenter' needs its settings"
-    )
-    [error] = errors_of("staging", setting(POOL, "autoscaler", value="static"))
-    assert (
-        error
-        == "triton-platform:gpuPool.clusterAutoscaler: applies only to autoscaler 'cluster-autoscaler', not 'static'"
-    )
+    assert error == "triton-platform:gpuPool.karpenter: missing (required): autoscaler 'karpenter' needs its settings"
+    # Every rule of the component's that fails, in one run: staging also sets minNodes 1 of 4.
+    assert errors_of("staging", setting(POOL, "autoscaler", value="static")) == [
+        "triton-platform:gpuPool.clusterAutoscaler: applies only to autoscaler 'cluster-autoscaler', not 'static'",
+        "triton-platform:gpuPool.minNodes: 1, but a static pool has a fixed size; set minNodes = maxNodes (4)",
+    ]
     [error] = errors_of("staging", setting(POOL, "staticNodes", value=["n1"]))
     assert error == "triton-platform:gpuPool.staticNodes: applies only to autoscaler 'static', not 'cluster-autoscaler'"
 

@@ -49,7 +49,7 @@ def test_version_policy_takes_exactly_one_kind() -> None:
     )
     assert (
         error
-        == "triton-platform:models.ranker.versionPolicy: set exactly one of latest, all, specific; got ['latest', 'all']"
+        == "triton-platform:models.ranker.versionPolicy: set exactly one of latest, all, specific; got latest, all"
     )
 
 
@@ -188,7 +188,7 @@ def test_a_model_without_versions_is_rejected(tmp_path: Path) -> None:
     [
         (
             {"source": "pvc"},
-            "triton-platform:serving.modelRepository.pvc: required key is missing: source 'pvc' needs the claim (pvc.claimName)",
+            "triton-platform:serving.modelRepository.pvc: missing (required for source 'pvc'): the claim (pvc.claimName)",
         ),
         (
             {"source": "s3", "uri": "gs://bucket/x"},
@@ -196,7 +196,7 @@ def test_a_model_without_versions_is_rejected(tmp_path: Path) -> None:
         ),
         (
             {"source": "gcs"},
-            "triton-platform:serving.modelRepository.uri: source 'gcs' needs uri gs://<bucket>/<prefix>; got None",
+            "triton-platform:serving.modelRepository.uri: missing (required for source 'gcs'): gs://<bucket>/<prefix>",
         ),
         (
             {"source": "bundled", "credentialsSecret": "x"},
@@ -220,7 +220,7 @@ def test_a_model_without_versions_is_rejected(tmp_path: Path) -> None:
         ),
         (
             {"source": "s3", "uri": "s3://bucket/x", "revision": "r1"},
-            "triton-platform:serving.modelRepository.revision: does not apply with source 's3': the pods read the published repository under its content digest, so a model change rolls them by itself; remove revision and run `stackctl publish-models`",
+            "triton-platform:serving.modelRepository.revision: does not apply to a published repository (s3, gcs, pvc.origin): the pods read it under its content digest, so a model change rolls them by itself; remove revision",
         ),
         (
             {
@@ -228,7 +228,7 @@ def test_a_model_without_versions_is_rejected(tmp_path: Path) -> None:
                 "pvc": {"claimName": "x", "origin": "gs://b-1/p", "accessMode": "ReadWriteMany"},
                 "revision": "r1",
             },
-            "triton-platform:serving.modelRepository.revision: does not apply with pvc.origin: the pods read the published repository under its content digest, so a model change rolls them by itself; remove revision and run `stackctl publish-models`",
+            "triton-platform:serving.modelRepository.revision: does not apply to a published repository (s3, gcs, pvc.origin): the pods read it under its content digest, so a model change rolls them by itself; remove revision",
         ),
         (
             {"source": "bundled", "revision": "r1"},
@@ -240,7 +240,7 @@ def test_a_model_without_versions_is_rejected(tmp_path: Path) -> None:
         ),
         (
             {"source": "pvc", "pvc": {"claimName": "x", "origin": "s3://bucket/p"}},
-            "triton-platform:serving.modelRepository.pvc.accessMode: the loader Job writes the repository from pvc.origin into the claim, and ReadOnlyMany cannot be written; use ReadWriteMany (Triton still mounts it read-only)",
+            "triton-platform:serving.modelRepository.pvc.accessMode: the loader Job writes the repository from origin into the claim, and ReadOnlyMany cannot be written; use ReadWriteMany (Triton still mounts it read-only)",
         ),
         (
             {"source": "bundled", "pvc": {"claimName": "x"}},
@@ -293,18 +293,16 @@ def test_read_write_once_claims_cannot_serve_many_pods() -> None:
 
 def test_an_enabled_ingress_needs_its_host_and_certificate() -> None:
     [error] = errors_of("dev", setting(SERVING, "ingress", value={"enabled": True, "tlsSecretName": "tls"}))
-    assert error == "triton-platform:serving.ingress.baseDomain: required key is missing: an enabled ingress needs it"
+    assert error == "triton-platform:serving.ingress.baseDomain: missing (required when enabled)"
     [error] = errors_of("dev", setting(SERVING, "ingress", value={"enabled": True, "baseDomain": "ml.example.com"}))
-    assert (
-        error == "triton-platform:serving.ingress.tlsSecretName: required key is missing: an enabled ingress needs it"
-    )
+    assert error == "triton-platform:serving.ingress.tlsSecretName: missing (required when enabled)"
 
 
 def test_limits_must_cover_requests() -> None:
     resources = {"requests": {"cpu": "2", "memory": "16Gi"}, "limits": {"cpu": "4", "memory": "8Gi"}}
     [error] = errors_of("dev", setting(SERVING, *GENERAL, "resources", value=resources))
     assert error == (
-        "triton-platform:serving.deployments.general.resources.limits: memory limit 8Gi is below its request 16Gi; "
+        "triton-platform:serving.deployments.general.resources.limits.memory: 8Gi is below its request 16Gi; "
         "limits must be >= requests"
     )
     resources["limits"]["memory"] = "16384Mi"
@@ -431,9 +429,9 @@ def test_a_created_claim_needs_an_origin_to_be_filled_from() -> None:
     claim = {"source": "pvc", "pvc": {"claimName": "models", "create": True, "accessMode": "ReadWriteMany"}}
     [error] = errors_of("staging", setting(SERVING, "modelRepository", value=claim))
     assert error == (
-        "triton-platform:serving.modelRepository.pvc.origin: required key is missing: a claim the stack creates "
-        "starts empty, and Triton would find no model; set pvc.origin to the s3:// or gs:// URI `stackctl "
-        "publish-models` publishes to (a Job then fills the claim), or use an existing, filled claim (create: false)"
+        "triton-platform:serving.modelRepository.pvc.origin: missing (required with create): a claim the component "
+        "creates starts empty, and Triton would find no model; set the s3:// or gs:// URI the repository is published "
+        "to (a Job then fills the claim), or use an existing, filled claim (create: false)"
     )
     # `origin: null` written out is the same mistake, named the same way, never a traceback.
     claim["pvc"]["origin"] = None  # type: ignore[index]

@@ -536,8 +536,7 @@ def test_alerts_stay_silent_when_healthy_and_within_for_then_fire(stack: str, tm
 def test_routes_must_name_a_defined_receiver() -> None:
     [error] = errors_of("staging", setting("triton-platform:monitoring", "routes", "critical", value="pager"))
     assert error == (
-        "triton-platform:monitoring.routes.critical: receiver 'pager' is not defined under receivers; "
-        "known receivers: staging-chat"
+        "triton-platform:monitoring.routes.critical: 'pager' names no receiver of receivers (staging-chat)"
     )
 
 

@@ -340,18 +340,24 @@ def pool_of(name: str, args: GpuNodePoolArgs) -> GpuNodePoolArgs:
     given: Mapping[str, Any] = args
     if "min_nodes" not in pool:
         pool["min_nodes"] = default_min_nodes(pool.get("autoscaler", "static"), pool.get("max_nodes", 1))
-    _check_taints(problems, pool)
+    pool_rules(problems, pool, given)
     _check_labels(problems, pool)
+    if problems.clean("gpu_software"):
+        _check_gpu_software(problems, pool, given)
+    problems.check()
+    return pool
+
+
+def pool_rules(problems: ArgProblems, pool: GpuNodePoolArgs, given: Mapping[str, Any]) -> None:
+    """The rules across the pool's own settings (`given`: as the user gave them): taints once each, the
+    autoscaler's settings and only those, a NodePool that asks for GPUs, the node bounds."""
+    _check_taints(problems, pool)
     if problems.clean("autoscaler"):
         _check_settings(problems, pool)
     _check_karpenter(problems, pool, given)
-    if problems.clean("gpu_software"):
-        _check_gpu_software(problems, pool, given)
     # The node bounds against each other and the mode, only where each is right itself.
     if problems.clean("autoscaler", "max_nodes", "min_nodes"):
         _check_bounds(problems, pool)
-    problems.check()
-    return pool
 
 
 def _check_taints(problems: ArgProblems, pool: GpuNodePoolArgs) -> None:

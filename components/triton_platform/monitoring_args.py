@@ -379,15 +379,8 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringArgs:
     for key, deployment in deployments.items():
         _signal(problems, f"deployments.{key}", deployment)
     _one_object_per_name(problems, deployments)
-    receivers = checked.get("receivers", {})
-    for key, receiver in _rightly_named(receivers, RECEIVER_NAME).items():
-        _receiver(problems, f"receivers.{key}", key, receiver)
-    if problems.clean("receivers"):
-        known = ", ".join(sorted(receivers)) or "none"
-        for severity, receiver_name in _rightly_named(checked.get("routes", {}), SEVERITY).items():
-            if problems.clean(f"routes.{severity}") and receiver_name not in receivers:
-                problems.add(f"routes.{severity}", f"{receiver_name!r} is not one of args.receivers ({known})")
-    _below_one(problems, checked.get("alerts", {}))
+    routing_rules(problems, "", checked)
+    alert_rules(problems, "alerts", checked.get("alerts", {}))
     _labels_of_the_components_own(problems, checked)
     chart = checked.get("chart")
     # A chart that is no mapping at all is named as such already.
@@ -507,7 +500,21 @@ def _one_object_per_name(problems: ArgProblems, deployments: Mapping[str, Monito
         seen.setdefault(name, key)
 
 
-def _receiver(problems: ArgProblems, path: str, name: str, receiver: AlertReceiver) -> None:
+def routing_rules(problems: ArgProblems, path: str, args: MonitoringArgs) -> None:
+    """Each receiver by its rules, and each route to one of them."""
+    receivers = args.get("receivers", {})
+    for key, receiver in _rightly_named(receivers, RECEIVER_NAME).items():
+        receiver_rules(problems, join_key(join_key(path, "receivers"), key), key, receiver)
+    if problems.clean(join_key(path, "receivers")):
+        known = ", ".join(sorted(receivers)) or "none"
+        for severity, receiver_name in _rightly_named(args.get("routes", {}), SEVERITY).items():
+            where = join_key(join_key(path, "routes"), severity)
+            if problems.clean(where) and receiver_name not in receivers:
+                problems.add(where, f"{receiver_name!r} names no receiver of receivers ({known})")
+
+
+def receiver_rules(problems: ArgProblems, path: str, name: str, receiver: AlertReceiver) -> None:
+    """A receiver's name apart from the null receiver's, at least one integration, one form of each credential."""
     if name == NULL_RECEIVER:
         problems.add(path, f"the name {NULL_RECEIVER!r} is taken: it receives what no route claims")
     if not any(integration in receiver for integration in INTEGRATIONS) and problems.clean(path):
@@ -535,12 +542,13 @@ _BELOW_ONE = {
 }
 
 
-def _below_one(problems: ArgProblems, thresholds: AlertThresholds) -> None:
+def alert_rules(problems: ArgProblems, path: str, thresholds: AlertThresholds) -> None:
     """The ratios a threshold of exactly 1 makes meaningless (their Setting bounds them at most 1)."""
     for key, why in _BELOW_ONE.items():
         value = cast(Mapping[str, float], thresholds).get(key, 0.0)
-        if problems.clean(f"alerts.{key}") and value >= 1:
-            problems.add(f"alerts.{key}", f"{value:g} is not below 1: {why}")
+        where = join_key(path, key)
+        if problems.clean(where) and value >= 1:
+            problems.add(where, f"{value:g} is not below 1: {why}")
 
 
 def _labels_of_the_components_own(problems: ArgProblems, checked: MonitoringArgs) -> None:

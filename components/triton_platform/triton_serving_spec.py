@@ -38,11 +38,14 @@ from triton_platform.model_packaging.source import ModelRepository, read_reposit
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
 from triton_platform.triton_serving_args import (
     CONFIG_NAME_FORMAT,
+    ContainerResourcesArgs,
     DynamicBatchingArgs,
+    IngressArgs,
     ModelClaimArgs,
     ModelRepositoryArgs,
     ModelSettingsArgs,
     QueuePolicyArgs,
+    ReplicaRangeArgs,
     StoreEgressArgs,
     TritonDeploymentArgs,
     TritonServingArgs,
@@ -102,13 +105,18 @@ def _dynamic_batching(args: DynamicBatchingArgs | None) -> DynamicBatching | Non
     )
 
 
+def version_policy_rules(problems: ArgProblems, path: str, args: VersionPolicyArgs) -> None:
+    """Exactly one of latest, all, specific: Triton's `version_policy` is a oneof."""
+    chosen = [key for key in ("latest", "all", "specific") if key in args]
+    if len(chosen) != 1:
+        problems.add(path, f"set exactly one of latest, all, specific; got {', '.join(chosen) or 'none'}")
+
+
 def _version_policy(problems: ArgProblems, path: str, args: VersionPolicyArgs | None) -> VersionPolicy | None:
     """Exactly one of latest, all, specific: Triton's `version_policy` is a oneof."""
     if args is None:
         return None
-    chosen = [key for key in ("latest", "all", "specific") if key in args]
-    if len(chosen) != 1:
-        problems.add(path, f"set exactly one of latest, all, specific; got {', '.join(chosen) or 'none'}")
+    version_policy_rules(problems, path, args)
     latest, specific = args.get("latest"), args.get("specific")
     return VersionPolicy(
         latest=None if latest is None else LatestVersions(latest.get("num_versions", 1)),
@@ -149,19 +157,27 @@ def _deployment_rules(problems: ArgProblems, key: str, deployment: TritonDeploym
             f"{key!r} would name this deployment's objects triton-{key}, the name of the NetworkPolicy this "
             "component adds for its model loader; name the deployment otherwise",
         )
-    replicas = deployment.get("replicas", {})
+    replica_rules(problems, f"{path}.replicas", deployment.get("replicas", {}))
+    resource_rules(problems, f"{path}.resources", deployment.get("resources", {}))
+
+
+def replica_rules(problems: ArgProblems, path: str, replicas: ReplicaRangeArgs) -> None:
+    """The replica range in order."""
     low, high = replicas.get("min"), replicas.get("max")
-    clean = problems.clean(f"{path}.replicas.min", f"{path}.replicas.max")
+    clean = problems.clean(join_key(path, "min"), join_key(path, "max"))
     if clean and low is not None and high is not None and low > high:
-        problems.add(f"{path}.replicas", f"min {low} is above max {high}; min must be <= max")
-    resources = deployment.get("resources", {})
+        problems.add(path, f"min {low} is above max {high}; min must be <= max")
+
+
+def resource_rules(problems: ArgProblems, path: str, resources: ContainerResourcesArgs) -> None:
+    """Each limit at least its request."""
     requests, limits = resources.get("requests", {}), resources.get("limits", {})
     pairs = {
         "cpu": (requests.get("cpu"), limits.get("cpu")),
         "memory": (requests.get("memory"), limits.get("memory")),
     }
     for resource, (request, limit) in pairs.items():
-        where = (f"{path}.resources.requests.{resource}", f"{path}.resources.limits.{resource}")
+        where = (join_key(join_key(path, "requests"), resource), join_key(join_key(path, "limits"), resource))
         if request is None or limit is None or not problems.clean(*where):
             continue
         if quantity_value(limit) < quantity_value(request):
@@ -179,25 +195,25 @@ def _store(problems: ArgProblems, path: str, uri: str | None, source: str) -> St
         return None
 
 
-def _claim_rules(problems: ArgProblems, path: str, claim: ModelClaimArgs) -> StoreUri | None:
+def claim_rules(problems: ArgProblems, path: str, claim: ModelClaimArgs) -> StoreUri | None:
     """A created claim needs an origin to fill it, and a claim the loader fills must be writable; the store its
     `origin` names."""
     origin = claim.get("origin")
     if claim.get("create") and origin is None:
         problems.add(
-            f"{path}.origin",
+            join_key(path, "origin"),
             "missing (required with create): a claim the component creates starts empty, and Triton would find "
             "no model; set the s3:// or gs:// URI the repository is published to (a Job then fills the claim), "
             "or use an existing, filled claim (create: false)",
         )
     if origin is not None and claim.get("access_mode") == "ReadOnlyMany":
         problems.add(
-            f"{path}.access_mode",
+            join_key(path, "access_mode"),
             "the loader Job writes the repository from origin into the claim, and ReadOnlyMany cannot be written; "
             "use ReadWriteMany (Triton still mounts it read-only)",
         )
     backend = "gcs" if origin is not None and origin.startswith("gs://") else "s3"
-    return _store(problems, f"{path}.origin", origin, backend)
+    return _store(problems, join_key(path, "origin"), origin, backend)
 
 
 def _default_egress(store: StoreUri, credentials_secret: str | None) -> tuple[StoreEgressArgs, ...]:
@@ -224,14 +240,13 @@ def _folder(problems: ArgProblems, path: str, folder: str | None) -> Path | None
     return Path(folder)
 
 
-def _store_keys(problems: ArgProblems, args: ModelRepositoryArgs, source: str) -> StoreUri | None:
+def _store_keys(problems: ArgProblems, path: str, args: ModelRepositoryArgs, source: str) -> StoreUri | None:
     """The claim for source `pvc` and the uri for `s3` and `gcs`, each only there; the store they name."""
-    path = "model_repository"
     claim, store = args.get("pvc"), None
     if claim is not None:
         if source != "pvc":
             problems.add(f"{path}.pvc", f"applies only to source 'pvc', not {source!r}")
-        store = _claim_rules(problems, f"{path}.pvc", claim)
+        store = claim_rules(problems, join_key(path, "pvc"), claim)
     elif source == "pvc":
         problems.add(f"{path}.pvc", "missing (required for source 'pvc'): the claim (pvc.claim_name)")
     if "uri" in args:
@@ -244,15 +259,16 @@ def _store_keys(problems: ArgProblems, args: ModelRepositoryArgs, source: str) -
     return store
 
 
-def _publishing_keys(problems: ArgProblems, args: ModelRepositoryArgs, source: str) -> None:
+def _publishing_keys(problems: ArgProblems, path: str, args: ModelRepositoryArgs, source: str) -> None:
     """The store's credentials and egress only for a published repository; a revision only for a claim filled
     by hand: anything else rolls the pods by content."""
-    path = "model_repository"
     published = source in SCHEMES or "origin" in args.get("pvc", {})
     for key in ("credentials_secret", "store_egress"):
         if key in args and not published:
+            without = " without pvc.origin" if source == "pvc" else ""
             problems.add(
-                f"{path}.{key}", f"applies only to sources 's3' and 'gcs' and to a pvc with origin, not {source!r}"
+                f"{path}.{key}",
+                f"applies only to sources 's3' and 'gcs' and to a pvc with origin, not {source!r}{without}",
             )
     if "revision" not in args:
         return
@@ -264,8 +280,19 @@ def _publishing_keys(problems: ArgProblems, args: ModelRepositoryArgs, source: s
         )
     elif source == "bundled":
         problems.add(
-            f"{path}.revision", "does not apply to source 'bundled': the bundled files roll the pods by content"
+            f"{path}.revision",
+            "does not apply to source 'bundled': the bundled files roll the pods by content; remove it",
         )
+
+
+def repository_rules(problems: ArgProblems, path: str, args: ModelRepositoryArgs) -> StoreUri | None:
+    """The keys each source takes, and only those; the object store the repository is published to."""
+    source = args.get("source")
+    if source is None or not problems.clean(join_key(path, "source")):
+        return None  # which keys apply depends on a source that is itself wrong
+    store = _store_keys(problems, path, args, source)
+    _publishing_keys(problems, path, args, source)
+    return store
 
 
 def _model_source(
@@ -274,27 +301,30 @@ def _model_source(
     """The repository's folder, the object store it is published to, and the store's egress; the keys each
     source takes, and only those."""
     folder = _folder(problems, "model_repository.path", args.get("path"))
-    source = args.get("source")
-    if source is None or not problems.clean("model_repository.source"):
-        return folder, None, ()  # which keys apply depends on a source that is itself wrong
-    store = _store_keys(problems, args, source)
-    _publishing_keys(problems, args, source)
+    store = repository_rules(problems, "model_repository", args)
     egress = tuple(args.get("store_egress", ()))
     if store is not None and "store_egress" not in args:
         egress = _default_egress(store, args.get("credentials_secret"))
     return folder, store, egress
 
 
-def _ingress_rules(problems: ArgProblems, args: TritonServingArgs) -> None:
+def ingress_keys(problems: ArgProblems, path: str, ingress: IngressArgs) -> None:
+    """An enabled ingress has its hosts' domain and its certificate."""
+    if ingress.get("enabled"):
+        for key in ("base_domain", "tls_secret_name"):
+            if key not in ingress:
+                problems.add(join_key(path, key), "missing (required when enabled)")
+
+
+def ingress_rules(problems: ArgProblems, path: str, args: TritonServingArgs) -> None:
     """An enabled ingress has its hosts and certificate; each host a DNS name, and no two deployments' alike."""
     ingress = args.get("ingress", {})
     if not ingress.get("enabled"):
         return
-    for key in ("base_domain", "tls_secret_name"):
-        if key not in ingress:
-            problems.add(f"ingress.{key}", "missing (required when enabled)")
+    where = join_key(path, "ingress")
+    ingress_keys(problems, where, ingress)
     domain = ingress.get("base_domain")
-    if domain is None or not problems.clean("ingress.base_domain"):
+    if domain is None or not problems.clean(join_key(where, "base_domain")):
         return
     owners: dict[str, str] = {}
     for name in sorted(args.get("deployments", {})):
@@ -302,13 +332,13 @@ def _ingress_rules(problems: ArgProblems, args: TritonServingArgs) -> None:
             host = f"{name}{suffix}.{domain}"
             if len(host) > HOST_NAME_MAX:
                 problems.add(
-                    "ingress.base_domain",
+                    join_key(where, "base_domain"),
                     f"host {excerpt(host)} of deployment {name!r} has {len(host)} characters; a DNS name has at most "
                     f"{HOST_NAME_MAX}, so shorten base_domain or the deployment's name",
                 )
             if host in owners:
                 problems.add(
-                    f"deployments.{name}",
+                    join_key(join_key(path, "deployments"), name),
                     f"its ingress host {host!r} is also deployment {owners[host]!r}'s; name the deployment otherwise",
                 )
             owners[host] = name
@@ -391,7 +421,7 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
             join_key("models", model),
             f"settings for model {model!r}, which no deployment serves; add it to a deployment's models or remove them",
         )
-    _ingress_rules(problems, given)
+    ingress_rules(problems, "", given)
     _own_labels(problems, given)
     if folder is not None and problems.clean("model_defaults", "models"):
         # Only settings that read cleanly are fitted: a value already refused would only echo its problem.

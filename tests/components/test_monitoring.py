@@ -585,7 +585,7 @@ PROM_DURATION = "must be a Prometheus duration such as 30s, 5m or 1h30m"
             {"resnet": 2},
             [f"args.{DEMO}.signal.instances_per_pod: only kind busy-ratio reads it; this signal is 'queue-depth'"],
         ),
-        ("routes", {"critical": "pager"}, ["args.routes.critical: 'pager' is not one of args.receivers (oncall)"]),
+        ("routes", {"critical": "pager"}, ["args.routes.critical: 'pager' names no receiver of receivers (oncall)"]),
         ("routes", {"page": "oncall"}, ["args.routes.page: key 'page' is not one of critical, warning, info"]),
         (ONCALL, {}, [f"args.{ONCALL}: names no integration; give one or more of slack, pagerduty, webhook"]),
         (
@@ -693,7 +693,7 @@ def test_every_mistake_is_raised_at_once_before_anything_is_registered(recorder:
         build(cast(MonitoringArgs, args))
     assert str(raised.value).splitlines() == [
         "Monitoring mon: args.mode: 'replace' is not one of existing, install",
-        "Monitoring mon: args.routes.critical: 'pager' is not one of args.receivers (oncall)",
+        "Monitoring mon: args.routes.critical: 'pager' names no receiver of receivers (oncall)",
     ]
     assert recorder.inputs == {}
 

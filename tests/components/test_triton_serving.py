@@ -494,7 +494,8 @@ REPOSITORY_CASES = {
             "not 'bundled'",
             "model_repository.store_egress: applies only to sources 's3' and 'gcs' and to a pvc with origin, "
             "not 'bundled'",
-            "model_repository.revision: does not apply to source 'bundled': the bundled files roll the pods by content",
+            "model_repository.revision: does not apply to source 'bundled': the bundled files roll the pods by content; "
+            "remove it",
         ],
     ),
     "a revision of a published repository": (
