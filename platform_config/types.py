@@ -1,4 +1,4 @@
-"""Field types every config section shares: names, durations, images, URLs, quantities, charts.
+"""Field types the stack's own keys share (those not set from a component's Args): names, URLs, image digests, charts.
 
 Each carries the rule of the software that consumes the value, with its source, so a section
 module only names what its fields are.
@@ -16,23 +16,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from pydantic.alias_generators import to_camel
 
 from platform_config.paths import PROJECT_ROOT
-from triton_platform.durations import PROM_DURATION
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import (
     CHART_REPOSITORY,
     CHART_VERSION,
     DNS_LABEL,
-    DNS_SUBDOMAIN,
-    GO_DURATION,
-    IMAGE_REFERENCE,
-    LABEL_KEY,
-    LABEL_VALUE,
-    QUANTITY,
-    SECURE_URL,
     SHA256_DIGEST,
     URL,
-    duration_within,
-    pinned_image_problem,
     tagged_image_problem,
     url_host_problem,
 )
@@ -85,24 +75,9 @@ class Strict(BaseModel):
     )
 
 
-Image = Annotated[str, Field(pattern=IMAGE_REFERENCE), _valid(pinned_image_problem)]
-"""A container image that cannot change under the stack: a tag other than `latest`, or a sha256 digest."""
 ImageTag = Annotated[str, _valid(tagged_image_problem)]
 """An image by its tag, as `imageDigests` keys name them."""
 ImageDigest = Annotated[str, Field(pattern=SHA256_DIGEST)]
-
-
-def within(low: str, high: str, what: str) -> Any:
-    """An AfterValidator bounding a duration; `what` names it in the message."""
-    return _valid(duration_within(low, high, what))
-
-
-# Prometheus marks a series stale 5m after its last sample and KEDA reads the queue gauge at an
-# instant, so an interval near 5m leaves gaps; 2m still survives one missed scrape.
-ScrapeInterval = Annotated[str, Field(pattern=PROM_DURATION), within("1s", "2m", "a scrape interval")]
-AlertFor = Annotated[str, Field(pattern=PROM_DURATION), within("0s", "1d", "an alert's `for`")]
-# Node lifecycle delays of Karpenter and the cluster-autoscaler.
-NodeDelay = Annotated[str, Field(pattern=GO_DURATION), within("0s", "24h", "a node scale-down delay")]
 
 
 def inside_project(kind: str, example: str) -> Any:
@@ -137,7 +112,6 @@ def inside_project(kind: str, example: str) -> Any:
 
 
 HttpUrl = Annotated[str, Field(pattern=URL), _valid(url_host_problem)]
-HttpsUrl = Annotated[str, Field(pattern=SECURE_URL), _valid(url_host_problem)]
 
 STACK_NAME = r"^[A-Za-z0-9_.-]+$"
 STACK_NAME_MAX = 100
@@ -157,14 +131,6 @@ def stack_name_problem(name: str) -> str | None:
 
 NamespaceName = Annotated[str, Field(pattern=DNS_LABEL, max_length=63)]
 """A Namespace's name: a DNS-1123 label."""
-
-
-Quantity = Annotated[str, Field(pattern=QUANTITY)]
-LabelKey = Annotated[str, Field(pattern=LABEL_KEY, max_length=253)]
-LabelValue = Annotated[str, Field(pattern=LABEL_VALUE, max_length=63)]
-Labels = dict[LabelKey, LabelValue]
-ObjectName = Annotated[str, Field(pattern=DNS_SUBDOMAIN, max_length=253)]
-"""The name of an object whose kind takes DNS-1123 subdomains: Secrets, claims, StorageClasses, Nodes, classes."""
 
 
 ChartVersion = Annotated[str, Field(pattern=CHART_VERSION)]
