@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from platform_config.paths import PROJECT_ROOT
 from tests.pulumi_cli import make_project
@@ -20,6 +21,11 @@ PIN = "v" + next(
     line.removeprefix("pulumi==")
     for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines()
     if line.startswith("pulumi==")
+)
+RANGE = yaml.safe_load((PROJECT_ROOT / "Pulumi.yaml").read_text())["requiredPulumiVersion"]
+INSTALL = (
+    f"install the Pulumi CLI, any release {RANGE}: curl -fsSL https://get.pulumi.com | sh "
+    "(https://www.pulumi.com/docs/iac/download-install/)"
 )
 STUB = """#!/bin/sh
 # Records argv and the environment the CLI got, then answers like the real one.
@@ -62,9 +68,11 @@ def snapshot(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_make_up_runs_the_stock_cli_with_the_users_plugin_home_and_no_go(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [PIN, "v3.157.0", "v3.272.0", "v3.999.1-alpha.x1"])
+def test_make_up_runs_the_stock_cli_with_the_users_plugin_home_and_no_go(tmp_path: Path, version: str) -> None:
+    """Any CLI release in Pulumi.yaml's range, not only the SDK's own."""
     project = make_project(tmp_path / "scratch")
-    path, log = stub_path(tmp_path)
+    path, log = stub_path(tmp_path, version=version)
     env = user_env(tmp_path, path)
     before = snapshot(Path(env["PULUMI_HOME"]))
     run = subprocess.run(["scripts/up", "dev"], cwd=project.root, env=env, capture_output=True, text=True, check=False)
@@ -106,8 +114,9 @@ def test_a_logged_in_stock_cli_keeps_its_own_backend(tmp_path: Path) -> None:
     assert "PULUMI_BACKEND_URL" not in up_env
 
 
-def test_a_stock_cli_of_another_version_is_refused(tmp_path: Path) -> None:
-    path, log = stub_path(tmp_path, version="v3.100.0")
+@pytest.mark.parametrize("version", ["v3.156.9", "v3.100.0", "v4.0.0", "v2.25.2", "garbage"])
+def test_a_stock_cli_outside_the_range_is_refused(tmp_path: Path, version: str) -> None:
+    path, log = stub_path(tmp_path, version=version)
     run = subprocess.run(
         ["scripts/up", "dev"],
         cwd=PROJECT_ROOT,
@@ -118,9 +127,8 @@ def test_a_stock_cli_of_another_version_is_refused(tmp_path: Path) -> None:
     )
     assert run.returncode == 1
     assert run.stderr == (
-        f"pulumi-env: {tmp_path / 'bin' / 'pulumi'} is v3.100.0; this project pins {PIN} (pulumi== in "
-        "requirements.txt). Install that release (https://www.pulumi.com/docs/iac/download-install/versions/) "
-        "or use TRITON_PULUMI_TOOLCHAIN=offline\n"
+        f"pulumi-env: {tmp_path / 'bin' / 'pulumi'} is {version}, outside {RANGE} (requiredPulumiVersion in "
+        f"Pulumi.yaml); {INSTALL}, or use TRITON_PULUMI_TOOLCHAIN=offline\n"
     )
     assert [c["argv"] for c in calls(log)] == [["version"]]
 
@@ -153,8 +161,32 @@ def test_offline_is_the_fallback_when_no_cli_is_on_path(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert run.stdout.split()[0] == "offline"
     assert run.stderr.startswith(
-        f"pulumi-env: no pulumi on PATH: using the offline toolchain (install the Pulumi CLI {PIN}"
+        f"pulumi-env: no pulumi on PATH: using the offline toolchain ({INSTALL}, to get the upstream plugins)"
     )
+
+
+def test_without_a_cli_or_the_offline_builds_inputs_make_up_stops_at_once(tmp_path: Path) -> None:
+    """A user's machine: no CLI on PATH and no language host sources beside the checkout. Nothing is built."""
+    path, _ = stub_path(tmp_path)
+    (tmp_path / "bin" / "pulumi").unlink()
+    env = {**user_env(tmp_path, path), "TRITON_LANGUAGE_HOST_SOURCES": str(tmp_path / "no-sources")}
+    run = subprocess.run(["scripts/up", "dev"], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 1
+    assert run.stderr == (
+        f"pulumi-env: no pulumi on PATH; {INSTALL} (the offline toolchain cannot be built here: the source of "
+        f"Pulumi's python language host is not in {tmp_path / 'no-sources'}/pulumi-language-python (its Go module "
+        "is not served by the module proxy); put that folder there, or name the folder that holds it with "
+        "TRITON_LANGUAGE_HOST_SOURCES)\n"
+    )
+    assert not (tmp_path / "go-calls").exists(), "the offline toolchain was built"
+
+
+def test_the_sdk_and_the_offline_cli_are_in_the_range() -> None:
+    """The pinned SDK's release (the offline toolchain's CLI) is one the range admits: `>=<floor> <4.0.0`."""
+    floor, ceiling = (part.lstrip("<>=") for part in RANGE.split())
+    as_tuple = [tuple(int(n) for n in v.split(".")) for v in (floor, PIN.lstrip("v"), ceiling)]
+    assert as_tuple[0] <= as_tuple[1] < as_tuple[2]
+    assert ceiling == "4.0.0"
 
 
 @pytest.mark.parametrize(
@@ -162,8 +194,8 @@ def test_offline_is_the_fallback_when_no_cli_is_on_path(tmp_path: Path) -> None:
     [
         (
             "stock",
-            "pulumi-env: TRITON_PULUMI_TOOLCHAIN=stock, but no pulumi is on PATH; install the Pulumi CLI "
-            f"{PIN} (https://www.pulumi.com/docs/iac/download-install/) or use TRITON_PULUMI_TOOLCHAIN=offline\n",
+            f"pulumi-env: TRITON_PULUMI_TOOLCHAIN=stock, but no pulumi is on PATH; {INSTALL}, or use "
+            "TRITON_PULUMI_TOOLCHAIN=offline\n",
         ),
         (
             "upstream",
