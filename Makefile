@@ -18,18 +18,28 @@ HELM := .tools/bin/helm-$(HELM_VERSION)
 # sits beside the checkout, as on the offline test machines; unset, charts come from their repositories.
 CHART_MIRROR ?= $(wildcard $(CURDIR)/../shared/charts)
 
-.PHONY: test test-fast lint docs stack-fields artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools pulumi-toolchain cluster-binaries fake-gcs-server local-cluster golden
+.PHONY: test test-fast lint docs stack-fields lock artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools pulumi-toolchain cluster-binaries fake-gcs-server local-cluster golden
 
-# Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs).
-$(RUNTIME_STAMP): requirements.txt components/pyproject.toml
+# Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs), from its lock: every
+# package at the version and hashes requirements.lock holds, then the component package itself, editable.
+$(RUNTIME_STAMP): requirements.lock components/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --disable-pip-version-check --quiet -r requirements.txt
+	$(BIN)/pip install --disable-pip-version-check --quiet --require-hashes --no-deps -r requirements.lock
+	$(BIN)/pip install --disable-pip-version-check --quiet --no-deps -e ./components
 	touch $@
 
-# Development: requirements-dev.txt, the runtime plus tests, lint, benchmarks and the offline toolchain.
-$(STAMP): $(RUNTIME_STAMP) requirements-dev.txt
-	$(BIN)/pip install --disable-pip-version-check --quiet -r requirements-dev.txt
+# Development: requirements-dev.txt, the runtime plus tests, lint, benchmarks and the offline toolchain, locked
+# the same way (requirements.lock is resolved within requirements-dev.lock, so both hold the same versions).
+$(STAMP): $(RUNTIME_STAMP) requirements-dev.lock
+	$(BIN)/pip install --disable-pip-version-check --quiet --require-hashes --no-deps -r requirements-dev.lock
 	touch $@
+
+# Rewrite the locks after changing requirements.txt or requirements-dev.txt: one resolution for every platform
+# and Python from 3.11 (uv, hashes of every file), keeping the versions they already hold where they still fit.
+LOCK := $(BIN)/uv pip compile --quiet --universal --generate-hashes --python-version 3.11 --no-emit-package triton-platform-components
+lock: $(STAMP)
+	$(LOCK) requirements-dev.txt -o requirements-dev.lock
+	$(LOCK) requirements.txt --constraint requirements-dev.lock -o requirements.lock
 
 venv: $(STAMP)
 
