@@ -1,0 +1,75 @@
+"""renovate.json: the update bot's config finds every version it claims to. Each custom manager's patterns match
+at least one file, and each of its match strings finds a version there (Renovate's JavaScript named groups read
+as Python's), so a file that moves or a constant renamed fails here rather than leaving a pin un-updated."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from platform_config.paths import PROJECT_ROOT
+
+CONFIG: dict[str, Any] = json.loads((PROJECT_ROOT / "renovate.json").read_text())
+TRACKED = [
+    str(path.relative_to(PROJECT_ROOT))
+    for path in PROJECT_ROOT.rglob("*")
+    if path.is_file()
+    and not any(part.startswith(".") and part not in (".go-version",) for part in path.parts[len(PROJECT_ROOT.parts) :])
+]
+
+
+def files(patterns: list[str]) -> list[str]:
+    """The project files a manager's `managerFilePatterns` (`/regex/`) select."""
+    regexes = [re.compile(pattern.strip("/")) for pattern in patterns]
+    return sorted(path for path in TRACKED if any(regex.search(path) for regex in regexes))
+
+
+def found(manager: dict[str, Any]) -> list[tuple[str, str]]:
+    """(file, version) for each version each match string finds in the manager's files."""
+    hits = []
+    for match_string in manager["matchStrings"]:
+        regex = re.compile(match_string.replace("(?<", "(?P<"), re.MULTILINE)
+        versions = [
+            (path, hit["currentValue"])
+            for path in files(manager["managerFilePatterns"])
+            for hit in regex.finditer((PROJECT_ROOT / path).read_text())
+        ]
+        assert versions, f"{manager['description']}: {match_string!r} finds nothing"
+        hits += versions
+    return hits
+
+
+@pytest.mark.parametrize("manager", CONFIG["customManagers"], ids=lambda m: m["description"][:40])
+def test_every_custom_manager_finds_its_versions(manager: dict[str, Any]) -> None:
+    assert found(manager)
+
+
+def test_the_images_the_components_run_are_all_tracked() -> None:
+    images = next(m for m in CONFIG["customManagers"] if m["datasourceTemplate"] == "docker")
+    tracked = {f"{path}: {version}" for path, version in found(images)}
+    assert "components/triton_platform/triton_serving_args.py: 24.10-py3" in tracked
+    assert len(tracked) >= 6  # Triton, the loader, the device plugin, DCGM exporter, cluster-autoscaler, pause
+
+
+def test_a_manager_that_finds_nothing_fails() -> None:
+    stale = {
+        "description": "gone",
+        "managerFilePatterns": ["/^Makefile$/"],
+        "matchStrings": ["NO_SUCH := (?<currentValue>v.+)"],
+    }
+    with pytest.raises(AssertionError, match="gone: 'NO_SUCH"):
+        found(stale)
+
+
+def test_the_locks_and_the_other_requirements_are_tracked() -> None:
+    assert files(CONFIG["pip-compile"]["managerFilePatterns"]) == ["requirements-dev.lock", "requirements.lock"]
+    assert files(CONFIG["pip_requirements"]["managerFilePatterns"]) == [
+        "manifest_scan/requirements.txt",
+        "policy/requirements.txt",
+    ]
+    assert Path(PROJECT_ROOT / ".github" / "workflows").is_dir()  # github-actions: Renovate's own manager
+    assert "helpers:pinGitHubActionDigests" in CONFIG["extends"]
