@@ -446,3 +446,33 @@ def test_every_pull_request_runs_lint_and_the_fast_suite_by_the_makefiles_comman
     makefile = (PROJECT_ROOT / "Makefile").read_text()
     for target in ("lint", "test-fast", "test"):
         assert re.search(rf"^{target}:", makefile, re.MULTILINE), target
+
+
+def unpinned(text: str) -> list[str]:
+    """Each remote `uses:` of a workflow or action text not pinned to a commit with its tag in a comment."""
+    found = []
+    for line in text.splitlines():
+        used = re.search(r"uses: *([^\s#]+)(.*)$", line)
+        if used is None or used[1].startswith("./"):
+            continue
+        if not re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", used[1]) or not re.fullmatch(r" # v[0-9.]+", used[2]):
+            found.append(line.strip())
+    return found
+
+
+def test_every_action_is_pinned_to_a_commit_with_its_tag() -> None:
+    """A tag can be moved; a commit cannot. Renovate (helpers:pinGitHubActionDigests) keeps both current."""
+    assert [line for path in (*WORKFLOWS, *ACTIONS) for line in unpinned(path.read_text())] == []
+
+
+def test_a_tag_or_a_pin_without_its_tag_is_found() -> None:
+    text = (
+        "- uses: actions/checkout@v7\n"
+        "- uses: actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1\n"
+        "- uses: actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1 # v7.0.1\n"
+        "- uses: ./.github/actions/stack-setup\n"
+    )
+    assert unpinned(text) == [
+        "- uses: actions/checkout@v7",
+        "- uses: actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1",
+    ]
