@@ -38,6 +38,7 @@ from triton_platform.model_packaging.layout import assemble_script
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.model_packaging.source import read_repository
 from triton_platform.triton_manifests import ADMIN_KEY_HEADER, dynamic_model_control, tritonserver_args
+from triton_platform.triton_serving_args import DEFAULT_IMAGE, DEFAULT_TRITON_VERSION
 
 ADMIN_KEY = "test-admin-key"
 INPUTS = {"classifier": "input_tensor", "preprocess": "raw", "pipeline": "raw", "ranker": "features"}
@@ -120,6 +121,14 @@ def expected_versions(rendered: RenderedRepository, model: str) -> list[int]:
     if policy.HasField("all"):
         return versions
     return versions[-(policy.latest.num_versions or 1) :]
+
+
+@pytest.mark.real_tools
+def test_the_server_the_tests_run_is_the_default_images_release(served: Served) -> None:
+    status, body = served.get("/v2")
+    assert status == 200
+    assert json.loads(body)["version"] == DEFAULT_TRITON_VERSION
+    assert DEFAULT_IMAGE == "nvcr.io/nvidia/tritonserver:24.10-py3"  # 24.10 ships Triton 2.51.0
 
 
 @pytest.mark.real_tools
