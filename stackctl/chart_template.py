@@ -9,10 +9,11 @@ provider does (invoke_decode_yaml.go: empty documents skipped, the release names
 objects that name none).
 
 Helm: `TRITON_HELM` names the binary; else the one `make tools` builds into .tools/bin at the version the
-provider embeds (HELM_VERSION); else `helm` on PATH. A chart pinned to a repository is fetched with
-`helm template --repo`, as the provider fetches it, unless `TRITON_CHART_MIRROR` names a folder of unpacked
-charts (`<mirror>/<chart>/Chart.yaml`) holding it at the pinned version, for machines that cannot reach the
-repository.
+provider embeds (HELM_VERSION); else a Helm 3 on PATH (Helm 3 is what the provider embeds; another major is
+refused by name). A chart pinned to a repository is pulled from it once, at its pinned version, into
+`.tools/charts/<chart>-<version>/` (CHART_CACHE), and templated from there, so a second synth needs no network;
+`TRITON_CHART_MIRROR` may name a folder of unpacked charts (`<mirror>/<chart>/Chart.yaml`) holding it at the
+pinned version instead, for machines that cannot reach the repository.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ HELM_VERSION = "v3.18.6"
 HELM_VERSION builds it."""
 PROJECT_HELM = PROJECT_ROOT / ".tools" / "bin" / f"helm-{HELM_VERSION}"
 MIRROR_ENV = "TRITON_CHART_MIRROR"
+CHART_CACHE = PROJECT_ROOT / ".tools" / "charts"
+"""Charts pulled from their repositories, one folder per chart and version (ignored, like all of .tools)."""
 
 CLUSTER_SCOPED = frozenset(
     {
@@ -88,9 +91,15 @@ class HelmTemplater:
             return (
                 cls(named, mirror) if Path(named).is_file() else cls(None, mirror, f"{HELM_ENV}={named} is not a file")
             )
-        found = str(PROJECT_HELM) if PROJECT_HELM.is_file() else shutil.which("helm", path=env.get("PATH"))
-        missing = f"{HELM_ENV} is unset, {PROJECT_HELM} is not built and no `helm` is on PATH"
-        return cls(found, mirror) if found else cls(None, mirror, missing)
+        if PROJECT_HELM.is_file():
+            return cls(str(PROJECT_HELM), mirror)
+        found = shutil.which("helm", path=env.get("PATH"))
+        if found is None:
+            return cls(None, mirror, f"{HELM_ENV} is unset, {PROJECT_HELM} is not built and no `helm` is on PATH")
+        version = helm_version(found)
+        if not version.startswith("v3."):
+            return cls(None, mirror, f"the `helm` on PATH ({found}) is {version or 'not a working helm'}, not Helm 3")
+        return cls(found, mirror)
 
     def template(self, options: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The objects of `kubernetes:helm:template` for these options (its `jsonOpts`, decoded)."""
@@ -147,13 +156,53 @@ class HelmTemplater:
                         f"{MIRROR_ENV}: {manifest} is version {found}, but the stack pins {chart} {version}"
                     )
                 return [str(folder)]
-        return [chart, "--repo", str(fetch.get("repo")), "--version", str(version)]
+        return [str(self._pulled(chart, str(fetch.get("repo")), str(version), options))]
+
+    def _pulled(self, chart: str, repo: str, version: str, options: Mapping[str, Any]) -> Path:
+        """The chart's folder in CHART_CACHE, pulled from its repository on first use (into a scratch folder, then
+        moved in whole, so a failed pull leaves nothing half-written)."""
+        folder = CHART_CACHE / f"{chart}-{version}" / chart
+        if (folder / "Chart.yaml").is_file():
+            return folder
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        # Beside its destination, so the move is one rename; another synth pulling the same chart meanwhile
+        # wins or loses that rename, and either way the folder is whole.
+        with tempfile.TemporaryDirectory(prefix=".pull-", dir=folder.parent) as scratch:
+            env = {**os.environ, **{v: scratch for v in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")}}
+            into = Path(scratch) / "chart"
+            assert self.helm is not None  # command() refused a missing Helm
+            done = subprocess.run(
+                [self.helm, "pull", chart, "--repo", repo, "--version", version, "--untar", "--untardir", str(into)],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=False,
+            )
+            if done.returncode != 0 or not (into / chart / "Chart.yaml").is_file():
+                raise ChartTemplateError(f"`helm pull` of {self.describe(options)} failed: {done.stderr.strip()}")
+            try:
+                (into / chart).rename(folder)
+            except OSError:
+                if not (folder / "Chart.yaml").is_file():
+                    raise
+        return folder
 
     @staticmethod
     def describe(options: Mapping[str, Any]) -> str:
         fetch = options.get("fetch_opts") or {}
         source = options.get("path") or fetch.get("repo")
         return f"chart {options['chart']} {fetch.get('version') or ''} from {source}".replace("  ", " ")
+
+
+def helm_version(helm: str) -> str:
+    """`helm version`'s version (`v3.18.6`), or "" when it does not answer."""
+    try:
+        done = subprocess.run(
+            [helm, "version", "--template", "{{.Version}}"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except OSError:
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
 
 
 class _ManifestLoader(yaml.SafeLoader):

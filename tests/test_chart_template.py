@@ -232,3 +232,70 @@ def test_the_cli_writes_chart_objects_unless_told_not_to(tmp_path: Path, monkeyp
     assert main(["synth", "--stack", "production", "--out", str(tmp_path / "own"), "--no-charts"]) == 0
     assert not (tmp_path / "own" / "deployment-keda-keda-operator.yaml").exists()
     assert (tmp_path / "own" / "deployment-triton-production-triton-ranker.yaml").is_file()
+
+
+STUB_HELM = """#!/bin/sh
+# A stand-in Helm: records each call; `pull` unpacks a one-object chart, `template` prints the object.
+echo "$*" >> "{log}"
+case "$1" in
+  version) echo "{version}" ;;
+  pull)
+    while [ "$#" -gt 0 ]; do [ "$1" = --untardir ] && out="$2"; shift; done
+    mkdir -p "$out/keda/templates"
+    printf 'name: keda\\nversion: 2.20.2\\n' > "$out/keda/Chart.yaml" ;;
+  template)
+    printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: from-chart\\n' ;;
+esac
+"""
+
+
+def stub_helm(tmp_path: Path, version: str = "v3.19.1") -> tuple[Path, Path]:
+    """A `helm` on a PATH of its own, and its call log."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "helm-calls"
+    bin_dir.mkdir()
+    (bin_dir / "helm").write_text(STUB_HELM.format(log=log, version=version))
+    (bin_dir / "helm").chmod(0o755)
+    return bin_dir, log
+
+
+def test_a_chart_is_pulled_once_and_templated_from_the_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(chart_template, "PROJECT_HELM", tmp_path / "not-built")
+    monkeypatch.setattr(chart_template, "CHART_CACHE", tmp_path / "charts")
+    bin_dir, log = stub_helm(tmp_path)
+    templater = HelmTemplater.from_environment({"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    assert templater.helm == str(bin_dir / "helm")
+    for _ in range(2):
+        [found] = templater.template(KEDA_OPTIONS)
+        assert found["metadata"]["name"] == "from-chart"
+    calls = log.read_text().splitlines()
+    assert [call.split()[0] for call in calls] == ["version", "pull", "template", "template"]
+    assert calls[1].startswith("pull keda --repo https://kedacore.github.io/charts --version 2.20.2 --untar")
+    assert calls[3].startswith(f"template keda {tmp_path}/charts/keda-2.20.2/keda ")
+    assert [p.name for p in (tmp_path / "charts").iterdir()] == ["keda-2.20.2"]  # no scratch left behind
+
+
+def test_a_failed_pull_is_named_and_leaves_no_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(chart_template, "CHART_CACHE", tmp_path / "charts")
+    helm = tmp_path / "helm"
+    helm.write_text('#!/bin/sh\necho "Error: chart \\"keda\\" version \\"2.20.2\\" not found" >&2\nexit 1\n')
+    helm.chmod(0o755)
+    with pytest.raises(ChartTemplateError) as caught:
+        HelmTemplater(str(helm)).template(KEDA_OPTIONS)
+    assert str(caught.value) == (
+        "`helm pull` of chart keda 2.20.2 from https://kedacore.github.io/charts failed: "
+        'Error: chart "keda" version "2.20.2" not found'
+    )
+    assert list((tmp_path / "charts" / "keda-2.20.2").iterdir()) == []
+
+
+def test_a_helm_on_path_of_another_major_is_refused_by_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(chart_template, "PROJECT_HELM", tmp_path / "not-built")
+    bin_dir, _ = stub_helm(tmp_path, version="v4.0.1")
+    templater = HelmTemplater.from_environment({"PATH": str(bin_dir)})
+    with pytest.raises(ChartTemplateError) as caught:
+        templater.template(KEDA_OPTIONS)
+    assert str(caught.value) == (
+        "stackctl synth templates chart keda 2.20.2 from https://kedacore.github.io/charts with Helm, as a preview "
+        f"does, but the `helm` on PATH ({bin_dir}/helm) is v4.0.1, not Helm 3: run `make tools`, or put Helm 3 on "
+        "PATH, or pass --no-charts for the program's own objects only"
+    )
