@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from packaging.markers import Marker
 
 from platform_config.paths import PROJECT_ROOT
 
@@ -59,6 +60,7 @@ def disagreements(requirements: str, lock: str) -> list[str]:
 
 
 LOCKS = {"requirements.txt": "requirements.lock", "requirements-dev.txt": "requirements-dev.lock"}
+LOCKS_OF = {lock: source for source, lock in LOCKS.items()}
 
 
 @pytest.mark.parametrize(("requirements", "lock"), LOCKS.items())
@@ -92,4 +94,46 @@ def test_the_locks_were_written_by_make_lock() -> None:
     )
     assert (PROJECT_ROOT / "requirements.lock").read_text().splitlines()[1] == (
         f"#    uv {command} requirements.txt --constraint requirements-dev.lock -o requirements.lock"
+    )
+
+
+def installed_from(lock: str, python: str, platform: str) -> dict[str, str]:
+    """What pip installs from a universal lock on that Python and platform: each entry whose marker holds."""
+    environment = {
+        "python_version": python,
+        "python_full_version": f"{python}.0",
+        "sys_platform": platform,
+        "platform_system": {"linux": "Linux", "darwin": "Darwin", "win32": "Windows"}[platform],
+        "platform_machine": "x86_64",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "os_name": "nt" if platform == "win32" else "posix",
+    }
+    chosen: dict[str, str] = {}
+    for (name, marker), version in locked(lock).items():
+        if not marker or Marker(marker).evaluate(environment):
+            assert name not in chosen, f"{name}: {chosen[name]} and {version} both apply on {python} {platform}"
+            chosen[name] = version
+    return chosen
+
+
+@pytest.mark.parametrize("python", ["3.11", "3.12", "3.13"])
+@pytest.mark.parametrize("lock", ["requirements.lock", "requirements-dev.lock"])
+def test_each_supported_python_gets_one_version_of_every_requirement(lock: str, python: str) -> None:
+    """`make venv` on 3.11, 3.12 and 3.13: the universal lock gives each one exactly one version of every package
+    its requirements name (nvidia-pytriton, Linux below 3.13 only, aside)."""
+    source = LOCKS_OF[lock]
+    for platform in ("linux", "darwin"):
+        chosen = installed_from((PROJECT_ROOT / lock).read_text(), python, platform)
+        wanted = {
+            name
+            for (name, marker), _ in pins((PROJECT_ROOT / source).read_text()).items()
+            if not marker
+            or Marker(marker).evaluate(
+                {"python_version": python, "python_full_version": f"{python}.0", "sys_platform": platform}
+            )
+        }
+        assert wanted - set(chosen) == set(), (python, platform)
+    assert installed_from((PROJECT_ROOT / lock).read_text(), python, "linux").get("numpy") == (
+        "1.26.4" if python < "3.13" else "2.5.5"
     )
