@@ -81,7 +81,7 @@ def test_helm_alone_is_the_one_the_provider_embeds() -> None:
 @pytest.mark.real_tools
 def test_an_unknown_part_is_refused() -> None:
     run = subprocess.run([str(SCRIPT), "kubectl"], capture_output=True, text=True, check=False, cwd=PROJECT_ROOT)
-    assert (run.returncode, run.stderr) == (2, "usage: scripts/pulumi-toolchain [helm]\n")
+    assert (run.returncode, run.stderr) == (2, "usage: scripts/pulumi-toolchain [helm|inputs]\n")
 
 
 @pytest.mark.real_tools
