@@ -107,15 +107,27 @@ def test_a_groups_objects_are_listed_beneath_it_as_the_provider_names_them() -> 
     ]
 
 
+def refusal(templater: HelmTemplater) -> str:
+    """What templating KEDA's chart with `templater` is refused with."""
+    with pytest.raises(ChartTemplateError) as caught:
+        templater.template(KEDA_OPTIONS)
+    return str(caught.value)
+
+
+def without_helm(why: str) -> str:
+    """The refusal of a chart for want of a usable Helm, `why` naming what was looked for."""
+    return (
+        "stackctl synth templates chart keda 2.20.2 from https://kedacore.github.io/charts with Helm, as a preview "
+        f"does, but {why}: run `make tools`, or put Helm 3 on PATH, or pass --no-charts for the program's own "
+        "objects only"
+    )
+
+
 def test_a_missing_helm_is_named_when_a_chart_needs_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(chart_template, "PROJECT_HELM", tmp_path / ".tools" / "bin" / "helm-v0")
     unfound = HelmTemplater.from_environment({"PATH": str(tmp_path)})
-    with pytest.raises(ChartTemplateError) as caught:
-        unfound.template(KEDA_OPTIONS)
-    assert str(caught.value) == (
-        "stackctl synth templates chart keda 2.20.2 from https://kedacore.github.io/charts with Helm, as a preview "
-        f"does, but TRITON_HELM is unset, {tmp_path}/.tools/bin/helm-v0 is not built and no `helm` is on PATH: run "
-        "`make tools`, or put Helm 3 on PATH, or pass --no-charts for the program's own objects only"
+    assert refusal(unfound) == without_helm(
+        f"TRITON_HELM is unset, {tmp_path}/.tools/bin/helm-v0 is not built and no `helm` is on PATH"
     )
     named = HelmTemplater.from_environment({"TRITON_HELM": str(tmp_path / "helm"), "PATH": ""})
     with pytest.raises(ChartTemplateError, match=re.escape(f"but TRITON_HELM={tmp_path}/helm is not a file: run")):
@@ -292,10 +304,4 @@ def test_a_helm_on_path_of_another_major_is_refused_by_name(monkeypatch: pytest.
     monkeypatch.setattr(chart_template, "PROJECT_HELM", tmp_path / "not-built")
     bin_dir, _ = stub_helm(tmp_path, version="v4.0.1")
     templater = HelmTemplater.from_environment({"PATH": str(bin_dir)})
-    with pytest.raises(ChartTemplateError) as caught:
-        templater.template(KEDA_OPTIONS)
-    assert str(caught.value) == (
-        "stackctl synth templates chart keda 2.20.2 from https://kedacore.github.io/charts with Helm, as a preview "
-        f"does, but the `helm` on PATH ({bin_dir}/helm) is v4.0.1, not Helm 3: run `make tools`, or put Helm 3 on "
-        "PATH, or pass --no-charts for the program's own objects only"
-    )
+    assert refusal(templater) == without_helm(f"the `helm` on PATH ({bin_dir}/helm) is v4.0.1, not Helm 3")
