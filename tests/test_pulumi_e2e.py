@@ -9,6 +9,8 @@ The CLI, language hosts and providers come from scripts/pulumi-toolchain (`make 
 from __future__ import annotations
 
 import base64
+import importlib.metadata
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,7 +26,7 @@ from tests.conftest import STACKS
 from tests.crd_schemas import validate as validate_custom
 from tests.invented_names import INVENTED_FLAG
 from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
-from tests.pulumi_cli import Project, make_project, rendered_objects
+from tests.pulumi_cli import Project, make_project, pulumi_binary, rendered_objects
 from triton_platform.kubernetes_objects import CUSTOM_KINDS
 from triton_platform.monitoring import GRAFANA_ADMIN_SECRET
 from triton_platform.triton_manifests import ADMIN_KEY_SECRET
@@ -229,14 +231,30 @@ def test_the_policy_pack_blocks_a_bad_program(project: Project, scratch: Path) -
     assert not (scratch / "bad-rendered" / "1-manifest").exists()
 
 
-def test_make_up_renders_dev_into_rendered_dev(tmp_path: Path) -> None:
+@pytest.mark.parametrize("toolchain", ["offline", "stock"])
+def test_make_up_renders_dev_into_rendered_dev(tmp_path: Path, toolchain: str) -> None:
+    """`make up` through a real CLI of another 3.x release than the SDK's: the offline toolchain's, and the same
+    binary found on PATH as a user's own (stock: the range check, the user's plugin home, acquisition on)."""
     project = make_project(tmp_path, render_override=False)
-    # scripts/up uses scripts/pulumi-env: the copy's own file backend, this toolchain on PATH.
+    # scripts/up uses scripts/pulumi-env: the copy's own file backend.
     project.env.pop("PULUMI_BACKEND_URL")
+    # Offline: the copy builds its own toolchain (.tools is not in git). Stock: this checkout's CLI, as a user's.
+    cli = str(project.root / ".tools" / "bin" / "pulumi")
+    if toolchain == "stock":
+        users = tmp_path / "users-bin"
+        users.mkdir()
+        (users / "pulumi").symlink_to(pulumi_binary())
+        cli = str(users / "pulumi")
+        project.env["PATH"] = f"{users}{os.pathsep}{project.env['PATH']}"
+        project.env.pop("TRITON_PULUMI_TOOLCHAIN")
     result = subprocess.run(
         ["scripts/up", "dev"], cwd=project.root, env=project.env, capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    cli_version = subprocess.run([cli, "version"], capture_output=True, text=True, check=True).stdout.strip()
+    sdk_version = importlib.metadata.version("pulumi")
+    assert cli_version.removeprefix("v") != sdk_version, "this case needs a CLI of another release than the SDK's"
+    assert f"make up: {cli} {cli_version} ({toolchain}), Python SDK pulumi {sdk_version}," in result.stderr
     objects = rendered_objects(project.root / "rendered" / "dev")
     assert {"Namespace", "Deployment", "Service", "ConfigMap"} <= {o["kind"] for o in objects}
     assert (project.root / ".pulumi-state").is_dir()

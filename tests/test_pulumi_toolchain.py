@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 
 from platform_config.paths import PROJECT_ROOT
-from tests.pulumi_cli import pulumi_binary, pulumi_home
+from tests.pulumi_cli import LANGUAGE_HOST_SOURCES, pulumi_binary, pulumi_home
 
 SCRIPT = PROJECT_ROOT / "scripts" / "pulumi-toolchain"
 
 
-def run_copy(tmp_path: Path, requirements: str, path: str) -> subprocess.CompletedProcess[str]:
+def run_copy(
+    tmp_path: Path, requirements: str, path: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """The script in a scratch project with these requirements, and only `path` to find commands."""
     (tmp_path / "scripts").mkdir()
     shutil.copy2(SCRIPT, tmp_path / "scripts" / "pulumi-toolchain")
@@ -23,7 +25,7 @@ def run_copy(tmp_path: Path, requirements: str, path: str) -> subprocess.Complet
     (tmp_path / ".venv").symlink_to(PROJECT_ROOT / ".venv")
     return subprocess.run(
         [shutil.which("bash") or "bash", str(tmp_path / "scripts" / "pulumi-toolchain")],
-        env={"PATH": path, "HOME": str(tmp_path)},
+        env={"PATH": path, "HOME": str(tmp_path), **(env or {})},
         capture_output=True,
         text=True,
         check=False,
@@ -107,14 +109,52 @@ def test_a_home_without_the_automatic_log(tmp_path: Path, automatic_log: bool) -
         assert logs.stat().st_size == 0
 
 
-def test_versions_come_from_requirements_txt() -> None:
+def test_versions_come_from_one_place_each() -> None:
+    """The SDK and the providers from requirements.txt; the CLI and its hosts from the hosts' sources."""
     pins = dict(
         line.split("==") for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines() if "==" in line
     )
-    assert (pins["pulumi"], pins["pulumi-kubernetes"], pins["pulumi-random"]) == ("3.260.0", "4.25.0", "4.21.4")
+    assert (pins["pulumi"], pins["pulumi-kubernetes"], pins["pulumi-random"]) == ("3.272.0", "4.25.0", "4.21.4")
+    for host in ("python", "nodejs"):
+        gomod = (LANGUAGE_HOST_SOURCES / f"pulumi-language-{host}" / "go.mod").read_text()
+        assert "\tgithub.com/pulumi/pulumi/pkg/v3 v3.260.0\n" in gomod
     script = SCRIPT.read_text()
-    for version in ("3.260.0", "4.21.4"):
-        assert version not in script, f"{version} is pinned in requirements.txt; the script must not repeat it"
+    for version in ("3.272.0", "3.260.0", "4.21.4"):
+        assert version not in script, f"{version} is stated elsewhere; the script must not repeat it"
+
+
+@pytest.mark.parametrize(
+    ("nodejs_requires", "expected"),
+    [
+        (
+            "require github.com/pulumi/pulumi/pkg/v3 v3.274.0\n",
+            "pulumi-toolchain: the language hosts' sources in {sources} are of two Pulumi releases (python: "
+            "github.com/pulumi/pulumi/pkg/v3 v3.260.0, nodejs: v3.274.0); use both of one release\n",
+        ),
+        (
+            "",
+            "pulumi-toolchain: {sources}/pulumi-language-nodejs/go.mod requires no github.com/pulumi/pulumi/pkg/v3 "
+            "version\n",
+        ),
+    ],
+)
+def test_the_language_hosts_release_must_be_one(tmp_path: Path, nodejs_requires: str, expected: str) -> None:
+    """The CLI's release is the hosts' own, read from their go.mod: one release, stated."""
+    sources = tmp_path / "sources"
+    requires = {"python": "require (\n\tgithub.com/pulumi/pulumi/pkg/v3 v3.260.0\n)\n", "nodejs": nodejs_requires}
+    for host, require in requires.items():
+        (sources / f"pulumi-language-{host}").mkdir(parents=True)
+        (sources / f"pulumi-language-{host}" / "main.go").write_text("package main\n")
+        (sources / f"pulumi-language-{host}" / "go.mod").write_text(
+            f"module example.com/{host}\n\ngo 1.24\n\n{require}"
+        )
+    provider = tmp_path / "toolchain" / "kubernetes_provider"
+    provider.mkdir(parents=True)
+    shutil.copy2(PROJECT_ROOT / "toolchain" / "kubernetes_provider" / "main.go", provider / "main.go")
+    requirements = "pulumi==3.272.0\npulumi-kubernetes==4.25.0\npulumi-random==4.21.4\n"
+    path = tools_dir(tmp_path, *SYSTEM_TOOLS, "go", "sha256sum", "cut", "mkdir")
+    run = run_copy(tmp_path, requirements, path, {"TRITON_LANGUAGE_HOST_SOURCES": str(sources)})
+    assert (run.returncode, run.stderr) == (1, expected.format(sources=sources))
 
 
 SYSTEM_TOOLS = ("sed", "cat", "dirname")
@@ -148,7 +188,7 @@ SYSTEM_TOOLS = ("sed", "cat", "dirname")
     ],
 )
 def test_what_is_missing_is_named(tmp_path: Path, kubernetes: str, tools: tuple[str, ...], expected: str) -> None:
-    requirements = f"pulumi==3.260.0\npulumi-kubernetes=={kubernetes}\npulumi-random==4.21.4\n"
+    requirements = f"pulumi==3.272.0\npulumi-kubernetes=={kubernetes}\npulumi-random==4.21.4\n"
     run = run_copy(tmp_path, requirements, tools_dir(tmp_path, *tools))
     expected = expected.format(root=tmp_path)
     assert run.returncode == 1

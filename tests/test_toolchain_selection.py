@@ -68,7 +68,7 @@ def snapshot(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("version", [PIN, "v3.157.0", "v3.272.0", "v3.999.1-alpha.x1"])
+@pytest.mark.parametrize("version", [PIN, "v3.157.0", "v3.260.0", "v3.999.1-alpha.x1"])
 def test_make_up_runs_the_stock_cli_with_the_users_plugin_home_and_no_go(tmp_path: Path, version: str) -> None:
     """Any CLI release in Pulumi.yaml's range, not only the SDK's own."""
     project = make_project(tmp_path / "scratch")
@@ -81,6 +81,7 @@ def test_make_up_runs_the_stock_cli_with_the_users_plugin_home_and_no_go(tmp_pat
     assert [c["argv"] for c in asked] == [
         ["version"],
         ["whoami", "--non-interactive"],
+        ["version"],
         ["stack", "select", "--create", "dev", "--non-interactive"],
         ["up", "--yes", "--non-interactive", "--stack", "dev"],
     ]
@@ -94,7 +95,8 @@ def test_make_up_runs_the_stock_cli_with_the_users_plugin_home_and_no_go(tmp_pat
     assert up_env["PULUMI_BACKEND_URL"] == f"file://{project.root}/.pulumi-state"
     assert snapshot(Path(env["PULUMI_HOME"])) == before
     assert not (tmp_path / "go-calls").exists(), "the offline toolchain was built"
-    assert f"make up: {tmp_path / 'bin' / 'pulumi'} (stock)" in run.stderr
+    sdk = PIN.removeprefix("v")
+    assert f"make up: {tmp_path / 'bin' / 'pulumi'} {version} (stock), Python SDK pulumi {sdk}," in run.stderr
 
 
 def test_a_logged_in_stock_cli_keeps_its_own_backend(tmp_path: Path) -> None:
