@@ -34,8 +34,8 @@ from triton_platform.monitoring_args import (
 from triton_platform.monitoring_rules import rule_groups
 from triton_platform.recorded_series import DCGM_FRAMEBUFFER_USED, DCGM_GPU_UTILIZATION
 
-NVIDIA_DEFAULTS_SHA256 = "ff9cb546733c68d9b22454a7cd726830801854aaa887d997c884e56f8cabba86"
-"""`git show 3.3.9-3.6.1:etc/default-counters.csv | sha256sum` in github.com/NVIDIA/dcgm-exporter."""
+NVIDIA_DEFAULTS_SHA256 = "422a4b07f3415b8667055962869b5149b06e6b70e7c66de0618f120b0ef67531"
+"""`git show 4.6.0-4.8.3:etc/default-counters.csv | sha256sum` in github.com/NVIDIA/dcgm-exporter (commit 7ad58324)."""
 
 GPU_ALERTS = {
     "GPUXidError",
@@ -165,23 +165,28 @@ def test_the_exporter_loads_the_platforms_counters() -> None:
     [mount] = [m for m in container["volumeMounts"] if m["name"] == "counters"]
     [volume] = [v for v in pod["volumes"] if v["name"] == "counters"]
     assert volume["configMap"]["name"] == "dcgm-exporter-counters"
-    # dcgm-exporter 3.3.9-3.6.1 pkg/cmd/app.go: --collectors, DCGM_EXPORTER_KUBERNETES, NODE_NAME (gpu_collector.go).
+    # dcgm-exporter 4.6.0-4.8.3 pkg/cmd/app.go: --collectors, DCGM_EXPORTER_KUBERNETES, DISABLE_STARTUP_VALIDATE;
+    # NODE_NAME (internal/pkg/hostname/hostname.go).
     assert container["args"] == [f"--collectors={mount['mountPath']}/{COUNTERS_FILE}"]
     env = {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
-    assert env == {"DCGM_EXPORTER_KUBERNETES": "true", "NODE_NAME": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+    assert env == {
+        "DCGM_EXPORTER_KUBERNETES": "true",
+        "NODE_NAME": {"fieldRef": {"fieldPath": "spec.nodeName"}},
+        "DISABLE_STARTUP_VALIDATE": "true",
+    }
 
 
 # --- promtool unit tests: each alert fires, and stays silent when it should ----
 
 GPU = {
-    # The exporter's labels (pkg/dcgmexporter/pipeline.go), the pod mapping's as a ServiceMonitor without
-    # honorLabels stores them, and the Prometheus Operator's target labels.
+    # The exporter's labels (internal/pkg/rendermetrics/render_metrics.go), the pod mapping's as a ServiceMonitor
+    # without honorLabels stores them, and the Prometheus Operator's target labels.
     "gpu": "0",
     "UUID": "GPU-3f2a9c1e-7b4d-4e8a-9c21-5d6e7f8a9b0c",
     "pci_bus_id": "00000000:00:1E.0",
     "device": "nvidia0",
     "modelName": "NVIDIA A10G",
-    "Hostname": "ip-10-0-1-23.ec2.internal",
+    "hostname": "ip-10-0-1-23.ec2.internal",
     "DCGM_FI_DRIVER_VERSION": "550.127.05",
     "exported_namespace": "ml",
     "exported_pod": "triton-general-5d8f7c9b6-abcde",
@@ -194,23 +199,39 @@ GPU = {
     "job": "dcgm-exporter",
     "instance": "10.0.1.23:9400",
 }
+OLD_EXPORTER = {("Hostname" if k == "hostname" else k): v for k, v in GPU.items()}
+"""An exporter before 4.6.0-4.8.3 (NVIDIA/dcgm-exporter#655), as a GPU Operator may run: the node as `Hostname`."""
 WINDOW = {"window_size_in_ms": "300000"}
 
 
-def series(name: str, values: str, **extra: str) -> dict[str, str]:
-    labels = {**GPU, **extra}
+def series(name: str, values: str, base: dict[str, str] = GPU, **extra: str) -> dict[str, str]:
+    labels = {**base, **extra}
     return {"series": name + "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}", "values": values}
 
 
-def expected(alert: str, value: float, **extra: str) -> dict[str, Any]:
+def expected(alert: str, value: float, base: dict[str, str] = GPU, **extra: str) -> dict[str, Any]:
     rule = next(r for r in gpu_rules(rule_groups(settings(dcgm=True))) if r.get("alert") == alert)
-    labels = {**GPU, **extra, **rule["labels"]}
+    labels = {**base, **extra, **rule["labels"]}
 
     def fill(text: str) -> str:
+        # Go's `or`: the first non-empty of its arguments.
+        text = re.sub(
+            r"\{\{ or \$labels\.(\w+) \$labels\.(\w+) \}\}",
+            lambda m: labels.get(m.group(1)) or labels.get(m.group(2), ""),
+            text,
+        )
         text = re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels.get(m.group(1), ""), text)
         return text.replace("{{ $value }}", f"{value:g}")
 
     return {"exp_labels": labels, "exp_annotations": {k: fill(v) for k, v in rule["annotations"].items()}}
+
+
+@pytest.mark.parametrize("base", [GPU, OLD_EXPORTER], ids=["hostname", "Hostname"])
+def test_an_alert_names_the_node_under_either_label(base: dict[str, str]) -> None:
+    summary = expected("GPURowRemapFailure", 1, base=base)["exp_annotations"]["summary"]
+    assert (
+        summary == "Row remapping failed on ip-10-0-1-23.ec2.internal GPU 0 (GPU-3f2a9c1e-7b4d-4e8a-9c21-5d6e7f8a9b0c)"
+    )
 
 
 def _named(record: str) -> str:
@@ -251,6 +272,13 @@ def promtool_cases() -> list[dict[str, Any]]:
         {
             "input_series": [series("DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x10 1x10")],
             "alert_rule_test": check("GPURowRemapFailure", [(9, []), (11, [remap_failed]), (20, [remap_failed])]),
+        },
+        {
+            # An older exporter's series name the node `Hostname`: the alert names it all the same.
+            "input_series": [series("DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x10 1x10", base=OLD_EXPORTER)],
+            "alert_rule_test": check(
+                "GPURowRemapFailure", [(11, [expected("GPURowRemapFailure", 1, base=OLD_EXPORTER)])]
+            ),
         },
         {
             "input_series": [series("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "2x10 3x20")],
@@ -332,7 +360,7 @@ def test_promtool_gpu_alerts_fire_and_stay_silent_as_the_series_say(tmp_path: Pa
 @pytest.mark.real_tools
 def test_promtool_catches_a_gpu_alert_that_does_not_fire(tmp_path: Path) -> None:
     # The same firing case, with no error in the series: promtool must fail it, so the passes above mean something.
-    [case] = [c for c in promtool_cases() if c["input_series"][0]["series"].startswith("DCGM_FI_DEV_ROW_REMAP")]
+    case = next(c for c in promtool_cases() if c["input_series"][0]["series"].startswith("DCGM_FI_DEV_ROW_REMAP"))
     case["input_series"][0]["values"] = "0x20"
     run = run_promtool(tmp_path, [case])
     assert run.returncode != 0

@@ -41,9 +41,9 @@ def test_device_plugin_runs_on_the_pool_with_its_sharing_config(stack: str) -> N
     # Production runs it by the digest its stack lists for the tag; the other tiers by the tag.
     assert (
         plugin["containers"][0]["image"].removesuffix(
-            "@sha256:7089559ce6153018806857f5049085bae15b3bf6f1c8bd19d8b12f707d087dea" if stack == "production" else ""
+            "@sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312" if stack == "production" else ""
         )
-        == "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
+        == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
     )
     assert plugin["containers"][0]["resources"]["limits"] == {
         "cpu": "100m",

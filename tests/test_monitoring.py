@@ -162,7 +162,7 @@ KEDA_METRICS = {"keda_scaler_detail_errors_total"}
 """KEDA 2.21, pkg/metricscollector/prommetrics.go: namespace "keda", subsystem "scaler"."""
 PROMETHEUS_METRICS = {"up"}
 DCGM_METRICS = {
-    # On in NVIDIA/dcgm-exporter 3.3.9-3.6.1 etc/default-counters.csv.
+    # On in NVIDIA/dcgm-exporter 4.6.0-4.8.3 etc/default-counters.csv.
     "DCGM_FI_DEV_GPU_UTIL",
     "DCGM_FI_DEV_FB_USED",
     "DCGM_FI_DEV_FB_FREE",

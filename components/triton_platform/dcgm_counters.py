@@ -1,9 +1,10 @@
 """The counters file the GPU pool's DCGM exporter loads: NVIDIA's default set plus what the GPU health rules read.
 
-`dcgm_exporter_default_counters.csv` is NVIDIA/dcgm-exporter's `etc/default-counters.csv` at tag 3.3.9-3.6.1
-(commit b97b7633e3f39f7a537bd77561cc0ec0c2dca3f5), verbatim: the file the pinned image loads when no
-`--collectors` is given (pkg/cmd/app.go). Three rows the rules need are commented out there; the platform's file
-is the same text with those three uncommented, so every other series stays what users of the default expect.
+`dcgm_exporter_default_counters.csv` is NVIDIA/dcgm-exporter's `etc/default-counters.csv` at release 4.6.0-4.8.3
+(commit 7ad58324b4447b64dc3dedf946b889b648b7f476), verbatim: the file the pinned image loads when no
+`--collectors` is given (pkg/cmd/app.go, `appconfig.DefaultCollectorsFile`). Three rows the rules need are
+commented out there; the platform's file is the same text with those three uncommented, so every other series
+stays what users of the default expect.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ EXPORTER_DEFAULTS = "dcgm_exporter_default_counters.csv"
 HEALTH_COUNTERS = ("DCGM_EXP_XID_ERRORS_COUNT", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_EXP_CLOCK_EVENTS_COUNT")
 """Off in NVIDIA's defaults, read by triton_platform/gpu_health_rules.py: XIDs per code and clock events per reason
 within the exporter's window (5 minutes by default: `--xid-count-window-size`, `--clock-events-count-window-size`;
-pkg/dcgmexporter/xid_collector.go, clock_events_collector.go), and double-bit ECC errors since the driver loaded."""
+internal/pkg/collector/xid_collector.go, clock_events_collector.go), and double-bit ECC errors since the driver
+loaded."""
 COUNTERS_FILE = "counters.csv"
 """Its key in the exporter's ConfigMap, and its name where the ConfigMap is mounted."""
 
@@ -26,7 +28,7 @@ def exporter_defaults() -> str:
 
 def enabled_counters(text: str) -> list[str]:
     """The DCGM field (or exporter metric) names a counters file turns on: its rows that are not comments
-    (the exporter reads it with Go's csv reader, `#` marking comments: pkg/dcgmexporter/parser.go)."""
+    (the exporter reads it with Go's csv reader, `#` marking comments: internal/pkg/counters/counter_config.go)."""
     rows = (line.strip() for line in text.splitlines())
     return [row.split(",", 1)[0].strip() for row in rows if row and not row.startswith("#")]
 

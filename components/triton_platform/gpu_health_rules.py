@@ -1,11 +1,12 @@
 """Recording rules and alerts on the DCGM exporter's per-GPU series: hardware faults and slowdowns Triton's own
 `nv_gpu_*` gauges cannot show. Rendered only with `dcgm_metrics` (a DCGM exporter's metrics reach Prometheus).
 
-Every metric is one NVIDIA/dcgm-exporter 3.3.9-3.6.1 exports: on in its `etc/default-counters.csv`, or one of the
+Every metric is one NVIDIA/dcgm-exporter 4.6.0-4.8.3 exports: on in its `etc/default-counters.csv`, or one of the
 three the GPU pool's exporter turns on besides (triton_platform/dcgm_counters.py HEALTH_COUNTERS; a GPU Operator
 must enable the same, docs/runbooks.md). The exporter labels each series `gpu`, `UUID`, `pci_bus_id`, `device`,
-`modelName` and `Hostname` (pkg/dcgmexporter/pipeline.go); with Kubernetes mapping also the `namespace`, `pod` and
-`container` of the pod the GPU is allocated to (kubernetes.go), which a ServiceMonitor without `honorLabels` (the
+`modelName` and `hostname` (internal/pkg/rendermetrics/render_metrics.go; `Hostname` before 4.6.0-4.8.3, #655);
+with Kubernetes mapping also the `namespace`, `pod` and `container` of the pod the GPU is allocated to
+(internal/pkg/transformation/kubernetes.go), which a ServiceMonitor without `honorLabels` (the
 pool's own, and the GPU Operator's by default) stores as `exported_namespace`, `exported_pod`, `exported_container`.
 No rule aggregates: each keeps every label, so an alert names the GPU and node whichever labels a version adds.
 
@@ -25,11 +26,13 @@ ERROR_WINDOW = "10m"
 """How far back a counter's increase counts: the exporter samples every 30 s (`--collect-interval`), so a single
 error shows in 20 samples; the alert resolves once the window has passed without another."""
 SLOWDOWN_REASONS = ("hw_slowdown", "hw_thermal", "hw_power_brake", "sw_thermal")
-"""Clock events that cut clocks for heat or power (the exporter's names, clock_events_collector.go): the board, its
-cooling or its power supply is at fault. `power_cap` (software power capping under load) and `gpu_idle` are normal."""
+"""Clock events that cut clocks for heat or power (the exporter's names,
+internal/pkg/collector/clock_events_collector.go): the board, its cooling or its power supply is at fault.
+`power_cap` (software power capping under load) and `gpu_idle` are normal."""
 SLOWDOWN_FOR = "15m"
 """A slowdown must last this long to alert: short thermal excursions under a burst are expected."""
-GPU_LABELS = "{{ $labels.Hostname }} GPU {{ $labels.gpu }} ({{ $labels.UUID }})"
+GPU_LABELS = "{{ or $labels.hostname $labels.Hostname }} GPU {{ $labels.gpu }} ({{ $labels.UUID }})"
+"""The node, whichever exporter release named it: a GPU Operator's may be older than the pool's own."""
 
 
 def recording_rules() -> list[dict[str, str]]:

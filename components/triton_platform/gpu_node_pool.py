@@ -565,15 +565,20 @@ def dcgm_manifests(
                             {
                                 "name": "dcgm-exporter",
                                 **image_fields(pool["dcgm_exporter_image"], digests),
-                                # Flags and variables of dcgm-exporter 3.3.9-3.6.1's pkg/cmd/app.go: the counters
+                                # Flags and variables of dcgm-exporter 4.6.0-4.8.3's pkg/cmd/app.go: the counters
                                 # file the GPU health rules need (triton_platform/dcgm_counters.py); the pod each
                                 # GPU is allocated to, from the kubelet's pod-resources socket; the node's name as
-                                # the `Hostname` label (else the pod's own), as NVIDIA's chart sets them
-                                # (deployment/templates/daemonset.yaml).
+                                # the `hostname` label (else the pod's own; internal/pkg/hostname/hostname.go), as
+                                # NVIDIA's chart sets them (deployment/templates/daemonset.yaml).
                                 "args": [f"--collectors={COUNTERS_DIR}/{COUNTERS_FILE}"],
                                 "env": [
                                     {"name": "DCGM_EXPORTER_KUBERNETES", "value": "true"},
                                     {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                                    # The distroless image has no /etc/ld.so.cache, so the start-up check's
+                                    # `ldconfig -p` fails and the exporter exits 1, while dlopen finds libdcgm
+                                    # on the default path (NVIDIA/dcgm-exporter#612, #724). Nodes whose runtime
+                                    # is not NVIDIA's (`runtimeClassName: nvidia` writes a cache) need it off.
+                                    {"name": "DISABLE_STARTUP_VALIDATE", "value": "true"},
                                 ],
                                 "ports": [{"name": "metrics", "containerPort": DCGM_PORT}],
                                 # DCGM reads the GPUs' profiling counters, which needs SYS_ADMIN and nothing else.

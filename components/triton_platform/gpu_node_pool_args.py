@@ -130,7 +130,7 @@ class DevicePluginSettings(TypedDict):
     """The NVIDIA device plugin DaemonSet that advertises `nvidia.com/gpu`."""
 
     image: NotRequired[str]
-    """Plugin image, pinned. Default `nvcr.io/nvidia/k8s-device-plugin:v0.17.0`."""
+    """Plugin image, pinned. Default `nvcr.io/nvidia/k8s-device-plugin:v0.20.0`."""
 
     sharing: NotRequired[str]
     """GPU sharing: `none`, `time-slicing` (small models share a GPU) or `mig` (large GPUs partitioned).
@@ -228,7 +228,7 @@ class GpuNodePoolArgs(TypedDict):
     GPU health rules read (its `dcgm_metrics`) turned on; with `gpu_software: pool` only. Default false."""
 
     dcgm_exporter_image: NotRequired[str]
-    """DCGM exporter image, pinned. Default `nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04`."""
+    """DCGM exporter image, pinned. Default `nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless`."""
 
     labels: NotRequired[dict[str, str]]
     """Labels every object of the pool carries (never used in selectors). Default: none."""
@@ -289,7 +289,7 @@ declare(
 )
 declare(
     DevicePluginSettings,
-    image=Setting(default="nvcr.io/nvidia/k8s-device-plugin:v0.17.0", format=IMAGE),
+    image=Setting(default="nvcr.io/nvidia/k8s-device-plugin:v0.20.0", format=IMAGE),
     sharing=Setting(default=SHARING[0], choices=SHARING),
     time_slicing_replicas=Setting(default=4, minimum=2, maximum=64),
     mig_strategy=Setting(default=MIG_STRATEGIES[0], choices=MIG_STRATEGIES),
@@ -315,7 +315,7 @@ declare(
     overprovisioning_replicas=Setting(default=0, minimum=0, maximum=100),
     overprovisioning_image=Setting(default="registry.k8s.io/pause:3.10", format=IMAGE),
     dcgm_exporter=Setting(default=False),
-    dcgm_exporter_image=Setting(default="nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04", format=IMAGE),
+    dcgm_exporter_image=Setting(default="nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless", format=IMAGE),
     labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
     image_digests=Setting(default={}, keys=IMAGE_TAG, format=IMAGE_DIGEST),
     metrics_namespace=Setting(default="monitoring", format=NAMESPACE),

@@ -17,7 +17,7 @@ from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
 from triton_platform.gpu_pool_contract import PoolPlacement
 
 POOL_TYPE = "triton-platform:index:GpuNodePool"
-PLUGIN_DIGEST = "sha256:7089559ce6153018806857f5049085bae15b3bf6f1c8bd19d8b12f707d087dea"
+PLUGIN_DIGEST = "sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312"
 
 
 def run_alone(program: Callable[[], object]) -> dict[str, dict[str, Any]]:
@@ -61,7 +61,7 @@ def test_a_karpenter_pool_alone_with_the_metrics_namespace_from_another_resource
             "overprovisioning_replicas": 1,
             "dcgm_exporter": True,
             "labels": {"team": "ml"},
-            "image_digests": {"nvcr.io/nvidia/k8s-device-plugin:v0.17.0": PLUGIN_DIGEST},
+            "image_digests": {"nvcr.io/nvidia/k8s-device-plugin:v0.20.0": PLUGIN_DIGEST},
             "metrics_namespace": metrics.metadata.name,
             "metrics_selector_labels": {"release": "prom"},
             "scrape_interval": "30s",
@@ -100,7 +100,7 @@ def test_a_karpenter_pool_alone_with_the_metrics_namespace_from_another_resource
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
         {"key": "CriticalAddonsOnly", "operator": "Exists"},
     ]
-    assert pod["containers"][0]["image"] == f"nvcr.io/nvidia/k8s-device-plugin:v0.17.0@{PLUGIN_DIGEST}"
+    assert pod["containers"][0]["image"] == f"nvcr.io/nvidia/k8s-device-plugin:v0.20.0@{PLUGIN_DIGEST}"
 
     assert objects["kubernetes:karpenter.sh/v1:NodePool pool-node-pool"] == {
         "apiVersion": "karpenter.sh/v1",
@@ -325,7 +325,7 @@ def test_outputs_whole_floats_and_defaults() -> None:
         "gpu_software": "pool",
         "gpu_operator_namespace": "gpu-operator",
         "device_plugin": {
-            "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+            "image": "nvcr.io/nvidia/k8s-device-plugin:v0.20.0",
             "sharing": "none",
             "time_slicing_replicas": 4,
             "mig_strategy": "single",
@@ -333,7 +333,7 @@ def test_outputs_whole_floats_and_defaults() -> None:
         "overprovisioning_replicas": 0,
         "overprovisioning_image": "registry.k8s.io/pause:3.10",
         "dcgm_exporter": False,
-        "dcgm_exporter_image": "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.9-3.6.1-ubuntu22.04",
+        "dcgm_exporter_image": "nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless",
         "labels": {},
         "image_digests": {},
         "metrics_namespace": "monitoring",
@@ -731,14 +731,14 @@ def test_a_scaled_pool_without_min_nodes_keeps_no_idle_node() -> None:
         pytest.param(
             _with(
                 STATIC,
-                device_plugin={"image": "NVCR.io/nvidia/Device-Plugin:v0.17.0"},
+                device_plugin={"image": "NVCR.io/nvidia/Device-Plugin:v0.20.0"},
                 overprovisioning_image="pause",
                 dcgm_exporter_image="nvcr.io/nvidia/k8s/dcgm-exporter:latest",
             ),
             [
                 "args.device_plugin.image: must be an image reference such as nvcr.io/nvidia/tritonserver:24.10-py3 "
                 "(distribution/reference grammar: [registry/]repository[:tag][@digest], the repository in "
-                "lowercase); got 'NVCR.io/nvidia/Device-Plugin:v0.17.0'",
+                "lowercase); got 'NVCR.io/nvidia/Device-Plugin:v0.20.0'",
                 "args.overprovisioning_image: image 'pause' has no tag; pin a version such as "
                 "nvcr.io/nvidia/tritonserver:24.10-py3",
                 "args.dcgm_exporter_image: image 'nvcr.io/nvidia/k8s/dcgm-exporter:latest' uses 'latest'; pin a "
