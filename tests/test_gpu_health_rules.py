@@ -204,12 +204,12 @@ OLD_EXPORTER = {("Hostname" if k == "hostname" else k): v for k, v in GPU.items(
 WINDOW = {"window_size_in_ms": "300000"}
 
 
-def series(name: str, values: str, base: dict[str, str] = GPU, **extra: str) -> dict[str, str]:
+def series(name: str, values: str, base: dict[str, str] = GPU, /, **extra: str) -> dict[str, str]:
     labels = {**base, **extra}
     return {"series": name + "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}", "values": values}
 
 
-def expected(alert: str, value: float, base: dict[str, str] = GPU, **extra: str) -> dict[str, Any]:
+def expected(alert: str, value: float, base: dict[str, str] = GPU, /, **extra: str) -> dict[str, Any]:
     rule = next(r for r in gpu_rules(rule_groups(settings(dcgm=True))) if r.get("alert") == alert)
     labels = {**base, **extra, **rule["labels"]}
 
@@ -228,7 +228,7 @@ def expected(alert: str, value: float, base: dict[str, str] = GPU, **extra: str)
 
 @pytest.mark.parametrize("base", [GPU, OLD_EXPORTER], ids=["hostname", "Hostname"])
 def test_an_alert_names_the_node_under_either_label(base: dict[str, str]) -> None:
-    summary = expected("GPURowRemapFailure", 1, base=base)["exp_annotations"]["summary"]
+    summary = expected("GPURowRemapFailure", 1, base)["exp_annotations"]["summary"]
     assert (
         summary == "Row remapping failed on ip-10-0-1-23.ec2.internal GPU 0 (GPU-3f2a9c1e-7b4d-4e8a-9c21-5d6e7f8a9b0c)"
     )
@@ -275,10 +275,8 @@ def promtool_cases() -> list[dict[str, Any]]:
         },
         {
             # An older exporter's series name the node `Hostname`: the alert names it all the same.
-            "input_series": [series("DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x10 1x10", base=OLD_EXPORTER)],
-            "alert_rule_test": check(
-                "GPURowRemapFailure", [(11, [expected("GPURowRemapFailure", 1, base=OLD_EXPORTER)])]
-            ),
+            "input_series": [series("DCGM_FI_DEV_ROW_REMAP_FAILURE", "0x10 1x10", OLD_EXPORTER)],
+            "alert_rule_test": check("GPURowRemapFailure", [(11, [expected("GPURowRemapFailure", 1, OLD_EXPORTER)])]),
         },
         {
             "input_series": [series("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "2x10 3x20")],
