@@ -10,11 +10,11 @@ ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 KUBE_SCORE_VERSION := v1.20.0
 KUBE_SCORE := .tools/bin/kube-score-$(KUBE_SCORE_VERSION)
 # Helm, which `stackctl synth` templates the install-mode charts with: the version pulumi-kubernetes 4.25.0
-# embeds, built in its provider's module by scripts/pulumi-toolchain (stackctl/chart_template.py finds it by
+# embeds, built in its provider's module by scripts/pulumi-toolchain (offline/chart_template.py finds it by
 # the same name).
 HELM_VERSION := v3.18.6
 HELM := .tools/bin/helm-$(HELM_VERSION)
-# Unpacked charts standing in for their repositories (stackctl/chart_template.py): ../shared/charts where it
+# Unpacked charts standing in for their repositories (offline/chart_template.py): ../shared/charts where it
 # sits beside the checkout, as on the offline test machines; unset, charts come from their repositories.
 CHART_MIRROR ?= $(wildcard $(CURDIR)/../shared/charts)
 
@@ -84,7 +84,7 @@ $(KUBE_SCORE):
 $(HELM): $(STAMP)
 	scripts/pulumi-toolchain helm
 	@test -x $@ || { echo "scripts/pulumi-toolchain built another Helm than HELM_VERSION $(HELM_VERSION) (the one the \
-	kubernetes provider embeds): update HELM_VERSION here and in stackctl/chart_template.py" >&2; exit 1; }
+	kubernetes provider embeds): update HELM_VERSION here and in offline/chart_template.py" >&2; exit 1; }
 
 # promtool, amtool, prometheus and rclone, which the monitoring and publishing tests run
 # for real; the Pulumi CLI, language hosts, providers and Helm the end-to-end tests run; the
@@ -157,7 +157,7 @@ up: $(if $(STOCK_PULUMI),$(RUNTIME_STAMP),$(STAMP))
 	scripts/up $(STACK)
 
 # Offline: every object the program would create for STACK, under Pulumi's mocks.
-# A Helm 3 on PATH is used as it is (stackctl/chart_template.py); Helm is built only where there is none.
+# A Helm 3 on PATH is used as it is (offline/chart_template.py); Helm is built only where there is none.
 PATH_HELM := $(shell helm version --template '{{.Version}}' 2>/dev/null | grep '^v3\.')
 synth: $(STAMP) $(if $(PATH_HELM),,$(HELM))
 	$(BIN)/python -m stackctl synth --stack $(STACK) --out synth/$(STACK)

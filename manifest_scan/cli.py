@@ -12,9 +12,9 @@ from manifest_scan.matching import apply, stale
 from manifest_scan.report import count_table, exceptions_table
 from manifest_scan.runners import ScanError
 from manifest_scan.scan import known_stacks, synth_and_scan
+from offline.chart_template import ChartTemplateError
 from platform_config.errors import ConfigError
 from platform_config.paths import display_path
-from stackctl.chart_template import ChartTemplateError
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from stackctl.out_folder import claim
+from offline.out_folder import claim
 from triton_platform.model_packaging.digest import Content, file_hashes, hashes_digest, repository_files
 from triton_platform.model_packaging.render import RenderedRepository
 
@@ -26,7 +26,7 @@ def write_model_repository(rendered: RenderedRepository, out: Path, models: list
     """Write what Triton loads for `models` (default: every served model); returns the models written.
 
     Only into a new or empty folder, or one model-repo wrote: its manifest marks it and lists what a rerun
-    removes (stackctl/out_folder.py). Model files are copied in chunks, never held whole."""
+    removes (offline/out_folder.py). Model files are copied in chunks, never held whole."""
     names = sorted(models if models is not None else rendered.models)
     files = repository_files(rendered, names)
     claim(out, "model-repo").replace(files, manifest=manifest_text(rendered.config_name, files))

@@ -9,12 +9,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from offline.out_folder import claim
 from planner.pareto import binding, kinds, pareto_front
 from planner.plan import Plan
 from planner.search import ORACLE_TARGET, Result, ShapeRun, rank
 from planner.settings import FIELDS, Place
 from planner.shapes import rise
-from stackctl.out_folder import claim
 
 PLAN_FILE = "plan.md"
 JSON_FILE = "plan.json"

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from offline.out_folder import claim
 from simulator.engine import Timeline, simulate, summary
 from simulator.oracle import Oracle
 from simulator.scenario import Scenario
-from stackctl.out_folder import claim
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -170,7 +170,7 @@ def write_outputs(
     paths written.
 
     Only into a new or empty folder, or one an earlier simulate wrote, whose files it replaces
-    (stackctl/out_folder.py)."""
+    (offline/out_folder.py)."""
     files = {
         TIMELINE_FILE: timeline_csv(timeline).encode(),
         SUMMARY_FILE: (json.dumps(summary, indent=2) + "\n").encode(),

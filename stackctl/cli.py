@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from model_packaging.publish import write_model_repository
 from model_packaging.remote import PublishError, publish_repository
+from offline.chart_template import HelmTemplater
+from offline.out_folder import OutputFolderError, claim
+from offline.synth import synthesize, write_synth
 from planner.options import budget_argument, rejected_pct_argument, seeds_argument, slo_ms_argument
 from platform_config.errors import ConfigError, ConfigIssue, bounded
 from platform_config.loader import STACKS_DIR, StackConfig, load_stack_file, stack_file
@@ -32,11 +35,8 @@ from simulator.shapes import (
     seed_argument,
     shape_argument,
 )
-from stackctl.chart_template import HelmTemplater
 from stackctl.image_pins import unpinned_images
 from stackctl.monitoring_files import write_monitoring_files
-from stackctl.out_folder import OutputFolderError, claim
-from stackctl.synth import synthesize, write_synth
 from triton_platform.excerpts import excerpt
 from triton_platform.input_files import InputFile
 from triton_platform.model_packaging.source import read_repository

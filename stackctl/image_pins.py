@@ -6,10 +6,10 @@ builds, so the exceptions the stack grants (`triton-platform:policyExceptions`) 
 
 from __future__ import annotations
 
+from offline.synth import KUBERNETES_PREFIX, SynthResult
 from platform_config.errors import ConfigIssue
 from platform_config.schema import section_key
 from policy.rules import RULES, Resource, violations
-from stackctl.synth import KUBERNETES_PREFIX, SynthResult
 
 RULE = next(rule for rule in RULES if rule.name == "production-image-digests")
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import yaml
 
+from offline.out_folder import claim
 from platform_config.loader import StackConfig
 from program.platform import monitoring_args, served_plainly
-from stackctl.out_folder import claim
 from triton_platform.alert_routing import alertmanager_yaml
 from triton_platform.dashboards import dashboard
 from triton_platform.monitoring_args import MonitoringArgs, monitoring_settings
@@ -31,7 +31,7 @@ def write_monitoring_files(stack: StackConfig, out: Path) -> list[Path]:
     """rules.yaml (the PrometheusRule's groups, for promtool), alertmanager.yml (credentials redacted, for amtool)
     and dashboards/<deployment>.json; returns the paths written.
 
-    Only into a new or empty folder, or one an earlier `stackctl rules` wrote (stackctl/out_folder.py)."""
+    Only into a new or empty folder, or one an earlier `stackctl rules` wrote (offline/out_folder.py)."""
     settings = stack_monitoring(stack)
     routing = alertmanager_yaml(settings["receivers"], settings["routes"], settings["namespace"])
     files = {

@@ -1,4 +1,4 @@
-"""`stackctl synth` templates the charts a stack installs, as a preview does (stackctl/chart_template.py)."""
+"""`stackctl synth` templates the charts a stack installs, as a preview does (offline/chart_template.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
+from offline import chart_template
+from offline.chart_template import PROJECT_HELM, ChartTemplateError, HelmTemplater, decoded
+from offline.mock_runtime import Registered
+from offline.synth import CONFIG_GROUP, group_members
 from platform_config.paths import PROJECT_ROOT
 from policy.rules import RULES, violations
-from stackctl import chart_template
-from stackctl.chart_template import PROJECT_HELM, ChartTemplateError, HelmTemplater, decoded
 from stackctl.cli import main
-from stackctl.mock_runtime import Registered
-from stackctl.synth import CONFIG_GROUP, group_members
 from tests.conftest import synth_stack, synth_with_charts
 from tests.local_cluster import SHARED_CHARTS
 from tests.test_policy_rules import built

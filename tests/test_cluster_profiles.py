@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from offline.synth import SynthResult, run_synth
 from platform_config.loader import load_stack_file, pulumi_config_from_stack_file
 from platform_config.paths import PROJECT_ROOT
 from stackctl.cli import main
-from stackctl.synth import SynthResult, run_synth
 from tests.conftest import CLUSTER, POOL, SERVING, errors_of, validate
 
 EXAMPLES = PROJECT_ROOT / "stacks" / "examples"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from stackctl.synth import SynthResult
+from offline.synth import SynthResult
 from tests.crd_schemas import validate
 from triton_platform.kubernetes_objects import CUSTOM_KINDS
 

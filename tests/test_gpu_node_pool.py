@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stackctl.synth import SynthResult
+from offline.synth import SynthResult
 from tests.conftest import POOL, STACKS, errors_of, removing, setting, synth_mutated, synth_stack, validate
 
 # Every stack keeps the pool's default node labels and taint.

@@ -14,7 +14,7 @@ from platform_config.paths import PROJECT_ROOT
 
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 ROOT_PACKAGES = (
-    *("program", "platform_config", "stackctl", "policy", "simulator", "planner", "model_packaging"),
+    *("program", "platform_config", "stackctl", "offline", "policy", "simulator", "planner", "model_packaging"),
     *("manifest_scan", "bench", "tests"),
 )
 
@@ -44,7 +44,7 @@ def tree(tmp_path: Path) -> Path:
 def test_the_tree_keeps_every_import_contract() -> None:
     result = lint_imports(PROJECT_ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 4 kept, 0 broken." in result.stdout
+    assert "Contracts: 5 kept, 0 broken." in result.stdout
 
 
 def test_a_reverse_import_into_the_stack_schema_breaks_the_package_contract(tree: Path) -> None:
@@ -56,7 +56,7 @@ def test_a_reverse_import_into_the_stack_schema_breaks_the_package_contract(tree
     out = " ".join(result.stdout.split())
     assert "imports nothing of the stack schema, the program, the tools or the tests BROKEN" in out
     assert f"triton_platform.namespace -> platform_config.types (l.{line})" in out
-    assert "Contracts: 3 kept, 1 broken." in out
+    assert "Contracts: 4 kept, 1 broken." in out
 
 
 def test_a_cycle_hidden_behind_type_checking_breaks_the_acyclic_contract(tree: Path) -> None:
@@ -70,3 +70,15 @@ def test_a_cycle_hidden_behind_type_checking_breaks_the_acyclic_contract(tree: P
     out = " ".join(result.stdout.split())
     assert "modules import each other without a cycle BROKEN" in out
     assert "It could be made acyclic by removing 1 dependency: - .namespace -> .monitoring (1 import)" in out
+
+
+def test_a_library_importing_the_command_line_breaks_its_contract(tree: Path) -> None:
+    report = tree / "planner" / "report.py"
+    report.write_text(report.read_text() + "\nfrom stackctl import main  # noqa\n")
+    line = len(report.read_text().splitlines())
+    result = lint_imports(tree)
+    assert result.returncode == 1
+    out = " ".join(result.stdout.split())
+    assert "stackctl is the command line over the libraries: none of them imports it BROKEN" in out
+    assert f"planner.report -> stackctl (l.{line})" in out
+    assert "Contracts: 4 kept, 1 broken." in out

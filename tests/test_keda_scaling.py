@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from offline.synth import SynthResult
 from platform_config.paths import PROJECT_ROOT
-from stackctl.synth import SynthResult
 from tests.conftest import SCALING, SERVING, STACKS, errors_of, removing, setting, synth_mutated, synth_stack, validate
 
 CASES = [(s, d) for s in STACKS for d in sorted(synth_stack(s).stack.config.serving.deployments)]

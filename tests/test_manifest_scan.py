@@ -21,8 +21,8 @@ from manifest_scan.findings import Finding
 from manifest_scan.matching import apply, stale
 from manifest_scan.runners import CHECKOV_VERSION, KUBE_SCORE_VERSION, ScanError, run_checkov
 from manifest_scan.scan import StackScan, scan_folder
+from offline.synth import write_synth
 from platform_config.paths import PROJECT_ROOT
-from stackctl.synth import write_synth
 from tests.conftest import STACKS, synth_stack, synth_with_charts
 
 POLICY_DOC = PROJECT_ROOT / "docs" / "policy.md"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import kubernetes_validate
 import pytest
 
-from stackctl.synth import SynthResult
+from offline.synth import SynthResult
 from triton_platform.kubernetes_objects import CUSTOM_KINDS
 
 # The oldest and newest minor versions we promise to deploy to; strict rejects unknown fields.

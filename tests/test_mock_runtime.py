@@ -8,9 +8,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
+from offline.mock_runtime import Declarations, depends_on_resources
+from offline.synth import run_synth
 from platform_config.loader import pulumi_config_from_stack_file, stack_file
-from stackctl.mock_runtime import Declarations, depends_on_resources
-from stackctl.synth import run_synth
 from tests.components.mocks import install, pulumi_test
 
 CONFIG_VARIABLES = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS", "TRITON_PLATFORM_RENDER_DIR")

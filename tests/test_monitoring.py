@@ -13,6 +13,7 @@ import promql_parser
 import pytest
 import yaml
 
+from offline.synth import SynthResult
 from platform_config.component_fields import section_args
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, load_stack_file, parse_config
@@ -21,7 +22,6 @@ from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import PlatformConfig
 from stackctl.cli import main
 from stackctl.monitoring_files import stack_monitoring
-from stackctl.synth import SynthResult
 from tests.components.test_monitoring import ALERT_NAMES
 from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack
 from tests.invented_names import INVENTED_METRIC

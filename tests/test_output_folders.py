@@ -1,6 +1,6 @@
 """Every command that takes --out writes only into a new or empty folder, or one it wrote itself.
 
-synth, model-repo, rules and simulate share stackctl/out_folder.py: a manifest of what a command wrote marks
+synth, model-repo, rules and simulate share offline/out_folder.py: a manifest of what a command wrote marks
 the folder, a rerun removes exactly those files, and anything else there is refused and left byte for byte.
 """
 
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from offline.out_folder import MANIFEST, OutputFolder, OutputFolderError, claim, manifest_name
 from platform_config.paths import PROJECT_ROOT
 from stackctl.cli import main
-from stackctl.out_folder import MANIFEST, OutputFolder, OutputFolderError, claim, manifest_name
 from triton_platform.model_packaging.layout import MANIFEST as MODEL_REPO_MANIFEST
 
 COMMANDS = {

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from offline.synth import SynthResult
 from platform_config.paths import PROJECT_ROOT
 from policy.rules import (
     EXCEPTIONS_ANNOTATION,
@@ -20,7 +21,6 @@ from policy.rules import (
     unknown_exception_targets,
     violations,
 )
-from stackctl.synth import SynthResult
 from tests.conftest import STACKS, synth_stack
 from tests.invented_names import INVENTED_FLAG
 

@@ -109,7 +109,7 @@ def scanned_files() -> list[str]:
 
 def test_the_project_uses_only_the_public_sdk() -> None:
     files = scanned_files()
-    assert "stackctl/mock_runtime.py" in files
+    assert "offline/mock_runtime.py" in files
     problems = [p for f in files for p in private_sdk_uses(f, (PROJECT_ROOT / f).read_text(encoding="utf-8"))]
     assert problems == []
 

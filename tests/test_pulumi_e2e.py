@@ -20,8 +20,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from offline.synth import synthesize
 from policy.rules import POLICY_NAMES
-from stackctl.synth import synthesize
 from tests.conftest import STACKS
 from tests.crd_schemas import validate as validate_custom
 from tests.invented_names import INVENTED_FLAG

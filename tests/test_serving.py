@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from stackctl.mock_runtime import REDACTED
-from stackctl.synth import SynthResult
+from offline.mock_runtime import REDACTED
+from offline.synth import SynthResult
 from tests.conftest import SCALING, SERVING, STACKS, removing, setting, synth_mutated, synth_stack
 from tests.model_store import expected_digest, write_published
 from triton_platform.triton_manifests import ADMIN_KEY_ENV, CONFIG_HASH_ANNOTATION

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from offline.out_folder import MANIFEST
+from offline.synth import manifest_filename
 from platform_config.loader import SECRET_PLACEHOLDER, pulumi_config_from_stack_file
 from platform_config.paths import PROJECT_ROOT
 from stackctl.cli import main
-from stackctl.out_folder import MANIFEST
-from stackctl.synth import manifest_filename
 from tests.conftest import STACKS, synth_stack
 
 

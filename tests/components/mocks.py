@@ -1,7 +1,7 @@
 """Pulumi's public mocks for the component tests: one recording `Mocks`, a typed `pulumi.runtime.test`, and `install`.
 
 Each test calls `install` (directly or through a fixture) rather than each module once: other tests in the same
-pytest process install mocks of their own (stackctl/mock_runtime.py).
+pytest process install mocks of their own (offline/mock_runtime.py).
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from stackctl.out_folder import MANIFEST
-from stackctl.synth import SynthResult, write_synth
+from offline.out_folder import MANIFEST
+from offline.synth import SynthResult, write_synth
 
 GOLDEN_DIR = Path(__file__).parent
 STACKS = ("dev", "staging", "production")

@@ -6,8 +6,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from offline.synth import synthesize
 from platform_config.loader import stack_file
-from stackctl.synth import synthesize
 from tests.golden import STACKS, compare, golden_files, synthesized_files, update
 
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import yaml
 
+from offline.chart_template import HelmTemplater
+from offline.mock_runtime import EchoMocks, Registered, run_program
+from offline.out_folder import claim
 from platform_config.kubernetes import RENDER_OVERRIDE_ENV
 from platform_config.loader import StackConfig, load_stack_file, pulumi_config_from_stack_file
-from stackctl.chart_template import HelmTemplater
-from stackctl.mock_runtime import EchoMocks, Registered, run_program
-from stackctl.out_folder import claim
 
 KUBERNETES_PREFIX = "kubernetes:"
 """Type prefix of Kubernetes objects; providers are `pulumi:providers:kubernetes`."""
@@ -143,7 +143,7 @@ def synthesize(path: Path, stack: str | None = None, charts: HelmTemplater | Non
 def write_synth(result: SynthResult, out: Path) -> list[Path]:
     """Write one YAML file per object plus resources.json; returns the files written, resources.json last.
 
-    Only into a new or empty folder, or one an earlier synth wrote (stackctl/out_folder.py)."""
+    Only into a new or empty folder, or one an earlier synth wrote (offline/out_folder.py)."""
     files: dict[str, bytes] = {}
     for obj in result.manifests():
         name = manifest_filename(obj)

@@ -21,8 +21,8 @@ from typing import Any
 
 import pulumi
 
+from offline.chart_template import HelmTemplater
 from platform_config.paths import PROJECT_ROOT
-from stackctl.chart_template import HelmTemplater
 from triton_platform.namespace import PROJECT
 
 PROGRAM = PROJECT_ROOT / "__main__.py"
@@ -70,7 +70,7 @@ class EchoMocks(pulumi.runtime.Mocks):
     """A provider that accepts every input as the resource's state, as a successful apply would.
 
     It keeps what the engine received for each resource, by type and name. With a `charts` templater it
-    answers Helm templating as the provider would (stackctl/chart_template.py); without one, with no objects,
+    answers Helm templating as the provider would (offline/chart_template.py); without one, with no objects,
     so the run holds the program's own objects only and needs no Helm.
     """
 
