@@ -6,6 +6,12 @@ used: `pulumi.runtime.set_mocks` and `pulumi.runtime.test` run the program; a st
 (`pulumi.runtime.register_stack_transformation`) sees each resource as the program declares it,
 with its parent and options; `Mocks.new_resource` sees its inputs and provider as the engine
 receives them.
+
+Why a stack transformation and not a resource transform (`pulumi.runtime.register_resource_transform`): under
+mocks nothing runs a resource transform. The SDK's mock monitor hands it to `Mocks.register_transform` and
+leaves it to the mocks to call (pulumi/runtime/mocks.py, `Mocks.register_transform`, `RegisterStackTransform`;
+pulumi/pulumi#17090), and what the mocks could pass it, `MockResourceArgs`, holds no parent, URN, `protect`,
+`retain_on_delete` or `depends_on`. A stack transformation is the only public hook that sees them in a mock run.
 """
 
 from __future__ import annotations
@@ -28,6 +34,13 @@ from triton_platform.namespace import PROJECT
 PROGRAM = PROJECT_ROOT / "__main__.py"
 REDACTED = "[generated secret]"
 HELM_TEMPLATE = "kubernetes:helm:template"
+
+SIGNATURE_KEY = "4dabf18193072939515e22adb298388d"
+SECRET_SIGNATURE = "1b47061264138c4ac30d75fd1eb44270"
+"""Pulumi's property wire format marks a secret as `{SIGNATURE_KEY: SECRET_SIGNATURE, "value": ...}` (Pulumi's
+sdk/go/common/resource/sig/sig.go, `Key` and `Secret`). `MockResourceArgs.inputs` arrive in that form: the mock
+monitor deserializes the engine's request without unwrapping secrets, and the SDK lifts a nested secret to the
+top-level property that holds it."""
 
 PROGRAM_LOG = logging.getLogger("stackctl.program")
 """Where the program's engine log goes under mocks. Only errors: its notes say where objects would go, which a
@@ -56,6 +69,13 @@ class Registered:
     """URNs of the resources named in its `depends_on`, as the program names them (the SDK also waits on the
     descendants of a component named there)."""
     inputs: dict[str, Any]
+
+
+def revealed(value: Any) -> Any:
+    """A top-level input as the program gave it: a secret's value without its wire marker, anything else as is."""
+    if isinstance(value, dict) and value.get(SIGNATURE_KEY) == SECRET_SIGNATURE and "value" in value:
+        return value["value"]
+    return value
 
 
 def _object_id(args: pulumi.runtime.MockResourceArgs) -> str:
@@ -145,7 +165,10 @@ class Declarations:
         opts = args.opts
         root = pulumi.runtime.get_root_resource()
         assert root is not None, "the mocks create the root stack resource"
-        # The SDK's rule: an unset `protect` is that of the parent the options name.
+        # The SDK's rule (pulumi/resource.py, `Resource.__init__`): an unset `protect` is that of the parent the
+        # options name. A transformation runs before the SDK applies it, and the SDK keeps the result only where
+        # the public API cannot read it (`Resource._protect`, and the engine's request, which the mock monitor
+        # does not pass on), so it is applied here; tests/test_mock_runtime.py holds it to what the SDK sends.
         inherited = self.protected.get(opts.parent, False) if opts.parent is not None else False
         protect = inherited if opts.protect is None else opts.protect
         self.protected[args.resource] = protect
@@ -184,7 +207,7 @@ class Declarations:
                         retain_on_delete=declared.retain_on_delete,
                         dependencies=tuple(dependencies),
                         # Secrets unwrapped: in a mock run they are placeholders, never decrypted values.
-                        inputs={k: pulumi.runtime.rpc.unwrap_rpc_secret(v) for k, v in received.inputs.items()},
+                        inputs={k: revealed(v) for k, v in received.inputs.items()},
                     )
                 )
             on_done(records)
