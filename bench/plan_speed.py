@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 from planner.plan import make_plan  # noqa: E402
 from planner.search import Bounds, Result  # noqa: E402
-from platform_config.loader import load_stack, stack_file  # noqa: E402
-from platform_config.paths import display_path  # noqa: E402
+from platform_config.loader import load_stack  # noqa: E402
+from platform_config.paths import display_path, stack_file  # noqa: E402
 from simulator.scenario import read_trace, scenario  # noqa: E402
 
 TARGET_SECONDS = 300.0

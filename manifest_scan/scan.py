@@ -10,7 +10,7 @@ from manifest_scan.findings import Finding
 from manifest_scan.runners import run_checkov, run_kube_score
 from offline.chart_template import HelmTemplater
 from offline.synth import synthesize, write_synth
-from platform_config.loader import STACKS_DIR, stack_file
+from platform_config.paths import STACKS_DIR, stack_file
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,10 @@ def bounded(text: str) -> str:
     return text if len(text) <= MESSAGE_CHARS else f"{text[:MESSAGE_CHARS]}… ({len(text):,} characters in all)"
 
 
+FILE_ISSUE = "(file)"
+"""The key of an issue with a stack file itself (missing, not a regular file, too large), not with its content."""
+
+
 @dataclass(frozen=True, order=True)
 class ConfigIssue:
     """One problem in a stack's config."""

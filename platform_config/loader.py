@@ -26,11 +26,11 @@ from pydantic.alias_generators import to_camel
 
 from platform_config import chart_values, secret_values, yaml12
 from platform_config.checks import cross_section_issues
-from platform_config.errors import ConfigError, ConfigIssue
+from platform_config.errors import FILE_ISSUE, ConfigError, ConfigIssue
 from platform_config.kubernetes import KubernetesConfig
 from platform_config.model_settings import render_stack
 from platform_config.nesting import MAX_DEPTH, TOO_DEEP, json_too_deep
-from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, STACK_FILE, display_path
+from platform_config.paths import DEFAULT_MODEL_REPO, STACK_FILE, display_path, stack_file
 from platform_config.reference import type_text
 from platform_config.schema import SECTION_KEYS, PlatformConfig, section_key
 from platform_config.secrets_provider import SecretsProvider
@@ -43,7 +43,6 @@ from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.model_packaging.source import ModelRepository, read_repository
 from triton_platform.namespace import PROJECT
 
-STACKS_DIR = PROJECT_ROOT / "stacks"
 DISABLE_DEFAULT_PROVIDERS = "pulumi:disable-default-providers"
 SECRET_PLACEHOLDER = "[secret]"
 """Stands in for a `secure:` value when no passphrase is at hand (validate, synth).
@@ -70,10 +69,6 @@ class StackConfig:
     rendered: RenderedRepository | None = None
     """The served models' config.pbtxt, rendered once after validation for every consumer (the program,
     stackctl, the simulator); None when the serving or models section is left to ESC."""
-
-
-def stack_file(stack: str) -> Path:
-    return STACKS_DIR / f"Pulumi.{stack}.yaml"
 
 
 def _set_secret(path: str) -> str:
@@ -159,7 +154,7 @@ def _stack_document(path: Path) -> dict[str, Any]:
     source = display_path(path)
 
     def fail(message: str) -> ConfigError:
-        return ConfigError(source, [ConfigIssue("(file)", message)])
+        return ConfigError(source, [ConfigIssue(FILE_ISSUE, message)])
 
     try:
         document = yaml12.load(InputFile(path, STACK_FILE).read_text())

@@ -8,6 +8,14 @@ from pathlib import Path
 from triton_platform.input_files import InputKind
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+STACKS_DIR = PROJECT_ROOT / "stacks"
+"""Where `Pulumi.<stack>.yaml` files live (Pulumi.yaml's `stackConfigDir`)."""
+
+
+def stack_file(stack: str) -> Path:
+    return STACKS_DIR / f"Pulumi.{stack}.yaml"
+
+
 DEFAULT_MODEL_REPO = Path(os.environ.get("TRITON_PLATFORM_MODEL_REPO", PROJECT_ROOT / "model_repo"))
 """The project's model_repo/, or the folder TRITON_PLATFORM_MODEL_REPO names (benchmarks, CI of another repo)."""
 STACK_FILE = InputKind("stack file", 256 * 1024)

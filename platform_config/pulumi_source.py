@@ -5,9 +5,9 @@ from __future__ import annotations
 import pulumi
 
 from platform_config.errors import ConfigError
-from platform_config.loader import StackConfig, parse_config, stack_file
+from platform_config.loader import StackConfig, parse_config
 from platform_config.model_settings import render_stack
-from platform_config.paths import DEFAULT_MODEL_REPO, display_path
+from platform_config.paths import DEFAULT_MODEL_REPO, display_path, stack_file
 from triton_platform.model_packaging.source import read_repository
 from triton_platform.namespace import PROJECT
 

@@ -14,7 +14,8 @@ import pulumi_kubernetes as k8s
 from platform_config.cluster import identity_annotations
 from platform_config.component_fields import section_args
 from platform_config.kubernetes import render_override
-from platform_config.loader import StackConfig, stack_file
+from platform_config.loader import StackConfig
+from platform_config.paths import stack_file
 from platform_config.schema import PlatformConfig
 from platform_config.secrets_provider import default_passphrase_problem
 from triton_platform.gpu_node_pool import GpuNodePool

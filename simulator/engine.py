@@ -19,7 +19,7 @@ Deterministic for a given seed.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,10 +144,19 @@ def in_outage(outages: Sequence[tuple[float, float]], t: float) -> bool:
     return any(start <= t < start + length for start, length in outages)
 
 
+PROGRESS_SECONDS = 300
+"""How often, in simulated seconds, `simulate` reports its progress."""
+
+
 def simulate(
-    s: Scenario, rate: NDArray[np.float64], seed: int = 0, outages: Sequence[tuple[float, float]] = ()
+    s: Scenario,
+    rate: NDArray[np.float64],
+    seed: int = 0,
+    outages: Sequence[tuple[float, float]] = (),
+    progress: Callable[[int], None] | None = None,
 ) -> Timeline:
-    """Run `rate` (req/s of each second) through the scenario; `outages` are (start, seconds) of Prometheus outages."""
+    """Run `rate` (req/s of each second) through the scenario; `outages` are (start, seconds) of Prometheus outages;
+    `progress` is told the seconds simulated so far, every PROGRESS_SECONDS."""
     rng = np.random.default_rng(seed)
     n = len(rate)
     timeline = Timeline.empty(n)
@@ -165,6 +174,8 @@ def simulate(
     outcome = Outcome()
 
     for second in range(n):
+        if progress is not None and second % PROGRESS_SECONDS == 0:
+            progress(second)
         now, end = float(second), float(second + 1)
         # Control plane: scrape, then the HPA sync reads the latest scrape through KEDA.
         if second % max(int(s.scrape_seconds), 1) == 0:

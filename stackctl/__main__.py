@@ -1,5 +1,5 @@
 import sys
 
-from stackctl.cli import main
+from stackctl.main import main
 
 sys.exit(main())

@@ -17,8 +17,8 @@ from hypothesis import settings
 from offline.chart_template import PROJECT_HELM, HelmTemplater
 from offline.synth import SynthResult, run_synth, synthesize
 from platform_config.errors import ConfigError
-from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file, stack_file
-from platform_config.paths import PROJECT_ROOT
+from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file
+from platform_config.paths import PROJECT_ROOT, stack_file
 from platform_config.schema import PlatformConfig
 from tests.local_cluster import SHARED_CHARTS
 from tests.pulumi_cli import TOOLCHAIN_HOME, TOOLS_BIN

@@ -171,7 +171,7 @@ def local_gcs(data: Path, bucket: str) -> Iterator[LocalGcs]:
 
 def write_published(stack: str) -> Path:
     """`stackctl model-repo --stack` output (every served model) in a fresh folder."""
-    from stackctl.cli import main  # noqa: PLC0415 - the CLI imports the program; only tests that publish need it
+    from stackctl.main import main  # noqa: PLC0415 - the CLI imports the program; only tests that publish need it
 
     out = Path(tempfile.mkdtemp(prefix=f"published-{stack}-")) / "repository"
     assert main(["model-repo", "--stack", stack, "--out", str(out)]) == 0

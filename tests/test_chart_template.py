@@ -14,7 +14,7 @@ from offline.mock_runtime import Registered
 from offline.synth import CONFIG_GROUP, group_members
 from platform_config.paths import PROJECT_ROOT
 from policy.rules import RULES, violations
-from stackctl.cli import main
+from stackctl.main import main
 from tests.conftest import synth_stack, synth_with_charts
 from tests.local_cluster import SHARED_CHARTS
 from tests.test_policy_rules import built
@@ -144,7 +144,7 @@ def test_synth_without_helm_says_so_without_a_traceback(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("TRITON_HELM", str(tmp_path / "no-helm"))
-    assert main(["synth", "--stack", "production", "--out", str(tmp_path / "production")]) == 1
+    assert main(["synth", "--stack", "production", "--out", str(tmp_path / "production")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("stackctl synth: stackctl synth templates chart keda 2.20.2 from https://kedacore.github.io")
     assert f"but TRITON_HELM={tmp_path}/no-helm is not a file" in err

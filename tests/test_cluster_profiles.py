@@ -12,7 +12,7 @@ import pytest
 from offline.synth import SynthResult, run_synth
 from platform_config.loader import load_stack_file, pulumi_config_from_stack_file
 from platform_config.paths import PROJECT_ROOT
-from stackctl.cli import main
+from stackctl.main import main
 from tests.conftest import CLUSTER, POOL, SERVING, errors_of, validate
 
 EXAMPLES = PROJECT_ROOT / "stacks" / "examples"

@@ -24,7 +24,7 @@ from program.component_checks import (
     scaling_key,
     serving_key,
 )
-from stackctl.cli import main
+from stackctl.main import main
 from tests.conftest import STACKS
 from triton_platform.arg_problems import ArgsError
 from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
@@ -46,6 +46,7 @@ def _validate(tmp_path: Path, document: dict[str, Any], capsys: pytest.CaptureFi
     """`stackctl validate` of `document` written as a stack file: its exit code must be 1; its error lines."""
     bad = tmp_path / "Pulumi.dev.yaml"
     bad.write_text(yaml.safe_dump(document))
+    # Findings: exit 1, each at the file, line and column of its key.
     assert main(["validate", "--config", str(bad)]) == 1
     return bad, capsys.readouterr().err.splitlines()
 
@@ -64,7 +65,7 @@ def test_a_deployment_named_like_the_loaders_objects_fails_validate(
     bad, err = _validate(tmp_path, document, capsys)
     assert err == [
         f"{bad}: 1 config error",
-        f"{bad}: triton-platform:serving.deployments.model-loader: 'model-loader' would name this deployment's "
+        f"{bad}:57:7: triton-platform:serving.deployments.model-loader: 'model-loader' would name this deployment's "
         "objects triton-model-loader, the name of the NetworkPolicy this component adds for its model loader; name "
         "the deployment otherwise",
     ]
@@ -85,7 +86,7 @@ def test_two_deployments_with_one_ingress_host_fail_validate(
     bad, err = _validate(tmp_path, document, capsys)
     assert err == [
         f"{bad}: 1 config error",
-        f"{bad}: triton-platform:serving.deployments.api-grpc: its ingress host 'api-grpc.ml.example.com' is also "
+        f"{bad}:67:7: triton-platform:serving.deployments.api-grpc: its ingress host 'api-grpc.ml.example.com' is also "
         "deployment 'api''s; name the deployment otherwise",
     ]
 
@@ -100,7 +101,7 @@ def test_a_selector_label_against_a_label_the_component_sets_fails_validate(
     bad, err = _validate(tmp_path, document, capsys)
     assert err == [
         f"{bad}: 1 config error",
-        f'{bad}: triton-platform:monitoring.selectorLabels["app.kubernetes.io/part-of"]: Monitoring '
+        f'{bad}:38:7: triton-platform:monitoring.selectorLabels["app.kubernetes.io/part-of"]: Monitoring '
         'args.labels["app.kubernetes.io/part-of"] (a label the platform puts on every object, which this selector label '
         "gives another value): 'triton-platform' differs from 'kube-prometheus-stack', which the component sets on "
         "the objects the operator selects (args.selector_labels); leave it out or give that value",
@@ -115,7 +116,7 @@ def test_a_taint_given_twice_is_named_at_its_key(tmp_path: Path, capsys: pytest.
     bad, err = _validate(tmp_path, document, capsys)
     assert err == [
         f"{bad}: 1 config error",
-        f"{bad}: triton-platform:gpuPool.taints[1]: key 'nvidia.com/gpu' with effect 'NoSchedule' is taints[0]'s "
+        f"{bad}:16:7: triton-platform:gpuPool.taints[1]: key 'nvidia.com/gpu' with effect 'NoSchedule' is taints[0]'s "
         "too; a node takes each key and effect once",
     ]
 
@@ -128,7 +129,7 @@ def test_a_static_node_listed_twice_is_refused_by_the_schema_in_the_components_w
     bad, err = _validate(tmp_path, document, capsys)
     assert err == [
         f"{bad}: 1 config error",
-        f"{bad}: triton-platform:gpuPool.staticNodes: 'gpu-1' is listed twice; 'gpu-2' is listed twice; list each once",
+        f"{bad}:13:5: triton-platform:gpuPool.staticNodes: 'gpu-1' is listed twice; 'gpu-2' is listed twice; list each once",
     ]
 
 

@@ -4,6 +4,7 @@ command, and the README's layout table names the tree's top-level entries."""
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -148,3 +149,34 @@ def test_a_broken_link_is_noticed(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert broken_links(doc) == ["guide.md: missing.md", "guide.md: #no-such-heading", "guide.md: other.md#nope"]
+
+
+def test_the_command_table_is_the_registered_commands() -> None:
+    """docs/stackctl.md lists what `stackctl` registers (stackctl/commands/__init__.py), written by `make docs`."""
+    check = subprocess.run(
+        [str(PROJECT_ROOT / ".venv" / "bin" / "cog"), "--check", "docs/stackctl.md"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr + "\nrun `make docs`"
+    from stackctl.commands import COMMANDS  # noqa: PLC0415
+
+    text = (PROJECT_ROOT / "docs" / "stackctl.md").read_text(encoding="utf-8")
+    assert all(f"| `{command.name}` | {command.help} |" in text for command in COMMANDS)
+
+
+def test_a_command_table_edited_by_hand_is_stale(tmp_path: Path) -> None:
+    text = (PROJECT_ROOT / "docs" / "stackctl.md").read_text(encoding="utf-8")
+    edited = tmp_path / "stackctl.md"
+    edited.write_text(text.replace("| `rules` |", "| `rules-by-hand` |"), encoding="utf-8")
+    check = subprocess.run(
+        [str(PROJECT_ROOT / ".venv" / "bin" / "cog"), "--check", str(edited)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert check.returncode == 5
+    assert (check.stdout, check.stderr) == (f"Checking {edited}  (changed)\n", "Check failed\n")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stackctl.cli import main
+from stackctl.main import main
 
 HEAD = "environment:\n  - myorg/triton-production\n"
 FILE_PART = (
@@ -43,7 +43,7 @@ def test_what_the_file_holds_is_still_checked(tmp_path: Path, capsys: pytest.Cap
     path = write(tmp_path, HEAD + FILE_PART.replace("mode: deploy", "mode: render"))
     assert main(["validate", "--config", str(path)]) == 1
     assert (
-        f"{path}: triton-platform:kubernetes.mode: 'render' is not allowed for a production stack: production must "
+        f"{path}:5:32: triton-platform:kubernetes.mode: 'render' is not allowed for a production stack: production must "
         "deploy to a cluster (set mode: deploy and context), never fall back to writing files"
     ) in capsys.readouterr().err.splitlines()
 
@@ -60,7 +60,7 @@ def test_a_malformed_environment_key_is_named(tmp_path: Path, capsys: pytest.Cap
     path = write(tmp_path, "environment: myorg\nconfig: {}\n")
     assert main(["validate", "--config", str(path)]) == 1
     assert capsys.readouterr().err.splitlines()[1] == (
-        f"{path}: environment: expected a list of ESC environment names such as [myorg/triton-production]; got 'myorg'"
+        f"{path}:1:1: environment: expected a list of ESC environment names such as [myorg/triton-production]; got 'myorg'"
     )
 
 
@@ -68,7 +68,8 @@ def test_commands_that_need_the_whole_config_say_what_esc_may_hold(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, HEAD + FILE_PART)
-    assert main(["synth", "--config", str(path), "--out", str(tmp_path / "out")]) == 1
+    # A stack synth cannot read whole is an input error (2), reported as the loader words it.
+    assert main(["synth", "--config", str(path), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0] == f"{path}: 9 config errors"
     assert err[-1] == (
@@ -82,4 +83,5 @@ def test_commands_that_need_the_whole_config_say_what_esc_may_hold(
 def test_without_esc_a_missing_section_is_still_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, FILE_PART)
     assert main(["validate", "--config", str(path)]) == 1
-    assert f"{path}: triton-platform:serving: required key is missing" in capsys.readouterr().err
+    # Reported where the key is missing: the `config:` mapping, line 1.
+    assert f"{path}:1:1: triton-platform:serving: required key is missing" in capsys.readouterr().err

@@ -81,7 +81,7 @@ def made(kind: str, folder: Path) -> tuple[Path, str]:
 def test_a_stack_file_that_is_no_regular_file_within_its_bound_is_named(tmp_path: Path, kind: str) -> None:
     path, what = made(kind, tmp_path)
     result = run(["validate", "--config", str(path)])
-    assert result.code == 1
+    assert result.code == 2
     assert result.output == (
         f"{path}: 1 config error\n{path}: (file): {what}; a stack file is a regular file of at most 256 KiB\n"
     )
@@ -100,7 +100,7 @@ def test_a_stack_file_just_over_its_bound_is_refused_before_it_is_parsed(tmp_pat
 def test_a_trace_that_is_no_regular_file_within_its_bound_is_named(tmp_path: Path, kind: str) -> None:
     path, what = made(kind, tmp_path)
     result = run(["simulate", "--stack", "dev", "--trace", str(path), "--no-plot", "--out", str(tmp_path / "o")])
-    assert result.code == 1
+    assert result.code == 2
     assert result.output == f"stackctl simulate: {path}: {what}; a trace is a regular file of at most 16 MiB\n"
 
 
@@ -141,7 +141,7 @@ def test_a_model_file_that_is_no_regular_file_is_named_by_model_repo(
     path, what = made(kind, repo_copy / "ranker" / "2")
     out = tmp_path / "out"
     result = run(["model-repo", "--stack", "staging", "--model-repo", str(repo_copy), "--out", str(out)])
-    assert result.code == 1
+    assert result.code == 2
     assert result.output == f"stackctl model-repo: {path}: {what}; a model file is a regular file of at most 2 TiB\n"
     assert not out.exists()  # refused before anything is written
 
@@ -153,7 +153,7 @@ def test_a_link_out_to_a_device_or_a_link_loop_is_refused_with_the_repository(re
     made("symlink loop", folder)
     out = tmp_path / "out"
     result = run(["model-repo", "--stack", "staging", "--model-repo", str(repo_copy), "--out", str(out)])
-    assert result.code == 1
+    assert result.code == 2
     stack = "stacks/Pulumi.staging.yaml"
     assert result.output.splitlines() == [
         f"{stack}: 3 config errors",
@@ -289,7 +289,7 @@ def test_model_files_are_hashed_and_copied_in_memory_that_does_not_grow_with_the
 def test_a_symlink_loop_as_config_is_a_user_error_not_a_bug(tmp_path: Path) -> None:
     path = loop(tmp_path)
     result = run(["synth", "--config", str(path), "--out", str(tmp_path / "out")])
-    assert result.code == 1
+    assert result.code == 2
     assert "bug" not in result.output
     assert result.output.splitlines()[1] == f"{path}: (file): a symlink loop (its links never reach a file); " + (
         STACK_FILE.allowed
@@ -299,7 +299,7 @@ def test_a_symlink_loop_as_config_is_a_user_error_not_a_bug(tmp_path: Path) -> N
 def test_an_out_name_the_system_refuses_is_a_clear_error(tmp_path: Path) -> None:
     out = tmp_path / ("a" * 300)
     result = run(["rules", "--stack", "dev", "--out", str(out)])
-    assert result.code == 1
+    assert result.code == 2
     assert result.output == (
         f"stackctl rules: --out {out} cannot be used (File name too long); a name in a path is at most 255 bytes "
         "and a whole path 4096 (Linux's NAME_MAX and PATH_MAX); use a new or empty folder, or one stackctl rules "

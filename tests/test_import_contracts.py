@@ -80,5 +80,5 @@ def test_a_library_importing_the_command_line_breaks_its_contract(tree: Path) ->
     assert result.returncode == 1
     out = " ".join(result.stdout.split())
     assert "stackctl is the command line over the libraries: none of them imports it BROKEN" in out
-    assert f"planner.report -> stackctl (l.{line})" in out
+    assert f"planner.report -> stackctl.main (l.{line})" in out
     assert "Contracts: 4 kept, 1 broken." in out

@@ -20,10 +20,10 @@ import pytest
 import yaml
 
 from model_packaging.publish import write_model_repository
-from platform_config.loader import StackConfig, load_stack_file, stack_file
+from platform_config.loader import StackConfig, load_stack_file
 from platform_config.model_settings import render_stack
-from platform_config.paths import DEFAULT_MODEL_REPO
-from stackctl.cli import main
+from platform_config.paths import DEFAULT_MODEL_REPO, stack_file
+from stackctl.main import main
 from tests.local_triton.server import TritonServer, free_ports
 from tests.model_store import CREDENTIALS, LocalS3, expected_digest, local_gcs, local_s3, tree
 from triton_platform.model_packaging.layout import MANIFEST, assemble_script

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from platform_config.paths import DEFAULT_MODEL_REPO
-from stackctl.cli import main
+from stackctl.main import main
 from tests.conftest import MODELS, SERVING, errors_of, model_folder, removing, serving_only, setting, validate
 from triton_platform.model_packaging.render import effective_settings, render_config
 from triton_platform.model_packaging.settings import (
@@ -336,13 +336,13 @@ def test_model_repo_writes_what_triton_loads(tmp_path: Path, capsys: pytest.Capt
 
 def test_model_repo_refuses_a_folder_it_did_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "keep.txt").write_text("mine")
-    assert main(["model-repo", "--stack", "dev", "--out", str(tmp_path)]) == 1
+    assert main(["model-repo", "--stack", "dev", "--out", str(tmp_path)]) == 2
     assert "was not written by stackctl model-repo" in capsys.readouterr().err
     assert (tmp_path / "keep.txt").read_text() == "mine"
 
 
 def test_model_repo_names_an_unknown_deployment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["model-repo", "--stack", "production", "--deployment", "nope", "--out", str(tmp_path / "x")]) == 1
+    assert main(["model-repo", "--stack", "production", "--deployment", "nope", "--out", str(tmp_path / "x")]) == 2
     assert "no deployment 'nope'; known: general, ranker" in capsys.readouterr().err
 
 

@@ -20,7 +20,7 @@ from platform_config.loader import StackConfig, load_stack_file, parse_config
 from platform_config.monitoring import MonitoringConfig
 from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import PlatformConfig
-from stackctl.cli import main
+from stackctl.main import main
 from stackctl.monitoring_files import stack_monitoring
 from tests.components.test_monitoring import ALERT_NAMES
 from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack

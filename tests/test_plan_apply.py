@@ -13,7 +13,7 @@ from planner.settings import Place, Value
 from planner.stack_patch import PatchError, patched
 from platform_config.loader import load_stack_file
 from platform_config.paths import PROJECT_ROOT
-from stackctl.cli import main
+from stackctl.main import main
 
 MODELS = "triton-platform:models"
 NOTE = "stackctl plan: t.csv, 2026-12-01"
@@ -257,7 +257,7 @@ def test_apply_refuses_an_anchor_it_would_edit_and_leaves_the_file(
     shutil.copy(stack, tmp_path / "before.yaml")
     code = main(["plan", "--config", str(stack), "--trace", str(trace), *PLAN, "--out", str(tmp_path / "out")])
     _, err = capsys.readouterr()
-    assert code == 1
+    assert code == 2
     assert err.splitlines()[-1] == (
         f"stackctl plan: cannot patch {stack}: triton-platform:models.classifier.dynamicBatching is the anchor "
         "&classifier that other keys use (an alias or a merge key), so writing "

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
+import stackctl.progress
 from planner.settings import current_settings
 from platform_config.loader import load_stack_file
 from platform_config.paths import PROJECT_ROOT
 from simulator.scenario import scenario
-from stackctl.cli import main
+from stackctl.main import main
 
 PRODUCTION = PROJECT_ROOT / "stacks" / "Pulumi.production.yaml"
 # Two minutes at 20 then 40 req/s: one production replica serves thousands per second in milliseconds.
@@ -118,16 +119,22 @@ def test_the_patch_keeps_every_comment_and_loads_back_as_the_chosen_settings(
     assert current_settings(loaded, scenario(loaded, "general")).as_json() == chosen
 
 
-def test_a_config_over_the_slo_is_replaced_by_one_within_it(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_config_over_the_slo_is_replaced_by_one_within_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The stack's 5 ms batching delay puts p95 near 6 ms: a 4 ms SLO fails it, shorter delays pass.
     trace = tmp_path / "light.csv"
     trace.write_text(LIGHT)
+    # As on a terminal: the progress bar, with the best so far.
+    monkeypatch.setattr(stackctl.progress, "shown", lambda: True)
     code, out, err = plan(
         capsys, "--stack", "production", "--trace", str(trace), "--slo-ms", "4", "--budget", "30", "--seeds", "2",
         "--out", str(tmp_path / "out"),
     )  # fmt: skip
     assert code == 0, err
-    assert "stackctl plan: 30/30 candidates; best so far: #" in err
+    assert "stackctl plan:   0%|" in err
+    assert "| 1/30 [" in err
+    assert "candidates/s, best #" in err
     data = read_json(tmp_path / "out")
     current, chosen = data["candidates"][0], data["candidates"][data["chosen"]]
     assert not current["passed"]
@@ -185,24 +192,24 @@ def test_bad_inputs_name_what_where_and_what_is_allowed(capsys: pytest.CaptureFi
     bad = tmp_path / "bad.csv"
     bad.write_text("time,rate\n0,1\n60,1\n")
     code, _, err = plan(capsys, "--stack", "dev", "--trace", str(bad), *out)
-    assert (code, err.strip()) == (1, f"stackctl plan: {bad}:1: the header is 'time,rate'; expected {TRACE_RULES}")
+    assert (code, err.strip()) == (2, f"stackctl plan: {bad}:1: the header is 'time,rate'; expected {TRACE_RULES}")
     good = tmp_path / "good.csv"
     good.write_text(LIGHT)
     code, _, err = plan(capsys, "--stack", "dev", "--trace", str(good), "--hours", "2", *out)
     assert (code, err.strip()) == (
-        1,
+        2,
         "stackctl plan: --hours shapes a --profile, and --trace sets its own rates and length; "
         "leave it out or use --profile",
     )
     code, _, err = plan(capsys, "--stack", "production", "--trace", str(good), "--deployment", "nope", *out)
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         "stackctl plan: no deployment 'nope' in stacks/Pulumi.production.yaml; known: general, ranker"
     )
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "notes.txt").write_text("mine")
     code, _, err = plan(capsys, "--stack", "dev", "--trace", str(good), "--out", str(tmp_path / "taken"))
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         f"stackctl plan: {tmp_path / 'taken'} is not empty and was not written by stackctl plan "
         "(unexpected: notes.txt); use a new or empty folder, or one stackctl plan wrote"

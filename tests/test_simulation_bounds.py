@@ -20,7 +20,7 @@ from platform_config.paths import PROJECT_ROOT
 from simulator.engine import EDGES, PERCENTILE_ROWS, Timeline, percentiles
 from simulator.scenario import shaped_trace
 from simulator.shapes import MAX_REQUESTS
-from stackctl.cli import _within_request_budget
+from stackctl.run_inputs import within_request_budget
 from tests.test_simulator_inputs import DEV, TRACE_RULES, _dev_with_profile, simulate
 
 # --- 1. a trace runs exactly the load its rows give -------------------------------------------------------------
@@ -56,7 +56,7 @@ def test_a_trace_that_would_run_other_than_its_rows_is_refused(
     path = tmp_path / "trace.csv"
     path.write_text(trace, encoding="utf-8")
     code, err = simulate(capsys, tmp_path, "--stack", "dev", "--trace", str(path))
-    assert code == 1
+    assert code == 2
     assert err.strip() == "stackctl simulate: " + expected.format(path=path)
 
 
@@ -94,7 +94,7 @@ def test_a_latency_profile_outside_physical_durations_is_refused(
     path.write_text(json.dumps(profile), encoding="utf-8")
     stack = _dev_with_profile(tmp_path, path, monkeypatch)
     code, err = simulate(capsys, tmp_path, "--config", str(stack), "--profile", "step")
-    assert code == 1
+    assert code == 2
     assert err.strip() == f"stackctl simulate: {path}: {expected}"
 
 
@@ -106,7 +106,8 @@ def test_a_profile_at_the_ends_of_the_bounds_runs(
     path.write_text(json.dumps(profile), encoding="utf-8")
     stack = _dev_with_profile(tmp_path, path, monkeypatch)
     code, err = simulate(capsys, tmp_path, "--config", str(stack), "--profile", "step", "--hours", "0.02")
-    assert code == 0, err
+    # Accepted and run to the end: minute-long batches miss the SLO (exit 1), where a refused profile exits 2.
+    assert (code, err) == (1, "")
 
 
 def test_a_profile_whose_slope_leaves_the_bound_at_the_max_batch_is_refused(
@@ -117,7 +118,7 @@ def test_a_profile_whose_slope_leaves_the_bound_at_the_max_batch_is_refused(
     path.write_text(json.dumps({"tau_seconds": {"1": 0.001, "2": 15.001}}), encoding="utf-8")
     stack = _dev_with_profile(tmp_path, path, monkeypatch)
     code, err = simulate(capsys, tmp_path, "--config", str(stack), "--profile", "step")
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         f"stackctl simulate: {path}: tau_seconds, extrapolated to model 'classifier''s max batch size 8, is 105.001 s, "
         "above 60 s; measure tau_seconds up to batch size 8 (bench/latency_profile.py --model classifier)"
@@ -204,7 +205,7 @@ def test_a_profile_linked_out_of_the_project_is_refused(tmp_path: Path, monkeypa
 def test_the_documented_maxima_are_refused_before_running(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     offered = shaped_trace("spike", 1_000_000, 48).sum()
     code, err = simulate(capsys, tmp_path, "--stack", "dev", "--profile", "spike", "--hours", "48", "--peak-rps", "1e6")
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         f"stackctl simulate: --profile spike --peak-rps 1000000 --hours 48 offers {offered:,.0f} requests, above the "
         "200,000,000 one simulation runs (each request goes through the batcher: about a minute on 2 cores); lower "
@@ -227,7 +228,7 @@ def test_a_trace_over_the_request_budget_is_refused_naming_it(
     path = tmp_path / "trace.csv"
     path.write_text("t_seconds,rps\n0,5000\n86399,5000\n", encoding="utf-8")
     code, err = simulate(capsys, tmp_path, "--stack", "dev", "--trace", str(path))
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         f"stackctl simulate: {path} offers 432,000,000 requests, above the 200,000,000 one simulation runs (each "
         "request goes through the batcher: about a minute on 2 cores); lower its rates or its length, or search it "
@@ -238,11 +239,11 @@ def test_a_trace_over_the_request_budget_is_refused_naming_it(
 def test_the_request_budget_counts_both_runs_of_compare_and_holds_at_its_bound() -> None:
     shape = {"shape": "step", "peak_rps": 1.0, "hours": 1.0}
     at_bound = np.full(1000, MAX_REQUESTS / 1000)
-    _within_request_budget(at_bound, shape, 1)
+    within_request_budget(at_bound, shape, 1)
     with pytest.raises(ValueError, match=r"offers 400,000,000 requests over the two runs of --compare, above"):
-        _within_request_budget(at_bound, shape, 2)
+        within_request_budget(at_bound, shape, 2)
     with pytest.raises(ValueError, match=r"offers 200,000,001 requests, above"):
-        _within_request_budget(np.append(at_bound, 1.0), shape, 1)
+        within_request_budget(np.append(at_bound, 1.0), shape, 1)
 
 
 def test_percentiles_in_row_blocks_equal_the_whole_histogram_at_once() -> None:

@@ -16,10 +16,10 @@ import pytest
 
 import platform_config.types
 import simulator.scenario
-import stackctl.cli
+import stackctl.run_inputs
 from platform_config.paths import PROJECT_ROOT
 from simulator.scenario import read_trace
-from stackctl.cli import main
+from stackctl.main import main
 
 DEV = PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml"
 TRACE_RULES = (
@@ -138,7 +138,7 @@ def test_a_bad_trace_names_its_file_line_and_the_rules(
     path = tmp_path / "trace.csv"
     path.write_text(trace, encoding="utf-8")
     code, err = simulate(capsys, tmp_path, "--stack", "dev", "--trace", str(path))
-    assert code == 1
+    assert code == 2
     assert err.strip() == "stackctl simulate: " + expected.format(path=path)
 
 
@@ -150,7 +150,7 @@ def test_a_trace_that_is_no_text_or_no_file_is_named(capsys: pytest.CaptureFixtu
         (tmp_path / "missing.csv", "cannot read the trace (No such file or directory)"),
     ]:  # a directory, a FIFO or a device: tests/test_file_inputs.py
         code, err = simulate(capsys, tmp_path, "--stack", "dev", "--trace", str(path))
-        assert code == 1
+        assert code == 2
         assert err.strip() == f"stackctl simulate: {path}: {why}; expected a CSV file with {TRACE_RULES}"
 
 
@@ -254,7 +254,7 @@ def test_a_bad_latency_profile_is_named_with_the_rule(
     profile.write_text(content, encoding="utf-8")
     stack = _dev_with_profile(tmp_path, profile, monkeypatch)
     code, err = simulate(capsys, tmp_path, "--config", str(stack), "--profile", "step")
-    assert code == 1
+    assert code == 2
     assert err.strip() == "stackctl simulate: " + expected.format(where=profile)
 
 
@@ -262,7 +262,7 @@ def test_a_missing_latency_profile_names_the_way_to_measure_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     code, err = simulate(capsys, tmp_path, "--stack", "dev", "--profile", "step", "--model", "pipeline")
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         "stackctl simulate: no latency profile bench/results/profiles/pipeline.json for model 'pipeline'; measure it "
         "with bench/latency_profile.py --model pipeline, or simulate a model with one (classifier, ranker, preprocess)"
@@ -302,7 +302,7 @@ def test_a_name_the_stack_or_the_run_does_not_have_is_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], expected: str
 ) -> None:
     code, err = simulate(capsys, tmp_path, "--stack", "dev", "--profile", "step", *argv)
-    assert code == 1
+    assert code == 2
     assert err.strip() == f"stackctl simulate: {expected}"
 
 
@@ -326,7 +326,7 @@ def test_profile_options_with_a_trace_are_refused(
     trace = tmp_path / "trace.csv"
     trace.write_text("t_seconds,rps\n0,1\n60,1\n")
     code, err = simulate(capsys, tmp_path, "--stack", "dev", "--trace", str(trace), *argv)
-    assert code == 1
+    assert code == 2
     assert err.strip() == f"stackctl simulate: {expected}"
 
 
@@ -336,7 +336,7 @@ def test_a_default_peak_above_the_rate_bound_is_refused(capsys: pytest.CaptureFi
     text = DEV.read_text().replace("signal: busy-ratio", "signal: queue-depth")
     stack.write_text(re.sub(r"busyRatioTarget: [0-9.]+", "queueDepthTarget: 10000", text))
     code, err = simulate(capsys, tmp_path, "--config", str(stack), "--profile", "step")
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         f"stackctl simulate: the default --peak-rps, twice the load that fires the scaling trigger of deployment "
         f"'general' in {stack}, is 20000000 req/s, above 1000000; give --peak-rps from above 0 to 1000000"
@@ -357,7 +357,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "README").write_text("x\n")
     _git(root, "add", "README")
     _git(root, "commit", "-q", "-m", "first")
-    monkeypatch.setattr(stackctl.cli, "PROJECT_ROOT", root)
+    monkeypatch.setattr(stackctl.run_inputs, "PROJECT_ROOT", root)
     return root
 
 
@@ -367,7 +367,7 @@ def test_compare_with_a_stack_file_outside_the_project_is_refused(
     stack = tmp_path / "Pulumi.dev.yaml"
     stack.write_text(DEV.read_text())
     code, err = simulate(capsys, tmp_path, "--config", str(stack), "--profile", "step", "--compare", "HEAD")
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         f"stackctl simulate: --compare reads the stack file from git, and {stack} is outside the project; "
         f"give a stack file under {PROJECT_ROOT}"
@@ -381,7 +381,7 @@ def test_compare_with_a_revision_without_the_stack_file_is_refused(
     stack.write_text(DEV.read_text())
     sha = _git(repo, "rev-parse", "HEAD")
     code, err = simulate(capsys, tmp_path, "--config", str(stack), "--profile", "step", "--compare", "HEAD")
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         f"stackctl simulate: --compare 'HEAD': Pulumi.dev.yaml does not exist at {sha[:12]}; "
         "compare with a revision that has this stack file"
@@ -398,7 +398,7 @@ def test_compare_with_an_invalid_stack_file_at_the_revision_names_it(
     _git(repo, "commit", "-q", "-m", "bad")
     stack.write_text(DEV.read_text())
     code, err = simulate(capsys, tmp_path, "--config", str(stack), "--profile", "step", "--compare", "HEAD")
-    assert code == 1
+    assert code == 2
     assert err.splitlines() == [
         "Pulumi.dev.yaml at HEAD: 1 config error",
         "Pulumi.dev.yaml at HEAD: triton-platform:scaling.busyRatioTarget: Input should be greater than 0; got -5",
@@ -415,8 +415,9 @@ def test_help_states_every_bound(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_a_short_valid_run_still_works(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code = main(["simulate", "--stack", "dev", "--profile", "step", "--hours", "0.05", "--no-plot",
-                 "--out", str(tmp_path / "out")])  # fmt: skip
+    # A load dev's replica floor holds, so the run passes its SLO (exit 0).
+    code = main(["simulate", "--stack", "dev", "--profile", "step", "--hours", "0.05", "--peak-rps", "20",
+                 "--no-plot", "--out", str(tmp_path / "out")])  # fmt: skip
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "180 s simulated" in captured.out

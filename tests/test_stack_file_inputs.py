@@ -22,7 +22,7 @@ from platform_config.loader import (
     pulumi_config_from_stack_file,
 )
 from platform_config.paths import PROJECT_ROOT
-from stackctl.cli import main
+from stackctl.main import main
 from triton_platform import url_credentials
 from triton_platform.excerpts import excerpt
 
@@ -89,7 +89,8 @@ def test_a_billion_laughs_is_refused_before_anything_expands(
         "write the repeated values out or use fewer aliases"
     )
     assert file_issues(path) == [ConfigIssue("(file)", message)]
-    assert main(["validate", "--config", str(path)]) == 1
+    # A file the reader refuses holds no findings: an input error.
+    assert main(["validate", "--config", str(path)]) == 2
     assert capsys.readouterr().err.splitlines() == [f"{path}: 1 config error", f"{path}: (file): {message}"]
 
 

@@ -14,7 +14,7 @@ from offline.out_folder import MANIFEST
 from offline.synth import manifest_filename
 from platform_config.loader import SECRET_PLACEHOLDER, pulumi_config_from_stack_file
 from platform_config.paths import PROJECT_ROOT
-from stackctl.cli import main
+from stackctl.main import main
 from tests.conftest import STACKS, synth_stack
 
 
@@ -35,32 +35,36 @@ def test_validate_config_file_anywhere_lists_every_error(tmp_path: Path, capsys:
     err = capsys.readouterr().err.splitlines()
     assert err == [
         f"{bad}: 2 config errors",
-        f"{bad}: triton-platform:gpuPool.maxNodes: Input should be greater than or equal to 1; got 0",
-        f"{bad}: triton-platform:serving.modelDefaults.instanceGroup.count: Input should be a valid integer; got 'many'",
+        f"{bad}:20:5: triton-platform:gpuPool.maxNodes: Input should be greater than or equal to 1; got 0",
+        f"{bad}:56:9: triton-platform:serving.modelDefaults.instanceGroup.count: Input should be a valid integer; got 'many'",
     ]
 
 
 def test_unknown_stack_lists_known_stacks(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", "--stack", "prod"]) == 1
+    assert main(["validate", "--stack", "prod"]) == 2
     assert "no stack 'prod'; known stacks: dev, production, staging" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
-    ("content", "expected"),
+    ("content", "code", "expected"),
     [
-        ("config: [\n", "(file): not valid YAML at line 2, column 1"),
-        ("encryptionsalt: abc\n", "config: the stack file needs a top-level `config:` mapping"),
+        # Not YAML: no stack to find anything in, an input error.
+        ("config: [\n", 2, "{bad}: (file): not valid YAML at line 2, column 1"),
+        # YAML without the stack's mapping: a finding, at the file's first key.
+        ("encryptionsalt: abc\n", 1, "{bad}: config: the stack file needs a top-level `config:` mapping"),
     ],
 )
-def test_malformed_stack_files(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, expected: str) -> None:
+def test_malformed_stack_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, code: int, expected: str
+) -> None:
     bad = tmp_path / "Pulumi.x.yaml"
     bad.write_text(content)
-    assert main(["validate", "--config", str(bad)]) == 1
-    assert f"{bad}: {expected}" in capsys.readouterr().err
+    assert main(["validate", "--config", str(bad)]) == code
+    assert expected.format(bad=bad) in capsys.readouterr().err
 
 
 def test_missing_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", "--config", str(tmp_path / "nope.yaml")]) == 1
+    assert main(["validate", "--config", str(tmp_path / "nope.yaml")]) == 2
     assert "(file): cannot read the stack file: No such file or directory" in capsys.readouterr().err
 
 
@@ -74,7 +78,7 @@ def test_a_user_mistake_never_shows_a_traceback(tmp_path: Path) -> None:
         text=True,
         check=False,
     )
-    assert run.returncode == 1
+    assert run.returncode == 2
     assert "Traceback" not in run.stderr
     assert "triton-platform:environment: Input should be 'dev', 'staging' or 'production'; got '7'" in run.stderr
     assert not (tmp_path / "out").exists()
@@ -115,7 +119,7 @@ def test_synth_output_is_deterministic_and_replaces_its_own_files(tmp_path: Path
 
 def test_synth_refuses_a_folder_it_did_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "notes.txt").write_text("mine")
-    assert main(["synth", "--stack", "dev", "--out", str(tmp_path)]) == 1
+    assert main(["synth", "--stack", "dev", "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err == (
         f"stackctl synth: {tmp_path} is not empty and was not written by stackctl synth (unexpected: notes.txt); "
         "use a new or empty folder, or one stackctl synth wrote\n"
@@ -145,7 +149,7 @@ def test_an_out_that_is_a_file_is_refused_without_a_traceback(tmp_path: Path) ->
             [sys.executable, "-m", "stackctl", *command, "--out", str(target)],
             cwd=PROJECT_ROOT, capture_output=True, text=True, check=False,
         )  # fmt: skip
-        assert run.returncode == 1
+        assert run.returncode == 2
         assert run.stderr == (
             f"stackctl {command[0]}: --out {target} is a file; "
             f"use a new or empty folder, or one stackctl {command[0]} wrote\n"
@@ -169,7 +173,7 @@ def test_a_bad_trace_names_its_file_and_line(tmp_path: Path, trace: str, expecte
          "--out", str(tmp_path / "sim")],
         cwd=PROJECT_ROOT, capture_output=True, text=True, check=False,
     )  # fmt: skip
-    assert run.returncode == 1
+    assert run.returncode == 2
     assert run.stderr.strip() == "stackctl simulate: " + expected.format(path=path)
     assert "Traceback" not in run.stderr
 
@@ -194,7 +198,7 @@ def test_validate_names_every_production_image_without_a_digest(
     assert main(["validate", "--config", str(bad)]) == 1
     assert capsys.readouterr().err.splitlines() == [
         f"{bad}: 1 config error",
-        f"{bad}: triton-platform:imageDigests: Deployment gpu-overprovisioning: container placeholder runs "
+        f"{bad}:211:3: triton-platform:imageDigests: Deployment gpu-overprovisioning: container placeholder runs "
         "registry.k8s.io/pause:3.10 by tag; production pins every image by digest: run "
         "`crane digest registry.k8s.io/pause:3.10` and add `registry.k8s.io/pause:3.10: sha256:<digest>` under "
         "triton-platform:imageDigests",
@@ -207,8 +211,8 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(
     def broken(_path: Path, _stack: str | None = None, _charts: object = None) -> None:
         raise RuntimeError("x" * 5000)
 
-    monkeypatch.setattr("stackctl.cli.synthesize", broken)
-    assert main(["synth", "--stack", "dev", "--out", "/nonexistent-parent/out"]) == 1
+    monkeypatch.setattr("offline.synth.synthesize", broken)
+    assert main(["synth", "--stack", "dev", "--out", "/nonexistent-parent/out"]) == 3
     [line] = capsys.readouterr().err.splitlines()
     assert line == (
         "stackctl synth: unexpected error: RuntimeError: " + "x" * 2000 + "… (5,000 characters in all); "
@@ -235,7 +239,7 @@ def test_kube_context_prints_the_context_the_ci_names_its_kubeconfig_after(capsy
 
 
 def test_kube_context_refuses_a_stack_that_renders(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["kube-context", "--stack", "dev"]) == 1
+    assert main(["kube-context", "--stack", "dev"]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         "stacks/Pulumi.dev.yaml: triton-platform:kubernetes.context: unset: mode 'render' reaches no cluster, so its "
         "GitHub environment needs no cluster credentials (leave CLOUD unset, or none, and no KUBECONFIG_CONTENT)"
@@ -245,7 +249,7 @@ def test_kube_context_refuses_a_stack_that_renders(capsys: pytest.CaptureFixture
 def test_kube_context_refuses_a_context_left_to_esc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "Pulumi.prod.yaml"
     path.write_text("environment:\n  - myorg/prod\nconfig:\n  triton-platform:environment: production\n")
-    assert main(["kube-context", "--config", str(path)]) == 1
+    assert main(["kube-context", "--config", str(path)]) == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
         f"{path}: triton-platform:kubernetes: left to ESC; the CI reads the cluster's context from the stack file: "
         "write it there"

@@ -3,24 +3,44 @@
 Each takes plain typed Args (TypedDicts of `pulumi.Input[...]`, every key documented with its default), so
 the same classes serve Python programs directly and any Pulumi language through the package's provider
 (`components/__main__.py`, `PulumiPlugin.yaml`).
+
+The names below are imported on first use: the components load Pulumi's Kubernetes SDK (about a second), which
+tools that read only the package's formats, excerpts or model packaging (`stackctl --help`) never need.
 """
 
-from triton_platform.gpu_node_pool import GpuNodePool
-from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
-from triton_platform.gpu_pool_contract import PoolPlacement
-from triton_platform.helm_chart import ChartSource
-from triton_platform.keda_scaling import KedaScaling
-from triton_platform.keda_scaling_args import KedaScalingArgs
-from triton_platform.monitoring import Monitoring
-from triton_platform.monitoring_args import MonitoringArgs
-from triton_platform.triton_serving import TritonServing
-from triton_platform.triton_serving_args import TritonServingArgs
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from triton_platform.gpu_node_pool import GpuNodePool
+    from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
+    from triton_platform.gpu_pool_contract import PoolPlacement
+    from triton_platform.helm_chart import ChartSource
+    from triton_platform.keda_scaling import KedaScaling
+    from triton_platform.keda_scaling_args import KedaScalingArgs
+    from triton_platform.monitoring import Monitoring
+    from triton_platform.monitoring_args import MonitoringArgs
+    from triton_platform.triton_serving import TritonServing
+    from triton_platform.triton_serving_args import TritonServingArgs
 
 __version__ = "0.1.0"
 """The package's version: the provider's, and the git tag `pulumi package add <repo>@v<version>` resolves."""
 
-COMPONENTS = (GpuNodePool, TritonServing, KedaScaling, Monitoring)
-"""What the package's provider serves, in the schema's order."""
+_MODULES = {
+    "GpuNodePool": "gpu_node_pool",
+    "GpuNodePoolArgs": "gpu_node_pool_args",
+    "PoolPlacement": "gpu_pool_contract",
+    "ChartSource": "helm_chart",
+    "KedaScaling": "keda_scaling",
+    "KedaScalingArgs": "keda_scaling_args",
+    "Monitoring": "monitoring",
+    "MonitoringArgs": "monitoring_args",
+    "TritonServing": "triton_serving",
+    "TritonServingArgs": "triton_serving_args",
+}
+"""Each exported name's module."""
 
 __all__ = [
     "COMPONENTS",
@@ -36,3 +56,16 @@ __all__ = [
     "TritonServingArgs",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported from its module on first use (PEP 562)."""
+    if name == "COMPONENTS":
+        # What the package's provider serves, in the schema's order.
+        value: Any = tuple(__getattr__(n) for n in ("GpuNodePool", "TritonServing", "KedaScaling", "Monitoring"))
+    elif name in _MODULES:
+        value = getattr(importlib.import_module(f"triton_platform.{_MODULES[name]}"), name)
+    else:
+        raise AttributeError(f"module 'triton_platform' has no attribute {name!r}")
+    globals()[name] = value
+    return value

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from offline.synth import synthesize
-from platform_config.loader import stack_file
+from platform_config.paths import stack_file
 from tests.golden import STACKS, compare, golden_files, synthesized_files, update
 
 

@@ -1,0 +1,15 @@
+"""The commands `stackctl` has, in the order `--help` lists them: one line each registers a command."""
+
+from stackctl.command import Command
+from stackctl.commands import kube_context, model_repo, plan, publish_models, rules, simulate, synth, validate
+
+COMMANDS: tuple[Command, ...] = (
+    validate.COMMAND,
+    kube_context.COMMAND,
+    synth.COMMAND,
+    model_repo.COMMAND,
+    publish_models.COMMAND,
+    rules.COMMAND,
+    simulate.COMMAND,
+    plan.COMMAND,
+)

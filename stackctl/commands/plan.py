@@ -1,0 +1,170 @@
+"""`stackctl plan`: search one deployment's batching, replica bounds and scaling policies for the fewest GPU-hours
+within the SLO, and write the plan and a patch of the stack file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from planner.options import budget_argument, rejected_pct_argument, seeds_argument, slo_ms_argument
+from simulator.shapes import MAX_SEED, PROFILE_SHAPES, hours_argument, peak_rps_argument, seed_argument, shape_argument
+from stackctl.command import Command, Exit, print_json, stack_arguments
+from stackctl.progress import Bar
+
+if TYPE_CHECKING:
+    from planner.search import Result
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    stack_arguments(parser)
+    load = parser.add_mutually_exclusive_group(required=True)
+    load.add_argument("--trace", metavar="FILE", help="CSV t_seconds,rps, as `stackctl simulate --trace` reads")
+    load.add_argument(
+        "--profile",
+        type=shape_argument,
+        choices=PROFILE_SHAPES,
+        help=f"a built-in load shape: {', '.join(PROFILE_SHAPES)}",
+    )
+    parser.add_argument("--peak-rps", type=peak_rps_argument, help="peak of --profile, as for `stackctl simulate`")
+    parser.add_argument(
+        "--hours", type=hours_argument, help="length of --profile, as for `stackctl simulate` (default 1)"
+    )
+    parser.add_argument("--slo-ms", type=slo_ms_argument, help="p95 bound in ms (default: serving.p95LatencySloMs)")
+    parser.add_argument(
+        "--max-rejected-pct",
+        type=rejected_pct_argument,
+        default=0.1,
+        help="rejected requests bound in %% (default 0.1)",
+    )
+    parser.add_argument("--budget", type=budget_argument, default=200, help="candidates to evaluate (default 200)")
+    parser.add_argument("--seeds", type=seeds_argument, default=3, help="runs per candidate, seeds SEED.. (default 3)")
+    parser.add_argument(
+        "--seed", type=seed_argument, default=0, help=f"first seed and the search's, from 0 to {MAX_SEED} (default 0)"
+    )
+    parser.add_argument("--deployment", metavar="NAME", help="default: the first deployment")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument("--apply", action="store_true", help="also write the chosen values into the stack file")
+    # What run_inputs reads of simulate's options: the plan runs the stack's model, no outage, no base.
+    parser.set_defaults(model=None, compare=None, metrics_outage=[])
+
+
+def run(args: argparse.Namespace) -> Exit:
+    from datetime import UTC, datetime  # noqa: PLC0415
+
+    from planner.plan import make_plan  # noqa: PLC0415
+    from planner.report import write_outputs  # noqa: PLC0415
+    from planner.search import ORACLE_TARGET, Bounds  # noqa: PLC0415
+    from planner.stack_patch import PatchError, patched, unified_diff  # noqa: PLC0415
+    from platform_config.paths import STACK_FILE, display_path  # noqa: PLC0415
+    from stackctl.run_inputs import run_inputs  # noqa: PLC0415
+    from triton_platform.input_files import InputFile  # noqa: PLC0415
+
+    path, loaded, head, rate, _, inputs = run_inputs(args)
+    trace = inputs["trace"]
+    label = (
+        trace.get("file") or f"--profile {trace['shape']} --peak-rps {trace['peak_rps']:g} --hours {trace['hours']:g}"
+    )
+    slo_ms = args.slo_ms if args.slo_ms is not None else loaded.config.serving.p95_latency_slo_ms
+    bar = Bar("plan", args.budget, "candidates")
+
+    def progress(done: int, total: int, best: Result | None) -> None:
+        shown = f"best #{best.index}, {best.mean['gpu_hours']:.3f} GPU-h" if best else "none passes yet"
+        bar.update(done, shown)
+
+    try:
+        plan = make_plan(
+            path,
+            loaded,
+            head,
+            rate,
+            trace=label,
+            bounds=Bounds(slo_ms, args.max_rejected_pct),
+            budget=args.budget,
+            seeds=args.seeds,
+            seed=args.seed,
+            progress=progress,
+        )
+    finally:
+        bar.close()
+    # Bytes, not read_text: universal newlines would turn a CRLF file into LF (stack_patch keeps CRLF).
+    before = InputFile(path, STACK_FILE).read_bytes().decode("utf-8")
+    refusal = None
+    try:
+        after = (
+            patched(before, plan.changes, f"stackctl plan: {label}, {datetime.now(UTC):%Y-%m-%d}")
+            if plan.changes
+            else before
+        )
+    except PatchError as err:
+        after, refusal = None, f"stackctl plan: cannot patch {loaded.source}: {err}"
+    patch = None if after is None else unified_diff(before, after, display_path(path))
+    write_outputs(plan, inputs, patch, f"{path.name}.patch", Path(args.out))
+    chosen = plan.chosen
+    applied = bool(args.apply and after is not None and plan.changes and chosen is not None and refusal is None)
+    if applied and after is not None:
+        path.write_bytes(after.encode("utf-8"))
+    if args.json:
+        print_json(
+            {
+                "command": "plan",
+                "passed": chosen is not None and refusal is None,
+                "file": loaded.source,
+                "stack": loaded.stack,
+                "deployment": head.deployment,
+                "model": head.model,
+                "out": args.out,
+                "candidates": len(plan.results),
+                "slo": {"p95_ms": slo_ms, "max_rejected_pct": args.max_rejected_pct},
+                "current": {"gpu_hours": plan.current.mean["gpu_hours"], "p95_ms": plan.current.mean["p95_ms"]},
+                "chosen": None
+                if chosen is None
+                else {
+                    "index": chosen.index,
+                    "gpu_hours": chosen.mean["gpu_hours"],
+                    "p95_ms": chosen.mean["p95_ms"],
+                    "shapes_not_held": list(chosen.unheld),
+                },
+                "changes": len(plan.changes),
+                "applied": applied,
+                "error": refusal,
+            }
+        )
+    else:
+        print(f"{loaded.source}: {head.deployment}/{head.model}, {len(plan.results)} candidates; outputs in {args.out}")
+    if chosen is None:
+        if not args.json:
+            print("  no candidate passed; plan.md names the closest")
+        return Exit.FAILED
+    if not args.json:
+        print(
+            f"  chosen #{chosen.index}: {chosen.mean['gpu_hours']:.3f} GPU-hours "
+            f"(current {plan.current.mean['gpu_hours']:.3f}), p95 {chosen.mean['p95_ms']:.1f} ms; "
+            f"{len(plan.changes)} value(s) changed, see plan.md"
+        )
+        unheld = f" (not {', '.join(chosen.unheld)})" if chosen.unheld else ""
+        worst = "unmeasured" if chosen.cost is None else f"{chosen.cost:.2f}x the current settings' oracle"
+        held = f"{len(plan.shapes) - len(chosen.unheld)} of {len(plan.shapes)}{unheld}"
+        print(f"  shapes held within {ORACLE_TARGET:g}x the current settings' oracle: {held}; worst case {worst}")
+    if refusal is not None:
+        # The outputs are written (plan.md lists the values), the patch is not: the file cannot take it as it is.
+        print(refusal, file=sys.stderr)
+        return Exit.INPUT
+    if applied and not args.json:
+        print(f"  applied to {loaded.source}")
+    return Exit.PASSED
+
+
+COMMAND = Command(
+    "plan",
+    "search batching, replica bounds and scaling policies for the fewest GPU-hours within the SLO",
+    add_arguments,
+    run,
+    "[simulation.md](simulation.md#capacity-planning-stackctl-plan)",
+    description="Search one deployment's batching, replica bounds and scaling policies with the simulator for the "
+    "fewest GPU-hours with p95 within the SLO and rejections within their bound on every seed; writes plan.md, "
+    "plan.json, pareto.png and a patch of the stack file. Inputs are refused as by `stackctl simulate`. Exits 0 "
+    "with a passing candidate, 1 with none, 2 on a bad input or a stack file the patch cannot be written into.",
+    json=True,
+)

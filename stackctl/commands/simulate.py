@@ -1,0 +1,159 @@
+"""`stackctl simulate`: one deployment's scaling and latency under a load, held to its SLO."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from planner.options import rejected_pct_argument
+from simulator.shapes import (
+    MAX_HOURS,
+    MAX_RPS,
+    MAX_SECONDS,
+    MAX_SEED,
+    PROFILE_SHAPES,
+    TRACE_RULES,
+    hours_argument,
+    outage_argument,
+    peak_rps_argument,
+    seed_argument,
+    shape_argument,
+)
+from stackctl.command import Command, Exit, print_json, stack_arguments
+from stackctl.progress import Bar
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    stack_arguments(parser)
+    load = parser.add_mutually_exclusive_group(required=True)
+    load.add_argument(
+        "--trace", metavar="FILE", help=f"CSV: {TRACE_RULES}; each rate holding until the next row's time"
+    )
+    load.add_argument(
+        "--profile",
+        type=shape_argument,
+        choices=PROFILE_SHAPES,
+        help=f"a built-in load shape: {', '.join(PROFILE_SHAPES)}",
+    )
+    parser.add_argument(
+        "--peak-rps",
+        type=peak_rps_argument,
+        help=f"peak of --profile, above 0 and at most {MAX_RPS} (default: twice the load that fires the queue "
+        "trigger on the replica floor)",
+    )
+    parser.add_argument(
+        "--hours",
+        type=hours_argument,
+        help=f"length of --profile, from 1/60 (one minute) to {MAX_HOURS} (2 days) (default 1)",
+    )
+    parser.add_argument("--deployment", metavar="NAME", help="default: the first deployment")
+    parser.add_argument("--model", metavar="NAME", help="default: scaling.simulation.model, else the first profiled")
+    parser.add_argument("--out", default="simulation", metavar="DIR", help="output folder (default simulation/)")
+    parser.add_argument(
+        "--seed", type=seed_argument, default=0, help=f"random seed, an integer from 0 to {MAX_SEED} (default 0)"
+    )
+    parser.add_argument(
+        "--max-rejected-pct",
+        type=rejected_pct_argument,
+        default=0.1,
+        help="the SLO's bound on rejected requests in %% (default 0.1, as `stackctl plan`'s); p95's is the stack's "
+        "serving.p95LatencySloMs",
+    )
+    parser.add_argument(
+        "--metrics-outage",
+        type=outage_argument,
+        action="append",
+        default=[],
+        metavar="START:SECONDS",
+        help="Prometheus unreachable from second START for SECONDS (KEDA's fallback): finite, START >= 0 and "
+        f"inside the run, 0 < SECONDS <= {MAX_SECONDS}; repeatable",
+    )
+    parser.add_argument(
+        "--compare",
+        metavar="REF",
+        help="also run the stack file as git revision REF (a branch, tag or commit that has it); print deltas",
+    )
+    parser.add_argument("--no-plot", action="store_true", help="skip timeline.png")
+
+
+def slo_failures(result: dict[str, Any], max_rejected_pct: float) -> list[str]:
+    """How a run missed its SLO: p95 above the stack's bound, or more rejected than allowed; empty when it held."""
+    failures = []
+    if not result["p95_ms"] <= result["slo_ms"]:
+        failures.append(f"p95 {result['p95_ms']:.4g} ms > {result['slo_ms']:g} ms")
+    if not result["rejected_pct"] <= max_rejected_pct:
+        failures.append(f"rejected {result['rejected_pct']:.4g}% > {max_rejected_pct:g}%")
+    return failures
+
+
+def run(args: argparse.Namespace) -> Exit:
+    from simulator.engine import simulate, summary  # noqa: PLC0415
+    from simulator.oracle import oracle  # noqa: PLC0415
+    from simulator.report import FIGURES, compare, plot_title, write_compare, write_outputs  # noqa: PLC0415
+    from stackctl.run_inputs import run_inputs, within_request_budget  # noqa: PLC0415
+
+    _, loaded, head, rate, base, inputs = run_inputs(args)
+    within_request_budget(rate, inputs["trace"], 2 if base is not None else 1)
+    bar = Bar("simulate", len(rate), "s")
+    try:
+        timeline = simulate(head, rate, args.seed, args.metrics_outage, progress=bar.update)
+    finally:
+        bar.close()
+    run_summary = summary(head, timeline)
+    bound = oracle(head, rate)
+    # The inputs lead summary.json, so that the file alone says what ran and how to rerun it.
+    result = {"inputs": inputs, **run_summary, **bound.figures(float(run_summary["gpu_hours"] or 0))}
+    title = None if args.no_plot else plot_title(head, float(rate.max()), args.seed)
+    write_outputs(head, timeline, bound, result, Path(args.out), plot_title=title)
+    failures = slo_failures(result, args.max_rejected_pct)
+    keys = list(FIGURES)
+    if args.metrics_outage:
+        keys += ["metrics_failing_seconds", "fallback_seconds"]
+    table = None
+    if base is not None:
+        table = compare(base, head, rate, args.seed, args.metrics_outage)
+        write_compare(Path(args.out), table)
+    if args.json:
+        print_json(
+            {
+                "command": "simulate",
+                "passed": not failures,
+                "file": loaded.source,
+                "stack": loaded.stack,
+                "deployment": head.deployment,
+                "model": head.model,
+                "out": args.out,
+                "slo": {"p95_ms": result["slo_ms"], "max_rejected_pct": args.max_rejected_pct},
+                "failures": failures,
+                "figures": {key: result[key] for key in keys},
+                "compare": args.compare,
+            }
+        )
+    else:
+        print(f"{loaded.source}: {head.deployment}/{head.model}, {len(rate)} s simulated; outputs in {args.out}")
+        for key in keys:
+            value = result[key]
+            if value is None:
+                # Only reaction_seconds is ever None among these.
+                print(f"  {key}: none (demand never exceeded ready capacity)")
+            else:
+                print(f"  {key}: {value:.1f}" if isinstance(value, float) else f"  {key}: {value}")
+        verdict = "; ".join(failures) if failures else "held"
+        print(f"  SLO (p95 <= {result['slo_ms']:g} ms, rejected <= {args.max_rejected_pct:g}%): {verdict}")
+        if table is not None:
+            print(f"\nAgainst {args.compare}:\n{table}")
+    return Exit.FAILED if failures else Exit.PASSED
+
+
+COMMAND = Command(
+    "simulate",
+    "simulate one deployment's scaling and latency under a load trace",
+    add_arguments,
+    run,
+    "[simulation.md](simulation.md#scaling-simulator-stackctl-simulate)",
+    description="Simulate one deployment's scaling and latency under a load trace, and hold the run to its SLO "
+    "(p95 within serving.p95LatencySloMs, rejected within --max-rejected-pct). Exits 0 when the SLO held, 1 when "
+    "it was missed, 2 on a bad input (`stackctl simulate: ...` naming the input, where it is and what is allowed).",
+    json=True,
+)

@@ -1,0 +1,142 @@
+"""`stackctl validate`: check a stack's config and report every error, each at its file, line and column."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from platform_config.errors import FILE_ISSUE, ConfigError, ConfigIssue
+from stackctl.command import Command, Exit, print_json, stack_arguments, stack_source
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    stack_arguments(parser)
+    parser.add_argument(
+        "--model-repo", metavar="DIR", help="model repository to check names against (default: model_repo/)"
+    )
+
+
+def _errors(err: ConfigError, path: Path) -> list[dict[str, Any]]:
+    """Each issue with the line and column of its key in the stack file (None where the file has no such place)."""
+    from platform_config.key_positions import key_position  # noqa: PLC0415
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    errors = []
+    for issue in err.issues:
+        position = key_position(text, issue.path) if text else None
+        line, column = position if position else (None, None)
+        errors.append({"file": err.source, "line": line, "column": column, "key": issue.path, "message": issue.message})
+    return errors
+
+
+def _escape(text: str, *, property_value: bool = False) -> str:
+    """A value in a GitHub Actions workflow command (actions/toolkit, packages/core/src/command.ts escapeData and
+    escapeProperty)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if property_value else text
+
+
+def _annotate(errors: list[dict[str, Any]]) -> None:
+    """Under GitHub Actions, each error as an `::error` annotation on its line of the stack file (the runner reads
+    workflow commands from stderr as from stdout, so --json's stdout stays one object)."""
+    for error in errors:
+        where = f"file={_escape(error['file'], property_value=True)}"
+        if error["line"] is not None:
+            where += f",line={error['line']},col={error['column']}"
+        title = _escape(error["key"], property_value=True)
+        print(f"::error {where},title={title}::{_escape(error['key'] + ': ' + error['message'])}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> Exit:
+    from platform_config.loader import load_stack_file  # noqa: PLC0415
+    from platform_config.schema import section_key  # noqa: PLC0415
+    from triton_platform.model_packaging.source import read_repository  # noqa: PLC0415
+
+    path, stack = stack_source(args)
+    repo = read_repository(Path(args.model_repo)) if args.model_repo else None
+    try:
+        loaded = load_stack_file(path, stack, repo, defer_to_esc=True)
+        _whole_stack_checks(loaded, path, stack)
+    except ConfigError as err:
+        if all(issue.path == FILE_ISSUE for issue in err.issues):
+            # No file to find anything in (a FIFO, a device, too large): an input error, as for every command.
+            raise
+        # The findings are this command's result, not a failure to run it.
+        errors = _errors(err, path)
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            _annotate(errors)
+        if args.json:
+            print_json({"command": "validate", "passed": False, "file": err.source, "errors": errors})
+        else:
+            count = len(errors)
+            print(f"{err.source}: {count} config error{'s' if count != 1 else ''}", file=sys.stderr)
+            for error in errors:
+                at = f"{error['file']}:{error['line']}:{error['column']}" if error["line"] else error["file"]
+                print(f"{at}: {error['key']}: {error['message']}", file=sys.stderr)
+        return Exit.FAILED
+    config = loaded.config
+    # A section the file leaves to ESC is absent from the config: name it instead of its value.
+    mode = "mode from ESC" if section_key("kubernetes") in loaded.deferred else config.kubernetes.mode
+    environment = "environment from ESC" if section_key("environment") in loaded.deferred else config.environment
+    summary = f"stack {loaded.stack} ({environment}, {mode})"
+    if section_key("serving") not in loaded.deferred:
+        deployments = config.serving.deployments
+        models = sorted({m for d in deployments.values() for m in d.models})
+        summary += f", {len(deployments)} deployment(s), {len(models)} model(s)"
+    if args.json:
+        print_json(
+            {
+                "command": "validate",
+                "passed": True,
+                "file": loaded.source,
+                "stack": loaded.stack,
+                "summary": summary,
+                "deferred": list(loaded.deferred),
+                "errors": [],
+            }
+        )
+        return Exit.PASSED
+    print(f"{loaded.source}: OK: {summary}")
+    if loaded.deferred:
+        print(
+            f"{loaded.source}: deferred to the Pulumi CLI: {', '.join(loaded.deferred)} "
+            f"(not in the file; ESC environment(s) {', '.join(loaded.environments)} may supply them, and "
+            f"`pulumi preview --stack {loaded.stack}` validates them with the rest)"
+        )
+    return Exit.PASSED
+
+
+def _whole_stack_checks(loaded: Any, path: Path, stack: str | None) -> None:
+    """The checks of a whole stack that passed the schema (ConfigError), so that no problem is named twice: the
+    components' own checks of the Args the program builds, in stack keys; production's images by digest."""
+    from offline.synth import synthesize  # noqa: PLC0415
+    from program.component_checks import component_issues  # noqa: PLC0415
+    from stackctl.image_pins import unpinned_images  # noqa: PLC0415
+
+    if loaded.deferred:
+        return
+    issues: list[ConfigIssue] = component_issues(loaded)
+    if issues:
+        raise ConfigError(loaded.source, issues)
+    if loaded.config.environment == "production":
+        issues = unpinned_images(synthesize(path, stack))
+        if issues:
+            raise ConfigError(loaded.source, issues)
+
+
+COMMAND = Command(
+    "validate",
+    "check a stack's config and report every error",
+    add_arguments,
+    run,
+    "[configuration.md](configuration.md), below",
+    description="Check a stack's config and report every error at its file:line:column (as ::error annotations "
+    "under GitHub Actions). Exits 0 when the stack passes, 1 with findings, 2 when the stack cannot be read.",
+    json=True,
+)

@@ -1,0 +1,99 @@
+"""`stackctl`: the offline command line over the platform's libraries (docs/stackctl.md).
+
+Every error is caught here, once, and ends in its exit code (`stackctl.command.Exit`): a user's mistake prints
+one message naming the input; a bug prints one line, and its traceback with `--debug`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from platform_config.errors import ConfigError, bounded
+from stackctl.command import Command, Exit, print_json
+from stackctl.commands import COMMANDS
+
+DEBUG_HELP = "show the traceback of an unexpected error"
+
+
+def _version() -> str:
+    from triton_platform import __version__  # noqa: PLC0415 (the package's version, stated once there)
+
+    return f"stackctl {__version__}"
+
+
+def _add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser], command: Command) -> None:
+    sub = commands.add_parser(command.name, help=command.help, description=command.description or command.help)
+    # Also after the command (`stackctl validate --debug`); the root's default applies when absent.
+    sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+    if command.json:
+        sub.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+    command.add_arguments(sub)
+    sub.set_defaults(command_run=command.run)
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(
+        prog="stackctl",
+        description="Validate, synthesize, simulate and plan a stack offline: no Pulumi CLI, backend or cluster. "
+        "Exit codes: 0 passed, 1 a check failed, 2 a usage or input error, 3 a bug (docs/stackctl.md).",
+    )
+    root.add_argument("--version", action="version", version=_version())
+    root.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        _add_command(commands, command)
+    return root
+
+
+def encoding_safe_output() -> None:
+    """Print what the terminal's encoding cannot show as escapes (`\\xe9`) instead of failing on it.
+
+    Messages echo paths and values, which may hold any character; under PYTHONIOENCODING=ascii (or a C locale)
+    a stack that validates must not fail for printing its own path."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _refuse(args: argparse.Namespace, message: str, code: Exit) -> Exit:
+    print(message, file=sys.stderr)
+    if getattr(args, "json", False):
+        print_json({"command": args.command, "passed": False, "exit_code": int(code), "error": message})
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    encoding_safe_output()
+    args = parser().parse_args(argv)
+    out = getattr(args, "out", None)
+    try:
+        if out is not None:
+            from offline.out_folder import claim  # noqa: PLC0415 (startup: only commands that write load it)
+
+            # Refuse a folder before any work (a synth, a simulation), not only when writing into it.
+            claim(Path(out), args.command)
+        return int(args.command_run(args))
+    except ConfigError as err:
+        return _refuse(args, err.report(), Exit.INPUT)
+    except (ValueError, OSError) as err:
+        # Bad input files (traces, profiles), refused or unwritable output folders: the message names the file.
+        from offline.out_folder import OutputFolderError  # noqa: PLC0415
+
+        message = (
+            err.report() if isinstance(err, OutputFolderError) else f"stackctl {args.command}: {bounded(str(err))}"
+        )
+        return _refuse(args, message, Exit.INPUT)
+    except Exception as err:
+        # A bug, not a user mistake: one line, and the traceback only when asked for.
+        if args.debug:
+            raise
+        return _refuse(
+            args,
+            f"stackctl {args.command}: unexpected error: {type(err).__name__}: {bounded(str(err))}; "
+            f"this is a bug in stackctl; rerun with --debug for the traceback",
+            Exit.BUG,
+        )

@@ -1,0 +1,160 @@
+"""What `stackctl simulate` and `stackctl plan` both read: the stack, the load (a trace or a built-in shape), the
+--compare revision, and what their outputs record as the run's inputs, every input checked before a run."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from platform_config.errors import ConfigError
+from platform_config.loader import StackConfig, load_stack_file
+from platform_config.paths import PROJECT_ROOT, STACK_FILE, display_path
+from simulator.shapes import MAX_REQUESTS, MAX_RPS
+from stackctl.command import stack_source
+from triton_platform.excerpts import excerpt
+from triton_platform.input_files import InputFile
+
+if TYPE_CHECKING:
+    # The simulator needs numba, which the runtime virtualenv lacks: only its types here.
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from simulator.scenario import Scenario
+
+
+def compare_base(args: argparse.Namespace, path: Path, loaded: StackConfig) -> StackConfig:
+    """The stack file at `--compare REF`, resolved and validated before any simulation runs."""
+    ref = args.compare
+    try:
+        relative = path.resolve().relative_to(PROJECT_ROOT).as_posix()
+    except ValueError:
+        raise ValueError(
+            f"--compare reads the stack file from git, and {display_path(path)} is outside the project; "
+            f"give a stack file under {PROJECT_ROOT}"
+        ) from None
+
+    def git(*argv: str) -> subprocess.CompletedProcess[str]:
+        try:
+            return subprocess.run(
+                ["git", *argv], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False, encoding="utf-8"
+            )
+        except OSError as err:
+            raise ValueError(f"--compare needs git, which did not run ({err.strerror}); install git") from None
+
+    # --end-of-options: a REF that starts with '-' is a name, never an option of git's.
+    commit = git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+    if commit.returncode != 0 or not commit.stdout.strip():
+        raise ValueError(
+            f"--compare {excerpt(ref)} is not a commit in the git repository at {PROJECT_ROOT}; "
+            "give a branch, tag or commit (git rev-parse --verify REF^{commit} resolves it)"
+        )
+    sha = commit.stdout.strip()
+    shown = git("show", f"{sha}:{relative}")
+    if shown.returncode != 0:
+        raise ValueError(
+            f"--compare {excerpt(ref)}: {relative} does not exist at {sha[:12]}; "
+            "compare with a revision that has this stack file"
+        )
+    with tempfile.TemporaryDirectory() as tmp:
+        base_file = Path(tmp) / path.name
+        base_file.write_text(shown.stdout, encoding="utf-8")
+        try:
+            base = load_stack_file(base_file, loaded.stack)
+        except ConfigError as err:
+            # Name the file as the revision holds it, not the temporary copy.
+            raise ConfigError(f"{relative} at {ref[:60]}", err.issues) from None
+    return replace(base, source=f"{relative} at {ref[:60]}")
+
+
+def run_inputs(
+    args: argparse.Namespace,
+) -> tuple[Path, StackConfig, Scenario, NDArray[np.float64], Scenario | None, dict[str, Any]]:
+    """What `simulate` and `plan` run: the stack file and its config, the head scenario, the trace, the
+    --compare scenario and what summary.json records as the run's inputs, every input checked before the run.
+
+    ValueError: the message `stackctl simulate: ...` (or `plan`) prints.
+    """
+    from simulator.scenario import (  # noqa: PLC0415
+        PROFILE_FILE,
+        TRACE_FILE,
+        read_trace,
+        scenario,
+        shaped_trace,
+        trigger_rps,
+    )
+
+    path, stack = stack_source(args)
+    loaded = load_stack_file(path, stack)
+    if args.trace:
+        shaping = [
+            flag for flag, value in (("--peak-rps", args.peak_rps), ("--hours", args.hours)) if value is not None
+        ]
+        if shaping:
+            raise ValueError(
+                f"{' and '.join(shaping)} {'shape' if len(shaping) > 1 else 'shapes'} a --profile, and --trace "
+                f"sets its own rates and length; leave {'them' if len(shaping) > 1 else 'it'} out or use --profile"
+            )
+    head = scenario(loaded, args.deployment, args.model)
+    base = None
+    if args.compare:
+        base = scenario(compare_base(args, path, loaded), args.deployment, args.model)
+    trace: dict[str, Any]
+    if args.trace:
+        rate = read_trace(Path(args.trace))
+        # The digest tells a rerun whether the file at that path is still the one that ran.
+        trace = {
+            "file": display_path(Path(args.trace)),
+            "sha256": InputFile(Path(args.trace), TRACE_FILE).sha256().hex(),
+        }
+    else:
+        peak = args.peak_rps if args.peak_rps is not None else 2 * trigger_rps(head)
+        if not 0 < peak <= MAX_RPS:
+            raise ValueError(
+                f"the default --peak-rps, twice the load that fires the scaling trigger of deployment "
+                f"{head.deployment!r} in {loaded.source}, is {peak:.0f} req/s, above {MAX_RPS}; "
+                f"give --peak-rps from above 0 to {MAX_RPS}"
+            )
+        hours = args.hours if args.hours is not None else 1.0
+        rate = shaped_trace(args.profile, peak, hours)
+        trace = {"shape": args.profile, "peak_rps": peak, "hours": hours}
+    for start, length in args.metrics_outage:
+        if start >= len(rate):
+            raise ValueError(
+                f"--metrics-outage {start:g}:{length:g} starts after the run, which lasts {len(rate)} s; "
+                f"START is from 0 to {len(rate) - 1}"
+            )
+    inputs = {
+        "stack": loaded.stack,
+        "stack_file": loaded.source,
+        "stack_sha256": InputFile(path, STACK_FILE).sha256().hex(),
+        "deployment": head.deployment,
+        "model": head.model,
+        "profile": head.profile,
+        "profile_sha256": InputFile(PROJECT_ROOT / head.profile, PROFILE_FILE).sha256().hex(),
+        "trace": trace,
+        "seed": args.seed,
+        "metrics_outages": [list(outage) for outage in args.metrics_outage],
+    }
+    return path, loaded, head, rate, base, inputs
+
+
+def within_request_budget(rate: NDArray[np.float64], trace: dict[str, Any], runs: int) -> None:
+    """Refuse a load the detailed simulation cannot run in about a minute (shapes.MAX_REQUESTS): it runs each
+    request, so its cost grows with the rate; `runs`: 2 with --compare, which runs the load twice."""
+    offered = float(rate.sum()) * runs
+    if offered <= MAX_REQUESTS:
+        return
+    if "file" in trace:
+        source, lower = trace["file"], "its rates or its length"
+    else:
+        source = f"--profile {trace['shape']} --peak-rps {trace['peak_rps']:.15g} --hours {trace['hours']:.15g}"
+        lower = "--peak-rps or --hours"
+    raise ValueError(
+        f"{source} offers {offered:,.0f} requests{' over the two runs of --compare' if runs == 2 else ''}, above "
+        f"the {MAX_REQUESTS:,} one simulation runs (each request goes through the batcher: about a minute on 2 "
+        f"cores); lower {lower}, or search it with `stackctl plan`, whose cost does not grow with the rate"
+    )
