@@ -36,8 +36,10 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "b125f848166cfb5739bbe0441ae0c5397b145862"
-"""The last commit that changed what is deployed (issue 29: the charts' CRDs in a ConfigGroup of their own, two new
+BASE_REVISION = "c812397e7d60b8f80cb7d0cce679965219697b23"
+"""The last commit that changed what is deployed (issue 37: the device plugin v0.20.0 and DCGM exporter
+4.6.0-4.8.3 images, its DISABLE_STARTUP_VALIDATE, and the GPU alerts' node label; the stackctl and offline/ rework
+after it deploys the same). Before it: b125f84 (issue 29: the charts' CRDs in a ConfigGroup of their own, two new
 component resources; from 502fb68's state every cluster object previewed same and only the two `-crds` groups were
 created). Before it: e1906b6 (issue 28: PDB eviction policy, production's drain floor, DCGM priority, pull policy
 by tag or digest); issue 26's component package (new type tokens, aliased) was proven from 5b85fc8 at a1536ac, and
