@@ -6,10 +6,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_config.errors import FILE_ISSUE, ConfigError, ConfigIssue
 from stackctl.command import Command, Exit, print_json, stack_arguments, stack_source
+
+if TYPE_CHECKING:
+    from platform_config.loader import StackConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -112,7 +115,7 @@ def run(args: argparse.Namespace) -> Exit:
     return Exit.PASSED
 
 
-def _whole_stack_checks(loaded: Any, path: Path, stack: str | None) -> None:
+def _whole_stack_checks(loaded: StackConfig, path: Path, stack: str | None) -> None:
     """The checks of a whole stack that passed the schema (ConfigError), so that no problem is named twice: the
     components' own checks of the Args the program builds, in stack keys; production's images by digest."""
     from offline.synth import synthesize  # noqa: PLC0415
