@@ -205,7 +205,7 @@ class MonitoringConfig(Strict):
     """The receiver for each severity (`critical`, `warning`, `info`), by name; alerts of a severity without one go nowhere."""
 
     runbook_base_url: Annotated[str, arg_format(monitoring_args.MonitoringArgs, "runbook_base_url")] = from_component(monitoring_args.MonitoringArgs, "runbook_base_url")
-    """Every alert's `runbook_url` is this plus `#<alert name in lower case>`."""
+    """Every alert's `runbook_url` is this page with `#<alert name in lower case>` as its fragment: an https:// URL without a fragment of its own (a query is kept)."""
 
     grafana_folder: str = from_component(monitoring_args.MonitoringArgs, "grafana_folder")
     """Grafana folder the dashboards land in (the dashboard sidecar's folder annotation)."""

@@ -503,3 +503,13 @@ def test_a_queue_timeout_above_the_slo_is_rejected() -> None:
     )
     assert validate("production", setting(MODELS, "ranker", *TIMEOUT, value=200_000))
     assert validate("production", setting(MODELS, "ranker", *TIMEOUT, value=0))  # Triton's "no timeout"
+
+
+def test_a_runbook_page_with_a_fragment_is_refused_at_its_key() -> None:
+    """Each alert's link sets its own fragment (prometheus_alert.runbook_link): a base with one would make two '#'."""
+    url = "https://wiki.example.com/runbooks#top"
+    [error] = errors_of("dev", setting(MONITORING, "runbookBaseUrl", value=url))
+    assert error == (
+        f"{MONITORING}.runbookBaseUrl: '{url}' has a fragment, '#top'; each alert's runbook link sets its own "
+        "(#<alert name in lower case>), so give the page without one, e.g. 'https://wiki.example.com/runbooks'"
+    )

@@ -11,7 +11,7 @@ import ipaddress
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from triton_platform import kubernetes_values
 from triton_platform.durations import PROM_DURATION, duration_seconds
@@ -173,6 +173,22 @@ def url_host_problem(url: str) -> str | None:
     return None
 
 
+def runbook_base_problem(url: str) -> str | None:
+    """Why `url` cannot be the page every alert's runbook link is made from (prometheus_alert.runbook_link), or None.
+
+    A link is the page with the alert's anchor as its fragment (RFC 3986 section 3.5: one fragment, after the one
+    '#'), so a base with a fragment of its own would make links with two; a query is kept in each link as it is.
+    """
+    parts = urlsplit(url)
+    if parts.fragment or url.endswith("#"):
+        return (
+            f"{excerpt(url)} has a fragment, {excerpt('#' + parts.fragment)}; each alert's runbook link sets its own "
+            f"(#<alert name in lower case>), so give the page without one, e.g. "
+            f"{excerpt(urlunsplit(parts._replace(fragment='')))}"
+        )
+    return url_host_problem(url)
+
+
 def network_problem(cidr: str) -> str | None:
     """Why `cidr` is not an IPv4 or IPv6 network in CIDR form, or None."""
     try:
@@ -219,6 +235,7 @@ IMAGE_TAG = Format(rule=tagged_image_problem)
 IMAGE_DIGEST = Format(SHA256_DIGEST)
 HTTP_URL = Format(URL, rule=url_host_problem)
 HTTPS_URL = Format(SECURE_URL, rule=url_host_problem)
+RUNBOOK_BASE_URL = Format(SECURE_URL, rule=runbook_base_problem)
 NETWORK = Format(rule=network_problem)
 NODE_DELAY = Format(GO_DURATION, rule=duration_within("0s", "24h", "a node scale-down delay"))
 NODE_LIFETIME = Format(GO_DURATION_OR_NEVER, rule=duration_within("1h", "8760h", "a node lifetime"))

@@ -23,13 +23,13 @@ from triton_platform.formats import (
     ALERT_FOR,
     DNS1035_LABEL,
     DNS_LABEL,
-    HTTPS_URL,
     KUBE_VERSION,
     LABEL_KEY_FORMAT,
     LABEL_VALUE_FORMAT,
     MODEL,
     NAMESPACE,
     OBJECT_NAME,
+    RUNBOOK_BASE_URL,
     SCRAPE_INTERVAL,
     Format,
 )
@@ -249,8 +249,8 @@ class MonitoringArgs(TypedDict):
     go nowhere. Default: none."""
 
     runbook_base_url: NotRequired[str]
-    """Every alert's `runbook_url` is this plus `#<alert name in lower case>`.
-    Default: https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md."""
+    """Every alert's `runbook_url` is this page with `#<alert name in lower case>` as its fragment: an https://
+    URL without a fragment of its own (a query is kept). Default: https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md."""
 
     grafana_folder: NotRequired[str]
     """Grafana folder the dashboards land in (the dashboard sidecar's folder annotation). Default: Triton."""
@@ -355,7 +355,7 @@ declare(
     receivers=Setting(default={}, keys=RECEIVER_NAME),
     routes=Setting(default={}, keys=SEVERITY, format=RECEIVER_NAME),
     runbook_base_url=Setting(
-        default="https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md", format=HTTPS_URL
+        default="https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md", format=RUNBOOK_BASE_URL
     ),
     grafana_folder=Setting(default="Triton", min_length=1),
     scrape_interval=Setting(default="15s", format=SCRAPE_INTERVAL),

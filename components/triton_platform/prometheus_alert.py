@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 
 @dataclass(frozen=True)
@@ -23,8 +24,14 @@ class Alert:
     namespace on a rule about GPUs, which routing matches on."""
 
 
+def runbook_link(runbook_base_url: str, alert_name: str) -> str:
+    """The runbook page with the alert's anchor (its name in lower case, a docs/runbooks.md heading) as the
+    fragment, set with urllib.parse rather than appended: a query stays in place; a base with a fragment of its own is
+    refused by the settings (formats.runbook_base_problem), and replaced here, never doubled."""
+    return urlunsplit(urlsplit(runbook_base_url)._replace(fragment=alert_name.lower()))
+
+
 def alert_rule(alert: Alert, runbook_base_url: str) -> dict[str, Any]:
-    anchor = alert.name.lower()
     return {
         "alert": alert.name,
         "expr": alert.expr,
@@ -33,6 +40,6 @@ def alert_rule(alert: Alert, runbook_base_url: str) -> dict[str, Any]:
         "annotations": {
             "summary": alert.summary,
             "description": alert.description,
-            "runbook_url": f"{runbook_base_url}#{anchor}",
+            "runbook_url": runbook_link(runbook_base_url, alert.name),
         },
     }

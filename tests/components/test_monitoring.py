@@ -229,6 +229,16 @@ def test_without_keda_no_scaling_alerts() -> None:
     assert names == [*ALERT_NAMES, "TritonModelNotLoaded"]
 
 
+def test_a_runbook_link_is_the_page_with_the_alerts_anchor_as_its_one_fragment() -> None:
+    """Set with urllib.parse: a query in the base stays before the fragment, which is never doubled."""
+    args = my_args()
+    args["runbook_base_url"] = "https://wiki.example.com/ml/runbooks?space=ml&lang=en"
+    [_, alerting, *_] = rule_groups(monitoring_settings("mon", args))
+    links = {r["annotations"]["runbook_url"] for r in alerting["rules"]}
+    assert "https://wiki.example.com/ml/runbooks?space=ml&lang=en#tritonlatencyaboveslo" in links
+    assert all(link.count("#") == 1 for link in links)
+
+
 def test_alerts_route_by_severity_with_the_credential_in_a_secret(recorder: RecordingMocks) -> None:
     build(my_args())
 
@@ -443,6 +453,24 @@ PROM_DURATION = "must be a Prometheus duration such as 30s, 5m or 1h30m"
                 "args.runbook_base_url: 'https://wiki example.com/runbooks' has host 'wiki example.com', which is "
                 "neither a lowercase DNS name (RFC 1123: labels of 1-63 a-z, 0-9 and '-', each starting and ending "
                 "with a letter or digit, joined by single dots) nor an IP address"
+            ],
+        ),
+        (
+            "runbook_base_url",
+            "https://wiki.example.com/runbooks#top",
+            [
+                "args.runbook_base_url: 'https://wiki.example.com/runbooks#top' has a fragment, '#top'; each alert's "
+                "runbook link sets its own (#<alert name in lower case>), so give the page without one, e.g. "
+                "'https://wiki.example.com/runbooks'"
+            ],
+        ),
+        (
+            "runbook_base_url",
+            "https://wiki.example.com/runbooks?space=ml#",
+            [
+                "args.runbook_base_url: 'https://wiki.example.com/runbooks?space=ml#' has a fragment, '#'; each "
+                "alert's runbook link sets its own (#<alert name in lower case>), so give the page without one, e.g. "
+                "'https://wiki.example.com/runbooks?space=ml'"
             ],
         ),
         ("grafana_folder", "", ["args.grafana_folder: is empty; give a value"]),
