@@ -5,6 +5,16 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements-stamp
 RUNTIME_STAMP := $(VENV)/.runtime-requirements-stamp
 STACK ?= dev
+# The stack `make up` and `make synth` act on, checked as the Makefile is read: before any prerequisite (the
+# virtualenv, Helm, the offline toolchain) is built, a STACK that is empty, of several words or of no
+# stacks/Pulumi.<name>.yaml stops make at once, naming the stacks there are (scripts/stack-name).
+STACK_GOAL := $(firstword $(filter up synth,$(MAKECMDGOALS)))
+ifneq ($(STACK_GOAL),)
+STACK_PROBLEM := $(shell scripts/stack-name 'make $(STACK_GOAL): STACK=' '$(subst ','\'',$(STACK))' 2>&1)
+ifneq ($(.SHELLSTATUS),0)
+$(error $(STACK_PROBLEM))
+endif
+endif
 ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 KUBE_SCORE_VERSION := v1.20.0

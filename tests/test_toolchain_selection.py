@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,73 @@ def test_a_choice_that_cannot_be_had_is_named(tmp_path: Path, choice: str, expec
     run = source_env(tmp_path, choice, path)
     assert run.returncode == 1
     assert run.stderr == expected
+
+
+KNOWN_STACKS = ", ".join(sorted(p.name.split(".")[1] for p in (PROJECT_ROOT / "stacks").glob("Pulumi.*.yaml")))
+STACK_MISTAKES = [
+    ("", "is empty"),
+    ("dev --yes", "is 2 words"),
+    ("dev staging", "is 2 words"),
+    ("dve", "names no stack: there is no stacks/Pulumi.dve.yaml"),
+    ("dev;true", "is not a stack name (letters, digits, '-', '_' and '.')"),
+]
+
+
+@pytest.mark.parametrize("goal", ["up", "synth"])
+@pytest.mark.parametrize(("stack", "problem"), STACK_MISTAKES)
+def test_make_names_a_bad_stack_before_building_anything(tmp_path: Path, goal: str, stack: str, problem: str) -> None:
+    """Read with the Makefile, before any prerequisite (virtualenv, Helm, toolchain): nothing runs, and at once."""
+    path, log = stub_path(tmp_path)
+    env = user_env(tmp_path, path)
+    env.pop("STACK", None)
+    started = time.monotonic()
+    run = subprocess.run(
+        ["make", "--no-print-directory", goal, f"STACK={stack}"],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert time.monotonic() - started < 10
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr.endswith(
+        f"*** make {goal}: STACK='{stack}' {problem}; give one stack name, one of: {KNOWN_STACKS}.  Stop.\n"
+    ), run.stderr
+    assert calls(log) == []
+    assert not (tmp_path / "go-calls").exists()
+
+
+def test_make_up_without_stack_is_dev(tmp_path: Path) -> None:
+    path, _ = stub_path(tmp_path)
+    env = user_env(tmp_path, path)
+    env.pop("STACK", None)
+    run = subprocess.run(["make", "-n", "up"], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == "scripts/up dev"
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown", "problem"),
+    [
+        (["dev", "--yes"], "dev --yes", "is 2 words"),
+        ([""], "", "is empty"),
+        (["staging2"], "staging2", "names no stack: there is no stacks/Pulumi.staging2.yaml"),
+    ],
+)
+def test_scripts_up_takes_one_stack_name_before_choosing_a_cli(
+    tmp_path: Path, argv: list[str], shown: str, problem: str
+) -> None:
+    path, log = stub_path(tmp_path)
+    run = subprocess.run(
+        ["scripts/up", *argv],
+        cwd=PROJECT_ROOT,
+        env=user_env(tmp_path, path),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == (f"scripts/up: the stack '{shown}' {problem}; give one stack name, one of: {KNOWN_STACKS}\n")
+    assert calls(log) == []
+    assert not (tmp_path / "go-calls").exists()
