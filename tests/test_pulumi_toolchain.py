@@ -16,15 +16,15 @@ SCRIPT = PROJECT_ROOT / "scripts" / "pulumi-toolchain"
 
 
 def run_copy(
-    tmp_path: Path, requirements: str, path: str, env: dict[str, str] | None = None
+    tmp_path: Path, requirements: str, path: str, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
 ) -> subprocess.CompletedProcess[str]:
-    """The script in a scratch project with these requirements, and only `path` to find commands."""
+    """The script (with `args`) in a scratch project with these requirements, and only `path` to find commands."""
     (tmp_path / "scripts").mkdir()
     shutil.copy2(SCRIPT, tmp_path / "scripts" / "pulumi-toolchain")
     (tmp_path / "requirements.txt").write_text(requirements)
     (tmp_path / ".venv").symlink_to(PROJECT_ROOT / ".venv")
     return subprocess.run(
-        [shutil.which("bash") or "bash", str(tmp_path / "scripts" / "pulumi-toolchain")],
+        [shutil.which("bash") or "bash", str(tmp_path / "scripts" / "pulumi-toolchain"), *args],
         env={"PATH": path, "HOME": str(tmp_path), **(env or {})},
         capture_output=True,
         text=True,
@@ -205,3 +205,38 @@ def test_a_users_own_plugin_home_is_never_written(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stdout + run.stderr
     assert list(users.iterdir()) == []
     assert (PROJECT_ROOT / ".tools" / "pulumi-home" / "plugins" / "resource-random-v4.21.4").is_dir()
+
+
+PROVIDER = "github.com/pulumi/pulumi-kubernetes/provider/v4@v4.0.0-20260115033456-f47bc2d6f199"
+OFFLINE = f"{PROVIDER}: Get https://proxy.golang.org/: dial tcp: lookup proxy.golang.org: no such host"
+
+
+@pytest.mark.parametrize(
+    ("download", "expected"),
+    [
+        # `go mod download -json` names its failure in the object's Error field, on stdout, and exits 1.
+        (
+            f'printf \'{{"Path": "x", "Version": "y", "Error": "%s"}}\\n\' \'{OFFLINE}\'; exit 1',
+            f"pulumi-toolchain: go mod download {PROVIDER} failed: {OFFLINE}\n",
+        ),
+        # No object at all: Go's own stderr.
+        (
+            "echo 'go: GOPROXY list is not the empty string, but contains no entries' >&2; exit 1",
+            f"pulumi-toolchain: go mod download {PROVIDER} failed: go: GOPROXY list is not the empty string, but "
+            "contains no entries\n",
+        ),
+    ],
+)
+def test_a_failed_module_download_names_gos_error(tmp_path: Path, download: str, expected: str) -> None:
+    """Not a KeyError of the JSON reader: Go's error, with the module it could not download."""
+    provider = tmp_path / "toolchain" / "kubernetes_provider"
+    provider.mkdir(parents=True)
+    shutil.copy2(PROJECT_ROOT / "toolchain" / "kubernetes_provider" / "main.go", provider / "main.go")
+    path = tools_dir(tmp_path, *SYSTEM_TOOLS, "sha256sum", "cut", "mkdir", "rm")
+    go = Path(path) / "go"
+    go.write_text(f'#!/bin/sh\ncase "$1 $2" in\n  "mod download") {download} ;;\nesac\nexit 0\n')
+    go.chmod(0o755)
+    requirements = "pulumi==3.272.0\npulumi-kubernetes==4.25.0\npulumi-random==4.21.4\n"
+    run = run_copy(tmp_path, requirements, path, args=("helm",))
+    assert (run.returncode, run.stderr) == (1, expected)
+    assert "Traceback" not in run.stdout + run.stderr
