@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from planner.candidates import Limits, Space, space
 from planner.search import Bounds, Job, Progress, Result, passing, search
 from planner.settings import Place, Settings, StackInputs, Value, current_settings, edits, locations
-from planner.shapes import Shape, plan_shapes
+from planner.shapes import Shape, measurable, plan_shapes
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig
 from platform_config.paths import DEFAULT_MODEL_REPO
@@ -75,6 +75,8 @@ def make_plan(
     progress: Progress,
 ) -> Plan:
     """Search `budget` candidates for `head`'s deployment of the stack in `path` (validated as `loaded`)."""
+    shapes = plan_shapes(rate)
+    measurable(shapes, trace)  # before anything is read or run: ValueError, an input error
     repo = read_repository(DEFAULT_MODEL_REPO)
     stack = StackInputs.read(path, loaded, repo, head.deployment)
     current = current_settings(loaded, head)
@@ -97,7 +99,6 @@ def make_plan(
     )
     candidates = space(current, limits, valid)
     run_seeds = tuple(range(seed, seed + seeds))
-    shapes = plan_shapes(rate)
     yardsticks = tuple(oracle(head, shape.rate, bounds.slo_ms / 1000).gpu_hours for shape in shapes)
     job = Job(stack, current, places, shapes, yardsticks, run_seeds, bounds)
     results = search(job, candidates, budget, seed, progress)

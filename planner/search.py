@@ -162,7 +162,11 @@ def _failures(per_seed: Sequence[dict[str, Any]], bounds: Bounds) -> tuple[str, 
         ("rejected_pct", bounds.max_rejected_pct, "rejected", "%"),
     ):
         broken = [(seed, run[key]) for seed, run in enumerate(per_seed) if not run[key] <= bound]
-        if broken:
+        unmeasured = [value for _, value in broken if math.isnan(value)]
+        if unmeasured:
+            # No request served on those seeds: nothing to compare with the bound, rather than "nan ms".
+            failures.append(f"{label}: not measured (no request served) in {len(unmeasured)} of {len(per_seed)} seeds")
+        elif broken:
             worst = max(value for _, value in broken)
             failures.append(f"{label}: {worst:.4g}{unit} > {bound:g}{unit} in {len(broken)} of {len(per_seed)} seeds")
     return tuple(failures)

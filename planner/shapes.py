@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from simulator.oracle import replicas
 from simulator.scenario import shaped_trace
+from simulator.shapes import MIN_REQUESTS
 
 TRACE = "trace"
 """The plan's own trace, the first shape."""
@@ -73,6 +74,26 @@ def plan_shapes(rate: NDArray[np.float64]) -> tuple[Shape, ...]:
             f"a day compressed into the shape's length, peaking at {DIURNAL_PEAK_SHARE:g}x the trace's peak",
             shaped_trace("diurnal", DIURNAL_PEAK_SHARE * peak, day),
         ),
+    )
+
+
+def measurable(shapes: tuple[Shape, ...], trace: str) -> None:
+    """Refuse a trace (named `trace`) whose derived shapes would carry fewer than MIN_REQUESTS requests each (their
+    rates summed over their seconds): a shape that serves none has no p95 (NaN), which would read as a missed SLO.
+    The trace itself is checked as `stackctl simulate` checks it (stackctl.run_inputs.measurable); the shapes
+    scale with its peak, so the message names the peak that gives every one of them enough."""
+    trace_rate = shapes[0].rate
+    peak = float(trace_rate.max())
+    short = [(float(shape.rate.sum()), shape) for shape in shapes[1:]]
+    short = [(offered, shape) for offered, shape in short if offered < MIN_REQUESTS]
+    if not short:
+        return
+    offered, shape = min(short, key=lambda found: found[0])
+    needed = max(peak * MIN_REQUESTS / found for found, _ in short)
+    raise ValueError(
+        f"{trace}: the {shape.name} shape `stackctl plan` derives from it ({shape.what}) carries {offered:,.4g} "
+        f"requests over {len(shape.rate)} s, too little load to measure: a p95 needs at least {MIN_REQUESTS} "
+        f"requests on every shape; raise the peak, now {peak:.4g} req/s, to at least {needed:.4g} req/s"
     )
 
 

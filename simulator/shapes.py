@@ -30,6 +30,10 @@ MAX_REQUESTS = 200_000_000
 request through a batcher, about 6 M a second of CPU on a 2-core machine, so a run at this bound, with two days'
 seconds on top, takes about a minute (docs/simulation.md, "Bounds"). `stackctl plan`'s fluid model does not
 run requests one by one, and is not held to it."""
+MIN_REQUESTS = 20
+"""Fewest requests a run, and each shape `stackctl plan` runs, must offer (its rates summed over its seconds): a p95
+of fewer is no percentile (5% of them is less than one request, so it is the slowest request, or none at all: a
+run that serves nothing has no p95, which a report would print as nan)."""
 MAX_SEED = 2**32 - 1
 
 TRACE_RULES = (

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, load_stack_file
 from platform_config.paths import PROJECT_ROOT, STACK_FILE, display_path
-from simulator.shapes import MAX_REQUESTS, MAX_RPS
+from simulator.shapes import MAX_REQUESTS, MAX_RPS, MIN_REQUESTS
 from stackctl.command import stack_source
 from triton_platform.excerpts import excerpt
 from triton_platform.input_files import InputFile
@@ -121,6 +121,7 @@ def run_inputs(
         hours = args.hours if args.hours is not None else 1.0
         rate = shaped_trace(args.profile, peak, hours)
         trace = {"shape": args.profile, "peak_rps": peak, "hours": hours}
+    measurable(rate, trace)
     for start, length in args.metrics_outage:
         if start >= len(rate):
             raise ValueError(
@@ -142,17 +143,36 @@ def run_inputs(
     return path, loaded, head, rate, base, inputs
 
 
+def _load_source(trace: dict[str, Any]) -> tuple[str, str]:
+    """How the load is named in a message (the trace file, or the --profile options), and what raises or lowers it."""
+    if "file" in trace:
+        return trace["file"], "its rates or its length"
+    source = f"--profile {trace['shape']} --peak-rps {trace['peak_rps']:.15g} --hours {trace['hours']:.15g}"
+    return source, "--peak-rps or --hours"
+
+
+def measurable(rate: NDArray[np.float64], trace: dict[str, Any]) -> None:
+    """Refuse a load too small to measure a p95 on: fewer than shapes.MIN_REQUESTS requests offered. Without it a
+    run may serve no request, and its p95 (simulator.engine.percentiles of an empty histogram) is NaN: `p95 nan ms`,
+    which the plan read as a missed SLO and answered with advice to raise replicas.max."""
+    offered = float(rate.sum())
+    if offered >= MIN_REQUESTS:
+        return
+    source, change = _load_source(trace)
+    raise ValueError(
+        f"{source} carries {offered:,.4g} requests over {len(rate)} s (each rate times the seconds it holds), too "
+        f"little load to measure: a p95 needs at least {MIN_REQUESTS} requests (with fewer, 5% of them is less than "
+        f"one request, and a run may serve none); raise {change}"
+    )
+
+
 def within_request_budget(rate: NDArray[np.float64], trace: dict[str, Any], runs: int) -> None:
     """Refuse a load the detailed simulation cannot run in about a minute (shapes.MAX_REQUESTS): it runs each
     request, so its cost grows with the rate; `runs`: 2 with --compare, which runs the load twice."""
     offered = float(rate.sum()) * runs
     if offered <= MAX_REQUESTS:
         return
-    if "file" in trace:
-        source, lower = trace["file"], "its rates or its length"
-    else:
-        source = f"--profile {trace['shape']} --peak-rps {trace['peak_rps']:.15g} --hours {trace['hours']:.15g}"
-        lower = "--peak-rps or --hours"
+    source, lower = _load_source(trace)
     raise ValueError(
         f"{source} offers {offered:,.0f} requests{' over the two runs of --compare' if runs == 2 else ''}, above "
         f"the {MAX_REQUESTS:,} one simulation runs (each request goes through the batcher: about a minute on 2 "

@@ -214,3 +214,32 @@ def test_bad_inputs_name_what_where_and_what_is_allowed(capsys: pytest.CaptureFi
         f"stackctl plan: {tmp_path / 'taken'} is not empty and was not written by stackctl plan "
         "(unexpected: notes.txt); use a new or empty folder, or one stackctl plan wrote"
     )
+
+
+def test_a_trace_with_too_little_load_to_measure_is_named_not_planned_as_nan(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A near-empty trace served no request: p95 was NaN, reported as `p95 nan ms > 500 ms` with advice to raise
+    replicas.max. Refused before any run, naming the trace, what it carries and what a p95 needs."""
+    out = ["--out", str(tmp_path / "out"), "--budget", "2"]
+    empty = tmp_path / "near-empty.csv"
+    empty.write_text("t_seconds,rps\n0,0.001\n60,0.001\n")
+    code, _, err = plan(capsys, "--stack", "dev", "--trace", str(empty), *out)
+    assert (code, err.strip()) == (
+        2,
+        f"stackctl plan: {empty} carries 0.061 requests over 61 s (each rate times the seconds it holds), too little "
+        "load to measure: a p95 needs at least 20 requests (with fewer, 5% of them is less than one request, and a "
+        "run may serve none); raise its rates or its length",
+    )
+    # Enough on the trace (30 requests), too little on the diurnal day derived at half its peak.
+    thin = tmp_path / "thin.csv"
+    thin.write_text("t_seconds,rps\n0,0.5\n60,0.5\n")
+    code, _, err = plan(capsys, "--stack", "dev", "--trace", str(thin), *out)
+    assert (code, err.strip()) == (
+        2,
+        f"stackctl plan: {thin}: the diurnal shape `stackctl plan` derives from it (a day compressed into the "
+        "shape's length, peaking at 0.5x the trace's peak) carries 8.388 requests over 61 s, too little load to "
+        "measure: a p95 needs at least 20 requests on every shape; raise the peak, now 0.5 req/s, to at least "
+        "1.192 req/s",
+    )
+    assert not (tmp_path / "out").exists()

@@ -105,7 +105,11 @@ def test_a_profile_at_the_ends_of_the_bounds_runs(
     profile = {"tau_seconds": {"1": 1e-6, "8": 60}, "request_overhead_percentiles_seconds": [0, 60]}
     path.write_text(json.dumps(profile), encoding="utf-8")
     stack = _dev_with_profile(tmp_path, path, monkeypatch)
-    code, err = simulate(capsys, tmp_path, "--config", str(stack), "--profile", "step", "--hours", "0.02")
+    # --peak-rps: the default, twice the rate that fires the trigger, is a fraction of a request a second with
+    # minute-long batches, too few requests in 72 s for a p95 (stackctl.run_inputs.measurable); 1 req/s offers 58.
+    code, err = simulate(
+        capsys, tmp_path, "--config", str(stack), "--profile", "step", "--hours", "0.02", "--peak-rps", "1"
+    )
     # Accepted and run to the end: minute-long batches miss the SLO (exit 1), where a refused profile exits 2.
     assert (code, err) == (1, "")
 

@@ -19,6 +19,7 @@ import simulator.scenario
 import stackctl.run_inputs
 from platform_config.paths import PROJECT_ROOT
 from simulator.scenario import read_trace
+from stackctl.commands.simulate import slo_failures
 from stackctl.main import main
 
 DEV = PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml"
@@ -140,6 +141,40 @@ def test_a_bad_trace_names_its_file_line_and_the_rules(
     code, err = simulate(capsys, tmp_path, "--stack", "dev", "--trace", str(path))
     assert code == 2
     assert err.strip() == "stackctl simulate: " + expected.format(path=path)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["--trace", "{path}"],
+            "{path} carries 0.061 requests over 61 s (each rate times the seconds it holds), too little load to "
+            "measure: a p95 needs at least 20 requests (with fewer, 5% of them is less than one request, and a run "
+            "may serve none); raise its rates or its length",
+        ),
+        (
+            ["--profile", "step", "--peak-rps", "0.1", "--hours", "0.02"],
+            "--profile step --peak-rps 0.1 --hours 0.02 carries 5.85 requests over 72 s (each rate times the seconds "
+            "it holds), too little load to measure: a p95 needs at least 20 requests (with fewer, 5% of them is less "
+            "than one request, and a run may serve none); raise --peak-rps or --hours",
+        ),
+    ],
+)
+def test_a_load_too_small_to_measure_is_refused_not_reported_as_nan(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], expected: str
+) -> None:
+    """It served no request, and the run printed `p95_ms: nan` and missed its SLO by `p95 nan ms > 500 ms`."""
+    path = tmp_path / "near-empty.csv"
+    path.write_text("t_seconds,rps\n0,0.001\n60,0.001\n", encoding="utf-8")
+    code, err = simulate(capsys, tmp_path, "--stack", "dev", *(arg.format(path=path) for arg in argv))
+    assert (code, err.strip()) == (2, "stackctl simulate: " + expected.format(path=path))
+
+
+def test_a_run_that_serves_nothing_says_so_not_nan() -> None:
+    """Past the inputs' bound a run may still serve nothing (every request rejected): no `p95 nan ms`."""
+    assert slo_failures({"p95_ms": float("nan"), "slo_ms": 500.0, "rejected_pct": 0.0}, 0.1) == [
+        "p95 not measured: no request was served"
+    ]
 
 
 def test_a_trace_that_is_no_text_or_no_file_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

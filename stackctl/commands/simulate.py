@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def slo_failures(result: dict[str, Any], max_rejected_pct: float) -> list[str]:
     """How a run missed its SLO: p95 above the stack's bound, or more rejected than allowed; empty when it held."""
     failures = []
-    if not result["p95_ms"] <= result["slo_ms"]:
+    if math.isnan(result["p95_ms"]):
+        # No request served (simulator.engine.percentiles of an empty histogram): nothing was measured, so no
+        # "p95 nan ms". The inputs refuse a load too small to serve any (stackctl.run_inputs.measurable).
+        failures.append("p95 not measured: no request was served")
+    elif not result["p95_ms"] <= result["slo_ms"]:
         failures.append(f"p95 {result['p95_ms']:.4g} ms > {result['slo_ms']:g} ms")
     if not result["rejected_pct"] <= max_rejected_pct:
         failures.append(f"rejected {result['rejected_pct']:.4g}% > {max_rejected_pct:g}%")
