@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 from platform_config.loader import load_stack
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO
-from triton_platform.model_packaging.digest import repository_files
+from triton_platform.model_packaging.bundle import bundle_key
+from triton_platform.model_packaging.digest import repository_files, version_paths
 from triton_platform.model_packaging.layout import assemble_script, config_path, version_path
 from triton_platform.model_packaging.source import read_repository
 
@@ -45,3 +47,56 @@ def test_the_init_script_lays_out_exactly_what_is_published(tmp_path: Path) -> N
     }
     assert laid_out == published
     assert "classifier/configs/dev.pbtxt" in laid_out
+
+
+def test_label_and_warmup_files_are_published_and_laid_out_beside_the_versions(tmp_path: Path) -> None:
+    """Triton reads `<model>/<label_filename>` and `<model>/warmup/<input_data_file>` (core src/model.cc
+    Model::Init, src/backend_model_instance.cc GenerateWarmupData): every form ships them, as it ships versions."""
+    repo = tmp_path / "repo"
+    shutil.copytree(DEFAULT_MODEL_REPO, repo)
+    classifier = repo / "classifier"
+    config = (classifier / "config.pbtxt").read_text()
+    config = config.replace("    dims: [ 10 ]\n", '    dims: [ 10 ]\n    label_filename: "labels/classes.txt"\n', 1)
+    config += (
+        'model_warmup [ { name: "zeros" batch_size: 1 inputs { key: "input_tensor" value: '
+        '{ data_type: TYPE_FP32 dims: [ 128 ] input_data_file: "input_tensor.bin" } } } ]\n'
+    )
+    (classifier / "config.pbtxt").write_text(config)
+    (classifier / "labels").mkdir()
+    (classifier / "labels" / "classes.txt").write_text("".join(f"class{i}\n" for i in range(10)))
+    (classifier / "warmup").mkdir()
+    (classifier / "warmup" / "input_tensor.bin").write_bytes(bytes(4 * 128))
+    source = read_repository(repo)
+    assert not source.problems
+    stack = load_stack("dev")
+    rendered = render_stack("dev", stack.config.serving, stack.config.models, source)
+    published = set(repository_files(rendered, ["classifier"]))
+    assert {"classifier/labels/classes.txt", "classifier/warmup/input_tensor.bin"} <= published
+    # Bundled: each file is a ConfigMap key mapped back to its path.
+    assert bundle_key("classifier/warmup/input_tensor.bin") in {
+        bundle_key(path) for path in version_paths(source, ["classifier"])
+    }
+    configs, models = tmp_path / "rendered", tmp_path / "models"
+    configs.mkdir()
+    models.mkdir()
+    (configs / "classifier.pbtxt").write_text(rendered.models["classifier"].text)
+    env = {"STACK": "dev", "MODELS_DIR": str(models), "STORE_DIR": str(repo), "RENDERED_DIR": str(configs)}
+    script = assemble_script(["classifier"], {"classifier": source.models["classifier"].extra_files})
+    subprocess.run(["/bin/sh", "-c", script], env={**env, "PATH": "/usr/bin:/bin"}, check=True)
+    laid_out = {
+        str((Path(folder) / name).relative_to(models))
+        for folder, _dirs, names in os.walk(models, followlinks=True)
+        for name in names
+    }
+    assert laid_out == published
+    # A claim filled by hand without one: the init container names it, rather than Triton failing the load later.
+    (classifier / "warmup" / "input_tensor.bin").unlink()
+    shutil.rmtree(models)
+    models.mkdir()
+    run = subprocess.run(
+        ["/bin/sh", "-c", script], env={**env, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, check=False
+    )
+    assert (run.returncode, run.stderr) == (
+        1,
+        f"no warmup/input_tensor.bin of model classifier under {repo} (its config.pbtxt names it)\n",
+    )

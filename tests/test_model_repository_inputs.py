@@ -145,3 +145,51 @@ def test_a_queue_timeout_from_the_base_config_is_checked_against_the_slo(tmp_pat
         setting("triton-platform:serving", "modelDefaults", *timeout, value=400_000),
         repo=read_repository(tmp_path),
     )
+
+
+LABELLED = """output [ { name: "probs" data_type: TYPE_FP32 dims: [ 10 ] label_filename: "labels.txt" } ]
+model_warmup [
+  {
+    name: "one"
+    batch_size: 1
+    inputs { key: "features" value: { data_type: TYPE_FP32 dims: [ 128 ] input_data_file: "features.bin" } }
+  }
+]
+"""
+
+
+def test_label_and_warmup_files_the_config_names_must_exist(tmp_path: Path) -> None:
+    """Triton reads both when it loads the model (core src/model.cc Model::Init; src/backend_model_instance.cc
+    GenerateWarmupData, under the model's warmup/ folder) and fails the load without them."""
+    folder = _model(tmp_path, "classifier", config=f"max_batch_size: 8\n{LABELLED}")
+    errors = errors_of("dev", *serving_only("classifier"), repo=read_repository(tmp_path))
+    config = folder / "config.pbtxt"
+    assert errors == [
+        f"{config}: model 'classifier': model_warmup[0].inputs['features'].input_data_file is 'features.bin', but "
+        f"{folder / 'warmup' / 'features.bin'} does not exist (or is no file); Triton reads it when it loads the "
+        "model and fails the load without it: add the file, or remove the key",
+        f"{config}: model 'classifier': output[0].label_filename is 'labels.txt', but {folder / 'labels.txt'} does "
+        "not exist (or is no file); Triton reads it when it loads the model and fails the load without it: add the "
+        "file, or remove the key",
+    ]
+
+
+def test_a_label_file_outside_the_model_folder_is_refused(tmp_path: Path) -> None:
+    config = 'max_batch_size: 8\noutput [ { name: "p" data_type: TYPE_FP32 dims: [ 1 ] label_filename: "../x" } ]\n'
+    folder = _model(tmp_path, "classifier", config=config)
+    (tmp_path / "x").write_text("cat\n")
+    [error] = errors_of("dev", *serving_only("classifier"), repo=read_repository(tmp_path))
+    assert error == (
+        f"{folder / 'config.pbtxt'}: model 'classifier': output[0].label_filename is '../x', which leads out of "
+        "the model folder; Triton refuses a label file there, and only the model folder ships: give a path inside it"
+    )
+
+
+def test_present_label_and_warmup_files_are_the_models_own(tmp_path: Path) -> None:
+    folder = _model(tmp_path, "classifier", config=f"max_batch_size: 8\n{LABELLED}")
+    (folder / "labels.txt").write_text("".join(f"class{i}\n" for i in range(10)))
+    (folder / "warmup").mkdir()
+    (folder / "warmup" / "features.bin").write_bytes(bytes(4 * 128))
+    repo = read_repository(tmp_path)
+    assert validate("dev", *serving_only("classifier"), repo=repo)
+    assert repo.models["classifier"].extra_files == ("labels.txt", "warmup/features.bin")

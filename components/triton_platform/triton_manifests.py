@@ -431,11 +431,17 @@ def _triton_container(ctx: ServingContext, deployment: TritonDeploymentArgs) -> 
     return container
 
 
+def _extra_files(ctx: ServingContext, deployment: TritonDeploymentArgs) -> dict[str, tuple[str, ...]]:
+    """Each served model's label and warmup data files, which the assembled repository links beside its versions."""
+    models = ctx.spec.rendered.source.models
+    return {model: models[model].extra_files for model in deployment["models"] if model in models}
+
+
 def _assemble_container(ctx: ServingContext, deployment: TritonDeploymentArgs) -> dict[str, Any]:
     return {
         "name": "assemble-model-repository",
         **image_fields(ctx.args["image"], ctx.args["image_digests"]),
-        "command": ["/bin/sh", "-c", assemble_script(deployment["models"])],
+        "command": ["/bin/sh", "-c", assemble_script(deployment["models"], _extra_files(ctx, deployment))],
         "env": [
             {"name": "STACK", "value": ctx.config_name},
             {"name": "MODELS_DIR", "value": MODELS_DIR},

@@ -27,8 +27,10 @@ Content = bytes | InputFile
 
 
 def version_paths(source: ModelRepository, models: Iterable[str]) -> dict[str, Path]:
-    """Every file under the version folders of `models`, by its path relative to the repository: anything but
-    a folder, so that a FIFO or a device is listed for `version_files` to refuse by name."""
+    """Every model file of `models` Triton reads, by its path relative to the repository: each file under the
+    version folders (anything but a folder, so that a FIFO or a device is listed for `version_files` to refuse by
+    name), and the label and warmup data files each config names outside them (source.config_files), which every
+    repository form ships too: bundled, loaded onto a claim, published."""
     files = {}
     for name in sorted(models):
         model = source.models[name]
@@ -38,6 +40,8 @@ def version_paths(source: ModelRepository, models: Iterable[str]) -> dict[str, P
                 if "__pycache__" in path.parts or path.is_dir():
                     continue
                 files[f"{version_path(name, str(version))}/{path.relative_to(folder)}"] = path
+        for relative in model.extra_files:
+            files[f"{name}/{relative}"] = model.path / relative
     return files
 
 

@@ -14,8 +14,9 @@ script is generated from the same functions with shell variables in their place,
 
 from __future__ import annotations
 
+import posixpath
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 MANIFEST = ".stackctl-manifest.json"
 """The digest and file list of a written repository; the loader Job checks a published one has it."""
@@ -37,14 +38,34 @@ def version_path(model: str, version: str) -> str:
     return f"{model}/{version}"
 
 
-def assemble_script(models: Iterable[str]) -> str:
-    """The init container's script: a repository of symlinked version folders plus the rendered configs.
+def _extra_file_lines(model: str, relative: str) -> str:
+    """Link one file outside the version folders (a label or warmup data file, source.config_files) into place,
+    after checking the store has it: a claim filled by hand may lack it, and Triton would fail the load later."""
+    path = shlex.quote(f"{model}/{relative}")
+    parent = posixpath.dirname(relative)
+    mkdir = f'mkdir -p "$MODELS_DIR"/{shlex.quote(f"{model}/{parent}")}\n' if parent else ""
+    missing = shlex.quote(f"no {relative} of model {model} under ")
+    named = shlex.quote(" (its config.pbtxt names it)")
+    return (
+        f'if [ ! -f "$STORE_DIR"/{path} ]; then echo {missing}"$STORE_DIR"{named} >&2; exit 1; fi\n'
+        f'{mkdir}ln -s "$STORE_DIR"/{path} "$MODELS_DIR"/{path}\n'
+    )
+
+
+def assemble_script(models: Iterable[str], extra_files: Mapping[str, Iterable[str]] | None = None) -> str:
+    """The init container's script: a repository of symlinked version folders plus the rendered configs, and the
+    files outside the version folders each model's config names (`extra_files`, by model: source.config_files).
 
     Runs with MODELS_DIR, STORE_DIR, RENDERED_DIR and STACK in its environment,
     so tests run the very same script against local folders.
     """
     names = " ".join(shlex.quote(m) for m in sorted(models))
     name = "${version##*/}"
+    extra = "".join(
+        _extra_file_lines(model, relative)
+        for model in sorted(models)
+        for relative in sorted((extra_files or {}).get(model, ()))
+    )
     return f"""set -eu
 for model in {names}; do
   mkdir -p "$MODELS_DIR/{configs_dir("$model")}"
@@ -58,4 +79,4 @@ for model in {names}; do
   done
   if [ "$found" = 0 ]; then echo "no version folder for model $model under $STORE_DIR" >&2; exit 1; fi
 done
-"""
+{extra}"""

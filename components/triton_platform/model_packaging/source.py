@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,9 @@ class RepoModel:
     config: ModelConfig
     empty_versions: frozenset[int] = frozenset()
     """Version folders holding no file (dotfiles such as .gitkeep aside): nothing for a backend to load."""
+    extra_files: tuple[str, ...] = ()
+    """Files outside the version folders that Triton reads when it loads the model, relative to the model folder
+    (config_files): the label files and warmup data files its config.pbtxt names, each present."""
 
     @property
     def is_ensemble(self) -> bool:
@@ -82,7 +86,9 @@ def parse_model_config(text: str) -> ModelConfig:
 # "1.0" loads as version 1 and "-1" as version -1; above int64 std::stoll throws std::out_of_range, which
 # VersionsToLoad does not catch (it catches std::invalid_argument only). Anything that looks like a number must
 # therefore be a canonical one that fits in int64.
-TRITON_FOLDERS = frozenset({"warmup", "initial_state", "configs"})
+WARMUP_FOLDER = "warmup"
+"""kWarmupDataFolder (triton-inference-server/core src/constants.h): where warmup data files are read from."""
+TRITON_FOLDERS = frozenset({WARMUP_FOLDER, "initial_state", "configs"})
 _NUMBER_LIKE = re.compile(r"\s*([-+]?[0-9]+)")
 _VERSION = re.compile(r"[1-9][0-9]*")
 
@@ -104,6 +110,48 @@ def _version_folder_problem(model: str, name: str) -> str | None:
         f"version folder {name!r} of model {model!r}: {why}; "
         "version folders are named 1, 2, 3, ... (no leading zeros, signs or dots)"
     )
+
+
+def config_files(config: ModelConfig) -> list[tuple[str, str, str]]:
+    """(config key, its value, the path relative to the model folder) of each file outside the version folders
+    that Triton reads when it loads a model with `config`, where Triton (triton-inference-server/core) resolves it:
+
+    - an output's `label_filename` (the classification extension's labels): `<model folder>/<label_filename>`,
+      refused when it leads out of the folder (src/model.cc, Model::Init: JoinPath({model_dir_, label_filename})
+      and IsChildPathEscapingParentPath);
+    - a warmup input's `input_data_file`: `<model folder>/warmup/<input_data_file>` (src/backend_model_instance.cc,
+      TritonModelInstance::GenerateWarmupData: JoinPath({LocalizedModelPath(), kWarmupDataFolder, ...}), with
+      kWarmupDataFolder "warmup" in src/constants.h).
+    """
+    found = [
+        (f"output[{index}].label_filename", output.label_filename, output.label_filename)
+        for index, output in enumerate(config.output)
+        if output.label_filename
+    ]
+    for index, warmup in enumerate(config.model_warmup):
+        for name, data in sorted(warmup.inputs.items()):
+            if data.WhichOneof("input_data_type") == "input_data_file":
+                key = f"model_warmup[{index}].inputs[{name!r}].input_data_file"
+                found.append((key, data.input_data_file, posixpath.join(WARMUP_FOLDER, data.input_data_file)))
+    return found
+
+
+def _config_file_problem(folder: Path, key: str, value: str, relative: str) -> str | None:
+    """Why the file `relative` that config key `key` names (as `value`) cannot be loaded or shipped from `folder`,
+    or None."""
+    normal = posixpath.normpath(relative)
+    where = f"model {folder.name!r}: {key} is {value!r}"
+    if relative.startswith("/") or normal == ".." or normal.startswith("../"):
+        return (
+            f"{where}, which leads out of the model folder; Triton refuses a label file there, and only the model "
+            "folder ships: give a path inside it"
+        )
+    if not (folder / normal).is_file():
+        return (
+            f"{where}, but {folder / normal} does not exist (or is no file); Triton reads it when it loads the model "
+            "and fails the load without it: add the file, or remove the key"
+        )
+    return None
 
 
 def _has_files(folder: Path) -> bool:
@@ -146,7 +194,17 @@ def _read_model(repo: ModelRepository, folder: Path) -> None:
             versions.append(int(sub.name))
             if not _has_files(sub):
                 empty.add(int(sub.name))
-    repo.models[folder.name] = RepoModel(folder.name, folder, tuple(sorted(versions)), config, frozenset(empty))
+    extra = set()
+    for key, value, relative in config_files(config):
+        problem = _config_file_problem(folder, key, value, relative)
+        if problem:
+            repo.add_problem(folder.name, config_file, problem)
+        elif posixpath.normpath(relative).split("/")[0] not in {str(v) for v in versions}:
+            # A file inside a version folder ships with it; one beside them is linked or copied on its own.
+            extra.add(posixpath.normpath(relative))
+    repo.models[folder.name] = RepoModel(
+        folder.name, folder, tuple(sorted(versions)), config, frozenset(empty), tuple(sorted(extra))
+    )
 
 
 def _missing_steps(repo: ModelRepository) -> None:
