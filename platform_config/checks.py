@@ -81,6 +81,19 @@ def _cluster_gpu_pool(sections: Sections, _repo: ModelRepository) -> Iterator[Co
                 f"{platform} taints every GPU node {key}={value}:{effect} itself; list that taint so Triton's pods "
                 "tolerate it",
             )
+    autoscaler = pool.cluster_autoscaler
+    if (
+        autoscaler is not None
+        and pool.autoscaler in profile.autoscalers
+        and profile.cloud_provider not in (None, autoscaler.cloud_provider)
+    ):
+        # It scales the node groups through the API of the cloud the cluster runs in, and nothing else.
+        yield ConfigIssue(
+            f"{POOL}.clusterAutoscaler.cloudProvider",
+            f"{autoscaler.cloud_provider!r}, but {CLUSTER}.platform is {platform!r}: the cluster-autoscaler of a "
+            f"{platform} cluster scales its node groups through {profile.cloud_provider!r}; set cloudProvider: "
+            f"{profile.cloud_provider}",
+        )
     autoscaler_identity = cluster.workload_identity.node_autoscaler
     if autoscaler_identity is not None and pool.autoscaler != "cluster-autoscaler":
         yield ConfigIssue(

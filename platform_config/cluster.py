@@ -7,13 +7,13 @@ the pool may use, how a pod gets a cloud identity and which storage offers ReadW
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import model_validator
 
 from platform_config.types import KeyProblemError, NamespaceName, Strict
+from triton_platform.workload_identity import IDENTITY_ANNOTATIONS
 
 Platform = Literal["generic", "eks", "gke", "aks"]
 
@@ -37,11 +37,8 @@ class Profile:
     identity_annotation: str | None
     """The ServiceAccount annotation naming a pod's cloud identity; None where the platform knows of none."""
 
-    identity_form: tuple[str, str] | None
-    """The identity's pattern and how to say it."""
-
-    identity_pod_labels: dict[str, str] = field(default_factory=dict)
-    """Pod labels the cloud's identity webhook needs besides the annotation."""
+    cloud_provider: str | None
+    """The cluster-autoscaler's `--cloud-provider` on this cloud; None where any may run (a generic cluster)."""
 
     rwx_storage: str | None = None
     """The storage that offers ReadWriteMany claims, for a model claim's `storageClassName`."""
@@ -49,17 +46,14 @@ class Profile:
 
 PROFILES: dict[str, Profile] = {
     "generic": Profile("pool", ("static", "cluster-autoscaler", "external"), None, None, None, None),
-    # IRSA: the EKS pod identity webhook reads this annotation (aws/amazon-eks-pod-identity-webhook README).
+    # IRSA: the EKS pod identity webhook reads this annotation (triton_platform/workload_identity.py).
     "eks": Profile(
         "pool",
         ("karpenter", "cluster-autoscaler", "external", "static"),
         "EC2NodeClass",
         None,
         "eks.amazonaws.com/role-arn",
-        (
-            r"arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}",
-            "an IAM role ARN, arn:aws:iam::<account>:role/<name>",
-        ),
+        "aws",
         rwx_storage="Amazon EFS: a StorageClass of provisioner efs.csi.aws.com (the EFS CSI driver add-on)",
     ),
     # GKE installs the driver and device plugin on GPU nodes and taints them nvidia.com/gpu=present:NoSchedule
@@ -70,21 +64,17 @@ PROFILES: dict[str, Profile] = {
         None,
         ("nvidia.com/gpu", "present", "NoSchedule"),
         "iam.gke.io/gcp-service-account",
-        (
-            r"[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com",
-            "a Google service account email, <name>@<project>.iam.gserviceaccount.com",
-        ),
+        "gce",
         rwx_storage="Filestore: the standard-rwx, premium-rwx or enterprise-rwx StorageClass (Filestore CSI driver)",
     ),
-    # Azure Workload Identity: annotation and pod label from Azure/azure-workload-identity (docs, "Quick start").
+    # Azure Workload Identity: the annotation, and the pod label its webhook needs (triton_platform/workload_identity.py).
     "aks": Profile(
         "pool",
         ("karpenter", "external", "static"),
         "AKSNodeClass",
         None,
         "azure.workload.identity/client-id",
-        (r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "a managed identity's client ID, a UUID"),
-        {"azure.workload.identity/use": "true"},
+        "azure",
         rwx_storage="Azure Files: the azurefile-csi or azurefile-csi-premium StorageClass",
     ),
 }
@@ -93,15 +83,13 @@ PROFILES: dict[str, Profile] = {
 def identity_problem(platform: str, value: str) -> str | None:
     """Why `value` is not a workload identity on `platform`, or None."""
     profile = PROFILES[platform]
-    if profile.identity_form is None:
+    if profile.identity_annotation is None:
         return (
             "a workload identity needs a cloud platform (eks, gke or aks); on a generic cluster give the model "
             "store's credentials as serving.modelRepository.credentialsSecret"
         )
-    pattern, form = profile.identity_form
-    if not re.fullmatch(pattern, value):
-        return f"{value!r} is not a workload identity on {platform}: give {form}"
-    return None
+    problem = IDENTITY_ANNOTATIONS[profile.identity_annotation].form.problem(value)
+    return None if problem is None else f"not a workload identity on {platform}: {problem}"
 
 
 def identity_annotations(platform: str, identity: str | None) -> dict[str, str]:

@@ -89,7 +89,7 @@ class ClusterAutoscalerPool(Strict):
     """`--scale-down-unneeded-time`, a Go duration."""
 
     service_account_annotations: dict[Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "service_account_annotations", "key")], str] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "service_account_annotations")
-    """Annotations of its ServiceAccount, e.g. `eks.amazonaws.com/role-arn` for the cloud API permissions."""
+    """Annotations of its ServiceAccount, e.g. `eks.amazonaws.com/role-arn` for the cloud API permissions. A workload-identity annotation must name an identity of `cloudProvider`'s cloud, in its form; with `azure.workload.identity/client-id` its pods get the `azure.workload.identity/use: "true"` label."""
     # fmt: on
     # [[[end]]]
 

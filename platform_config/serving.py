@@ -417,11 +417,12 @@ class ServingConfig(Strict):
     """Size of /tmp, where Triton downloads object-storage models, a Kubernetes quantity."""
 
     service_account_annotations: dict[Annotated[str, arg_format(triton_serving_args.TritonServingArgs, "service_account_annotations", "key")], str] = from_component(triton_serving_args.TritonServingArgs, "service_account_annotations")
-    """Annotations of Triton's ServiceAccount, e.g. `eks.amazonaws.com/role-arn` or `iam.gke.io/gcp-service-account` for workload identity."""
+    """Annotations of Triton's ServiceAccount, e.g. `eks.amazonaws.com/role-arn` or `iam.gke.io/gcp-service-account` for workload identity. A workload-identity annotation must hold its cloud's form of identity (an IAM role ARN, a Google service account email, an Azure client ID); with `azure.workload.identity/client-id` the pods get the `azure.workload.identity/use: "true"` label Azure's webhook needs."""
     # fmt: on
     # [[[end]]]
 
     _rules = component_rule(triton_serving_spec.ingress_rules)
+    _identity_rules = component_rule(triton_serving_spec.service_account_rules)
 
     p95_latency_slo_ms: Annotated[int, Field(ge=1, le=600_000)]
     """The environment's p95 request latency objective, in ms. Alerts fire above it, and no model's queue delay may exceed it. Required."""

@@ -211,7 +211,6 @@ def serving_args(
                 **serving.service_account_annotations,
                 **identity_annotations(platform, identity),
             },
-            "pod_labels": dict(config.cluster.profile.identity_pod_labels) if identity is not None else {},
             "pool": placement,
             "metrics_namespace": config.monitoring.prometheus.namespace,
             "metrics_pod_labels": dict(config.monitoring.prometheus.pod_labels),

@@ -14,6 +14,7 @@ from platform_config.loader import load_stack_file, pulumi_config_from_stack_fil
 from platform_config.paths import PROJECT_ROOT
 from stackctl.main import main
 from tests.conftest import CLUSTER, POOL, SERVING, errors_of, validate
+from triton_platform.excerpts import excerpt
 
 EXAMPLES = PROJECT_ROOT / "stacks" / "examples"
 PROFILES = ("eks", "gke", "aks", "gpu-operator")
@@ -116,6 +117,7 @@ def _serving(**changes: Any) -> Any:
 KARPENTER_POOL = _pool(autoscaler="karpenter", karpenter={"gpuNames": ["l4"]}, minNodes=0, clusterAutoscaler=None)
 GKE_POOL = _pool(autoscaler="external", minNodes=0, clusterAutoscaler=None)
 ROLE = "arn:aws:iam::111122223333:role/triton-models"
+LONG_ROLE = f"arn:aws:iam::111122223333:role/{'r' * 65}"
 
 
 @pytest.mark.parametrize(
@@ -164,18 +166,18 @@ ROLE = "arn:aws:iam::111122223333:role/triton-models"
         ),
         (
             (_cluster(platform="eks", workloadIdentity={"models": "triton-models@p.iam.gserviceaccount.com"}),),
-            f"{CLUSTER}.workloadIdentity.models: 'triton-models@p.iam.gserviceaccount.com' is not a workload "
-            "identity on eks: give an IAM role ARN, arn:aws:iam::<account>:role/<name>",
+            f"{CLUSTER}.workloadIdentity.models: not a workload identity on eks: must be an IAM role ARN, "
+            "arn:<partition>:iam::<12-digit account>:role/[<path>/]<name>; got 'triton-models@p.iam.gserviceaccount.com'",
         ),
         (
             (_cluster(platform="gke", workloadIdentity={"models": ROLE}), GKE_POOL),
-            f"{CLUSTER}.workloadIdentity.models: '{ROLE}' is not a workload identity on gke: give a Google "
-            "service account email, <name>@<project>.iam.gserviceaccount.com",
+            f"{CLUSTER}.workloadIdentity.models: not a workload identity on gke: must be a Google service account "
+            f"email, <name>@<project>.iam.gserviceaccount.com; got '{ROLE}'",
         ),
         (
             (_cluster(platform="aks", workloadIdentity={"nodeAutoscaler": "NOT-A-UUID"}), KARPENTER_POOL),
-            f"{CLUSTER}.workloadIdentity.nodeAutoscaler: 'NOT-A-UUID' is not a workload identity on aks: give a "
-            "managed identity's client ID, a UUID",
+            f"{CLUSTER}.workloadIdentity.nodeAutoscaler: not a workload identity on aks: must be a managed identity's "
+            "client ID, a UUID such as 0b1f5d63-7c1a-4f5e-9d2b-3a4c5e6f7a8b; got 'NOT-A-UUID'",
         ),
         (
             (_cluster(platform="eks", workloadIdentity={"nodeAutoscaler": ROLE}), KARPENTER_POOL),
@@ -204,6 +206,62 @@ ROLE = "arn:aws:iam::111122223333:role/triton-models"
             f"{POOL}.clusterAutoscaler.serviceAccountAnnotations: eks.amazonaws.com/role-arn is also given by "
             f"{CLUSTER}.workloadIdentity.nodeAutoscaler, with another value; keep one",
         ),
+        (
+            (_cluster(platform="eks", workloadIdentity={"models": "arn:aws:iam::111122223333:role/"}),),
+            f"{CLUSTER}.workloadIdentity.models: not a workload identity on eks: 'arn:aws:iam::111122223333:role/' "
+            "names no role: give the role's name after role/ (and its path, if any, before it)",
+        ),
+        (
+            (_cluster(platform="eks", workloadIdentity={"models": "arn:aws:iam::111122223333:role/ml/"}),),
+            f"{CLUSTER}.workloadIdentity.models: not a workload identity on eks: 'arn:aws:iam::111122223333:role/ml/' "
+            "names no role: give the role's name after role/ (and its path, if any, before it)",
+        ),
+        (
+            (_cluster(platform="eks", workloadIdentity={"models": LONG_ROLE}),),
+            f"{CLUSTER}.workloadIdentity.models: not a workload identity on eks: "
+            f"{excerpt(LONG_ROLE)} has a role name of 65 characters; IAM allows "
+            "at most 64",
+        ),
+        (
+            (_cluster(platform="eks", workloadIdentity={"models": "arn:aws-mars:iam::111122223333:role/triton"}),),
+            f"{CLUSTER}.workloadIdentity.models: not a workload identity on eks: "
+            "'arn:aws-mars:iam::111122223333:role/triton' has partition 'aws-mars', which AWS does not have; use one "
+            "of aws, aws-cn, aws-us-gov, aws-eusc, aws-iso, aws-iso-b, aws-iso-e, aws-iso-f",
+        ),
+        (
+            (_cluster(platform="eks", workloadIdentity={"models": "arn:aws:iam::1111-2222-3333:role/triton"}),),
+            f"{CLUSTER}.workloadIdentity.models: not a workload identity on eks: "
+            "'arn:aws:iam::1111-2222-3333:role/triton' has account '1111-2222-3333'; an AWS account ID is 12 digits",
+        ),
+        (
+            (_serving(serviceAccountAnnotations={"eks.amazonaws.com/role-arn": "triton-models"}),),
+            f'{SERVING}.serviceAccountAnnotations["eks.amazonaws.com/role-arn"]: must be an IAM role ARN, '
+            "arn:<partition>:iam::<12-digit account>:role/[<path>/]<name>; got 'triton-models'",
+        ),
+        (
+            (_serving(serviceAccountAnnotations={"azure.workload.identity/client-id": "triton-models"}),),
+            f'{SERVING}.serviceAccountAnnotations["azure.workload.identity/client-id"]: must be a managed '
+            "identity's client ID, a UUID such as 0b1f5d63-7c1a-4f5e-9d2b-3a4c5e6f7a8b; got 'triton-models'",
+        ),
+        (
+            (
+                _pool(
+                    clusterAutoscaler={
+                        "cloudProvider": "gce",
+                        "nodeGroups": ["gpu"],
+                        "serviceAccountAnnotations": {"eks.amazonaws.com/role-arn": ROLE},
+                    }
+                ),
+            ),
+            f'{POOL}.clusterAutoscaler.serviceAccountAnnotations["eks.amazonaws.com/role-arn"]: is an identity of '
+            "cloud provider 'aws', but cloudProvider is 'gce'; give the identity of the cloud whose node groups it "
+            "scales, or remove it",
+        ),
+        (
+            (_cluster(platform="eks"), _pool(clusterAutoscaler={"cloudProvider": "gce", "nodeGroups": ["gpu"]})),
+            f"{POOL}.clusterAutoscaler.cloudProvider: 'gce', but {CLUSTER}.platform is 'eks': the cluster-autoscaler "
+            "of a eks cluster scales its node groups through 'aws'; set cloudProvider: aws",
+        ),
     ],
     ids=[
         "karpenter-on-generic",
@@ -220,6 +278,15 @@ ROLE = "arn:aws:iam::111122223333:role/triton-models"
         "autoscaler-identity-without-autoscaler",
         "identity-twice",
         "autoscaler-identity-twice",
+        "role-arn-without-a-name",
+        "role-arn-with-a-path-and-no-name",
+        "role-name-too-long",
+        "invented-partition",
+        "account-not-12-digits",
+        "role-arn-annotation-by-hand",
+        "client-id-annotation-by-hand",
+        "autoscaler-identity-of-another-cloud",
+        "autoscaler-cloud-against-platform",
     ],
 )
 def test_each_contradiction_names_its_key(mutations: tuple[Any, ...], expected: str) -> None:
@@ -239,3 +306,45 @@ def test_a_shared_claim_without_a_class_is_refused_on_a_cloud() -> None:
     ) in errors
     claim["pvc"]["storageClassName"] = "efs-sc"  # type: ignore[index]
     assert validate("staging", _cluster(platform="eks"), _serving(modelRepository=claim)).cluster.platform == "eks"
+
+
+@pytest.mark.parametrize(
+    ("settings", "mutations"),
+    [
+        (
+            {"platform": "aks", "workloadIdentity": {"models": "0B1F5D63-7C1A-4F5E-9D2B-3A4C5E6F7A8B"}},
+            (KARPENTER_POOL,),
+        ),
+        (
+            {
+                "platform": "eks",
+                "workloadIdentity": {"models": "arn:aws-us-gov:iam::111122223333:role/ml/serving/triton-models"},
+            },
+            (),
+        ),
+        ({"platform": "eks", "workloadIdentity": {"models": f"arn:aws-eusc:iam::111122223333:role/{'r' * 64}"}}, ()),
+        (
+            {"platform": "eks"},
+            (_pool(clusterAutoscaler={"cloudProvider": "aws", "nodeGroups": ["gpu"]}),),
+        ),
+        ({"platform": "generic"}, (_pool(clusterAutoscaler={"cloudProvider": "gce", "nodeGroups": ["gpu"]}),)),
+    ],
+    ids=["upper-case-client-id", "govcloud-role-with-a-path", "longest-role-name", "aws-autoscaler-on-eks", "generic"],
+)
+def test_identities_and_autoscalers_the_clouds_take_are_taken(settings: dict[str, Any], mutations: tuple[Any]) -> None:
+    assert validate("staging", _cluster(**settings), *mutations).cluster.platform == settings["platform"]
+
+
+def test_a_client_id_annotated_by_hand_labels_the_pods_as_azure_workload_identity_needs() -> None:
+    """The webhook mutates only pods labelled azure.workload.identity/use: "true": a ServiceAccount annotated by
+    hand gets the label on its pods as one annotated through cluster.workloadIdentity does."""
+    client_id = "0b1f5d63-7c1a-4f5e-9d2b-3a4c5e6f7a8b"
+    flat, _ = pulumi_config_from_stack_file(example("aks"))
+    serving = json.loads(flat[SERVING])
+    serving["serviceAccountAnnotations"] = {"azure.workload.identity/client-id": client_id}
+    objects = synth_example("aks", {SERVING: json.dumps(serving)})
+    assert objects[("ServiceAccount", "triton-server")]["metadata"]["annotations"] == {
+        "azure.workload.identity/client-id": client_id
+    }
+    labels = objects[("Deployment", "triton-general")]["spec"]["template"]["metadata"]["labels"]
+    assert labels["azure.workload.identity/use"] == "true"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
@@ -62,6 +63,13 @@ SECURE_URL = r"^https://"
 # A Kubernetes version as Helm's --kube-version takes it (helm.sh/helm/v3 pkg/chartutil/capabilities.go).
 KUBE_VERSION = r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?$"
 
+# A managed identity's client ID is a GUID, which Azure prints in lower case and takes in either
+# (https://learn.microsoft.com/en-us/azure/aks/workload-identity-overview; the webhook hands it on as AZURE_CLIENT_ID).
+UUID = r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"
+# A Google service account's email: an account ID of 6-30 characters in a project of 6-30
+# (https://cloud.google.com/iam/docs/service-accounts-create).
+GCP_SERVICE_ACCOUNT_EMAIL = r"^[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com$"
+
 PATTERN_NAMES = {
     PROM_DURATION: "a Prometheus duration such as 30s, 5m or 1h30m",
     GO_DURATION: "a duration such as 90s, 10m or 1h30m (units h, m, s)",
@@ -81,9 +89,19 @@ PATTERN_NAMES = {
     CHART_VERSION: "an exact chart version such as 2.20.2",
     CHART_REPOSITORY: "a chart repository URL starting https:// or oci://",
     KUBE_VERSION: "a Kubernetes version such as v1.34.0",
+    UUID: "a managed identity's client ID, a UUID such as 0b1f5d63-7c1a-4f5e-9d2b-3a4c5e6f7a8b",
+    GCP_SERVICE_ACCOUNT_EMAIL: "a Google service account email, <name>@<project>.iam.gserviceaccount.com",
     IMAGE_REFERENCE: "an image reference such as nvcr.io/nvidia/tritonserver:24.10-py3 (distribution/reference grammar: [registry/]repository[:tag][@digest], the repository in lowercase)",
 }
 """What each pattern means, for error messages and the reference."""
+
+
+def pattern_matches(pattern: str, value: str) -> bool:
+    """Whether `value` matches `pattern` as pydantic's Rust engine matches the same pattern in the stack schema: a
+    final `$` at the end of the text only, where Python's `$` also matches before a final newline."""
+    if re.search(pattern, value) is None:
+        return False
+    return not (pattern.endswith("$") and value.endswith("\n"))
 
 
 @dataclass(frozen=True)
@@ -98,7 +116,7 @@ class Format:
     def problem(self, value: str) -> str | None:
         """Why `value` is not of this format, or None."""
         # Searched, as pydantic applies a `pattern`: the anchors are in the patterns that need them.
-        if self.pattern is not None and not re.search(self.pattern, value):
+        if self.pattern is not None and not pattern_matches(self.pattern, value):
             return (
                 f"must be {PATTERN_NAMES.get(self.pattern, f'a string matching {self.pattern}')}; got {excerpt(value)}"
             )
@@ -216,6 +234,78 @@ def duration_within(low: str, high: str, what: str) -> Callable[[str], str | Non
 
     return problem
 
+
+# Characters that change what a terminal or a CI log shows, or where a line ends, instead of showing themselves:
+# Unicode's control characters (Cc: C0 with newline, carriage return and escape, DEL, C1 with CSI), its line and
+# paragraph separators (Zl, Zp), and the bidirectional controls that reorder text as it is displayed (Unicode
+# Technical Standard #39, and https://trojansource.codes). A value printed by `stackctl` or written to a GitHub
+# Actions output must hold none of them.
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def control_character_problem(value: str) -> str | None:
+    """Why `value` cannot be printed as it is (its first control, line-breaking or bidirectional character), or
+    None. The value is shown escaped (`excerpt`), never raw."""
+    for position, char in enumerate(value):
+        if char in _BIDI_CONTROLS or unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+            return (
+                f"{excerpt(value)} holds the control character {char!a} at position {position}; give printable "
+                "text: no newline, carriage return, escape sequence or other control character"
+            )
+    return None
+
+
+PRINTABLE = Format(rule=control_character_problem)
+"""Free text that reaches a terminal or a CI log as it is (a kubeconfig context's name)."""
+
+
+# Workload identities, as the clouds' identity webhooks read them from a ServiceAccount annotation
+# (triton_platform/workload_identity.py).
+AWS_PARTITIONS = ("aws", "aws-cn", "aws-us-gov", "aws-eusc", "aws-iso", "aws-iso-b", "aws-iso-e", "aws-iso-f")
+"""AWS's partitions, an ARN's second field: the `id`s of the AWS SDKs' partitions.json
+(https://github.com/aws/aws-sdk-js-v3/blob/main/packages/util-endpoints/src/lib/aws/partitions.json; the ARN
+format is https://docs.aws.amazon.com/IAM/latest/UserGuide/reference-arns.html)."""
+IAM_ROLE_NAME = r"[A-Za-z0-9+=,.@_-]+"
+IAM_ROLE_NAME_MAX = 64
+IAM_PATH = r"/([\x21-\x7e]+/)?"
+IAM_PATH_MAX = 512
+"""IAM's rules for a role (CreateRole, https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreateRole.html;
+"IAM and AWS STS quotas", https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html): a name of
+1-64 letters, digits and `+=,.@_-`; a path of 1-512 characters, `/` or printable ASCII between slashes."""
+IAM_ROLE_ARN_FORM = "an IAM role ARN, arn:<partition>:iam::<12-digit account>:role/[<path>/]<name>"
+
+
+def iam_role_arn_problem(arn: str) -> str | None:
+    """Why IAM would refuse `arn` as a role's ARN (`arn:<partition>:iam::<account>:role/<path><name>`), or None."""
+    fields = arn.split(":", 5)
+    if len(fields) != 6 or fields[0] != "arn" or fields[2:4] != ["iam", ""] or not fields[5].startswith("role/"):
+        return f"must be {IAM_ROLE_ARN_FORM}; got {excerpt(arn)}"
+    partition, account, resource = fields[1], fields[4], fields[5]
+    if partition not in AWS_PARTITIONS:
+        return (
+            f"{excerpt(arn)} has partition {excerpt(partition)}, which AWS does not have; use one of "
+            f"{', '.join(AWS_PARTITIONS)}"
+        )
+    if not re.fullmatch(r"[0-9]{12}", account):
+        return f"{excerpt(arn)} has account {excerpt(account)}; an AWS account ID is 12 digits"
+    head, _, name = resource.removeprefix("role").rpartition("/")
+    path = f"{head}/"
+    if not name:
+        return f"{excerpt(arn)} names no role: give the role's name after role/ (and its path, if any, before it)"
+    if len(name) > IAM_ROLE_NAME_MAX:
+        return f"{excerpt(arn)} has a role name of {len(name)} characters; IAM allows at most {IAM_ROLE_NAME_MAX}"
+    if not re.fullmatch(IAM_ROLE_NAME, name):
+        return f"{excerpt(arn)} has role name {excerpt(name)}; an IAM role name is letters, digits and + = , . @ _ -"
+    if len(path) > IAM_PATH_MAX:
+        return f"{excerpt(arn)} has a path of {len(path)} characters; IAM allows at most {IAM_PATH_MAX}"
+    if not re.fullmatch(IAM_PATH, path):
+        return f"{excerpt(arn)} has path {excerpt(path)}; an IAM path is printable ASCII between slashes, no spaces"
+    return None
+
+
+IAM_ROLE_ARN = Format(rule=iam_role_arn_problem)
+AZURE_CLIENT_ID = Format(UUID)
+GCP_SERVICE_ACCOUNT = Format(GCP_SERVICE_ACCOUNT_EMAIL)
 
 NAMESPACE = Format(DNS_LABEL, 63)
 """A Namespace's name: a DNS-1123 label."""

@@ -23,6 +23,7 @@ from triton_platform.kubernetes_objects import create_object
 from triton_platform.namespace import DNS_EGRESS, deny_all
 from triton_platform.object_claims import claim
 from triton_platform.policy_exceptions import exception_annotations
+from triton_platform.workload_identity import identity_pod_labels
 
 TYPE_TOKEN = type_token("GpuNodePool")
 FORMER_TYPE_TOKEN = "triton-platform:gpu:GpuNodePool"
@@ -410,7 +411,8 @@ def cluster_autoscaler_manifests(
                 "replicas": 1,
                 "selector": {"matchLabels": labels},
                 "template": {
-                    "metadata": {"labels": labels},
+                    # Besides its selector, what its ServiceAccount's workload identity needs (Azure's pod label).
+                    "metadata": {"labels": {**identity_pod_labels(ca["service_account_annotations"]), **labels}},
                     "spec": {
                         "serviceAccountName": name,
                         "priorityClassName": "system-cluster-critical",

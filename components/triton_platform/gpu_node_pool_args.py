@@ -30,6 +30,7 @@ from triton_platform.formats import (
     Format,
 )
 from triton_platform.gpu_pool_contract import TAINT_EFFECTS
+from triton_platform.workload_identity import identity_annotation_rules
 
 AUTOSCALERS = ("static", "karpenter", "cluster-autoscaler", "external")
 GPU_SOFTWARE = ("pool", "cloud", "gpu-operator")
@@ -122,8 +123,9 @@ class ClusterAutoscalerSettings(TypedDict):
     """`--scale-down-unneeded-time`, a Go duration. Default `10m`, cluster-autoscaler's own."""
 
     service_account_annotations: NotRequired[dict[str, str]]
-    """Annotations of its ServiceAccount, e.g. `eks.amazonaws.com/role-arn` for the cloud API permissions.
-    Default: none."""
+    """Annotations of its ServiceAccount, e.g. `eks.amazonaws.com/role-arn` for the cloud API permissions. A
+    workload-identity annotation must name an identity of `cloud_provider`'s cloud, in its form; with
+    `azure.workload.identity/client-id` its pods get the `azure.workload.identity/use: "true"` label. Default: none."""
 
 
 class DevicePluginSettings(TypedDict):
@@ -350,10 +352,19 @@ def pool_of(name: str, args: GpuNodePoolArgs) -> GpuNodePoolArgs:
 
 def pool_rules(problems: ArgProblems, pool: GpuNodePoolArgs, given: Mapping[str, Any]) -> None:
     """The rules across the pool's own settings (`given`: as the user gave them): taints once each, the
-    autoscaler's settings and only those, a NodePool that asks for GPUs, the node bounds."""
+    autoscaler's settings and only those, its workload identity, a NodePool that asks for GPUs, the node bounds."""
     _check_taints(problems, pool)
     if problems.clean("autoscaler"):
         _check_settings(problems, pool)
+    autoscaler = pool.get("cluster_autoscaler")
+    if isinstance(autoscaler, Mapping):
+        # The identity it calls the cloud's node-group API with: of that cloud, in the form its webhook reads.
+        identity_annotation_rules(
+            problems,
+            "cluster_autoscaler.service_account_annotations",
+            autoscaler.get("service_account_annotations", {}),
+            autoscaler.get("cloud_provider") if problems.clean("cluster_autoscaler.cloud_provider") else None,
+        )
     _check_karpenter(problems, pool, given)
     # The node bounds against each other and the mode, only where each is right itself.
     if problems.clean("autoscaler", "max_nodes", "min_nodes"):

@@ -35,6 +35,7 @@ from triton_platform.triton_serving_args import (
     TritonServingArgs,
 )
 from triton_platform.triton_serving_spec import ServingSpec
+from triton_platform.workload_identity import identity_pod_labels
 
 HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
 MODELS_DIR, STORE_DIR, RENDERED_DIR, CLAIM_DIR = "/models", "/store", "/rendered", "/claim"
@@ -516,7 +517,7 @@ def loader_job_manifest(ctx: ServingContext, pvc: ModelClaimArgs) -> dict[str, A
             # A day to read its logs; a later `pulumi refresh` then drops it and `up` reruns it (a no-op).
             "ttlSecondsAfterFinished": 86_400,
             "template": {
-                "metadata": {"labels": {**metadata["labels"], **ctx.args["pod_labels"]}},
+                "metadata": {"labels": {**metadata["labels"], **user_pod_labels(ctx.args)}},
                 "spec": {
                     "restartPolicy": "Never",
                     # Triton's ServiceAccount: the same workload identity reads the same store.
@@ -536,11 +537,17 @@ def loader_job_manifest(ctx: ServingContext, pvc: ModelClaimArgs) -> dict[str, A
     }
 
 
+def user_pod_labels(args: TritonServingArgs) -> dict[str, str]:
+    """`pod_labels`, with those a workload-identity annotation of the ServiceAccount needs (Azure's
+    `azure.workload.identity/use: "true"`): an annotation set by hand gives the pods their identity too."""
+    return {**identity_pod_labels(args["service_account_annotations"]), **args["pod_labels"]}
+
+
 def deployment_manifest(ctx: ServingContext, name: str, deployment: TritonDeploymentArgs) -> dict[str, Any]:
     serving = ctx.args
     selector = selector_labels(name)
     pod_labels = {
-        **serving["pod_labels"],
+        **user_pod_labels(serving),
         **ctx.metadata("", name)["labels"],
         "app.kubernetes.io/version": image_version(serving["image"]),
     }

@@ -391,11 +391,14 @@ class TritonServingArgs(TypedDict):
 
     service_account_annotations: NotRequired[dict[str, str]]
     """Annotations of Triton's ServiceAccount, e.g. `eks.amazonaws.com/role-arn` or
-    `iam.gke.io/gcp-service-account` for workload identity. Default: none."""
+    `iam.gke.io/gcp-service-account` for workload identity. A workload-identity annotation must hold its cloud's
+    form of identity (an IAM role ARN, a Google service account email, an Azure client ID); with
+    `azure.workload.identity/client-id` the pods get the `azure.workload.identity/use: "true"` label Azure's
+    webhook needs. Default: none."""
 
     pod_labels: NotRequired[dict[str, str]]
-    """Labels on Triton's pods and the model loader's, besides the platform's (never in selectors), e.g.
-    `azure.workload.identity/use: "true"`, which Azure Workload Identity needs on the pod. Default: none."""
+    """Labels on Triton's pods and the model loader's, besides the platform's and those the ServiceAccount's
+    workload identity needs (never in selectors). Default: none."""
 
     metrics_pod_labels: NotRequired[dict[str, str]]
     """Pod labels of that Prometheus; empty admits every pod of `metrics_namespace`.

@@ -51,6 +51,7 @@ from triton_platform.triton_serving_args import (
     TritonServingArgs,
     VersionPolicyArgs,
 )
+from triton_platform.workload_identity import identity_annotation_rules, identity_label_rules
 
 COMPONENT = "TritonServing"
 OWN_LABELS = (
@@ -356,6 +357,14 @@ def _own_labels(problems: ArgProblems, args: TritonServingArgs) -> None:
                 )
 
 
+def service_account_rules(problems: ArgProblems, path: str, args: TritonServingArgs) -> None:
+    """A workload-identity annotation set on Triton's ServiceAccount names an identity its cloud takes, and no pod
+    label says otherwise than that identity needs (triton_platform/workload_identity.py)."""
+    annotations = args.get("service_account_annotations", {})
+    identity_annotation_rules(problems, join_key(path, "service_account_annotations"), annotations)
+    identity_label_rules(problems, join_key(path, "pod_labels"), annotations, args.get("pod_labels", {}))
+
+
 ARG_NAMES = SettingNames(models="args.models", defaults="args.model_defaults", key=str, file=str)
 """The model-fit checks (triton_platform/model_fit.py) in TritonServing's Args."""
 
@@ -423,6 +432,7 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
         )
     ingress_rules(problems, "", given)
     _own_labels(problems, given)
+    service_account_rules(problems, "", given)
     if folder is not None and problems.clean("model_defaults", "models"):
         # Only settings that read cleanly are fitted: a value already refused would only echo its problem.
         for where, problem in fit_problems(repo, served_by, defaults, models, ARG_NAMES):

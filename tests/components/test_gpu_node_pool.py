@@ -882,3 +882,58 @@ def test_the_pools_own_placement_passes_the_contracts_formats() -> None:
     problems = ArgProblems("TritonServing", "t")
     resolve_record(problems, "pool", pool_placement(pool), PoolPlacement)
     assert problems.problems == []
+
+
+# --- The cluster-autoscaler's workload identity (triton_platform/workload_identity.py) ---------------------------
+
+AZURE_CLIENT_ID = "0B1F5D63-7C1A-4F5E-9D2B-3A4C5E6F7A8B"
+
+
+@pytest.mark.parametrize(
+    ("annotations", "cloud", "problem"),
+    [
+        (
+            {"eks.amazonaws.com/role-arn": "cluster-autoscaler"},
+            "aws",
+            "must be an IAM role ARN, arn:<partition>:iam::<12-digit account>:role/[<path>/]<name>; got "
+            "'cluster-autoscaler'",
+        ),
+        (
+            {"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/"},
+            "aws",
+            "'arn:aws:iam::111122223333:role/' names no role: give the role's name after role/ (and its path, if "
+            "any, before it)",
+        ),
+        (
+            {"azure.workload.identity/client-id": AZURE_CLIENT_ID},
+            "aws",
+            "is an identity of cloud provider 'azure', but cloud_provider is 'aws'; give the identity of the cloud "
+            "whose node groups it scales, or remove it",
+        ),
+    ],
+    ids=["role-arn-no-arn", "role-arn-without-a-name", "identity-of-another-cloud"],
+)
+def test_the_autoscalers_identity_annotation_is_of_its_cloud_and_form(
+    annotations: dict[str, str], cloud: str, problem: str
+) -> None:
+    args = _with(AUTOSCALER, cluster_autoscaler={"cloud_provider": cloud, "service_account_annotations": annotations})
+    with pytest.raises(ArgsError) as error:
+        pool_of("gpu", cast(GpuNodePoolArgs, args))
+    [key] = annotations
+    assert str(error.value) == (
+        f'GpuNodePool gpu: args.cluster_autoscaler.service_account_annotations["{key}"]: {problem}'
+    )
+
+
+def test_an_azure_identity_labels_the_autoscalers_pods_for_its_webhook() -> None:
+    annotations = {"azure.workload.identity/client-id": AZURE_CLIENT_ID}
+    args = _with(AUTOSCALER, cluster_autoscaler={"cloud_provider": "azure", "service_account_annotations": annotations})
+    objects = children(run_alone(lambda: GpuNodePool("pool", cast(GpuNodePoolArgs, args))))
+    account = objects["kubernetes:core/v1:ServiceAccount pool-autoscaler-account"]
+    assert account["metadata"]["annotations"] == annotations
+    deployment = objects["kubernetes:apps/v1:Deployment pool-autoscaler"]["spec"]
+    assert deployment["template"]["metadata"]["labels"] == {
+        "azure.workload.identity/use": "true",
+        "app.kubernetes.io/name": "cluster-autoscaler",
+    }
+    assert deployment["selector"]["matchLabels"] == {"app.kubernetes.io/name": "cluster-autoscaler"}
