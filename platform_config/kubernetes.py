@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from platform_config.types import KeyProblemError, NamespaceName, Strict, inside_project
+from platform_config.types import KeyProblemError, NamespaceName, PrintableText, Strict, inside_project
 from triton_platform.kubernetes_provider import KubernetesProviderArgs
 
 RENDER_OVERRIDE_ENV = "TRITON_PLATFORM_RENDER_DIR"
@@ -31,11 +31,11 @@ class KubernetesConfig(Strict):
     namespace: NamespaceName
     """Namespace for every namespaced object of the platform; created by the program with the Pod Security Standards `restricted` profile enforced."""
 
-    context: str | None = None
-    """kubeconfig context to deploy to. Required in `deploy` mode, so the active context is never used by accident."""
+    context: PrintableText | None = None
+    """kubeconfig context to deploy to. Required in `deploy` mode, so the active context is never used by accident. Printable text: `stackctl kube-context` prints it for the CI, so a control character (newline, carriage return, escape) is refused."""
 
-    kubeconfig: str | None = None
-    """Path to a kubeconfig file for `deploy` mode. Unset: the provider's usual lookup (`KUBECONFIG`, then `~/.kube/config`), still pinned to `context`."""
+    kubeconfig: PrintableText | None = None
+    """Path to a kubeconfig file for `deploy` mode, printable text. Unset: the provider's usual lookup (`KUBECONFIG`, then `~/.kube/config`), still pinned to `context`."""
 
     render_dir: Annotated[str, inside_project("folder", "rendered/dev")] | None = None
     """Output folder for `render` mode, relative to the project root and inside it. Unset: `rendered/<stack>`."""

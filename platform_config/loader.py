@@ -23,6 +23,7 @@ from typing import Any, cast
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
 
 from platform_config import chart_values, secret_values, yaml12
 from platform_config.checks import cross_section_issues
@@ -423,6 +424,62 @@ def _issues_from_pydantic(key: str, field_name: str, err: ValidationError) -> li
     return issues
 
 
+def _collection(annotation: Any) -> str | None:
+    """What a schema type holds when it holds several values: `settings` (a model), a `map` or a `list`; else None."""
+    node = _unwrap(annotation)
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return "settings"
+    return {dict: "map", list: "list"}.get(cast(Any, typing.get_origin(node)))
+
+
+def _empty_message(node: Any, kind: str, field: FieldInfo | None) -> str:
+    """What an empty value (YAML null) where a `kind` belongs is told (`field`: the key's, None for a map's entry or
+    a list's item): null is neither `{}` nor an absent key, so it names both."""
+    what = {"settings": "a mapping of settings", "map": "a map", "list": "a list"}[kind]
+    head = f"empty (YAML null), where {what} belongs"
+    if field is None or field.is_required():
+        return f"{head}; give its {'settings' if kind == 'settings' else 'entries'}"
+    if kind != "settings":
+        empty = "{} for an empty map" if kind == "map" else "[] for an empty list"
+        return f"{head}; write {empty}, or remove the key to keep its default"
+    needs = any(f.is_required() for f in node.model_fields.values())
+    given = "give its settings" if needs else "write {} for its defaults"
+    return f"{head}; {given}, or remove the key to {'leave it unset' if field.default is None else 'keep its defaults'}"
+
+
+def _empty_values(
+    key: str, annotation: Any, value: Any, loc: tuple[int | str, ...] = (), field: FieldInfo | None = None
+) -> Iterator[ConfigIssue]:
+    """Each empty value (YAML null, a key written with nothing after it) where a mapping or a list belongs.
+
+    One rule for every section, sub-section, map and list: an empty one is refused, naming its key. `gpuOperator:`
+    with its settings commented out could mean the operator with its defaults or no operator, and `taints:` no taints
+    or the default one; `{}`/`[]` and leaving the key out each say which. (Scalars are not concerned: an optional
+    one left empty is unset.)
+    """
+    node = _unwrap(annotation)
+    if value is None:
+        kind = _collection(node)
+        if kind is not None:
+            yield ConfigIssue(key_path(key, loc), _empty_message(node, kind, field))
+        return
+    if len(loc) > MAX_DEPTH:
+        return
+    origin = typing.get_origin(node)
+    if isinstance(node, type) and issubclass(node, BaseModel) and isinstance(value, dict):
+        by_alias = {f.alias: f for f in node.model_fields.values()}
+        for name, below in value.items():
+            known = by_alias.get(name)
+            if known is not None:
+                yield from _empty_values(key, known.annotation, below, (*loc, name), known)
+    elif origin is dict and isinstance(value, dict):
+        for name, below in value.items():
+            yield from _empty_values(key, typing.get_args(node)[-1], below, (*loc, name))
+    elif origin is list and isinstance(value, list):
+        for i, below in enumerate(value):
+            yield from _empty_values(key, typing.get_args(node)[0], below, (*loc, i))
+
+
 def _valid_entries(field_name: str, entries: dict[str, Any]) -> dict[str, Any]:
     """The entries of a map section that are valid on their own (the map's others failed)."""
     valid: dict[str, Any] = {}
@@ -623,10 +680,16 @@ def parse_config(
         # Plain strings (environment) stay strings; the CLI JSON-encodes everything else.
         value = flat[key] if field_name == "environment" else _decode(flat[key])
         issues.extend(_chart_values_issues(key, field_name, value))
+        empty = list(_empty_values(key, field.annotation, value, (), field))
+        issues.extend(empty)
         try:
-            sections[field_name] = _ADAPTERS[field_name].validate_python(value)
+            parsed = _ADAPTERS[field_name].validate_python(value)
+            if not empty:  # a section with an empty value is not read as if it had none
+                sections[field_name] = parsed
         except ValidationError as err:
-            issues.extend(_issues_from_pydantic(key, field_name, err))
+            # What the schema says of an empty value itself (`expected a mapping`), the rule above has said.
+            said = {issue.path for issue in empty}
+            issues.extend(i for i in _issues_from_pydantic(key, field_name, err) if i.path not in said)
             if field_name == "models" and isinstance(value, dict):
                 sections[field_name] = _valid_entries(field_name, value)
             elif field_name == "kubernetes" and isinstance(value, dict) and value.get("mode") in ("deploy", "render"):

@@ -23,6 +23,7 @@ from triton_platform.formats import (
     DNS_LABEL,
     SHA256_DIGEST,
     URL,
+    control_character_problem,
     tagged_image_problem,
     url_host_problem,
 )
@@ -112,6 +113,10 @@ def inside_project(kind: str, example: str) -> Any:
 
 
 HttpUrl = Annotated[str, Field(pattern=URL), _valid(url_host_problem)]
+
+PrintableText = Annotated[str, _valid(control_character_problem)]
+"""Free text that `stackctl` prints or a CI step writes out as it is (a kubeconfig context): no newline, carriage
+return, escape or other control character, which could forge a line of output or drive the terminal."""
 
 STACK_NAME = r"^[A-Za-z0-9_.-]+$"
 STACK_NAME_MAX = 100

@@ -11,6 +11,7 @@ from platform_config.errors import ConfigError
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
 from tests.conftest import (
+    CLUSTER,
     K8S,
     MODELS,
     MONITORING,
@@ -18,6 +19,7 @@ from tests.conftest import (
     SCALING,
     SERVING,
     STACKS,
+    Mutation,
     errors_of,
     model_folder,
     removing,
@@ -490,6 +492,26 @@ def test_production_keeps_a_ready_pod_through_a_drain() -> None:
     assert validate("staging", setting(SERVING, *GENERAL, "replicas", "min", value=1))
 
 
+def test_production_keeps_its_scaling_path_through_a_restart_and_a_drain() -> None:
+    errors = errors_of(
+        "production",
+        removing(MONITORING, "storage"),
+        setting(MONITORING, "replicas", value=1),
+        setting(SCALING, "keda", "replicas", value=1),
+    )
+    assert errors == [
+        "triton-platform:monitoring.replicas: 1 in production: KEDA scales on this Prometheus' answers, and one "
+        "replica stops every scale-up while it restarts or is drained; use replicas >= 2",
+        "triton-platform:monitoring.storage: required key is missing: production's Prometheus keeps its history and "
+        "Alertmanager its silences in an emptyDir without it, lost on every restart or reschedule; give storage: "
+        "{storageClassName: <a ReadWriteOnce class>}",
+        "triton-platform:scaling.keda.replicas: 1 in production: one KEDA operator and metrics server leave the HPA "
+        "blind while it restarts or is drained; use replicas >= 2",
+    ]
+    # Staging installs neither: the rule is production's.
+    assert validate("staging", setting(MONITORING, "replicas", value=1))
+
+
 def test_static_replicas_need_min_equal_max() -> None:
     [error] = errors_of("dev", setting(SCALING, "enabled", value=False))
     assert error == (
@@ -611,3 +633,107 @@ def test_store_egress_needs_networks_ports_and_an_object_store() -> None:
         "triton-platform:serving.modelRepository.storeEgress: applies only to sources 's3' and 'gcs' and to a pvc "
         "with origin, not 'bundled'"
     )
+
+
+# --- Text a terminal or a CI log shows as it is: no control character (triton_platform/formats.py) ---------------
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown", "char", "position"),
+    [
+        ("context", "prod\n", r"'prod\n'", r"'\n'", 4),
+        ("context", "prod\r::error::forged", r"'prod\r::error::forged'", r"'\r'", 4),
+        ("context", "\x1b[2Jprod", r"'\x1b[2Jprod'", r"'\x1b'", 0),
+        ("context", "prod\x07", r"'prod\x07'", r"'\x07'", 4),
+        ("context", "prod\x9b31m", r"'prod\x9b31m'", r"'\x9b'", 4),
+        ("context", "prod\u2028staging", r"'prod\u2028staging'", r"'\u2028'", 4),
+        ("context", "dorp\u202e", r"'dorp\u202e'", r"'\u202e'", 4),
+        ("kubeconfig", "/etc/kube/config\n", r"'/etc/kube/config\n'", r"'\n'", 16),
+    ],
+    ids=["newline", "carriage-return", "escape-sequence", "bell", "c1-csi", "line-separator", "bidi", "kubeconfig"],
+)
+def test_a_context_with_a_control_character_is_refused_shown_escaped(
+    key: str, value: str, shown: str, char: str, position: int
+) -> None:
+    assert errors_of("staging", setting(K8S, key, value=value)) == [
+        f"triton-platform:kubernetes.{key}: {shown} holds the control character {char} at position {position}; give "
+        "printable text: no newline, carriage return, escape sequence or other control character"
+    ]
+
+
+@pytest.mark.parametrize(
+    "context", ["arn:aws:eks:eu-west-1:111122223333:cluster/prod", "gke_my-project_europe-west4_prod", "prod ü €"]
+)
+def test_contexts_the_clouds_write_are_taken(context: str) -> None:
+    assert validate("staging", setting(K8S, "context", value=context)).kubernetes.context == context
+
+
+# --- Empty values: YAML null where a mapping or a list belongs (platform_config/loader.py, `_empty_values`) -------
+
+
+@pytest.mark.parametrize(
+    ("mutation", "expected"),
+    [
+        (
+            setting(CLUSTER, value={"gpuOperator": None}),
+            "triton-platform:cluster.gpuOperator: empty (YAML null), where a mapping of settings belongs; write {} "
+            "for its defaults, or remove the key to leave it unset",
+        ),
+        (
+            setting(CLUSTER, value={"workloadIdentity": None}),
+            "triton-platform:cluster.workloadIdentity: empty (YAML null), where a mapping of settings belongs; write "
+            "{} for its defaults, or remove the key to keep its defaults",
+        ),
+        (
+            setting(CLUSTER, value=None),
+            "triton-platform:cluster: empty (YAML null), where a mapping of settings belongs; write {} for its "
+            "defaults, or remove the key to keep its defaults",
+        ),
+        (
+            setting(POOL, "clusterAutoscaler", value=None),
+            "triton-platform:gpuPool.clusterAutoscaler: empty (YAML null), where a mapping of settings belongs; give "
+            "its settings, or remove the key to leave it unset",
+        ),
+        (
+            setting(POOL, "taints", value=None),
+            "triton-platform:gpuPool.taints: empty (YAML null), where a list belongs; write [] for an empty list, or "
+            "remove the key to keep its default",
+        ),
+        (
+            setting(POOL, "nodeLabels", value=None),
+            "triton-platform:gpuPool.nodeLabels: empty (YAML null), where a map belongs; write {} for an empty map, "
+            "or remove the key to keep its default",
+        ),
+        (
+            setting(SERVING, *GENERAL, value=None),
+            "triton-platform:serving.deployments.general: empty (YAML null), where a mapping of settings belongs; "
+            "give its settings",
+        ),
+        (
+            setting(SERVING, *GENERAL, "models", value=None),
+            "triton-platform:serving.deployments.general.models: empty (YAML null), where a list belongs; give its "
+            "entries",
+        ),
+    ],
+    ids=[
+        "optional-section",
+        "section-with-defaults",
+        "top-level-section",
+        "section-with-required-keys",
+        "list",
+        "map",
+        "map-entry",
+        "required-list",
+    ],
+)
+def test_an_empty_section_is_refused_whichever_it_is(mutation: Mutation, expected: str) -> None:
+    """One rule for every empty value where a mapping or list belongs: YAML null is neither `{}` nor an absent key,
+    so it is refused naming both, once (not also as `expected a mapping`)."""
+    assert errors_of("staging", mutation) == [expected]
+
+
+def test_an_empty_mapping_is_a_section_with_its_defaults() -> None:
+    config = validate("staging", setting(CLUSTER, value={"gpuOperator": {}, "workloadIdentity": {}}))
+    assert config.cluster.gpu_software == "gpu-operator"
+    assert config.cluster.gpu_operator is not None
+    assert config.cluster.gpu_operator.namespace == "gpu-operator"

@@ -254,3 +254,23 @@ def test_kube_context_refuses_a_context_left_to_esc(tmp_path: Path, capsys: pyte
         f"{path}: triton-platform:kubernetes: left to ESC; the CI reads the cluster's context from the stack file: "
         "write it there"
     )
+
+
+def test_kube_context_refuses_a_context_that_could_forge_a_line_showing_it_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CI writes what kube-context prints into its step outputs: a context with a newline or an escape
+    sequence is an input error, never printed raw."""
+    document = yaml.safe_load((PROJECT_ROOT / "stacks/Pulumi.production.yaml").read_text())
+    document["config"]["triton-platform:kubernetes"]["context"] = "production\ncloud=none\x1b[2K"
+    path = tmp_path / "Pulumi.production.yaml"
+    path.write_text(yaml.safe_dump(document))
+    assert main(["kube-context", "--config", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "\x1b" not in captured.err
+    assert captured.err.splitlines()[-1] == (
+        rf"{path}: triton-platform:kubernetes.context: 'production\ncloud=none\x1b[2K' holds the control character "
+        r"'\n' at position 10; give printable text: no newline, carriage return, escape sequence or other control "
+        "character"
+    )

@@ -12,19 +12,25 @@ from tests.conftest import K8S, MODELS, MONITORING, POOL, SCALING, SERVING, Muta
 from triton_platform.durations import PROM_DURATION
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import (
+    AZURE_CLIENT_ID,
     DNS_LABEL,
     DNS_NAME,
     DNS_SUBDOMAIN,
     IMAGE_REFERENCE,
     KIND,
     LABEL_KEY,
+    LABEL_VALUE_FORMAT,
+    NAMESPACE,
+    OBJECT_NAME,
     PATTERN_NAMES,
+    Format,
     object_name_problem,
 )
 
 EXCEPTIONS = "triton-platform:policyExceptions"
 DIGESTS = "triton-platform:imageDigests"
 DIGEST = "sha256:" + "ab" * 32
+CLIENT_ID = "0b1f5d63-7c1a-4f5e-9d2b-3a4c5e6f7a8b"
 REFERENCE = PATTERN_NAMES[IMAGE_REFERENCE]
 CLUSTER_AUTOSCALER = (
     setting(POOL, "autoscaler", value="cluster-autoscaler"),
@@ -512,4 +518,19 @@ def test_a_runbook_page_with_a_fragment_is_refused_at_its_key() -> None:
     assert error == (
         f"{MONITORING}.runbookBaseUrl: '{url}' has a fragment, '#top'; each alert's runbook link sets its own "
         "(#<alert name in lower case>), so give the page without one, e.g. 'https://wiki.example.com/runbooks'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value_format", "value"),
+    [(NAMESPACE, "ml"), (OBJECT_NAME, "models"), (LABEL_VALUE_FORMAT, "inference"), (AZURE_CLIENT_ID, CLIENT_ID)],
+    ids=["namespace", "object-name", "label-value", "client-id"],
+)
+def test_a_final_newline_is_refused_by_the_components_as_by_the_stack(value_format: Format, value: str) -> None:
+    """Python's `$` matches before a final newline, the Rust engine pydantic runs the stack's patterns with does not:
+    a component's Args must not take `ml\\n` where the stack file refuses it."""
+    assert value_format.problem(value) is None
+    assert value_format.pattern is not None
+    assert value_format.problem(f"{value}\n") == (
+        f"must be {PATTERN_NAMES[value_format.pattern]}; got {excerpt(value + chr(10))}"
     )

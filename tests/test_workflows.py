@@ -522,3 +522,55 @@ def test_a_tag_or_a_pin_without_its_tag_is_found() -> None:
         "- uses: actions/checkout@v7",
         "- uses: actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1",
     ]
+
+
+def step_outputs(text: str) -> dict[str, str]:
+    """A `$GITHUB_OUTPUT` file as the runner reads it (actions/runner, FileCommandManager: `name=value` where `=`
+    comes before any `<<`, else `name<<delimiter`, the value's lines, the delimiter); each name once."""
+    lines, outputs = text.split("\n"), {}
+    while lines:
+        line = lines.pop(0)
+        if not line:
+            continue
+        if "=" in line and ("<<" not in line or line.index("=") < line.index("<<")):
+            name, value = line.split("=", 1)
+        else:
+            name, delimiter = line.split("<<", 1)
+            end = lines.index(delimiter)
+            value, lines = "\n".join(lines[:end]), lines[end + 1 :]
+        assert name not in outputs, f"output {name} written twice"
+        outputs[name] = value
+    return outputs
+
+
+@pytest.mark.parametrize(
+    ("printed", "context"),
+    [("production", "production"), ("prod\ncloud=none\ncontext=other", "prod\ncloud=none\ncontext=other")],
+    ids=["plain", "lines-that-would-forge-outputs"],
+)
+def test_cluster_credentials_writes_its_outputs_so_no_value_adds_one(
+    tmp_path: Path, printed: str, context: str
+) -> None:
+    """The context stackctl prints (which it refuses with a control character) goes into the step's outputs in the
+    multiline form with a random delimiter: whatever lines it held, it stays one output and adds none."""
+    step = next(s for s in load(CREDENTIALS_ACTION)["runs"]["steps"] if s.get("id") == "cloud")
+    stub = tmp_path / ".venv" / "bin" / "python"
+    stub.parent.mkdir(parents=True)
+    stub.write_text('#!/bin/sh\nprintf "%s\\n" "$PRINTED"\n')
+    stub.chmod(0o755)
+    outputs = tmp_path / "github_output"
+    outputs.touch()
+    variables = {"AWS_ROLE_ARN": "arn:aws:iam::111122223333:role/ci", "AWS_REGION": "eu-west-1", "EKS_CLUSTER": "prod"}
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "STACK": "production", "CLOUD": "aws", "GITHUB_OUTPUT": str(outputs)}
+        | variables
+        | {"PRINTED": printed},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert step_outputs(outputs.read_text()) == {"context": context, "cloud": "aws"}
+    assert "<<ghadelimiter_" in outputs.read_text()

@@ -17,6 +17,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from triton_platform.formats import control_character_problem
+
 
 class KubernetesProviderArgs(TypedDict):
     """Where the provider sends objects: exactly one of `render_dir` and `context`."""
@@ -67,6 +69,10 @@ def kubernetes_target(name: str, args: KubernetesProviderArgs) -> KubernetesTarg
         )
     if render_dir is not None and kubeconfig is not None:
         problems.append(f"args.kubeconfig: {kubeconfig!r} applies only when deploying; args.render_dir is set")
+    # Names printed as they are (the preflight's report, the CI's context): no control character may forge a line.
+    for key, value in (("context", context), ("kubeconfig", kubeconfig)):
+        if value is not None and (problem := control_character_problem(value)) is not None:
+            problems.append(f"args.{key}: {problem}")
     if problems:
         raise ValueError("\n".join(f"Kubernetes provider {name}: {problem}" for problem in problems))
     return KubernetesTarget(name, render_dir, context, kubeconfig)

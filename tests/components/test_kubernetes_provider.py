@@ -72,3 +72,14 @@ def test_the_provider_gets_its_target_and_nothing_else(args: KubernetesProviderA
         return provider.urn.apply(check)
 
     run()
+
+
+def test_a_context_or_kubeconfig_with_a_control_character_is_refused_shown_escaped() -> None:
+    with pytest.raises(ValueError, match=r"^Kubernetes provider p: ") as caught:
+        kubernetes_target("p", {"context": "prod\r\x1b[2K", "kubeconfig": "/etc/kube/prod\n"})
+    assert str(caught.value).splitlines() == [
+        r"Kubernetes provider p: args.context: 'prod\r\x1b[2K' holds the control character '\r' at position 4; give "
+        "printable text: no newline, carriage return, escape sequence or other control character",
+        r"Kubernetes provider p: args.kubeconfig: '/etc/kube/prod\n' holds the control character '\n' at position "
+        "14; give printable text: no newline, carriage return, escape sequence or other control character",
+    ]

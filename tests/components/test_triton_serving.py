@@ -15,6 +15,7 @@ from tests.components.mocks import RecordingMocks, install, pulumi_test
 from tests.conftest import model_folder
 from triton_platform.arg_problems import ArgsError
 from triton_platform.gpu_pool_contract import PoolPlacement
+from triton_platform.triton_manifests import user_pod_labels
 from triton_platform.triton_serving import TritonServing, TritonServingArgs
 from triton_platform.triton_serving_args import ModelClaimArgs, ModelRepositoryArgs
 from triton_platform.triton_serving_spec import serving_spec
@@ -953,6 +954,14 @@ STORE_CASES = {
         repository(path="", source="pvc", pvc={"claim_name": "models"}, revision=""),
         ["model_repository.path: is empty; give a value", "model_repository.revision: is empty; give a value"],
     ),
+    "a prefix with a control character": (
+        repository(source="s3", uri="s3://models-bucket/repo\n\x1b[2Kdone"),
+        [
+            r"model_repository.uri: 's3://models-bucket/repo\n\x1b[2Kdone' holds the control character '\n' at "
+            "position 23; give printable text: no newline, carriage return, escape sequence or other control "
+            "character"
+        ],
+    ),
     "a revision longer than a label": (
         repository(source="pvc", pvc={"claim_name": "models"}, revision="r" * 64),
         [f"model_repository.revision: {'r' * 64!r} has 64 characters; at most 63"],
@@ -1033,3 +1042,47 @@ def test_what_monitoring_and_scaling_need_is_output_per_deployment(recorder: Rec
         "models": {"demo": ["classifier"], "pipe": ["pipeline", "preprocess", "classifier"]},
         "instances_per_pod": {"demo": {"classifier": 1}, "pipe": {"preprocess": 3, "classifier": 2}},
     }
+
+
+# --- Triton's workload identity, annotated by hand (triton_platform/workload_identity.py) -------------------------
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        (
+            {"service_account_annotations": {"eks.amazonaws.com/role-arn": "triton-models"}},
+            'service_account_annotations["eks.amazonaws.com/role-arn"]: must be an IAM role ARN, '
+            "arn:<partition>:iam::<12-digit account>:role/[<path>/]<name>; got 'triton-models'",
+        ),
+        (
+            {"service_account_annotations": {"iam.gke.io/gcp-service-account": "arn:aws:iam::111122223333:role/x"}},
+            'service_account_annotations["iam.gke.io/gcp-service-account"]: must be a Google service account email, '
+            "<name>@<project>.iam.gserviceaccount.com; got 'arn:aws:iam::111122223333:role/x'",
+        ),
+        (
+            {
+                "service_account_annotations": {
+                    "azure.workload.identity/client-id": "0b1f5d63-7c1a-4f5e-9d2b-3a4c5e6f7a8b"
+                },
+                "pod_labels": {"azure.workload.identity/use": "false"},
+            },
+            "pod_labels[\"azure.workload.identity/use\"]: 'false', but the ServiceAccount's workload-identity "
+            "annotation needs azure.workload.identity/use: 'true' on its pods (the component sets it); remove the "
+            "label, or the annotation",
+        ),
+    ],
+    ids=["role-arn-no-arn", "gke-account-no-email", "azure-label-saying-otherwise"],
+)
+def test_an_identity_annotated_by_hand_is_checked_as_its_cloud_reads_it(changes: dict[str, Any], expected: str) -> None:
+    assert problems(valid(**changes)) == [expected]
+
+
+def test_an_azure_client_id_in_either_case_labels_the_pods_for_its_webhook() -> None:
+    client_id = "0B1F5D63-7C1A-4F5E-9D2B-3A4C5E6F7A8B"
+    spec = serving_spec(
+        "unit",
+        cast(TritonServingArgs, valid(service_account_annotations={"azure.workload.identity/client-id": client_id})),
+        "test",
+    )
+    assert user_pod_labels(spec.args) == {"azure.workload.identity/use": "true"}

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from triton_platform.formats import control_character_problem
+
 BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
 """S3 and GCS bucket names (both allow lowercase letters, digits, '.', '-'; GCS also '_')."""
 ENDPOINT_HOST = re.compile(r"^[A-Za-z0-9.-]+(:[0-9]{1,5})?$")
@@ -58,6 +60,11 @@ class StoreUri:
 def parse_store_uri(uri: str, source: str) -> StoreUri:
     """`uri` for modelRepository source `s3` or `gcs`; ValueError says what is wrong and what is allowed."""
     scheme = SCHEMES[source]
+    # Printed as it is (`stackctl publish-models`, Triton's and rclone's logs), and no object name holds one: GCS
+    # refuses carriage returns and line feeds (https://cloud.google.com/storage/docs/objects#naming), S3 advises
+    # against every control character (https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-keys.html).
+    if (problem := control_character_problem(uri)) is not None:
+        raise ValueError(problem)
     if not uri.startswith(scheme):
         raise ValueError(f"source {source!r} needs uri {scheme}<bucket>/<prefix>; got {uri!r}")
     rest, endpoint = uri.removeprefix(scheme), None
