@@ -17,6 +17,7 @@ from platform_config.errors import ConfigIssue
 from platform_config.gpu_pool import GpuPoolConfig
 from platform_config.kubernetes import KubernetesConfig
 from platform_config.model_settings import plain_settings, served_models
+from platform_config.monitoring import MonitoringConfig
 from platform_config.paths import display_path
 from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
@@ -332,6 +333,35 @@ def _production_drain_floor(sections: Sections, _repo: ModelRepository) -> Itera
             )
 
 
+def _production_scaling_path(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """What production installs on the scaling path outlives a restart and a drain: KEDA reads Prometheus."""
+    if sections["environment"] != "production":
+        return
+    monitoring: MonitoringConfig = sections["monitoring"]
+    scaling: ScalingConfig = sections["scaling"]
+    key = section_key("monitoring")
+    if monitoring.mode == "install":
+        if monitoring.storage is None:
+            yield ConfigIssue(
+                f"{key}.storage",
+                "required key is missing: production's Prometheus keeps its history and Alertmanager its silences "
+                "in an emptyDir without it, lost on every restart or reschedule; give storage: {storageClassName: "
+                "<a ReadWriteOnce class>}",
+            )
+        if monitoring.replicas < DRAIN_FLOOR:
+            yield ConfigIssue(
+                f"{key}.replicas",
+                f"{monitoring.replicas} in production: KEDA scales on this Prometheus' answers, and one replica "
+                f"stops every scale-up while it restarts or is drained; use replicas >= {DRAIN_FLOOR}",
+            )
+    if scaling.enabled and scaling.keda.mode == "install" and scaling.keda.replicas < DRAIN_FLOOR:
+        yield ConfigIssue(
+            f"{section_key('scaling')}.keda.replicas",
+            f"{scaling.keda.replicas} in production: one KEDA operator and metrics server leave the HPA blind while "
+            f"it restarts or is drained; use replicas >= {DRAIN_FLOOR}",
+        )
+
+
 def _static_replicas(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
     scaling: ScalingConfig = sections["scaling"]
     if scaling.enabled:
@@ -433,6 +463,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("environment", "serving", "scaling"), _scaling_bounds),
     (("serving", "scaling"), _static_replicas),
     (("environment", "serving"), _production_drain_floor),
+    (("environment", "monitoring", "scaling"), _production_scaling_path),
 ]
 """Each check with the sections it needs."""
 

@@ -43,6 +43,10 @@ class Profile:
     rwx_storage: str | None = None
     """The storage that offers ReadWriteMany claims, for a model claim's `storageClassName`."""
 
+    managed_control_plane: bool = False
+    """Whether the cloud runs the control plane out of every pod's reach (no scraping its scheduler,
+    controller manager or etcd)."""
+
 
 PROFILES: dict[str, Profile] = {
     "generic": Profile("pool", ("static", "cluster-autoscaler", "external"), None, None, None, None),
@@ -55,6 +59,7 @@ PROFILES: dict[str, Profile] = {
         "eks.amazonaws.com/role-arn",
         "aws",
         rwx_storage="Amazon EFS: a StorageClass of provisioner efs.csi.aws.com (the EFS CSI driver add-on)",
+        managed_control_plane=True,
     ),
     # GKE installs the driver and device plugin on GPU nodes and taints them nvidia.com/gpu=present:NoSchedule
     # (cloud.google.com/kubernetes-engine/docs/how-to/gpus); node pools scale outside the cluster.
@@ -66,6 +71,7 @@ PROFILES: dict[str, Profile] = {
         "iam.gke.io/gcp-service-account",
         "gce",
         rwx_storage="Filestore: the standard-rwx, premium-rwx or enterprise-rwx StorageClass (Filestore CSI driver)",
+        managed_control_plane=True,
     ),
     # Azure Workload Identity: the annotation, and the pod label its webhook needs (triton_platform/workload_identity.py).
     "aks": Profile(
@@ -76,6 +82,7 @@ PROFILES: dict[str, Profile] = {
         "azure.workload.identity/client-id",
         "azure",
         rwx_storage="Azure Files: the azurefile-csi or azurefile-csi-premium StorageClass",
+        managed_control_plane=True,
     ),
 }
 

@@ -70,6 +70,7 @@ STACK_MODELS: dict[type, str] = {
     keda.PrometheusAuth: "scaling.PrometheusAuth",
     mon.MonitoringArgs: "monitoring.MonitoringConfig",
     mon.AlertThresholds: "monitoring.AlertsConfig",
+    mon.MonitoringStorage: "monitoring.StorageConfig",
     mon.AlertReceiver: "monitoring.Receiver",
     mon.SlackReceiver: "monitoring.SlackReceiver",
     mon.PagerDutyReceiver: "monitoring.PagerDutyReceiver",

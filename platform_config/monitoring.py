@@ -36,6 +36,23 @@ class PrometheusStackChart(HelmChart):
     """Exact chart version. With `path`, the folder's `Chart.yaml` must declare this version."""
 
 
+class StorageConfig(Strict):
+    """Persistent volumes for Prometheus and Alertmanager, mode `install`."""
+
+    # [[[cog fields(monitoring_args.MonitoringStorage)]]]
+    # fmt: off
+    storage_class_name: Annotated[str, arg_format(monitoring_args.MonitoringStorage, "storage_class_name")] | None = from_component(monitoring_args.MonitoringStorage, "storage_class_name")
+    """The StorageClass of the claims: a ReadWriteOnce block class (Prometheus does not support NFS-like file systems: https://prometheus.io/docs/prometheus/latest/storage/). Default: the cluster's default class."""
+
+    prometheus_size: Annotated[str, arg_format(monitoring_args.MonitoringStorage, "prometheus_size")] | None = from_component(monitoring_args.MonitoringStorage, "prometheus_size")
+    """Each Prometheus replica's volume, a Kubernetes quantity. Default: derived from `retention`, the scrape interval and the series the platform and the chart produce (triton_platform/prometheus_storage.py)."""
+
+    alertmanager_size: Annotated[str, arg_format(monitoring_args.MonitoringStorage, "alertmanager_size")] = from_component(monitoring_args.MonitoringStorage, "alertmanager_size")
+    """Each Alertmanager replica's volume (silences and the notification log), a quantity."""
+    # fmt: on
+    # [[[end]]]
+
+
 class AlertsConfig(Strict):
     """Alert thresholds and how long a condition must last before it fires (`for:`)."""
 
@@ -190,7 +207,7 @@ Severity = Literal["critical", "warning", "info"]
 class MonitoringConfig(Strict):
     """Prometheus scraping, rules, Alertmanager routing and Grafana dashboards."""
 
-    # [[[cog fields(monitoring_args.MonitoringArgs, only=['mode', 'selector_labels', 'receivers', 'routes', 'runbook_base_url', 'grafana_folder', 'scrape_interval', 'alerts'])]]]
+    # [[[cog fields(monitoring_args.MonitoringArgs, only=['mode', 'selector_labels', 'receivers', 'routes', 'runbook_base_url', 'grafana_folder', 'scrape_interval', 'alerts', 'replicas', 'retention', 'storage', 'priority_class_name'])]]]
     # fmt: off
     mode: Literal["existing", "install"] = from_component(monitoring_args.MonitoringArgs, "mode")
     """`existing`: a Prometheus Operator already runs; only the ServiceMonitor, rules, alert routing and dashboards are created. `install`: the kube-prometheus-stack chart too, in `prometheus.namespace`, and everything else waits for it (its CRDs)."""
@@ -215,6 +232,18 @@ class MonitoringConfig(Strict):
 
     alerts: AlertsConfig = from_component(monitoring_args.MonitoringArgs, "alerts")
     """Alert thresholds and durations."""
+
+    replicas: int = from_component(monitoring_args.MonitoringArgs, "replicas")
+    """Prometheus and Alertmanager replicas in mode `install`, 1-5. From 2, Prometheus runs as an HA set (each replica scrapes every target and evaluates every rule on its own; the operator drops its `prometheus_replica` label from alerts, so the clustered Alertmanagers send each once), and each gets a PodDisruptionBudget of `minAvailable: 1`."""
+
+    retention: Annotated[str, arg_format(monitoring_args.MonitoringArgs, "retention")] = from_component(monitoring_args.MonitoringArgs, "retention")
+    """How long Prometheus keeps samples, a Prometheus duration from 1h to 1y."""
+
+    storage: StorageConfig | None = from_component(monitoring_args.MonitoringArgs, "storage")
+    """Persistent volumes for Prometheus and Alertmanager, mode `install`. Default: none, an emptyDir: every restart or reschedule loses the history (and Alertmanager's silences)."""
+
+    priority_class_name: Annotated[str, arg_format(monitoring_args.MonitoringArgs, "priority_class_name")] | None = from_component(monitoring_args.MonitoringArgs, "priority_class_name")
+    """A PriorityClass this component creates, mode `install`, of value 200000 (above Triton serving's 100000), for Prometheus, Alertmanager, the operator and kube-state-metrics: under node pressure the scaling signal is the last thing evicted. Default: unset (the cluster's default priority)."""
     # fmt: on
     # [[[end]]]
 

@@ -86,6 +86,12 @@ class KedaInstall(Strict):
 
     namespace: Annotated[str, arg_format(keda_scaling_args.KedaInstall, "namespace")] = from_component(keda_scaling_args.KedaInstall, "namespace")
     """KEDA's namespace, for mode `install`."""
+
+    replicas: int = from_component(keda_scaling_args.KedaInstall, "replicas")
+    """Replicas of KEDA's operator and metrics API server, mode `install`, 1-3. From 2, each gets a PodDisruptionBudget of `minAvailable: 1`: one operator leads and the others stand by, the metrics servers share the API server's requests (keda.sh/docs/latest/operate/cluster, High Availability)."""
+
+    priority_class_name: Annotated[str, arg_format(keda_scaling_args.KedaInstall, "priority_class_name")] | None = from_component(keda_scaling_args.KedaInstall, "priority_class_name")
+    """A PriorityClass this component creates, mode `install`, of value 200000 (above Triton serving's 100000), for KEDA's pods: scaling must outlive the workloads it scales. Default: unset (the cluster's default)."""
     # fmt: on
     # [[[end]]]
 
@@ -102,7 +108,7 @@ class PrometheusAuth(Strict):
     """`bearer` reads the Secret's key `bearerToken`; `basic` reads `username` and `password`. Required."""
 
     secret_name: Annotated[str, arg_format(keda_scaling_args.PrometheusAuth, "secret_name")] = from_component(keda_scaling_args.PrometheusAuth, "secret_name")
-    """The Secret holding those keys, in the Deployments' namespace. Required."""
+    """The Secret holding those keys. Required. Where KEDA reads it: with `keda.mode` `install`, in KEDA's own namespace, since the KEDA this component installs may read Secrets only there (`KEDA_RESTRICT_SECRET_ACCESS`: kedacore/keda pkg/scaling/resolver/scale_resolvers.go, resolveAuthSecret); with an existing KEDA, wherever that KEDA reads it (by default beside the TriggerAuthentication, in the Deployments' namespace)."""
     # fmt: on
     # [[[end]]]
 
@@ -119,7 +125,7 @@ class ScalingConfig(Strict):
 
     # The component's 0 turns the GPU-memory trigger off; a stack always keeps it. A stack's deployments run at
     # most 1000 replicas (`replicas.max`): a paused count above is a typo.
-    # [[[cog fields(keda_scaling_args.KedaScalingArgs, exclude=['targets', 'prometheus_url', 'labels', 'kube_version'], narrow={'gpu_memory_ratio_target': 'gt=0', 'paused_replicas': 'le=1000'})]]]
+    # [[[cog fields(keda_scaling_args.KedaScalingArgs, exclude=['targets', 'prometheus_url', 'labels', 'kube_version', 'image_digests'], narrow={'gpu_memory_ratio_target': 'gt=0', 'paused_replicas': 'le=1000'})]]]
     # fmt: off
     polling_interval_seconds: int = from_component(keda_scaling_args.KedaScalingArgs, "polling_interval_seconds")
     """`pollingInterval`, 1-3600: how often KEDA's own loop checks the triggers (it only scales between 0 and 1; above, the HPA's 15 s sync does)."""
@@ -143,7 +149,7 @@ class ScalingConfig(Strict):
     """Pause at this replica count, 0 or more (`autoscaling.keda.sh/paused-replicas`). Default: unset, not paused."""
 
     prometheus_auth: PrometheusAuth | None = from_component(keda_scaling_args.KedaScalingArgs, "prometheus_auth")
-    """Credentials for Prometheus, through a TriggerAuthentication (child `<name>-prometheus-auth`) in the Deployments' namespace, beside the Secret: every target must then be in one namespace. Default: none."""
+    """Credentials for Prometheus, through a TriggerAuthentication (child `<name>-prometheus-auth`) in the Deployments' namespace: every target must then be in one namespace. Default: none."""
 
     keda: KedaInstall = from_component(keda_scaling_args.KedaScalingArgs, "keda")
     """How KEDA is provided."""

@@ -152,7 +152,7 @@ class HelmChart(Strict):
     """Exact chart version. With `path`, the folder's `Chart.yaml` must declare this version."""
 
     values: dict[str, Any] = {}
-    """Chart values merged over the platform's own (maps merge key by key; anything else replaces). For what the platform does not set: resources, retention, storage, or turning off a subchart an offline mirror lacks. The result is previewed and policy-checked like every object."""
+    """Chart values merged over the platform's own (maps merge key by key; anything else replaces). For what the platform does not set: a component's resources, node placement, or turning off a subchart an offline mirror lacks. The result is previewed and policy-checked like every object."""
 
     path: str | None = None
     """A chart folder (unpacked, dependencies in its `charts/`), relative to the project root or absolute, used instead of `repository`: for air-gapped clusters and mirrors. Unset: the chart is fetched from `repository`."""

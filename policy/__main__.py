@@ -33,17 +33,23 @@ STACKS = Path(__file__).resolve().parent.parent / "stacks"
 
 
 @functools.cache
-def stack_exceptions(stack: str) -> dict[tuple[str, str], dict[str, str]]:
+def stack_config(stack: str) -> dict[str, Any]:
     path = STACKS / f"Pulumi.{stack}.yaml"
     document: dict[str, Any] = (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
-    return granted_exceptions(document.get("config") or {})
+    return document.get("config") or {}
+
+
+def stack_exceptions(stack: str) -> dict[tuple[str, str], dict[str, str]]:
+    return granted_exceptions(stack_config(stack))
 
 
 def resource(type_: str, props: Any, urn: str, protect: bool) -> Resource:
     plain = dict(props or {})
     found = Resource(type_, plain, protect)
     stack = urn.split(":")[2] if urn.startswith("urn:pulumi:") else ""
-    return Resource(type_, plain, protect, stack_exceptions(stack).get((found.kind, found.name), {}))
+    environment = stack_config(stack).get("triton-platform:environment")
+    granted = stack_exceptions(stack).get((found.kind, found.name), {})
+    return Resource(type_, plain, protect, granted, str(environment) if environment else None)
 
 
 def resource_policy(rule: Rule) -> ResourceValidationPolicy:

@@ -76,6 +76,9 @@ class Resource:
     protect: bool = False
     granted: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """Exceptions the stack's config grants this object: policy -> reason."""
+    environment: str | None = None
+    """The stack's `triton-platform:environment`, where known: the tier of the objects that carry no environment
+    label (the charts' objects)."""
 
     @property
     def kind(self) -> str:
@@ -99,8 +102,8 @@ class Resource:
 
     @property
     def production(self) -> bool:
-        """Objects without the environment label get production's rules: strict by default."""
-        return self.labels.get(ENVIRONMENT_LABEL, "production") == "production"
+        """An object's tier is its environment label's, else its stack's; unknown, production's: strict by default."""
+        return self.labels.get(ENVIRONMENT_LABEL, self.environment or "production") == "production"
 
     def exception(self, policy: str) -> str | None:
         """Why this object may break `policy`: granted in the stack's config, or declared by the program."""
@@ -239,16 +242,39 @@ def ephemeral_storage(resource: Resource) -> list[str]:
     return out
 
 
-def image_digests(resource: Resource) -> list[str]:
-    """Production runs every image by digest: a tag can be re-pushed, a digest cannot."""
+# The Prometheus Operator's custom resources that run an image of their `spec.image`
+# (prometheus-operator Documentation/api-reference/api.md: PrometheusSpec, AlertmanagerSpec, ThanosRulerSpec).
+IMAGE_SPEC_KINDS = frozenset({"Prometheus", "PrometheusAgent", "Alertmanager", "ThanosRuler"})
+# Operator flags whose value is an image the operator runs beside each Prometheus and Alertmanager
+# (prometheus-operator cmd/operator/main.go: `prometheus-config-reloader`).
+IMAGE_FLAGS = ("--prometheus-config-reloader",)
+
+
+def running_images(resource: Resource) -> list[tuple[str, str]]:
+    """Every image `resource` runs, with where it is named: its pods' containers, an operator resource's
+    `spec.image`, and the images an operator's flags name. What production pins by digest."""
+    found: list[tuple[str, str]] = []
     spec = pod_spec(resource)
-    if spec is None or not resource.production or not platform_owned(resource):
+    for where, container in containers(spec or {}):
+        if container.get("image"):
+            found.append((where, str(container["image"])))
+        flags = flag_values(str(arg) for arg in (container.get("args") or []))
+        found += [(f"{where} flag {flag}", image) for flag in IMAGE_FLAGS for image in flags.get(flag, [])]
+    image = (resource.props.get("spec") or {}).get("image")
+    if resource.kind in IMAGE_SPEC_KINDS and isinstance(image, str) and image:
+        found.append(("spec.image", image))
+    return found
+
+
+def image_digests(resource: Resource) -> list[str]:
+    """Production runs every image by digest, the charts' included: a tag can be re-pushed, a digest cannot."""
+    if not resource.production:
         return []
     return [
-        f"{where} runs {image} by tag; production pins every image by digest: run `crane digest {image}` and add "
-        f"`{image}: sha256:<digest>` under triton-platform:imageDigests"
-        for where, container in containers(spec)
-        if "@sha256:" not in (image := str(container.get("image") or ""))
+        f"{where} runs {image} by tag; production runs every image by digest: `stackctl pin-images` resolves it "
+        "into triton-platform:imageDigests (docs/deploying.md: Images by digest)"
+        for where, image in running_images(resource)
+        if "@sha256:" not in image
     ]
 
 

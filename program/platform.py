@@ -149,6 +149,8 @@ def monitoring_args(
             "scaling_enabled": config.scaling.enabled,
             "dcgm_metrics": dcgm_metrics(config),
             "dashboard_tags": [*DASHBOARD_TAGS, config.environment],
+            "managed_control_plane": config.cluster.profile.managed_control_plane,
+            "image_digests": dict(config.image_digests),
         },
     )
     if kube_version is not None:
@@ -252,6 +254,7 @@ def scaling_args(
         },
     )
     args["keda"]["chart"] = scaling.keda.chart.source()
+    args["image_digests"] = dict(config.image_digests)
     if kube_version is not None:
         args["kube_version"] = kube_version
     return args

@@ -1,15 +1,14 @@
-"""Production's images run by digest: `stackctl validate` names every one that would run by tag.
+"""Production's images run by digest: which of the program's would still run by tag.
 
 The check is the policy pack's `production-image-digests` rule, over the objects the program
 builds, so the exceptions the stack grants (`triton-platform:policyExceptions`) apply here too.
+`stackctl validate` names them as still to pin; `stackctl pin-images` resolves them, the charts' too.
 """
 
 from __future__ import annotations
 
 from offline.synth import KUBERNETES_PREFIX, SynthResult
-from platform_config.errors import ConfigIssue
-from platform_config.schema import section_key
-from policy.rules import RULES, Resource, violations
+from policy.rules import RULES, Resource, running_images, violations
 
 RULE = next(rule for rule in RULES if rule.name == "production-image-digests")
 
@@ -22,18 +21,16 @@ def granted(result: SynthResult) -> dict[tuple[str, str], dict[str, str]]:
     return out
 
 
-def unpinned_images(result: SynthResult) -> list[ConfigIssue]:
-    """One issue per container that would run by tag without a granted exception."""
+def unpinned_images(result: SynthResult) -> list[str]:
+    """The images production would run by tag without a granted exception, each once, sorted."""
     exceptions = granted(result)
-    issues = []
+    found: set[str] = set()
     for registered in result.resources:
         if not registered.type.startswith(KUBERNETES_PREFIX):
             continue
-        found = Resource(registered.type, registered.inputs, registered.protect)
-        resource = Resource(found.type, found.props, found.protect, exceptions.get((found.kind, found.name), {}))
-        messages, _ = violations(RULE, resource)
-        issues += [
-            ConfigIssue(section_key("image_digests"), f"{resource.kind} {resource.name}: {message}")
-            for message in messages
-        ]
-    return issues
+        plain = Resource(registered.type, registered.inputs, registered.protect)
+        given = exceptions.get((plain.kind, plain.name), {})
+        resource = Resource(plain.type, plain.props, plain.protect, given, result.stack.config.environment)
+        if violations(RULE, resource)[0]:
+            found.update(image for _, image in running_images(resource) if "@sha256:" not in image)
+    return sorted(found)

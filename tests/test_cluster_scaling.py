@@ -6,7 +6,9 @@ scrapes it with the labels the ServiceMonitor gives; the stack is deployed to th
 its Prometheus address pointed there. Only the scale-down window and policy period are shortened, and the
 busy-ratio target lowered (BUSY_TARGET), in the test's copy of the stack, so the test takes minutes. The time from the load step to the HPA's first new
 desired count is measured and set beside `stackctl simulate`'s for the same settings (printed, and written
-to the test's folder as reaction.json; docs/testing.md quotes a run).
+to the test's folder as reaction.json; docs/testing.md quotes a run). Then Prometheus stops: KEDA holds its
+fallback; and starts again on the same storage, as production's Prometheus does on its volume: a series written
+before the restart answers as it did.
 """
 
 from __future__ import annotations
@@ -182,8 +184,17 @@ def test_load_scales_out_and_back_in_and_fallback_holds_without_metrics(loop: Lo
     (loop.work / "reaction.json").write_text(json.dumps(measured, indent=2))
     print(f"scaling loop: {measured}")
 
+    prometheus_outage_and_restart(loop)
+
+
+def prometheus_outage_and_restart(loop: Loop) -> None:
+    """Prometheus stopped, then started again on the same storage."""
+    cluster = loop.cluster
     # Prometheus gone: KEDA's fallback holds what the stack promises, never the floor of 1.
     assert FALLBACK is not None
+    written = f'sum(nv_inference_request_success{{namespace="{NAMESPACE}", model="classifier"}})'
+    stopped_at = time.time()
+    [before_restart] = query(loop.served.prometheus_url, written, at=stopped_at)
     loop.served.prometheus.terminate()
     loop.served.prometheus.wait(timeout=30)
     wait_until("KEDA's fallback", lambda: condition(cluster, "Fallback") == "True", timeout=240, interval=2)
@@ -192,3 +203,11 @@ def test_load_scales_out_and_back_in_and_fallback_holds_without_metrics(loop: Lo
     while time.monotonic() < held_until:
         assert replicas(cluster) >= FALLBACK.replicas, "replicas fell below the fallback while metrics were down"
         time.sleep(3)
+
+    # Prometheus back on the same storage, as production's pods come back on their volumes (Monitoring's
+    # `storage`): the series written before the restart answers as it did, and KEDA leaves its fallback.
+    loop.served.restart_prometheus()
+    [after_restart] = query(loop.served.prometheus_url, written, at=stopped_at)
+    assert float(before_restart["value"][1]) > 0
+    assert after_restart["value"] == before_restart["value"]
+    wait_until("KEDA reading Prometheus again", lambda: condition(cluster, "Fallback") != "True", timeout=240)

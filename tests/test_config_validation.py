@@ -492,6 +492,26 @@ def test_production_keeps_a_ready_pod_through_a_drain() -> None:
     assert validate("staging", setting(SERVING, *GENERAL, "replicas", "min", value=1))
 
 
+def test_production_keeps_its_scaling_path_through_a_restart_and_a_drain() -> None:
+    errors = errors_of(
+        "production",
+        removing(MONITORING, "storage"),
+        setting(MONITORING, "replicas", value=1),
+        setting(SCALING, "keda", "replicas", value=1),
+    )
+    assert errors == [
+        "triton-platform:monitoring.replicas: 1 in production: KEDA scales on this Prometheus' answers, and one "
+        "replica stops every scale-up while it restarts or is drained; use replicas >= 2",
+        "triton-platform:monitoring.storage: required key is missing: production's Prometheus keeps its history and "
+        "Alertmanager its silences in an emptyDir without it, lost on every restart or reschedule; give storage: "
+        "{storageClassName: <a ReadWriteOnce class>}",
+        "triton-platform:scaling.keda.replicas: 1 in production: one KEDA operator and metrics server leave the HPA "
+        "blind while it restarts or is drained; use replicas >= 2",
+    ]
+    # Staging installs neither: the rule is production's.
+    assert validate("staging", setting(MONITORING, "replicas", value=1))
+
+
 def test_static_replicas_need_min_equal_max() -> None:
     [error] = errors_of("dev", setting(SCALING, "enabled", value=False))
     assert error == (

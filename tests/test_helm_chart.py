@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from platform_config.scaling import KedaChart
-from triton_platform.helm_chart import as_stored, merged, missing_dependencies, template_options
+from triton_platform.helm_chart import as_stored, merged, missing_dependencies, template_options, with_images
 
 
 def test_a_repository_chart_is_fetched_at_its_pinned_version() -> None:
@@ -75,3 +75,62 @@ def test_objects_the_api_server_stores_as_rendered_are_unchanged() -> None:
     # Only RBAC's rules: an empty list elsewhere is the object's own business.
     config_map = {"kind": "ConfigMap", "metadata": {"name": "c"}, "rules": []}
     assert as_stored(config_map) == config_map
+
+
+DIGEST = "sha256:" + "a" * 64
+
+
+def test_a_charts_images_run_by_digest_where_listed_and_by_tag_pulled_always() -> None:
+    """Containers, an operator resource's `spec.image` and a flag naming an image; a listed tag runs by digest
+    from the node's copy, an unlisted one by tag, pulled on every start."""
+    deployment = {
+        "kind": "Deployment",
+        "spec": {
+            "template": {
+                "spec": {
+                    "initContainers": [{"name": "init", "image": "docker.io/busybox:1.37"}],
+                    "containers": [
+                        {
+                            "name": "operator",
+                            "image": "quay.io/prometheus-operator/prometheus-operator:v0.86.2",
+                            "imagePullPolicy": "IfNotPresent",
+                            "args": [
+                                "--prometheus-config-reloader=quay.io/prometheus-operator/prometheus-config-reloader:v0.86.2",
+                                "--log-level=info",
+                            ],
+                        }
+                    ],
+                }
+            }
+        },
+    }
+    digests = {
+        "quay.io/prometheus-operator/prometheus-operator:v0.86.2": DIGEST,
+        "quay.io/prometheus-operator/prometheus-config-reloader:v0.86.2": DIGEST,
+    }
+    spec = with_images(deployment, digests)["spec"]["template"]["spec"]
+    assert spec["initContainers"] == [{"name": "init", "image": "docker.io/busybox:1.37", "imagePullPolicy": "Always"}]
+    assert spec["containers"] == [
+        {
+            "name": "operator",
+            "image": f"quay.io/prometheus-operator/prometheus-operator:v0.86.2@{DIGEST}",
+            "imagePullPolicy": "IfNotPresent",
+            "args": [
+                f"--prometheus-config-reloader=quay.io/prometheus-operator/prometheus-config-reloader:v0.86.2@{DIGEST}",
+                "--log-level=info",
+            ],
+        }
+    ]
+    prometheus = {
+        "kind": "Prometheus",
+        "spec": {"image": "quay.io/prometheus/prometheus:v3.7.3", "imagePullPolicy": "IfNotPresent"},
+    }
+    assert with_images(prometheus, {})["spec"] == {
+        "image": "quay.io/prometheus/prometheus:v3.7.3",
+        "imagePullPolicy": "Always",
+    }
+
+
+def test_only_images_change_and_a_value_that_merely_looks_like_one_stays() -> None:
+    config_map = {"kind": "ConfigMap", "data": {"image": "quay.io/prometheus/prometheus:v3.7.3", "flag": "--x=y"}}
+    assert with_images(config_map, {"quay.io/prometheus/prometheus:v3.7.3": DIGEST}) == config_map

@@ -36,7 +36,8 @@ def built(synth: SynthResult) -> list[Resource]:
     for r in synth.resources:
         if r.type.startswith("kubernetes:"):
             found = Resource(r.type, r.inputs, r.protect)
-            out.append(Resource(r.type, r.inputs, r.protect, granted.get((found.kind, found.name), {})))
+            given = granted.get((found.kind, found.name), {})
+            out.append(Resource(r.type, r.inputs, r.protect, given, synth.stack.config.environment))
     return out
 
 
@@ -58,11 +59,25 @@ def check(rule: str, resource: Resource) -> list[str]:
     return violations(RULE[rule], resource)[0]
 
 
+TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
+PINNED_AT_DEPLOY = {"production": {TRITON_IMAGE}}
+"""What a committed stack leaves to `stackctl pin-images` in the deploy workflow: no public source pairs it with
+its digest, and a digest is never written by hand (stacks/Pulumi.production.yaml)."""
+
+
+def by_tag(message: str) -> str:
+    """The image a production-image-digests message names."""
+    return message.split(" runs ", 1)[1].split(" by tag;", 1)[0]
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_program_passes_every_rule(stack: str) -> None:
     resources = built(synth_stack(stack))
     for rule in RULES:
-        if rule.check:
+        if rule.name == "production-image-digests":
+            found_images = {by_tag(m) for r in resources for m in violations(rule, r)[0]}
+            assert found_images == PINNED_AT_DEPLOY.get(stack, set())
+        elif rule.check:
             found = {(r.kind, r.name): violations(rule, r)[0] for r in resources}
             assert {k: v for k, v in found.items() if v} == {}, rule.name
         else:
@@ -94,9 +109,9 @@ OVERPROVISIONING = ("production", "Deployment", "gpu-overprovisioning")
             "production-image-digests",
             OVERPROVISIONING,
             lambda p: p["spec"]["template"]["spec"]["containers"][0].update(image="registry.k8s.io/pause:3.10"),
-            "container placeholder runs registry.k8s.io/pause:3.10 by tag; production pins every image by digest: "
-            "run `crane digest registry.k8s.io/pause:3.10` and add `registry.k8s.io/pause:3.10: sha256:<digest>` "
-            "under triton-platform:imageDigests",
+            "container placeholder runs registry.k8s.io/pause:3.10 by tag; production runs every image by digest: "
+            "`stackctl pin-images` resolves it into triton-platform:imageDigests (docs/deploying.md: Images by "
+            "digest)",
         ),
         (
             "pod-security-restricted",
@@ -315,22 +330,83 @@ def test_a_namespace_without_default_deny_egress_is_reported() -> None:
     ]
 
 
-def test_image_digests_and_ephemeral_storage_leave_chart_objects_to_their_charts() -> None:
+def test_ephemeral_storage_leaves_chart_objects_to_their_charts() -> None:
     deployment = find("production", "Deployment", "triton-general")
 
     def as_chart(p: dict[str, Any]) -> None:
         p["metadata"]["labels"]["app.kubernetes.io/part-of"] = "kube-prometheus-stack"
         triton(p)["resources"]["limits"].pop("ephemeral-storage")
 
-    chart_object = changed(deployment, as_chart)
-    assert check("ephemeral-storage", chart_object) == []
-    assert check("production-image-digests", chart_object) == []
-    ungranted = Resource(deployment.type, deployment.props, deployment.protect)
-    assert check("production-image-digests", ungranted) == [
-        f"{where} runs nvcr.io/nvidia/tritonserver:24.10-py3 by tag; production pins every image by digest: run "
-        "`crane digest nvcr.io/nvidia/tritonserver:24.10-py3` and add `nvcr.io/nvidia/tritonserver:24.10-py3: "
-        "sha256:<digest>` under triton-platform:imageDigests"
-        for where in ("initContainer assemble-model-repository", "container triton")
+    assert check("ephemeral-storage", changed(deployment, as_chart)) == []
+
+
+DIGEST = "sha256:" + "0" * 64
+BY_TAG = (
+    "runs by tag; production runs every image by digest: `stackctl pin-images` resolves it into "
+    "triton-platform:imageDigests (docs/deploying.md: Images by digest)"
+)
+
+
+def chart_object(kind: str, spec: dict[str, Any], environment: str | None) -> Resource:
+    """An object of a chart: no labels of the platform's, so no environment label; the stack's environment."""
+    props = {"kind": kind, "metadata": {"name": "x", "labels": {"app.kubernetes.io/part-of": "keda-operator"}}}
+    return Resource(f"kubernetes:test:{kind}", {**props, "spec": spec}, False, {}, environment)
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec", "where", "image"),
+    [
+        (
+            "Deployment",
+            {
+                "template": {
+                    "spec": {"containers": [{"name": "keda-operator", "image": "ghcr.io/kedacore/keda:2.20.2"}]}
+                }
+            },
+            "container keda-operator",
+            "ghcr.io/kedacore/keda:2.20.2",
+        ),
+        (
+            "Prometheus",
+            {"image": "quay.io/prometheus/prometheus:v3.7.3"},
+            "spec.image",
+            "quay.io/prometheus/prometheus:v3.7.3",
+        ),
+        (
+            "Deployment",
+            {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "operator",
+                                "image": f"quay.io/prometheus-operator/prometheus-operator:v0.86.2@{DIGEST}",
+                                "args": ["--prometheus-config-reloader=quay.io/prometheus-operator/reloader:v0.86.2"],
+                            }
+                        ]
+                    }
+                }
+            },
+            "container operator flag --prometheus-config-reloader",
+            "quay.io/prometheus-operator/reloader:v0.86.2",
+        ),
+    ],
+)
+def test_production_refuses_a_chart_image_by_tag_wherever_it_runs(
+    kind: str, spec: dict[str, Any], where: str, image: str
+) -> None:
+    """The charts' images too (issue: images resolved at deploy, charts' included): a chart object carries no
+    environment label, so it takes its stack's; a dev stack's chart runs by tag."""
+    assert check("production-image-digests", chart_object(kind, spec, "production")) == [
+        f"{where} {BY_TAG.replace('runs by tag', f'runs {image} by tag')}"
+    ]
+    assert check("production-image-digests", chart_object(kind, spec, "dev")) == []
+
+
+def test_an_object_of_no_known_stack_gets_production_rules() -> None:
+    spec = {"image": "quay.io/prometheus/alertmanager:v0.29.0"}
+    assert check("production-image-digests", chart_object("Alertmanager", spec, None)) == [
+        f"spec.image {BY_TAG.replace('runs by tag', 'runs quay.io/prometheus/alertmanager:v0.29.0 by tag')}"
     ]
 
 

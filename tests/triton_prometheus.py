@@ -47,6 +47,18 @@ class Served:
     prometheus_url: str
     triton: TritonServer
     prometheus: subprocess.Popen[bytes]
+    prometheus_command: list[str]
+    """How Prometheus was started: its storage path and address, the same on every start."""
+    prometheus_log: Path
+
+    def restart_prometheus(self) -> None:
+        """Prometheus started again on the same storage path and address, as a pod is on its persistent volume
+        (Monitoring's `storage`), after the old process has exited."""
+        assert self.prometheus.poll() is not None, "stop Prometheus before starting it again"
+        self.prometheus = subprocess.Popen(
+            self.prometheus_command, stdout=subprocess.DEVNULL, stderr=self.prometheus_log.open("ab")
+        )
+        wait_http(f"{self.prometheus_url}/-/ready", 60)
 
 
 def wait_http(url: str, seconds: float) -> None:
@@ -60,8 +72,10 @@ def wait_http(url: str, seconds: float) -> None:
     raise TimeoutError(url)
 
 
-def query(base: str, expr: str) -> list[dict[str, Any]]:
-    url = f"{base}/api/v1/query?{urllib.parse.urlencode({'query': expr})}"
+def query(base: str, expr: str, at: float | None = None) -> list[dict[str, Any]]:
+    """An instant query, now or `at` (Unix seconds)."""
+    params = {"query": expr, **({"time": f"{at:.3f}"} if at is not None else {})}
+    url = f"{base}/api/v1/query?{urllib.parse.urlencode(params)}"
     with urllib.request.urlopen(url, timeout=10) as response:
         body = json.load(response)
     assert body["status"] == "success", body
@@ -156,24 +170,30 @@ def serve_with_prometheus(
         }
         (work / "prometheus.yml").write_text(yaml.safe_dump(scrape))
         web = free_ports()[0]
-        process = subprocess.Popen(
-            [
-                prometheus,
-                f"--config.file={work / 'prometheus.yml'}",
-                f"--storage.tsdb.path={work / 'data'}",
-                f"--web.listen-address=127.0.0.1:{web}",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=(work / "prometheus.log").open("wb"),
+        command = [
+            prometheus,
+            f"--config.file={work / 'prometheus.yml'}",
+            f"--storage.tsdb.path={work / 'data'}",
+            f"--web.listen-address=127.0.0.1:{web}",
+        ]
+        log = work / "prometheus.log"
+        served = Served(
+            config,
+            monitoring,
+            queries,
+            f"http://127.0.0.1:{web}",
+            triton,
+            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log.open("wb")),
+            command,
+            log,
         )
         try:
-            base = f"http://127.0.0.1:{web}"
-            wait_http(f"{base}/-/ready", 30)
-            yield Served(config, monitoring, queries, base, triton, process)
+            wait_http(f"{served.prometheus_url}/-/ready", 30)
+            yield served
         finally:
-            if process.poll() is None:
-                process.terminate()
-                process.wait(timeout=30)
+            if served.prometheus.poll() is None:
+                served.prometheus.terminate()
+                served.prometheus.wait(timeout=30)
 
 
 def load(triton: TritonServer, seconds: float, *, model: str = "pipeline", concurrency: int = 16) -> None:

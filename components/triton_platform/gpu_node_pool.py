@@ -23,6 +23,7 @@ from triton_platform.kubernetes_objects import create_object
 from triton_platform.namespace import DNS_EGRESS, deny_all
 from triton_platform.object_claims import claim
 from triton_platform.policy_exceptions import exception_annotations
+from triton_platform.priority_classes import priority_class
 from triton_platform.workload_identity import identity_pod_labels
 
 TYPE_TOKEN = type_token("GpuNodePool")
@@ -445,17 +446,6 @@ def cluster_autoscaler_manifests(
                 },
             },
         },
-    }
-
-
-def priority_class(name: str, value: int, description: str, preempt: bool, platform: dict[str, str]) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": _meta(platform, name, None),
-        "value": value,
-        "preemptionPolicy": "PreemptLowerPriority" if preempt else "Never",
-        "description": description,
     }
 
 

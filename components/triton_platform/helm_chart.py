@@ -22,6 +22,7 @@ turns off the hooks of the charts it installs (see their values).
 No `from __future__ import annotations` here: TypedDict reads `NotRequired` only from evaluated annotations.
 """
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ import yaml
 
 from triton_platform.arg_schema import Setting, declare
 from triton_platform.formats import CHART_REPOSITORY, CHART_VERSION, Format
+from triton_platform.images import image_fields, pinned
 
 
 class ChartSource(TypedDict):
@@ -142,6 +144,33 @@ def as_stored(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def with_images(node: Any, digests: dict[str, str], *, container: bool = False) -> Any:
+    """A chart's object with every image it runs as the platform runs its own (triton_platform/images.py): by
+    digest where `digests` lists its tag, and each container's pull policy to match. Images are found where they
+    run, not by each chart's values keys: a container's or an operator resource's `image` (a Prometheus' or
+    Alertmanager's `spec.image`, with its `imagePullPolicy`), and a flag naming an image (`--flag=<image>`, the
+    Prometheus Operator's `--prometheus-config-reloader`), as Helm's post-renderers and kustomize's `images` do."""
+    if isinstance(node, list):
+        return [with_images(item, digests, container=container) for item in node]
+    if isinstance(node, str):
+        flag, equals, value = node.partition("=")
+        return f"{flag}={pinned(value, digests)}" if equals and flag.startswith("--") else node
+    if not isinstance(node, dict):
+        return node
+    out = {
+        key: with_images(value, digests, container=key in ("containers", "initContainers", "ephemeralContainers"))
+        for key, value in node.items()
+    }
+    if isinstance(node.get("image"), str) and (container or "imagePullPolicy" in node):
+        out.update(image_fields(node["image"], digests))
+    return out
+
+
+def _pinned(obj: dict[str, Any], digests: dict[str, str]) -> dict[str, Any]:
+    """`with_images` of every object but a CRD, which runs nothing (and holds the chart's largest documents)."""
+    return obj if obj.get("kind") == "CustomResourceDefinition" else with_images(obj, digests)
+
+
 def as_yaml(objects: list[dict[str, Any]]) -> str:
     """A ConfigGroup's `yaml` input: one JSON document per object (JSON is YAML), in the chart's order.
 
@@ -178,6 +207,9 @@ class HelmChartArgs:
     kube_version: str | None
     """Kubernetes version to render for; None when deploying (the provider asks the API server)."""
 
+    image_digests: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Digests by `<image>:<tag>`: the chart's images that run by digest (`with_images`)."""
+
 
 class InstalledChart(pulumi.ComponentResource):
     """A pinned chart's objects, CRDs first and protected."""
@@ -212,7 +244,9 @@ class InstalledChart(pulumi.ComponentResource):
             pulumi.InvokeOutputOptions(parent=self),
         )
         split = template.apply(
-            lambda result: split_crds([as_stored(obj) for obj in (result or {}).get("result") or []])
+            lambda result: split_crds(
+                [as_stored(_pinned(obj, args.image_digests)) for obj in (result or {}).get("result") or []]
+            )
         )
         # CRDs hold every custom resource of their kind, cluster-wide: protected, and retained on delete. The
         # engine hands both options from a group down to the objects it registers (pulumi pkg/resource/deploy

@@ -17,6 +17,7 @@ from triton_platform.component_types import type_token, with_former_type
 from triton_platform.helm_chart import HelmChartArgs, InstalledChart
 from triton_platform.keda_scaling_args import (
     GPU_TRIGGER,
+    KedaInstall,
     KedaScalingArgs,
     LoadTrigger,
     PrometheusAuth,
@@ -26,6 +27,7 @@ from triton_platform.keda_scaling_args import (
 )
 from triton_platform.kubernetes_objects import create_object
 from triton_platform.policy_exceptions import exception_annotations
+from triton_platform.priority_classes import SCALING_PRIORITY, priority_class
 from triton_platform.promql import label_value
 
 TYPE_TOKEN = type_token("KedaScaling")
@@ -33,8 +35,39 @@ FORMER_TYPE_TOKEN = "triton-platform:scaling:KedaScaling"
 """The type before the component package (component_types.py)."""
 API_VERSION = "keda.sh/v1alpha1"
 AUTH_NAME = "triton-prometheus"
-# KEDA's own metrics and a ServiceMonitor for them, for the KedaScalerErrors alert (chart values.yaml `prometheus`).
-KEDA_VALUES = {"prometheus": {"operator": {"enabled": True, "serviceMonitor": {"enabled": True}}}}
+
+
+def keda_values(keda: KedaInstall) -> dict[str, Any]:
+    """The KEDA chart's values (kedacore/charts keda/values.yaml): its own metrics for the KedaScalerErrors alert,
+    RBAC narrowed to what the platform's ScaledObjects use, and in production's settings replicas, disruption
+    budgets and a priority. Image pull policies and digests are the platform's own rule (helm_chart.py)."""
+    replicas = keda["replicas"]
+    values: dict[str, Any] = {
+        # KEDA's own metrics and a ServiceMonitor for them.
+        "prometheus": {"operator": {"enabled": True, "serviceMonitor": {"enabled": True}}},
+        # The chart's default grants get, and scale, on every resource of every API group (`scaledRefKinds`
+        # "*"/"*"); the platform scales Deployments only, which its ClusterRole covers without them.
+        "rbac": {"enabledCustomScaledRefKinds": False},
+        # The chart's default lets the operator list, watch and get every Secret in the cluster. Restricted, it
+        # reads Secrets in its own namespace only (KEDA_RESTRICT_SECRET_ACCESS), where `prometheus_auth`'s lives.
+        "permissions": {"operator": {"restrict": {"secret": True}}, "metricServer": {"restrict": {"secret": True}}},
+        "operator": {"replicaCount": replicas},
+        "metricsServer": {"replicaCount": replicas},
+    }
+    if replicas > 1:
+        budget = {"minAvailable": 1}
+        values["podDisruptionBudget"] = {"operator": budget, "metricServer": budget}
+    if "priority_class_name" in keda:
+        values["priorityClassName"] = keda["priority_class_name"]
+    return values
+
+
+def keda_priority_class(keda: KedaInstall, labels: Mapping[str, str]) -> dict[str, Any] | None:
+    """The PriorityClass of KEDA's pods, where one is named."""
+    if "priority_class_name" not in keda:
+        return None
+    description = f"KEDA in {keda['namespace']}: scaling outranks the Triton serving it scales."
+    return priority_class(keda["priority_class_name"], SCALING_PRIORITY, description, True, dict(labels))
 
 
 def gpu_memory_query(namespace: str, deployment: str) -> str:
@@ -216,6 +249,10 @@ class KedaScaling(pulumi.ComponentResource):
             },
             child,
         )
+        before = [namespace]
+        priority = keda_priority_class(keda, scaling["labels"])
+        if priority is not None:
+            before.append(create_object(f"{name}-priority-class", priority, child))
         return InstalledChart(
             f"{name}-keda",
             HelmChartArgs(
@@ -223,10 +260,11 @@ class KedaScaling(pulumi.ComponentResource):
                 chart=keda["chart"],
                 release="keda",
                 namespace=keda["namespace"],
-                values=KEDA_VALUES,
+                values=keda_values(keda),
                 kube_version=scaling.get("kube_version"),
+                image_digests=dict(scaling["image_digests"]),
             ),
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace])),
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=before)),
         )
 
 

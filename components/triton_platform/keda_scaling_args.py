@@ -20,6 +20,8 @@ from triton_platform.arg_schema import Setting, declare, resolve_record
 from triton_platform.formats import (
     DNS_LABEL,
     HTTP_URL,
+    IMAGE_DIGEST,
+    IMAGE_TAG,
     KUBE_VERSION,
     LABEL_KEY_FORMAT,
     LABEL_VALUE_FORMAT,
@@ -120,7 +122,10 @@ class PrometheusAuth(TypedDict):
     """`bearer` reads the Secret's key `bearerToken`; `basic` reads `username` and `password`. Required."""
 
     secret_name: str
-    """The Secret holding those keys, in the Deployments' namespace. Required."""
+    """The Secret holding those keys. Required. Where KEDA reads it: with `keda.mode` `install`, in KEDA's own
+    namespace, since the KEDA this component installs may read Secrets only there (`KEDA_RESTRICT_SECRET_ACCESS`:
+    kedacore/keda pkg/scaling/resolver/scale_resolvers.go, resolveAuthSecret); with an existing KEDA, wherever
+    that KEDA reads it (by default beside the TriggerAuthentication, in the Deployments' namespace)."""
 
 
 class KedaInstall(TypedDict):
@@ -136,6 +141,15 @@ class KedaInstall(TypedDict):
     chart: NotRequired[ChartSource]
     """The KEDA chart (named `keda` in its repository), for mode `install`.
     Default: version 2.20.2 from https://kedacore.github.io/charts."""
+
+    replicas: NotRequired[int]
+    """Replicas of KEDA's operator and metrics API server, mode `install`, 1-3. From 2, each gets a
+    PodDisruptionBudget of `minAvailable: 1`: one operator leads and the others stand by, the metrics servers
+    share the API server's requests (keda.sh/docs/latest/operate/cluster, High Availability). Default: 1."""
+
+    priority_class_name: NotRequired[str]
+    """A PriorityClass this component creates, mode `install`, of value 200000 (above Triton serving's 100000),
+    for KEDA's pods: scaling must outlive the workloads it scales. Default: unset (the cluster's default)."""
 
 
 class KedaScalingArgs(TypedDict):
@@ -180,7 +194,7 @@ class KedaScalingArgs(TypedDict):
 
     prometheus_auth: NotRequired[PrometheusAuth]
     """Credentials for Prometheus, through a TriggerAuthentication (child `<name>-prometheus-auth`) in the
-    Deployments' namespace, beside the Secret: every target must then be in one namespace. Default: none."""
+    Deployments' namespace: every target must then be in one namespace. Default: none."""
 
     keda: NotRequired[KedaInstall]
     """How KEDA is provided. Default: mode `existing`, KEDA already runs."""
@@ -191,6 +205,10 @@ class KedaScalingArgs(TypedDict):
     kube_version: NotRequired[str]
     """Kubernetes version KEDA's chart is templated for when rendering without a cluster, e.g. `v1.34.0`; read
     in `install` mode only. Default: the API server's."""
+
+    image_digests: NotRequired[dict[str, str]]
+    """KEDA's images by digest, `keda.mode` `install`: each container whose `<image>:<tag>` is a key runs
+    `<image>:<tag>@<digest>` (`stackctl pin-images` writes them). Default: none (by tag, pulled on every start)."""
 
 
 DEFAULT_SCALE_UP: ScalePolicy = {"stabilization_seconds": 0, "percent": 100, "pods": 3, "period_seconds": 30}
@@ -233,6 +251,8 @@ declare(
     mode=Setting(default="existing", choices=KEDA_MODES),
     namespace=Setting(default="keda", format=NAMESPACE),
     chart=Setting(default=KEDA_CHART),
+    replicas=Setting(default=1, minimum=1, maximum=3),
+    priority_class_name=Setting(format=OBJECT_NAME),
 )
 declare(
     KedaScalingArgs,
@@ -248,6 +268,7 @@ declare(
     keda=Setting(default={}),
     labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
     kube_version=Setting(format=Format(KUBE_VERSION)),
+    image_digests=Setting(default={}, keys=IMAGE_TAG, format=IMAGE_DIGEST),
 )
 
 

@@ -12,7 +12,7 @@ Its Args are triton_platform/monitoring_args.py's `MonitoringArgs`. No `from __f
 schema inference reads `__init__`'s annotations as types.
 """
 
-from collections.abc import Mapping
+import math
 from typing import Any, Optional
 
 import pulumi
@@ -21,8 +21,10 @@ import pulumi_random as random
 from triton_platform.alert_routing import ReceiverSecret, alertmanager_config_manifest, receiver_secrets
 from triton_platform.component_types import type_token, with_former_type
 from triton_platform.dashboards import FOLDER_ANNOTATION, dashboard_manifest
+from triton_platform.durations import duration_seconds
 from triton_platform.helm_chart import HelmChartArgs, InstalledChart
 from triton_platform.kubernetes_objects import create_object
+from triton_platform.kubernetes_values import quantity_value
 from triton_platform.monitoring_args import (
     COMPONENT,
     DASHBOARD_LABEL,
@@ -32,10 +34,13 @@ from triton_platform.monitoring_args import (
     joined_settings,
     joins_outputs,
     monitoring_settings,
+    served_models,
 )
 from triton_platform.monitoring_rules import load_queries, rule_groups
 from triton_platform.object_claims import claim
 from triton_platform.policy_exceptions import exception_annotations
+from triton_platform.priority_classes import SCALING_PRIORITY, priority_class
+from triton_platform.prometheus_storage import CHART_SERIES, platform_series, retention_size, volume_gi
 from triton_platform.triton_manifests import APP_NAME
 
 TYPE_TOKEN = type_token("Monitoring")
@@ -106,45 +111,103 @@ def prometheus_rule_manifest(settings: MonitoringArgs) -> dict[str, Any]:
 
 
 GRAFANA_RESOURCES = {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
-TAG_PULL_POLICY = "Always"
-"""The charts run their images by the tags their chart version names: pulled on every start, as the platform's own
-images by tag are (triton_platform/images.py), so a tag moved in the registry never runs beside the old content."""
-
 SIDECAR_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "256Mi"}}
 KUBE_STATE_METRICS_RESOURCES = {
     "requests": {"cpu": "50m", "memory": "128Mi"},
     "limits": {"cpu": "500m", "memory": "512Mi"},
 }
+PROMETHEUS_RESOURCES = {"requests": {"cpu": "500m", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "4Gi"}}
+"""Prometheus' memory follows its head series (about 100,000 here, triton_platform/prometheus_storage.py): a few
+KiB each, and twice that while the WAL replays after a restart."""
+ALERTMANAGER_RESOURCES = {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "200m", "memory": "256Mi"}}
+RELOADER_RESOURCES = {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"cpu": "100m", "memory": "64Mi"}}
+"""The operator's config reloader beside each Prometheus and Alertmanager (the chart's default sets 10m/50Mi)."""
+MANAGED_CONTROL_PLANE = ("kubeControllerManager", "kubeScheduler", "kubeEtcd")
+"""The chart's jobs (their Services, ServiceMonitors and rules) for control-plane parts a managed cluster hides."""
 
 
-def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
-    """kube-prometheus-stack values: select the platform's objects, keep Grafana's password in a Secret."""
-    select = {"matchLabels": dict(selector_labels)}
-    return {
+def prometheus_volume_gi(settings: MonitoringArgs) -> int:
+    """Each Prometheus replica's volume in GiB, from the platform's series at every deployment's ceiling and the
+    chart's allowance, the scrape interval and the retention (triton_platform/prometheus_storage.py)."""
+    deployments = [(d["max_replicas"], len(served_models(d))) for d in settings["deployments"].values()]
+    series = platform_series(deployments) + CHART_SERIES
+    interval, retention = duration_seconds(settings["scrape_interval"]), duration_seconds(settings["retention"])
+    return volume_gi(series, interval, retention)
+
+
+def _claim(storage_class: str | None, size: str) -> dict[str, Any]:
+    """The operator's `storage` field: a claim per replica, kept across restarts (its StatefulSet's template)."""
+    spec: dict[str, Any] = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    return {"volumeClaimTemplate": {"spec": spec}}
+
+
+def _availability(settings: MonitoringArgs) -> dict[str, Any]:
+    """Replicas, and a disruption budget that keeps one of an HA set up through a node drain."""
+    return {"podDisruptionBudget": {"enabled": True, "minAvailable": 1}} if settings["replicas"] > 1 else {}
+
+
+def priority_class_manifest(settings: MonitoringArgs) -> dict[str, Any] | None:
+    """The PriorityClass of Prometheus, Alertmanager, the operator and kube-state-metrics, where one is named."""
+    if "priority_class_name" not in settings:
+        return None
+    description = (
+        f"Prometheus and Alertmanager in {settings['prometheus_namespace']}: the scaling signal outranks Triton "
+        "serving."
+    )
+    labels = dict(settings["labels"])
+    return priority_class(settings["priority_class_name"], SCALING_PRIORITY, description, True, labels)
+
+
+def chart_values(settings: MonitoringArgs) -> dict[str, Any]:
+    """kube-prometheus-stack values: select the platform's objects, keep Grafana's password in a Secret; in
+    production's settings, persistent, replicated and prioritised Prometheus and Alertmanager. Image pull
+    policies and digests are the platform's own rule, applied to every chart object (helm_chart.py)."""
+    select = {"matchLabels": dict(settings["selector_labels"])}
+    priority = {"priorityClassName": settings["priority_class_name"]} if "priority_class_name" in settings else {}
+    storage = settings.get("storage")
+    prometheus_spec: dict[str, Any] = {
+        "serviceMonitorSelector": {},
+        "serviceMonitorSelectorNilUsesHelmValues": False,
+        "serviceMonitorNamespaceSelector": {},
+        "ruleSelector": select,
+        "ruleNamespaceSelector": {},
+        "retention": settings["retention"],
+        "replicas": settings["replicas"],
+        "resources": PROMETHEUS_RESOURCES,
+        **priority,
+    }
+    alertmanager_spec: dict[str, Any] = {
+        "alertmanagerConfigSelector": select,
+        "alertmanagerConfigNamespaceSelector": {},
+        "replicas": settings["replicas"],
+        "resources": ALERTMANAGER_RESOURCES,
+        **priority,
+    }
+    if storage is not None:
+        volume = storage.get("prometheus_size") or f"{prometheus_volume_gi(settings)}Gi"
+        prometheus_spec["storageSpec"] = _claim(storage.get("storage_class_name"), volume)
+        # Past this, Prometheus deletes its oldest blocks rather than fill the volume and stop scraping.
+        prometheus_spec["retentionSize"] = retention_size(math.floor(quantity_value(volume) / 2**30))
+        alertmanager_spec["storage"] = _claim(storage.get("storage_class_name"), storage["alertmanager_size"])
+    values: dict[str, Any] = {
         # The operator's admission webhook gets its certificate from Helm hook Jobs, which are not part of
         # the chart's objects here (triton_platform/helm_chart.py); without them the webhook and the operator's
         # TLS listener would wait for a Secret nothing creates. Rules are checked by promtool before deploy.
         "prometheusOperator": {
             "admissionWebhooks": {"enabled": False},
             "tls": {"enabled": False},
-            "image": {"pullPolicy": TAG_PULL_POLICY},
             # The chart sets none; the policy pack requires requests and limits on every container.
             "resources": {
                 "requests": {"cpu": "100m", "memory": "128Mi"},
                 "limits": {"cpu": "500m", "memory": "512Mi"},
             },
+            "prometheusConfigReloader": {"resources": RELOADER_RESOURCES},
+            **priority,
         },
         # A dedicated Prometheus: scrape every ServiceMonitor, KEDA's chart's included (it carries no release label).
-        "prometheus": {
-            "prometheusSpec": {
-                "serviceMonitorSelector": {},
-                "serviceMonitorSelectorNilUsesHelmValues": False,
-                "serviceMonitorNamespaceSelector": {},
-                "ruleSelector": select,
-                "ruleNamespaceSelector": {},
-                "retention": "15d",
-            }
-        },
+        "prometheus": {"prometheusSpec": prometheus_spec, **_availability(settings)},
         "nodeExporter": {"enabled": False},  # needs host access; the platform's rules read Triton's own GPU metrics
         "alertmanager": {
             # Replaces the chart's default config, whose InfoInhibitor would mute every info alert;
@@ -154,10 +217,8 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
                 "receivers": [{"name": NULL_RECEIVER}],
                 "inhibit_rules": [],
             },
-            "alertmanagerSpec": {
-                "alertmanagerConfigSelector": select,
-                "alertmanagerConfigNamespaceSelector": {},
-            },
+            "alertmanagerSpec": alertmanager_spec,
+            **_availability(settings),
         },
         "grafana": {
             "admin": {"existingSecret": GRAFANA_ADMIN_SECRET, "userKey": "admin-user", "passwordKey": "admin-password"},
@@ -165,14 +226,12 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
             # charts/grafana/values.yaml; Helm merges these maps into its defaults). Grafana writes only under
             # /var/lib/grafana (the chart's `storage` emptyDir) and /tmp; it logs to the console (`log.mode`).
             "resources": GRAFANA_RESOURCES,
-            "image": {"pullPolicy": TAG_PULL_POLICY},
             "containerSecurityContext": {"readOnlyRootFilesystem": True},
             "extraVolumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "256Mi"}}],
             "extraVolumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
             "sidecar": {
                 # The dashboard and datasource sidecars (kiwigrid/k8s-sidecar) write only into their emptyDirs.
                 "resources": SIDECAR_RESOURCES,
-                "imagePullPolicy": TAG_PULL_POLICY,
                 "securityContext": {"readOnlyRootFilesystem": True},
                 "dashboards": {
                     "enabled": True,
@@ -186,8 +245,12 @@ def chart_values(selector_labels: Mapping[str, str]) -> dict[str, Any]:
         },
         # kube-state-metrics already runs read-only and non-root (its chart's containerSecurityContext) but sets
         # no resources; its memory grows with the number of objects in the cluster.
-        "kube-state-metrics": {"resources": KUBE_STATE_METRICS_RESOURCES, "image": {"pullPolicy": TAG_PULL_POLICY}},
+        "kube-state-metrics": {"resources": KUBE_STATE_METRICS_RESOURCES, **priority},
     }
+    if settings["managed_control_plane"]:
+        # Their Down alerts would fire forever: the cloud runs these out of every pod's reach.
+        values.update({part: {"enabled": False} for part in MANAGED_CONTROL_PLANE})
+    return values
 
 
 def _secret_manifest(settings: MonitoringArgs, secret: ReceiverSecret) -> dict[str, Any]:
@@ -262,6 +325,7 @@ class Monitoring(pulumi.ComponentResource):
             own.append(
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": settings["prometheus_namespace"]}}
             )
+            own += [m for m in [priority_class_manifest(settings)] if m is not None]
         claim(f"{COMPONENT} {name}", opts, [*secrets, *own])
         super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
@@ -316,7 +380,11 @@ class Monitoring(pulumi.ComponentResource):
             },
             child,
         )
-        child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[ns]))
+        before: list[pulumi.Resource] = [ns]
+        scaling_priority = priority_class_manifest(settings)
+        if scaling_priority is not None:
+            before.append(create_object(f"{name}-priority-class", scaling_priority, child))
+        child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=before))
         password = random.RandomPassword(f"{name}-grafana-admin", length=32, special=False, opts=child)
         self.grafana_admin_password = pulumi.Output.secret(password.result)
         secret = create_object(
@@ -341,7 +409,8 @@ class Monitoring(pulumi.ComponentResource):
                 chart=settings["chart"],
                 release=RELEASE_NAME,
                 namespace=namespace,
-                values=chart_values(settings["selector_labels"]),
+                values=chart_values(settings),
+                image_digests=dict(settings["image_digests"]),
                 kube_version=settings.get("kube_version"),
             ),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[secret])),

@@ -18,20 +18,25 @@ import pulumi
 
 from triton_platform.arg_problems import ArgProblems
 from triton_platform.arg_schema import Setting, declare, join_key, resolve_record
+from triton_platform.durations import PROM_DURATION
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import (
     ALERT_FOR,
     DNS1035_LABEL,
     DNS_LABEL,
+    IMAGE_DIGEST,
+    IMAGE_TAG,
     KUBE_VERSION,
     LABEL_KEY_FORMAT,
     LABEL_VALUE_FORMAT,
     MODEL,
     NAMESPACE,
     OBJECT_NAME,
+    QUANTITY_FORMAT,
     RUNBOOK_BASE_URL,
     SCRAPE_INTERVAL,
     Format,
+    duration_within,
 )
 from triton_platform.helm_chart import ChartSource, chart_source_problem
 from triton_platform.model_packaging.settings import INT32_MAX
@@ -59,6 +64,9 @@ POD_SECURITY_LABELS = {
 }
 """The Pod Security labels of the namespace mode `install` creates: the chart's components pass the baseline
 profile; warn about everything restricted would refuse."""
+MAX_MONITORING_REPLICAS = 5
+"""More Prometheus replicas add no availability, only copies of every series."""
+RETENTION = Format(PROM_DURATION, rule=duration_within("1h", "1y", "a retention"))
 LATENCY_SLO_MAX_MS = 3_600_000
 """An hour: far above any inference request's latency, so a value past it is a slip of units, not an objective."""
 
@@ -205,6 +213,22 @@ class MonitoredDeployment(TypedDict):
     """What it scales on."""
 
 
+class MonitoringStorage(TypedDict):
+    """Persistent volumes for Prometheus and Alertmanager in mode `install`: each replica claims its own through
+    the Prometheus Operator's `storage.volumeClaimTemplate`, so its data outlives a restart or a reschedule."""
+
+    storage_class_name: NotRequired[str]
+    """The StorageClass of the claims: a ReadWriteOnce block class (Prometheus does not support NFS-like file
+    systems: https://prometheus.io/docs/prometheus/latest/storage/). Default: the cluster's default class."""
+
+    prometheus_size: NotRequired[str]
+    """Each Prometheus replica's volume, a Kubernetes quantity. Default: derived from `retention`, the scrape
+    interval and the series the platform and the chart produce (triton_platform/prometheus_storage.py)."""
+
+    alertmanager_size: NotRequired[str]
+    """Each Alertmanager replica's volume (silences and the notification log), a quantity. Default: 1Gi."""
+
+
 class MonitoringArgs(TypedDict):
     """What `Monitoring` needs: where the watched Deployments run, which they are, and how to watch them."""
 
@@ -281,6 +305,34 @@ class MonitoringArgs(TypedDict):
     """Kubernetes version the chart is templated for when the program renders manifests instead of deploying.
     Only used in mode `install`. Default: unset (the API server's)."""
 
+    replicas: NotRequired[int]
+    """Prometheus and Alertmanager replicas in mode `install`, 1-5. From 2, Prometheus runs as an HA set (each
+    replica scrapes every target and evaluates every rule on its own; the operator drops its `prometheus_replica`
+    label from alerts, so the clustered Alertmanagers send each once), and each gets a PodDisruptionBudget of
+    `minAvailable: 1`. Default: 1."""
+
+    retention: NotRequired[str]
+    """How long Prometheus keeps samples, a Prometheus duration from 1h to 1y. Default: 15d."""
+
+    storage: NotRequired[MonitoringStorage]
+    """Persistent volumes for Prometheus and Alertmanager, mode `install`. Default: none, an emptyDir: every
+    restart or reschedule loses the history (and Alertmanager's silences)."""
+
+    priority_class_name: NotRequired[str]
+    """A PriorityClass this component creates, mode `install`, of value 200000 (above Triton serving's 100000),
+    for Prometheus, Alertmanager, the operator and kube-state-metrics: under node pressure the scaling signal
+    is the last thing evicted. Default: unset (the cluster's default priority)."""
+
+    managed_control_plane: NotRequired[bool]
+    """Whether the cloud runs the control plane (EKS, GKE, AKS), mode `install`: then the chart's scrape jobs and
+    rules for kube-controller-manager, kube-scheduler and etcd, which no pod can reach there, are off (their
+    Down alerts would fire forever). Default: false."""
+
+    image_digests: NotRequired[dict[str, str]]
+    """The charts' images by digest, mode `install`: each container (and the operator's Prometheus and
+    Alertmanager images) whose `<image>:<tag>` is a key runs `<image>:<tag>@<digest>` (`stackctl pin-images`
+    writes them). Default: none (by tag, pulled on every start)."""
+
 
 def _secret_key_problem(key: str) -> str | None:
     if re.fullmatch(r"[-._a-zA-Z0-9]+", key) and key not in (".", ".."):
@@ -300,6 +352,12 @@ WATCHED_KEY = Format(DNS_LABEL, 63)
 SERVICE_NAME = Format(DNS1035_LABEL, 63)
 """A Service's name (apimachinery ValidateServiceName): a DNS-1035 label."""
 
+declare(
+    MonitoringStorage,
+    storage_class_name=Setting(format=OBJECT_NAME),
+    prometheus_size=Setting(format=QUANTITY_FORMAT),
+    alertmanager_size=Setting(default="1Gi", format=QUANTITY_FORMAT),
+)
 declare(CredentialSecret, name=Setting(format=OBJECT_NAME), key=Setting(format=SECRET_KEY))
 declare(ReceiverCredential, value=Setting(min_length=1), secret=Setting())
 declare(SlackReceiver, webhook_url=Setting(), channel=Setting(min_length=1))
@@ -365,6 +423,12 @@ declare(
     dcgm_metrics=Setting(default=False),
     dashboard_tags=Setting(default=DASHBOARD_TAGS, min_length=1, unique=True),
     kube_version=Setting(format=Format(KUBE_VERSION)),
+    replicas=Setting(default=1, minimum=1, maximum=MAX_MONITORING_REPLICAS),
+    retention=Setting(default="15d", format=RETENTION),
+    storage=Setting(),
+    priority_class_name=Setting(format=OBJECT_NAME),
+    managed_control_plane=Setting(default=False),
+    image_digests=Setting(default={}, keys=IMAGE_TAG, format=IMAGE_DIGEST),
 )
 
 

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> Exit:
     repo = read_repository(Path(args.model_repo)) if args.model_repo else None
     try:
         loaded = load_stack_file(path, stack, repo, defer_to_esc=True)
-        _whole_stack_checks(loaded, path, stack)
+        unpinned = _whole_stack_checks(loaded, path, stack)
     except ConfigError as err:
         if all(issue.path == FILE_ISSUE for issue in err.issues):
             # No file to find anything in (a FIFO, a device, too large): an input error, as for every command.
@@ -101,11 +101,19 @@ def run(args: argparse.Namespace) -> Exit:
                 "stack": loaded.stack,
                 "summary": summary,
                 "deferred": list(loaded.deferred),
+                "unpinned": unpinned,
                 "errors": [],
             }
         )
         return Exit.PASSED
     print(f"{loaded.source}: OK: {summary}")
+    if unpinned:
+        print(
+            f"{loaded.source}: still by tag, to pin before deploy: {', '.join(unpinned)} "
+            f"(`stackctl pin-images --stack {loaded.stack}` resolves them and the charts' images into "
+            "triton-platform:imageDigests; the deploy workflow runs it before its preview, whose policy pack "
+            "refuses any production image by tag)"
+        )
     if loaded.deferred:
         print(
             f"{loaded.source}: deferred to the Pulumi CLI: {', '.join(loaded.deferred)} "
@@ -115,22 +123,23 @@ def run(args: argparse.Namespace) -> Exit:
     return Exit.PASSED
 
 
-def _whole_stack_checks(loaded: StackConfig, path: Path, stack: str | None) -> None:
+def _whole_stack_checks(loaded: StackConfig, path: Path, stack: str | None) -> list[str]:
     """The checks of a whole stack that passed the schema (ConfigError), so that no problem is named twice: the
-    components' own checks of the Args the program builds, in stack keys; production's images by digest."""
+    components' own checks of the Args the program builds, in stack keys. Returns production's images still to
+    pin: not an error here, since the deploy workflow pins them (`stackctl pin-images`) before its preview, whose
+    policy pack refuses any image by tag."""
     from offline.synth import synthesize  # noqa: PLC0415
     from program.component_checks import component_issues  # noqa: PLC0415
     from stackctl.image_pins import unpinned_images  # noqa: PLC0415
 
     if loaded.deferred:
-        return
+        return []
     issues: list[ConfigIssue] = component_issues(loaded)
     if issues:
         raise ConfigError(loaded.source, issues)
     if loaded.config.environment == "production":
-        issues = unpinned_images(synthesize(path, stack))
-        if issues:
-            raise ConfigError(loaded.source, issues)
+        return unpinned_images(synthesize(path, stack))
+    return []
 
 
 COMMAND = Command(

@@ -230,12 +230,58 @@ def test_install_mode_installs_keda_into_its_namespace_first(mocks: RecordingMoc
         assert json.loads(template.args["jsonOpts"]) == {
             "release_name": "keda",
             "namespace": "keda-system",
-            "values": {"prometheus": {"operator": {"enabled": True, "serviceMonitor": {"enabled": True}}}},
+            "values": {
+                "prometheus": {"operator": {"enabled": True, "serviceMonitor": {"enabled": True}}},
+                "rbac": {"enabledCustomScaledRefKinds": False},
+                "permissions": {
+                    "operator": {"restrict": {"secret": True}},
+                    "metricServer": {"restrict": {"secret": True}},
+                },
+                "operator": {"replicaCount": 1},
+                "metricsServer": {"replicaCount": 1},
+            },
             "include_test_hook_resources": False,
             "chart": "keda",
             "fetch_opts": {"repo": "https://kedacore.github.io/charts", "version": "2.20.2"},
             "kube_version": "v1.34.0",
         }
+
+    return scaling.scaled_objects["my-model"].urn.apply(check)
+
+
+@pulumi_test
+def test_replicated_keda_gets_disruption_budgets_and_a_priority_above_tritons(
+    mocks: RecordingMocks,
+) -> pulumi.Output[None]:
+    keda = {"mode": "install", "namespace": "keda", "replicas": 2, "priority_class_name": "scaling-critical"}
+    scaling = KedaScaling(
+        "my-scaling",
+        {
+            "targets": {"my-model": target_of(my_deployment(), 1, 2)},
+            "prometheus_url": "http://prometheus.example.com:9090",
+            "keda": cast(Any, keda),
+            "kube_version": "v1.34.0",
+        },
+    )
+
+    def check(_: str) -> None:
+        priority = mocks.registered("kubernetes:scheduling.k8s.io/v1:PriorityClass")["my-scaling-priority-class"]
+        assert priority == {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "scaling-critical"},
+            "value": 200000,
+            "preemptionPolicy": "PreemptLowerPriority",
+            "description": "KEDA in keda: scaling outranks the Triton serving it scales.",
+        }
+        [template] = mocks.calls
+        values = json.loads(template.args["jsonOpts"])["values"]
+        assert (values["operator"], values["metricsServer"], values["priorityClassName"]) == (
+            {"replicaCount": 2},
+            {"replicaCount": 2},
+            "scaling-critical",
+        )
+        assert values["podDisruptionBudget"] == {"operator": {"minAvailable": 1}, "metricServer": {"minAvailable": 1}}
 
     return scaling.scaled_objects["my-model"].urn.apply(check)
 
@@ -356,8 +402,10 @@ def test_defaults_and_whole_floats_from_another_language() -> None:
             "mode": "existing",
             "namespace": "keda",
             "chart": {"version": "2.20.2", "repository": "https://kedacore.github.io/charts", "values": {}},
+            "replicas": 1,
         },
         "labels": {},
+        "image_digests": {},
     }
     assert [type(n) for n in (scaling["polling_interval_seconds"], scaling["targets"]["m"]["max_replicas"])] == [
         int,
@@ -391,8 +439,8 @@ def _target(**changes: Any) -> dict[str, Any]:
         pytest.param(
             _args(prometheus_address="http://prometheus:9090"),
             [
-                "args.prometheus_address: unknown key; known keys: fallback, gpu_memory_ratio_target, keda, "
-                "kube_version, labels, paused, paused_replicas, polling_interval_seconds, prometheus_auth, "
+                "args.prometheus_address: unknown key; known keys: fallback, gpu_memory_ratio_target, image_digests, "
+                "keda, kube_version, labels, paused, paused_replicas, polling_interval_seconds, prometheus_auth, "
                 "prometheus_url, scale_down, scale_up, targets (did you mean 'prometheus_url'?)"
             ],
             id="unknown-key",
@@ -499,6 +547,24 @@ def _target(**changes: Any) -> dict[str, Any]:
             _args(keda={"mode": "install", "chart": {"version": "2.20.2"}}),
             ["args.keda.chart: neither repository nor path: say where the chart comes from"],
             id="keda-chart",
+        ),
+        pytest.param(
+            _args(keda={"mode": "install", "replicas": 4, "priority_class_name": "Scaling Critical"}),
+            [
+                "args.keda.replicas: 4 is above the maximum 3",
+                "args.keda.priority_class_name: must be a lowercase RFC 1123 subdomain (labels of a-z, 0-9 and '-', "
+                "each starting and ending with a letter or digit, joined by single dots); got 'Scaling Critical'",
+            ],
+            id="keda-replicas-priority",
+        ),
+        pytest.param(
+            _args(image_digests={"ghcr.io/kedacore/keda": "sha256:" + "0" * 64}),
+            [
+                "args.image_digests[\"ghcr.io/kedacore/keda\"]: key 'ghcr.io/kedacore/keda' is not an image named by "
+                "its tag without a digest, as the images are named where they are set, e.g. "
+                "nvcr.io/nvidia/tritonserver:24.10-py3"
+            ],
+            id="image-digests",
         ),
     ],
 )

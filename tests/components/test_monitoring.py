@@ -19,7 +19,7 @@ from tests.components.mocks import HELM_TEMPLATE, RecordingMocks, install, pulum
 from triton_platform.arg_problems import ArgsError
 from triton_platform.arg_schema import declared
 from triton_platform.dashboards import dashboard, panel_queries
-from triton_platform.monitoring import Monitoring
+from triton_platform.monitoring import Monitoring, chart_values
 from triton_platform.monitoring_args import (
     AlertThresholds,
     MonitoredDeployment,
@@ -356,6 +356,88 @@ def test_install_mode_brings_the_operator_first(recorder: RecordingMocks) -> Non
     }
 
 
+def test_production_settings_persist_replicate_and_prioritise_prometheus_and_alertmanager(
+    recorder: RecordingMocks,
+) -> None:
+    args: MonitoringArgs = {
+        **my_args("install"),
+        "replicas": 2,
+        "retention": "30d",
+        "storage": {"storage_class_name": "gp3"},
+        "priority_class_name": "monitoring-critical",
+        "managed_control_plane": True,
+    }
+    build(args)
+    priority = recorder.inputs["kubernetes:scheduling.k8s.io/v1:PriorityClass", "mon-priority-class"]
+    assert priority == {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "monitoring-critical", "labels": {"team": "ml"}},
+        "value": 200000,
+        "preemptionPolicy": "PreemptLowerPriority",
+        "description": "Prometheus and Alertmanager in observability: the scaling signal outranks Triton serving.",
+    }
+    [template] = [c for c in recorder.calls if c.token == HELM_TEMPLATE]
+    values = json.loads(template.args["jsonOpts"])["values"]
+    prometheus, alertmanager = values["prometheus"], values["alertmanager"]
+    # 3 replicas x (1 model x 43 + 16) + 100,000 chart series = 100,177, every 30 s for 30 days, 2 bytes a
+    # sample and half again: 25,965,878,400 bytes, 24.2 GiB, so 25Gi; Prometheus deletes past 85%, 21GB.
+    assert prometheus["prometheusSpec"]["storageSpec"] == {
+        "volumeClaimTemplate": {
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "25Gi"}},
+                "storageClassName": "gp3",
+            }
+        }
+    }
+    assert (prometheus["prometheusSpec"]["retention"], prometheus["prometheusSpec"]["retentionSize"]) == ("30d", "21GB")
+    assert alertmanager["alertmanagerSpec"]["storage"] == {
+        "volumeClaimTemplate": {
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+                "storageClassName": "gp3",
+            }
+        }
+    }
+    for part in (prometheus, alertmanager):
+        spec = part.get("prometheusSpec") or part["alertmanagerSpec"]
+        assert (spec["replicas"], spec["priorityClassName"]) == (2, "monitoring-critical")
+        assert set(spec["resources"]) == {"requests", "limits"}
+        assert part["podDisruptionBudget"] == {"enabled": True, "minAvailable": 1}
+    assert values["prometheusOperator"]["priorityClassName"] == "monitoring-critical"
+    assert values["kube-state-metrics"]["priorityClassName"] == "monitoring-critical"
+    assert [values[part] for part in ("kubeControllerManager", "kubeScheduler", "kubeEtcd")] == [{"enabled": False}] * 3
+
+
+def test_by_default_prometheus_keeps_15_days_on_an_emptydir_alone(recorder: RecordingMocks) -> None:
+    build(my_args("install"))
+    [template] = [c for c in recorder.calls if c.token == HELM_TEMPLATE]
+    values = json.loads(template.args["jsonOpts"])["values"]
+    spec = values["prometheus"]["prometheusSpec"]
+    assert (spec["retention"], spec["replicas"], "storageSpec" in spec, "priorityClassName" in spec) == (
+        "15d",
+        1,
+        False,
+        False,
+    )
+    assert "podDisruptionBudget" not in values["prometheus"]
+    assert not {"kubeControllerManager", "kubeScheduler", "kubeEtcd"} & set(values)
+    assert ("kubernetes:scheduling.k8s.io/v1:PriorityClass", "mon-priority-class") not in recorder.inputs
+
+
+def test_a_given_prometheus_volume_is_used_and_its_retention_size_follows() -> None:
+    args: MonitoringArgs = {**my_args("install"), "storage": {"prometheus_size": "200Gi", "alertmanager_size": "2Gi"}}
+    values = chart_values(monitoring_settings("mon", args))
+    spec = values["prometheus"]["prometheusSpec"]
+    claim = spec["storageSpec"]["volumeClaimTemplate"]["spec"]
+    assert (claim["resources"]["requests"]["storage"], "storageClassName" in claim) == ("200Gi", False)
+    assert spec["retentionSize"] == "170GB"
+    alertmanager = values["alertmanager"]["alertmanagerSpec"]["storage"]["volumeClaimTemplate"]["spec"]
+    assert alertmanager["resources"]["requests"]["storage"] == "2Gi"
+
+
 def test_outputs_name_the_prometheus_of_mode_install_too(recorder: RecordingMocks) -> None:
     outputs = build(my_args("install"))
     assert (outputs["prometheus_url"], outputs["metrics_namespace"]) == (
@@ -393,9 +475,10 @@ ONCALL = "receivers.oncall"
 
 
 KNOWN_KEYS = (
-    "alerts, chart, dashboard_tags, dcgm_metrics, deployments, grafana_folder, kube_version, labels, latency_slo_ms, "
-    "mode, namespace, prometheus_namespace, prometheus_pod_labels, receivers, routes, runbook_base_url, "
-    "scaling_enabled, scrape_interval, selector_labels"
+    "alerts, chart, dashboard_tags, dcgm_metrics, deployments, grafana_folder, image_digests, kube_version, labels, "
+    "latency_slo_ms, managed_control_plane, mode, namespace, priority_class_name, prometheus_namespace, "
+    "prometheus_pod_labels, receivers, replicas, retention, routes, runbook_base_url, scaling_enabled, "
+    "scrape_interval, selector_labels, storage"
 )
 THRESHOLD_KEYS = (
     "backlog_at_max_for, failure_for, failure_ratio, gpu_memory_for, gpu_memory_ratio, gpu_utilization_low, "
@@ -425,6 +508,25 @@ PROM_DURATION = "must be a Prometheus duration such as 30s, 5m or 1h30m"
             [f"args.latency_slo: unknown key; known keys: {KNOWN_KEYS} (did you mean 'latency_slo_ms'?)"],
         ),
         ("mode", "replace", ["args.mode: 'replace' is not one of existing, install"]),
+        ("replicas", 0, ["args.replicas: 0 is below the minimum 1"]),
+        ("retention", "30m", ["args.retention: '30m' is below 1h; a retention must be between 1h and 1y"]),
+        (
+            "storage",
+            {"prometheus_size": "lots", "storage_class_name": "Fast SSD"},
+            [
+                "args.storage.storage_class_name: must be a lowercase RFC 1123 subdomain (labels of a-z, 0-9 and '-', "
+                "each starting and ending with a letter or digit, joined by single dots); got 'Fast SSD'",
+                "args.storage.prometheus_size: must be a Kubernetes quantity such as 500m, 4, 8Gi; got 'lots'",
+            ],
+        ),
+        (
+            "image_digests",
+            {"quay.io/prometheus/prometheus:v3.7.3": "v3.7.3"},
+            [
+                'args.image_digests["quay.io/prometheus/prometheus:v3.7.3"]: must be a sha256 digest: sha256: and '
+                "64 lowercase hex digits; got 'v3.7.3'"
+            ],
+        ),
         (
             "scrape_interval",
             "5m",
