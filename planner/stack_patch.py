@@ -8,7 +8,11 @@ Exactly the planned keys change. A mapping on a planned key's path that is an al
 through a merge key (`<<: *name`) is shared with its anchor: the edit goes into a copy at the planned place,
 so the anchor and its other users keep their values. Where the planned place is the anchor itself, PatchError
 refuses, as it does for any result that still changes a key the plan did not (checked on the loaded data).
-Line endings stay as the file has them: CRLF comes back CRLF.
+Line endings stay as the file has them: CRLF comes back CRLF. A key the patch adds goes at the end of its mapping,
+and the comment lines that stood below that mapping's last line (ruamel files them under it: they are the next
+key's, or the file's end) move below the new last line, so they stay above the key they describe.
+
+`stackctl pin-images` writes its digests with the same `patched`, naming itself in the notes and the refusals.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import difflib
 import io
 from collections import Counter
 from collections.abc import Iterator, Mapping, MutableMapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +35,21 @@ from planner.settings import Place, Value, apply_edits
 NOTE_PREFIX = "stackctl plan"
 NEEDS = "the stack file is left as it is; write the values plan.md lists by hand"
 """What a refusal asks of the user."""
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a refusal names the values, the rerun and what is asked of the user: the plan's by default."""
+
+    values: str = "the plan"
+    again: str = "plan again"
+    needs: str = NEEDS
+
+
+PLAN = Wording()
+
+Written = Value | str
+"""A value a patch writes: the plan's numbers and lists, or a string (`stackctl pin-images`' digests)."""
 
 
 class PatchError(ValueError):
@@ -61,6 +81,70 @@ def _note(mapping: CommentedMap, key: str, note: str) -> None:
     entry[2] = CommentToken(f" {own + '; ' if own else '# '}{note}\n{below}", CommentMark(0))
 
 
+def _split(token: CommentToken | None) -> tuple[str, str]:
+    """A slot-2 comment's own part (the line's end, with its newline) and the comment lines below that line."""
+    if token is None:
+        return "", ""
+    own, newline, below = token.value.partition("\n")
+    return own + newline, below
+
+
+def _last_line(node: object) -> tuple[CommentedMap | CommentedSeq, object, int] | None:
+    """Where ruamel files the comments below `node`'s last line: (container, key or index, slot); None for a
+    flow-style or empty node, whose last line is its parent's."""
+    found = None
+    while isinstance(node, CommentedMap | CommentedSeq) and node and not node.fa.flow_style():
+        key = next(reversed(node)) if isinstance(node, CommentedMap) else len(node) - 1
+        # A mapping's key keeps its line's comment in slot 2, a sequence's item in slot 0.
+        found = (node, key, 2 if isinstance(node, CommentedMap) else 0)
+        node = node[key]
+    return found
+
+
+def _take_tail(node: object) -> str:
+    """The comment lines below `node`'s last line, removed from where ruamel filed them."""
+    where = _last_line(node)
+    if where is None:
+        return ""
+    container, key, slot = where
+    entry = container.ca.items.get(key)
+    if entry is None or entry[slot] is None:
+        return ""
+    own, below = _split(entry[slot])
+    if not below:
+        return ""
+    entry[slot] = CommentToken(own, entry[slot].start_mark) if own.strip() else None
+    return below
+
+
+def _put_tail(node: object, tail: str) -> None:
+    """`tail`, comment lines taken by `_take_tail`, below `node`'s new last line."""
+    where = _last_line(node)
+    if not tail or where is None:
+        return
+    container, key, slot = where
+    entry = container.ca.items.setdefault(key, [None, None, None, None])
+    own, below = _split(entry[slot])
+    entry[slot] = CommentToken(f"{own or chr(10)}{below}{tail}", CommentMark(0))
+
+
+def _appended_to(config: CommentedMap, paths: list[Place]) -> list[CommentedMap]:
+    """The existing block mappings the patch adds a key to (its own, or the first of the mappings it creates)."""
+    found: list[CommentedMap] = []
+    for path in paths:
+        node = config
+        for key in path:
+            if key not in node:
+                if not node.fa.flow_style() and all(node is not other for other in found):
+                    found.append(node)
+                break
+            child = node[key]
+            if not isinstance(child, CommentedMap):
+                break
+            node = child
+    return found
+
+
 def _line_of(config: CommentedMap, path: Place) -> tuple[CommentedMap, str]:
     """The block mapping and key whose line holds the value at `path`: a flow mapping's line is its key's."""
     node = config
@@ -72,7 +156,7 @@ def _line_of(config: CommentedMap, path: Place) -> tuple[CommentedMap, str]:
     return node, path[-1]
 
 
-def _flow(value: Value) -> Any:
+def _flow(value: Written) -> Any:
     """A list the way the stack files write short lists: `[8, 16]`."""
     if not isinstance(value, list):
         return value
@@ -127,7 +211,9 @@ def _copy(node: object) -> object:
     return node
 
 
-def _unshare(config: CommentedMap, paths: list[Place], holders: tuple[Counter[int], dict[int, Place]]) -> None:
+def _unshare(
+    config: CommentedMap, paths: list[Place], holders: tuple[Counter[int], dict[int, Place]], wording: Wording
+) -> None:
     """Give every shared mapping on a planned path its own copy at that path, so that the edit reaches no other
     place; PatchError where the planned place is the anchor others use."""
     counts, first = holders
@@ -142,7 +228,7 @@ def _unshare(config: CommentedMap, paths: list[Place], holders: tuple[Counter[in
                     anchor = f"the anchor &{child.anchor.value}" if child.anchor.value else "a mapping"
                     raise PatchError(
                         f"{'.'.join(path[:depth])} is {anchor} that other keys use (an alias or a merge key), so "
-                        f"writing {'.'.join(path)} there would change them too; {NEEDS}"
+                        f"writing {'.'.join(path)} there would change them too; {wording.needs}"
                     )
                 if child.anchor.value:
                     # Kept even when this alias was its last user: the anchor's line is no planned key.
@@ -163,7 +249,7 @@ def _leaves(node: object, place: Place = ()) -> dict[Place, object]:
     return {place: node}
 
 
-def _unplanned(before: str, after: str, changes: Mapping[Place, Value]) -> list[str]:
+def _unplanned(before: str, after: str, changes: Mapping[Place, Written]) -> list[str]:
     """The keys whose loaded value differs between `before` and `after` other than as `changes` set them."""
     safe = YAML(typ="safe", pure=True)
     expected = _leaves(safe.load(before))
@@ -183,7 +269,7 @@ def _unplanned(before: str, after: str, changes: Mapping[Place, Value]) -> list[
     )
 
 
-def _newline(text: str) -> str:
+def _newline(text: str, wording: Wording) -> str:
     """The file's line ending: CRLF where every line ends so, else LF; PatchError for a mix."""
     crlf = text.count("\r\n")
     if crlf == 0 and "\r" not in text:
@@ -193,32 +279,36 @@ def _newline(text: str) -> str:
     other = text.count("\n") + text.count("\r") - 2 * crlf
     raise PatchError(
         f"its lines end in both CRLF ({crlf} lines) and LF or a lone CR ({other}), "
-        f"and a patch keeps a file's line endings; give every line one kind, then plan again; {NEEDS}"
+        f"and a patch keeps a file's line endings; give every line one kind, then {wording.again}; {wording.needs}"
     )
 
 
-def patched(text: str, changes: Mapping[Place, Value], note: str) -> str:
+def patched(text: str, changes: Mapping[Place, Written], note: str, wording: Wording = PLAN) -> str:
     """`text`, a stack file, with `changes` applied under `config:`, each changed line noted, nothing else changed.
 
-    PatchError: why that cannot be done."""
-    newline = _newline(text)
+    PatchError: why that cannot be done, in `wording`."""
+    newline = _newline(text, wording)
     source = text.replace("\r\n", "\n")
     yaml = _yaml()
     doc = yaml.load(source)
     config = doc["config"]
-    _unshare(config, list(changes), _holders(doc))
+    _unshare(config, list(changes), _holders(doc), wording)
+    grown = _appended_to(config, [path for path, value in changes.items() if value is not None])
+    tails = [(mapping, _take_tail(mapping)) for mapping in grown]
     apply_edits(config, {path: _flow(value) for path, value in changes.items()}, _new_map)
     for path, value in changes.items():
         if value is not None:
             _note(*_line_of(config, path), note)
+    for mapping, tail in tails:
+        _put_tail(mapping, tail)
     out = io.StringIO()
     yaml.dump(doc, out)
     result = out.getvalue()
     unplanned = _unplanned(source, result, changes)
     if unplanned:
         raise PatchError(
-            f"writing the plan would also change {', '.join(unplanned)}, which a YAML anchor, alias or merge key "
-            f"ties to a planned key; {NEEDS}"
+            f"writing {wording.values} would also change {', '.join(unplanned)}, which a YAML anchor, alias or "
+            f"merge key ties to a planned key; {wording.needs}"
         )
     return result.replace("\n", newline)
 
