@@ -19,6 +19,11 @@ ACTIONLINT_VERSION := v1.7.12
 ACTIONLINT := .tools/bin/actionlint-$(ACTIONLINT_VERSION)
 KUBE_SCORE_VERSION := v1.20.0
 KUBE_SCORE := .tools/bin/kube-score-$(KUBE_SCORE_VERSION)
+# go-containerregistry's crane, which `stackctl pin-images` resolves image tags to digests with, and its registry
+# (cmd/registry, an in-memory OCI registry on loopback), which the pin-images test pushes to.
+CRANE_VERSION := v0.22.1
+CRANE := .tools/bin/crane-$(CRANE_VERSION)
+REGISTRY := .tools/bin/registry-$(CRANE_VERSION)
 # Helm, which `stackctl synth` templates the install-mode charts with: the version pulumi-kubernetes 4.25.0
 # embeds, built in its provider's module by scripts/pulumi-toolchain (offline/chart_template.py finds it by
 # the same name).
@@ -28,7 +33,7 @@ HELM := .tools/bin/helm-$(HELM_VERSION)
 # sits beside the checkout, as on the offline test machines; unset, charts come from their repositories.
 CHART_MIRROR ?= $(wildcard $(CURDIR)/../shared/charts)
 
-.PHONY: test test-fast lint docs stack-fields lock artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools pulumi-toolchain cluster-binaries fake-gcs-server local-cluster golden
+.PHONY: test test-fast lint docs stack-fields lock artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools crane pulumi-toolchain cluster-binaries fake-gcs-server local-cluster golden
 
 # Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs), from its lock: every
 # package at the version and hashes requirements.lock holds, then the component package and the tools (the
@@ -92,6 +97,13 @@ $(KUBE_SCORE):
 	GOBIN=$(CURDIR)/.tools/kube-score GOFLAGS= go install github.com/zegl/kube-score/cmd/kube-score@$(KUBE_SCORE_VERSION)
 	mkdir -p $(@D) && mv .tools/kube-score/kube-score $@
 
+# crane and its registry, built from the Go module proxy (`make crane`: crane alone, as the deploy workflow builds it).
+$(CRANE) $(REGISTRY):
+	GOBIN=$(CURDIR)/.tools/go-containerregistry GOFLAGS= go install github.com/google/go-containerregistry/cmd/$(firstword $(subst -, ,$(@F)))@$(CRANE_VERSION)
+	mkdir -p $(@D) && mv .tools/go-containerregistry/$(firstword $(subst -, ,$(@F))) $@
+
+crane: $(CRANE)
+
 # Helm alone (scripts/pulumi-toolchain builds it with the provider in `make tools`).
 $(HELM): $(STAMP)
 	scripts/pulumi-toolchain helm
@@ -101,14 +113,15 @@ $(HELM): $(STAMP)
 # promtool, amtool, prometheus and rclone, which the monitoring and publishing tests run
 # for real; the Pulumi CLI, language hosts, providers and Helm the end-to-end tests run; the
 # local control plane (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run; the GCS
-# emulator the publishing tests run; checkov and kube-score, which the manifest scan runs
+# emulator the publishing tests run; crane and its registry, which the image-pinning test runs; checkov and
+# kube-score, which the manifest scan runs
 # (each built once, cached). The parts need nothing of each other, so they are built side by
 # side (a cold build is mostly Go compiling on every core; two builds fill the gaps of one),
 # and each part's output is printed whole when it ends. The two long Go builds are listed first, to start first.
 tools: $(STAMP)
 	$(MAKE) --no-print-directory -j 4 --output-sync=target tool-parts
 
-tool-parts: pulumi-toolchain cluster-binaries $(KUBE_SCORE) fake-gcs-server $(POLICY_STAMP) $(SCAN_STAMP) system-tools
+tool-parts: pulumi-toolchain cluster-binaries $(KUBE_SCORE) $(CRANE) $(REGISTRY) fake-gcs-server $(POLICY_STAMP) $(SCAN_STAMP) system-tools
 
 system-tools:
 	scripts/install-tools

@@ -64,6 +64,7 @@ REAL_TOOLS = frozenset(
         "moto_server",
         "checkov",
         "kube-score",
+        "crane",
         "go",
         # The project's scripts that build or start the tools above.
         "local-cluster",

@@ -11,14 +11,19 @@ from typing import Any
 
 import pytest
 
+from offline.chart_template import HELM_VERSION
 from platform_config.paths import PROJECT_ROOT
+from stackctl.image_digests import CRANE_VERSION
 
 CONFIG: dict[str, Any] = json.loads((PROJECT_ROOT / "renovate.json").read_text())
 TRACKED = [
     str(path.relative_to(PROJECT_ROOT))
     for path in PROJECT_ROOT.rglob("*")
     if path.is_file()
-    and not any(part.startswith(".") and part not in (".go-version",) for part in path.parts[len(PROJECT_ROOT.parts) :])
+    and not any(
+        part.startswith(".") and part not in (".go-version", ".github")
+        for part in path.parts[len(PROJECT_ROOT.parts) :]
+    )
 ]
 
 
@@ -73,3 +78,15 @@ def test_the_locks_and_the_other_requirements_are_tracked() -> None:
     ]
     assert Path(PROJECT_ROOT / ".github" / "workflows").is_dir()  # github-actions: Renovate's own manager
     assert "helpers:pinGitHubActionDigests" in CONFIG["extends"]
+
+
+def test_crane_and_the_deploys_helm_are_tracked_at_one_version_each() -> None:
+    """crane's version is the Makefile's and stackctl's (which names it in its install hint); the deploy workflow
+    builds the Helm the Makefile does: each manager finds one version in all its files, so Renovate moves them
+    together."""
+    crane = next(
+        m for m in CONFIG["customManagers"] if m.get("depNameTemplate") == "github.com/google/go-containerregistry"
+    )
+    assert found(crane) == [("Makefile", CRANE_VERSION), ("stackctl/image_digests.py", CRANE_VERSION)]
+    helm = next(m for m in CONFIG["customManagers"] if m.get("depNameTemplate") == "helm.sh/helm/v3")
+    assert sorted(found(helm)) == [(".github/workflows/deploy-stack.yml", HELM_VERSION), ("Makefile", HELM_VERSION)]

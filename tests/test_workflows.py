@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 import shutil
 import subprocess
@@ -12,7 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from offline.chart_template import HELM_VERSION
 from platform_config.paths import PROJECT_ROOT
+from stackctl.image_digests import CRANE_VERSION
 from tests.conftest import STACKS
 
 WORKFLOWS = sorted((PROJECT_ROOT / ".github" / "workflows").glob("*.yml"))
@@ -574,3 +577,79 @@ def test_cluster_credentials_writes_its_outputs_so_no_value_adds_one(
     assert done.returncode == 0, done.stdout + done.stderr
     assert step_outputs(outputs.read_text()) == {"context": context, "cloud": "aws"}
     assert "<<ghadelimiter_" in outputs.read_text()
+
+
+# --- Images by digest: the preview pins them, the up job deploys that file (docs/deploying.md) -------------------
+
+DEPLOY_STACK = PROJECT_ROOT / ".github" / "workflows" / "deploy-stack.yml"
+
+
+def pin_problems(document: dict[str, Any]) -> list[str]:
+    """What keeps the deploy from running exactly the digests its preview pinned and showed."""
+    jobs = document["jobs"]
+    preview, up = jobs["preview"]["steps"], jobs["up"]["steps"]
+    problems = []
+    pin = [n for n, s in enumerate(preview) if "stackctl pin-images --stack" in str(s.get("run", ""))]
+    upload = [n for n, s in enumerate(preview) if action_name(s.get("uses")) == "actions/upload-artifact"]
+    pulumi = [n for n, s in enumerate(preview) if action_name(s.get("uses")) == "pulumi/actions"]
+    validate = [n for n, s in enumerate(preview) if "stackctl validate" in str(s.get("run", ""))]
+    if len(pin) != 1 or "--check" in str(preview[pin[0]].get("run")):
+        return ["the preview job does not run `stackctl pin-images --stack` (once, writing)"]
+    if not pulumi or not pin[0] < min(pulumi) or not validate or not pin[0] < min(validate):
+        problems.append("the preview job pins after its validate or its pulumi preview")
+    uploaded = [preview[n]["with"] for n in upload if n > pin[0]]
+    if not uploaded or uploaded[0].get("path") != "stacks/Pulumi.${{ inputs.stack }}.yaml":
+        problems.append("the preview job does not upload the pinned stack file")
+    download = [n for n, s in enumerate(up) if action_name(s.get("uses")) == "actions/download-artifact"]
+    deploys = [n for n, s in enumerate(up) if action_name(s.get("uses")) == "pulumi/actions"]
+    if not download or not deploys or not download[0] < min(deploys):
+        return [*problems, "the up job does not download the preview's stack file before pulumi up"]
+    if uploaded and up[download[0]]["with"].get("name") != uploaded[0].get("name"):
+        problems.append("the up job downloads another artifact than the preview uploads")
+    copies = [
+        n
+        for n, s in enumerate(up)
+        if download[0] < n < min(deploys) and 'stacks/Pulumi.$STACK.yaml"' in str(s.get("run", ""))
+    ]
+    if not copies:
+        problems.append("the up job does not put the preview's stack file in place before pulumi up")
+    return problems
+
+
+def test_the_deploy_runs_exactly_the_digests_its_preview_pinned() -> None:
+    assert pin_problems(load(DEPLOY_STACK)) == []
+
+
+def test_a_deploy_that_pins_late_or_deploys_another_file_is_named() -> None:
+    document = load(DEPLOY_STACK)
+    late = copy.deepcopy(document)
+    steps_ = late["jobs"]["preview"]["steps"]
+    pin = next(s for s in steps_ if "stackctl pin-images" in str(s.get("run", "")))
+    steps_.remove(pin)
+    steps_.append(pin)
+    assert pin_problems(late) == [
+        "the preview job pins after its validate or its pulumi preview",
+        "the preview job does not upload the pinned stack file",
+    ]
+    fresh = copy.deepcopy(document)
+    fresh["jobs"]["up"]["steps"] = [
+        s for s in fresh["jobs"]["up"]["steps"] if action_name(s.get("uses")) != "actions/download-artifact"
+    ]
+    assert pin_problems(fresh) == ["the up job does not download the preview's stack file before pulumi up"]
+    unpinned = copy.deepcopy(document)
+    for step in unpinned["jobs"]["preview"]["steps"]:
+        if "stackctl pin-images" in str(step.get("run", "")):
+            step["run"] += " --check"
+    assert pin_problems(unpinned) == ["the preview job does not run `stackctl pin-images --stack` (once, writing)"]
+
+
+def test_the_preview_builds_the_pinned_crane_and_helm() -> None:
+    """crane at the Makefile's CRANE_VERSION (`make crane`) and the Helm synth templates with (HELM_VERSION), so the
+    charts' images pin-images lists are those the provider's own Helm renders."""
+    tools = next(s for _, s in steps(DEPLOY_STACK) if "make crane" in str(s.get("run", "")))
+    assert tools["env"]["HELM_VERSION"] == HELM_VERSION
+    assert "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" in tools["run"]
+    assert "TRITON_HELM=" in tools["run"]
+    makefile = (PROJECT_ROOT / "Makefile").read_text()
+    assert f"CRANE_VERSION := {CRANE_VERSION}\n" in makefile
+    assert re.search(r"^crane: \$\(CRANE\)$", makefile, re.MULTILINE)

@@ -1,7 +1,17 @@
 """The commands `stackctl` has, in the order `--help` lists them: one line each registers a command."""
 
 from stackctl.command import Command
-from stackctl.commands import kube_context, model_repo, plan, publish_models, rules, simulate, synth, validate
+from stackctl.commands import (
+    kube_context,
+    model_repo,
+    pin_images,
+    plan,
+    publish_models,
+    rules,
+    simulate,
+    synth,
+    validate,
+)
 
 COMMANDS: tuple[Command, ...] = (
     validate.COMMAND,
@@ -9,6 +19,7 @@ COMMANDS: tuple[Command, ...] = (
     synth.COMMAND,
     model_repo.COMMAND,
     publish_models.COMMAND,
+    pin_images.COMMAND,
     rules.COMMAND,
     simulate.COMMAND,
     plan.COMMAND,
