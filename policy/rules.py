@@ -565,7 +565,7 @@ RULES = (
     ),
     Rule(
         "production-image-digests",
-        "Production runs every image of the platform by digest (`triton-platform:imageDigests`).",
+        "Production runs every image by digest, the charts' included (`triton-platform:imageDigests`).",
         "checkov CKV_K8S_43",
         check=image_digests,
     ),

@@ -57,9 +57,25 @@ def keda_values(keda: KedaInstall) -> dict[str, Any]:
     if replicas > 1:
         budget = {"minAvailable": 1}
         values["podDisruptionBudget"] = {"operator": budget, "metricServer": budget}
+        # Replicas on one node fall together: spread each Deployment's pods over nodes where the nodes allow.
+        for part, app in (("operator", "keda-operator"), ("metricsServer", "keda-operator-metrics-apiserver")):
+            values[part]["affinity"] = _spread(app)
     if "priority_class_name" in keda:
         values["priorityClassName"] = keda["priority_class_name"]
     return values
+
+
+def _spread(app: str) -> dict[str, Any]:
+    """A preferred anti-affinity between the pods the chart labels `app.kubernetes.io/name: <app>`."""
+    term = {
+        "labelSelector": {"matchLabels": {"app.kubernetes.io/name": app}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
+    return {
+        "podAntiAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": term}]
+        }
+    }
 
 
 def keda_priority_class(keda: KedaInstall, labels: Mapping[str, str]) -> dict[str, Any] | None:

@@ -276,11 +276,23 @@ def test_replicated_keda_gets_disruption_budgets_and_a_priority_above_tritons(
         }
         [template] = mocks.calls
         values = json.loads(template.args["jsonOpts"])["values"]
-        assert (values["operator"], values["metricsServer"], values["priorityClassName"]) == (
-            {"replicaCount": 2},
-            {"replicaCount": 2},
-            "scaling-critical",
-        )
+        assert (values["operator"]["replicaCount"], values["metricsServer"]["replicaCount"]) == (2, 2)
+        assert values["priorityClassName"] == "scaling-critical"
+        assert values["metricsServer"]["affinity"] == {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 100,
+                        "podAffinityTerm": {
+                            "labelSelector": {
+                                "matchLabels": {"app.kubernetes.io/name": "keda-operator-metrics-apiserver"}
+                            },
+                            "topologyKey": "kubernetes.io/hostname",
+                        },
+                    }
+                ]
+            }
+        }
         assert values["podDisruptionBudget"] == {"operator": {"minAvailable": 1}, "metricServer": {"minAvailable": 1}}
 
     return scaling.scaled_objects["my-model"].urn.apply(check)
