@@ -122,6 +122,7 @@ def _admit(  # noqa: PLR0917 - compiled: plain positional arrays and numbers
 def _advance(  # noqa: PLR0912, PLR0917 - one compiled loop over plain arrays and numbers
     incoming: NDArray[np.float64],
     queue: NDArray[np.float64],
+    head: int,
     tail: int,
     free_at: NDArray[np.float64],
     until: float,
@@ -138,11 +139,11 @@ def _advance(  # noqa: PLR0912, PLR0917 - one compiled loop over plain arrays an
 ) -> tuple[int, int, int, int, int]:
     """Admit `incoming` (sorted, all before `until`) and run every batch that starts before `until`.
 
-    `queue[:tail]` holds the requests admitted and not yet batched, oldest first,
+    `queue[head:tail]` holds the requests admitted and not yet batched, oldest first,
     with room after it for all of `incoming`. Returns where the queue now starts
     and ends, and how many entries of `served_at`/`latency`, `batch_sizes` and `rejected` were written.
     """
-    head, nxt, served, batches, dropped = 0, 0, 0, 0, 0
+    nxt, served, batches, dropped = 0, 0, 0, 0
     smallest = dispatch[0]
     while True:
         if head == tail:
@@ -210,8 +211,8 @@ class Replica:
     def __init__(self, config: BatcherConfig, tau: LatencyProfile, seed: int = 0) -> None:
         self.config = config
         self.tau = tau
-        self.queue: NDArray[np.float64] = np.empty(0)
-        """Requests admitted and not yet in a batch, oldest first: Triton's pending-request gauge counts them."""
+        self._buffer: NDArray[np.float64] = np.empty(0)
+        self._head = self._tail = 0
         self.free_at = np.zeros(config.instances)
         self.incoming: list[NDArray[np.float64]] = []
         self.rng = np.random.default_rng(seed)
@@ -223,8 +224,28 @@ class Replica:
         """Triton's cumulative counters for this replica, indexed by the COUNTER_* constants."""
 
     @property
+    def queue(self) -> NDArray[np.float64]:
+        """Requests admitted and not yet in a batch, oldest first: Triton's pending-request gauge counts them."""
+        return self._buffer[self._head : self._tail]
+
+    @queue.setter
+    def queue(self, waiting: NDArray[np.float64]) -> None:
+        self._buffer, self._head, self._tail = waiting, 0, len(waiting)
+
+    @property
     def queued(self) -> int:
-        return len(self.queue)
+        return self._tail - self._head
+
+    def _room_for(self, count: int) -> None:
+        """Room after the queue for `count` more arrivals. The queue stays where it is in its buffer while it
+        fits, and moves to the front of one twice its size when not, so a long queue under sustained overload
+        is copied once per doubling, not on every step (each step's cost follows what it admits and serves)."""
+        if self._tail + count <= len(self._buffer):
+            return
+        waiting = self.queued
+        buffer = np.empty(max(2 * (waiting + count), 1024))
+        buffer[:waiting] = self.queue
+        self._buffer, self._head, self._tail = buffer, 0, waiting
 
     def offer(self, arrivals: NDArray[np.float64]) -> None:
         """Queue sorted arrivals (later than any offered before)."""
@@ -238,16 +259,16 @@ class Replica:
         """
         incoming = np.concatenate(self.incoming) if len(self.incoming) > 1 else (self.incoming or [np.empty(0)])[0]
         self.incoming = []
-        room = len(self.queue) + len(incoming)
-        queue = np.empty(room)
-        queue[: len(self.queue)] = self.queue
+        self._room_for(len(incoming))
+        room = self.queued + len(incoming)
         served_at, latency, rejected = np.empty(room), np.empty(room), np.empty(room)
         batch_sizes = np.empty(room, np.int64)
         config = self.config
-        head, tail, served, batches, dropped = _advance(
+        self._head, self._tail, served, batches, dropped = _advance(
             incoming,
-            queue,
-            len(self.queue),
+            self._buffer,
+            self._head,
+            self._tail,
             self.free_at,
             until,
             self._delay,
@@ -261,7 +282,6 @@ class Replica:
             batch_sizes,
             rejected,
         )
-        self.queue = queue[head:tail]
         if batches:
             # Triton adds a batch's compute time to every request in it (infer_stats.cc UpdateSuccess),
             # so instance-busy time is per batch and queue time is latency less the batch's compute.
@@ -270,12 +290,13 @@ class Replica:
             self.counters[COUNTER_EXECUTIONS] += batches
             self.counters[COUNTER_BUSY_SECONDS] += busy.sum()
             self.counters[COUNTER_QUEUE_SECONDS] += latency[:served].sum() - (busy * batch_sizes[:batches]).sum()
+        # Copies: a view would keep each step's arrays, sized for the whole queue, alive for the whole run.
         if served:
-            out.arrivals.append(served_at[:served])
-            out.batch_sizes.append(batch_sizes[:batches])
+            out.arrivals.append(served_at[:served].copy())
+            out.batch_sizes.append(batch_sizes[:batches].copy())
             out.latencies.append(latency[:served] + self.tau.overhead(self.rng.random(served)))
         if dropped:
-            out.rejected_at.append(rejected[:dropped])
+            out.rejected_at.append(rejected[:dropped].copy())
 
     def idle_at(self, t: float) -> bool:
         return not self.queued and not self.incoming and float(self.free_at.max()) <= t

@@ -210,6 +210,26 @@ def test_requests_past_the_timeout_are_rejected() -> None:
     assert len(np.concatenate(out.rejected_at)) == 2
 
 
+def test_a_queue_growing_under_overload_is_moved_once_per_doubling_and_served_in_order() -> None:
+    """Twice the load one instance serves, for 2,000 steps of a second: the queue grows by 1,000 a step, and
+    its buffer is replaced about once per doubling (log2 of 2,000,000 is 21), not on every step, which made a
+    long overload quadratic. The requests still leave in arrival order, each after all before it."""
+    config = BatcherConfig(1, 0.0)
+    slow = LatencyProfile((1, 2), (0.001, 0.001))
+    replica = Replica(config, slow)
+    out = Outcome()
+    moves, buffer = 0, replica.queue.base
+    for second in range(2000):
+        replica.offer(second + np.arange(2000) / 2000)
+        replica.advance(second + 1.0, out)
+        # The previous buffer is held, so a new one is a new object, never a reused id.
+        moves, buffer = (moves, buffer) if replica.queue.base is buffer else (moves + 1, replica.queue.base)
+    served = np.concatenate(out.arrivals)
+    assert replica.queued == 2000 * 2000 - len(served) > 1_900_000
+    assert moves <= 24
+    assert np.all(np.diff(served) > 0)
+
+
 def test_a_preferred_size_leaves_without_waiting_for_the_delay() -> None:
     # Preferred 2: the second arrival fills it at 1 ms; the third waits alone for the delay.
     found, out = batches(BatcherConfig(8, 0.005, preferred_sizes=(2,)), [0.0, 0.001, 0.002])
