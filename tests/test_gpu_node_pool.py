@@ -147,6 +147,9 @@ def test_priorities_and_overprovisioning() -> None:
         "triton-production-inference": (100_000, "PreemptLowerPriority"),
         "triton-production-batch": (1_000, "PreemptLowerPriority"),
         "triton-production-overprovisioning": (-10, "Never"),
+        # The scaling path above serving: Prometheus and Alertmanager, and KEDA (priority_classes.py).
+        "triton-production-monitoring": (200_000, "PreemptLowerPriority"),
+        "triton-production-keda": (200_000, "PreemptLowerPriority"),
     }
     placeholder = objects(result, "Deployment")["gpu-overprovisioning"]["spec"]
     assert placeholder["replicas"] == 1

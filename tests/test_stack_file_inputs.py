@@ -100,11 +100,16 @@ def test_aliases_within_the_budget_read_as_their_values(tmp_path: Path) -> None:
     assert json.loads(flat["other:lol2"]) == [[["lol"] * 9] * 9] * 9
 
 
-def test_production_s_one_alias_is_read(tmp_path: Path) -> None:
-    flat, _ = pulumi_config_from_stack_file(PROJECT_ROOT / "stacks" / "Pulumi.production.yaml")
-    first, second = json.loads(flat["triton-platform:policyExceptions"])[:2]
-    assert first["reason"] == second["reason"]
-    assert first["reason"].startswith("No public source pairs nvcr.io/nvidia/tritonserver:24.10-py3")
+def test_an_alias_is_read_as_its_anchors_value(tmp_path: Path) -> None:
+    """One reason for two exceptions, as a stack file may write it (YAML 1.2 anchors and aliases)."""
+    text = (
+        "config:\n  triton-platform:policyExceptions:\n"
+        "    - {policy: no-load-balancer, kind: Service, name: a, reason: &why The gateway's internal NLB.}\n"
+        "    - {policy: no-load-balancer, kind: Service, name: b, reason: *why}\n"
+    )
+    flat, _ = pulumi_config_from_stack_file(write(tmp_path, text))
+    first, second = json.loads(flat["triton-platform:policyExceptions"])
+    assert first["reason"] == second["reason"] == "The gateway's internal NLB."
 
 
 def test_an_anchor_that_holds_itself_is_named(tmp_path: Path) -> None:

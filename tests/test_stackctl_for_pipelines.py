@@ -50,6 +50,7 @@ def test_validate_passes_with_exit_0_and_one_json_object(capsys: pytest.CaptureF
         "stack": "dev",
         "summary": "stack dev (dev, render), 1 deployment(s), 4 model(s)",
         "deferred": [],
+        "unpinned": [],
         "errors": [],
     }
 
