@@ -74,6 +74,9 @@ def flatten(value: Any, prefix: str = "") -> dict[str, str]:
     return {prefix: json.dumps(value)}
 
 
+ENVIRONMENT_KEY = "triton-platform:environment"
+
+
 def stack_settings(tree: Path, stack: str) -> dict[str, str]:
     """Every leaf of the stack file's config, by full key path."""
     path = tree / "stacks" / f"Pulumi.{stack}.yaml"
@@ -221,6 +224,25 @@ def preview(head: Workspace, stack: str, scratch: Path, *, refresh: bool) -> tup
     return events, result.stdout + (f"\n{result.stderr}" if result.stderr.strip() else "")
 
 
+def pin_images(workspace: Workspace, stack: str, mirrors: Sequence[str]) -> None:
+    """A production stack's images by digest, as the deploy workflow pins them before its preview
+    (`stackctl pin-images`): its policy pack refuses a production image by tag. Other tiers may run tags."""
+    stack_file = workspace.tree / "stacks" / f"Pulumi.{stack}.yaml"
+    if not stack_file.exists() or stack_settings(workspace.tree, stack).get(ENVIRONMENT_KEY) != '"production"':
+        return
+    command = ["-m", "stackctl", "pin-images", "--config", str(stack_file), *(f"--mirror={m}" for m in mirrors)]
+    done = subprocess.run(
+        [str(workspace.tree / ".venv" / "bin" / "python"), *command],
+        cwd=workspace.tree,
+        env=workspace.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise PreviewDiffError(f"stackctl pin-images for {stack} failed in {workspace.tree}: {done.stderr.strip()}")
+
+
 def prepare_offline(base: Workspace, head: Workspace, stack: str) -> list[str]:
     """Deploy the base revision's stack into scratch state (render mode) and select it for the head."""
     if (base.tree / "stacks" / f"Pulumi.{stack}.yaml").exists():
@@ -301,7 +323,14 @@ def resolve_mode(mode: str, env: Mapping[str, str]) -> str:
 
 
 def run(
-    repo: Path, base_ref: str, head_ref: str | None, stacks: Sequence[str], out: Path, *, mode: str = "offline"
+    repo: Path,
+    base_ref: str,
+    head_ref: str | None,
+    stacks: Sequence[str],
+    out: Path,
+    *,
+    mode: str = "offline",
+    mirrors: Sequence[str] = (),
 ) -> dict[Path, bool]:
     """Write `<stack>.md` (and the full text as `<stack>.diff.txt`) per stack; each path maps to whether it passed."""
     base_rev, head_rev = revision(repo, "--base", base_ref), revision(repo, "--head", head_ref)
@@ -315,6 +344,9 @@ def run(
         head_tree = export_tree(repo, head_ref and head_rev.sha, scratch / "head")
         base, head = Workspace(base_tree, tree_env(base_tree, env)), Workspace(head_tree, tree_env(head_tree, env))
         for stack in stacks:
+            # Both revisions pinned alike, so an offline diff shows only what the change changes.
+            for workspace in (head, base) if mode == "offline" else (head,):
+                pin_images(workspace, stack, mirrors)
             notes = prepare_live(head, stack) if mode == "live" else prepare_offline(base, head, stack)
             events, text = preview(head, stack, scratch, refresh=mode == "live" and not renders(head.tree, stack))
             base_settings, head_settings = stack_settings(base.tree, stack), stack_settings(head.tree, stack)
@@ -388,12 +420,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="live: against the stacks' real state (needs PULUMI_BACKEND_URL and credentials); offline: base "
         "deployed into scratch state; auto (default): live when PULUMI_BACKEND_URL is set",
     )
+    parser.add_argument(
+        "--mirror",
+        action="append",
+        default=[],
+        metavar="REGISTRY=HOST[:PORT]",
+        help="passed to `stackctl pin-images`, which pins a production stack's images before its preview",
+    )
     parser.add_argument("stacks", nargs="*", help="stacks to preview (default: every stacks/Pulumi.<stack>.yaml)")
     args = parser.parse_args(argv)
     stacks = args.stacks or stacks_of(args.repo)
     try:
         mode = resolve_mode(args.mode, os.environ)
-        written = run(args.repo.resolve(), args.base, args.head, stacks, args.out, mode=mode)
+        written = run(args.repo.resolve(), args.base, args.head, stacks, args.out, mode=mode, mirrors=args.mirror)
     except (PreviewDiffError, RuntimeError, subprocess.CalledProcessError) as err:
         print(f"preview-diff: {err}", file=sys.stderr)
         return 1

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from offline.chart_template import HELM_ENV, PROJECT_HELM
 from platform_config.paths import PROJECT_ROOT
 from stackctl import image_digests as pins
 
@@ -56,18 +57,31 @@ def push(registry: str, path: str, folder: Path) -> str:
     return subprocess.run([CRANE, "digest", ref], check=True, capture_output=True, text=True).stdout.strip()
 
 
+def tool_environment(environment: dict[str, str]) -> dict[str, str]:
+    """`environment` with the project's crane and Helm named, as the deploy workflow names them."""
+    return {**os.environ, **environment, pins.CRANE_ENV: str(CRANE), HELM_ENV: str(PROJECT_HELM)}
+
+
+def serve_unpinned(stack_file: Path, registry: str, folder: Path, environment: dict[str, str]) -> list[str]:
+    """Each image `stack_file`'s stack runs by tag pushed to `registry` as a small image of its own; the
+    `--mirror` options that send each of their registries there."""
+    command = [str(PROJECT_ROOT / ".venv" / "bin" / "stackctl"), "pin-images", "--config", str(stack_file)]
+    env = tool_environment(environment)
+    listed = subprocess.run([*command, "--check", "--json"], capture_output=True, text=True, env=env, check=False)
+    unpinned = [row["image"] for row in json.loads(listed.stdout)["images"] if row["state"] == "unpinned"]
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {image: pins.registry_and_path(image) for image in unpinned}
+    for _, path in paths.values():
+        push(registry, path, folder)
+    return [f"--mirror={name}={registry}" for name in sorted({name for name, _ in paths.values()})]
+
+
 def pin_images(stack_file: Path, folder: Path, environment: dict[str, str]) -> None:
     """`stackctl pin-images` on `stack_file`, as the deploy workflow's preview job runs it, with every image the
     stack runs by tag served by a loopback registry. `environment` gives the chart mirror."""
     command = [str(PROJECT_ROOT / ".venv" / "bin" / "stackctl"), "pin-images", "--config", str(stack_file)]
-    env = {**os.environ, **environment, pins.CRANE_ENV: str(CRANE)}
-    listed = subprocess.run([*command, "--check", "--json"], capture_output=True, text=True, env=env, check=False)
-    unpinned = [row["image"] for row in json.loads(listed.stdout)["images"] if row["state"] == "unpinned"]
-    folder.mkdir(parents=True, exist_ok=True)
     with loopback_registry() as registry:
-        paths = {image: pins.registry_and_path(image) for image in unpinned}
-        for _, path in paths.values():
-            push(registry, path, folder)
-        mirrors = [f"--mirror={name}={registry}" for name in sorted({name for name, _ in paths.values()})]
+        mirrors = serve_unpinned(stack_file, registry, folder, environment)
+        env = tool_environment(environment)
         pinned = subprocess.run([*command, *mirrors], capture_output=True, text=True, env=env, check=False)
     assert pinned.returncode == 0, pinned.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ from stackctl import preview_diff
 from stackctl.preview_comment import MAX_COMMENT, StackReport, comment
 from stackctl.preview_diff import CHART_KEYS, TUNING_KEYS, setting_changes
 from stackctl.preview_events import ABSENT, MASK, Change, PropertyChange, changes, read_event_log
+from tests import local_registry
 from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
 from tests.pulumi_cli import pulumi_binary, toolchain_env
 
@@ -141,10 +141,15 @@ def run_script(repo: Path, out: Path, env: dict[str, str], *args: str) -> subpro
 
 @pytest.fixture(scope="module")
 def offline(fixture_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    """Production's comment and full diff text, offline (no backend given)."""
+    """Production's comment and full diff text, offline (no backend given). Production's images are pinned
+    first, from a loopback registry serving each tag it runs (`stackctl pin-images`, as the workflows do)."""
     out = tmp_path_factory.mktemp("preview-diff")
-    env = {k: v for k, v in os.environ.items() if k != "PULUMI_BACKEND_URL"}
-    result = run_script(fixture_repo, out, env, "--base", "HEAD~1", "--head", "HEAD", "production")
+    env = local_registry.tool_environment({})
+    env.pop("PULUMI_BACKEND_URL", None)
+    production = fixture_repo / "stacks" / "Pulumi.production.yaml"
+    with local_registry.loopback_registry() as registry:
+        mirrors = local_registry.serve_unpinned(production, registry, tmp_path_factory.mktemp("images"), {})
+        result = run_script(fixture_repo, out, env, *mirrors, "--base", "HEAD~1", "--head", "HEAD", "production")
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.split() == [str(out / "production.md")]
     return (out / "production.md").read_text(), (out / "production.diff.txt").read_text()
