@@ -267,8 +267,10 @@ def running_images(resource: Resource) -> list[tuple[str, str]]:
 
 
 def image_digests(resource: Resource) -> list[str]:
-    """Production runs every image by digest, the charts' included: a tag can be re-pushed, a digest cannot."""
-    if not resource.production:
+    """Production runs every image by digest, the charts' included: a tag can be re-pushed, a digest cannot. An
+    object neither the platform's nor of a stack whose file the pack reads (your own program's, say) is left
+    to its owner."""
+    if not resource.production or (resource.environment is None and not platform_owned(resource)):
         return []
     return [
         f"{where} runs {image} by tag; production runs every image by digest: `stackctl pin-images` resolves it "

@@ -14,10 +14,11 @@ from offline.mock_runtime import Registered
 from offline.synth import CONFIG_GROUP, group_members
 from platform_config.paths import PROJECT_ROOT
 from policy.rules import RULES, violations
+from stackctl.image_digests import list_images
 from stackctl.main import main
 from tests.conftest import synth_stack, synth_with_charts
 from tests.local_cluster import SHARED_CHARTS
-from tests.test_policy_rules import built
+from tests.test_policy_rules import TRITON_IMAGE, built, by_tag
 
 KEDA_OPTIONS: dict[str, Any] = {
     "release_name": "keda",
@@ -210,11 +211,19 @@ def test_production_lists_every_chart_object_beneath_its_group() -> None:
 
 @pytest.mark.real_tools
 def test_production_with_its_charts_passes_every_policy_rule() -> None:
-    resources = built(synth_with_charts("production"))
+    """Every rule, but images by tag: those the committed stack leaves to the deploy workflow's
+    `stackctl pin-images`, which lists exactly them, Triton's and the charts'."""
+    synth = synth_with_charts("production")
+    resources = built(synth)
     assert any(r.name == "kube-prometheus-stack-grafana" and r.kind == "Deployment" for r in resources)
+    images = list_images(synth, synth.stack.config.image_digests)
+    unpinned = {image.name for image in images if image.state == "unpinned"}
+    assert {TRITON_IMAGE, "ghcr.io/kedacore/keda:2.20.2", "quay.io/prometheus/prometheus:v3.7.3"} <= unpinned
     found = []
     for rule in RULES:
-        if rule.check:
+        if rule.name == "production-image-digests":
+            assert {by_tag(m) for r in resources for m in violations(rule, r)[0]} == unpinned
+        elif rule.check:
             found += [(rule.name, r.kind, r.name, m) for r in resources for m in violations(rule, r)[0]]
         else:
             assert rule.stack_check is not None

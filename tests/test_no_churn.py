@@ -36,15 +36,17 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "c812397e7d60b8f80cb7d0cce679965219697b23"
-"""The last commit that changed what is deployed (issue 37: the device plugin v0.20.0 and DCGM exporter
-4.6.0-4.8.3 images, its DISABLE_STARTUP_VALIDATE, and the GPU alerts' node label; the stackctl and offline/ rework
-after it deploys the same). Before it: b125f84 (issue 29: the charts' CRDs in a ConfigGroup of their own, two new
-component resources; from 502fb68's state every cluster object previewed same and only the two `-crds` groups were
-created). Before it: e1906b6 (issue 28: PDB eviction policy, production's drain floor, DCGM priority, pull policy
-by tag or digest); issue 26's component package (new type tokens, aliased) was proven from 5b85fc8 at a1536ac, and
-issue 19's rework from 6b4dc4c. Before issue 29 the base tree imported the checkout's component package (the
-virtualenv installs it editable), so those proofs held the program and the stack files, not the package."""
+BASE_REVISION = "42e3935be026280dd57d26110a287024681aba95"
+"""The last commit that changed what is deployed (issue 40: production's Prometheus and Alertmanager with volumes, two
+replicas, resources and a PriorityClass; KEDA at two replicas with PDBs, spread, narrowed RBAC; every chart image
+by the platform's pull rule; the control-plane jobs off on EKS). Before it: c812397 (issue 37: the device plugin
+v0.20.0 and DCGM exporter 4.6.0-4.8.3 images, its DISABLE_STARTUP_VALIDATE, and the GPU alerts' node label). Before
+it: b125f84 (issue 29: the charts' CRDs in a ConfigGroup of their own, two new component resources; from 502fb68's
+state every cluster object previewed same and only the two `-crds` groups were created). Before it: e1906b6 (issue
+28: PDB eviction policy, production's drain floor, DCGM priority, pull policy by tag or digest); issue 26's
+component package (new type tokens, aliased) was proven from 5b85fc8 at a1536ac, and issue 19's rework from
+6b4dc4c. Before issue 29 the base tree imported the checkout's component package (the virtualenv installs it
+editable), so those proofs held the program and the stack files, not the package."""
 
 # Production's objects whose loss loses data (docs/architecture.md, "Publishing and the PVC loader"): (resource type, object name).
 PRODUCTION_PROTECTED = {

@@ -403,9 +403,15 @@ def test_production_refuses_a_chart_image_by_tag_wherever_it_runs(
     assert check("production-image-digests", chart_object(kind, spec, "dev")) == []
 
 
-def test_an_object_of_no_known_stack_gets_production_rules() -> None:
+def test_an_object_of_no_known_stack_is_held_to_digests_only_if_the_platform_built_it() -> None:
+    """Without a stack file the pack reads, the tier is production's, strict by default; but an object the
+    platform did not build (a program of your own using other charts) keeps its images its owner's choice."""
     spec = {"image": "quay.io/prometheus/alertmanager:v0.29.0"}
-    assert check("production-image-digests", chart_object("Alertmanager", spec, None)) == [
+    assert check("production-image-digests", chart_object("Alertmanager", spec, None)) == []
+    ours = chart_object("Alertmanager", spec, None)
+    labels = {"app.kubernetes.io/part-of": "triton-platform"}
+    platform_built = Resource(ours.type, {**ours.props, "metadata": {"name": "x", "labels": labels}})
+    assert check("production-image-digests", platform_built) == [
         f"spec.image {BY_TAG.replace('runs by tag', 'runs quay.io/prometheus/alertmanager:v0.29.0 by tag')}"
     ]
 

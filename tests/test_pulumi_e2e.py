@@ -215,6 +215,17 @@ FIXTURE_VIOLATIONS = {
 }
 
 
+def grant_an_exception_to_triton_general(config: dict[str, Any]) -> None:
+    config["triton-platform:policyExceptions"] = [
+        {
+            "policy": "production-image-digests",
+            "kind": "Deployment",
+            "name": "triton-general",
+            "reason": "Granted by the test, for an object the bad program lacks.",
+        }
+    ]
+
+
 def test_the_policy_pack_blocks_a_bad_program(project: Project, scratch: Path) -> None:
     fixture = scratch / "bad-program"
     shutil.copytree(Path(__file__).parent / "fixtures" / "policy_violations", fixture)
@@ -226,14 +237,20 @@ def test_the_policy_pack_blocks_a_bad_program(project: Project, scratch: Path) -
     }
     bad = Project(fixture, env)
     bad.ok("stack", "init", "production")
-    preview = bad.pulumi("preview", "--policy-pack", str(project.root / "policy"), stack="production")
+    # The pack reads the production stack file's exceptions: one naming a Deployment this program does not create.
+    production = project.root / "stacks" / "Pulumi.production.yaml"
+    original = production.read_text()
+    edit_stack(production, grant_an_exception_to_triton_general)
+    try:
+        preview = bad.pulumi("preview", "--policy-pack", str(project.root / "policy"), stack="production")
+    finally:
+        production.write_text(original)
     output = preview.stdout + preview.stderr
     assert preview.returncode != 0
     for policy, message in FIXTURE_VIOLATIONS.items():
         assert f"[mandatory]  {policy}" in output, f"{policy} did not fire:\n{output}"
         assert message in output, f"{policy}: {message!r} missing"
     assert set(FIXTURE_VIOLATIONS) == set(POLICY_NAMES)
-    # The production stack file's exceptions name Deployments this program does not create.
     assert "[mandatory]  policy-exceptions-name-objects" in output
     assert "grants production-image-digests to Deployment 'triton-general', which is no object" in output
     # `up` previews first: blocked there, it creates nothing. (With --skip-preview, resource policies

@@ -253,7 +253,9 @@ def test_make_up_without_stack_is_dev(tmp_path: Path) -> None:
     path, _ = stub_path(tmp_path)
     env = user_env(tmp_path, path)
     env.pop("STACK", None)
-    run = subprocess.run(["make", "-n", "up"], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, check=False)
+    # --no-print-directory: under `make test` this make is a sub-make, which names its directory by default.
+    command = ["make", "--no-print-directory", "-n", "up"]
+    run = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[-1] == "scripts/up dev"
 
