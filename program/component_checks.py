@@ -167,8 +167,6 @@ def serving_key(config: PlatformConfig, steps: Sequence[Step]) -> StackKey:
             name == identity and name not in config.serving.service_account_annotations
         ):
             return _at(CLUSTER, "workloadIdentity", "models")
-        case [Field("pod_labels"), *_]:
-            return _derived(CLUSTER, "the pod labels the platform's workload identity needs", "platform")
         case [Field("pool"), Field("node_selector"), *rest]:
             return _at(GPU_POOL, "nodeLabels", *rest)
         case [Field("pool"), Field("tolerations"), int(i), *_]:
