@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from simulator.batcher import Outcome, Replica
 from simulator.hpa import SYNC_SECONDS, Hpa, Metric
 from simulator.keda import KedaAdapter
+from simulator.reaction import reaction_floor
 from simulator.scenario import Scenario, capacity_rps
 from simulator.signals import Scrapes, read
 
@@ -286,6 +287,7 @@ def summary(s: Scenario, timeline: Timeline) -> dict[str, float | int | None]:
         "rejected_pct": 100 * timeline.dropped / max(timeline.arrived, 1),
         "gpu_hours": float(timeline.gpus.sum() / 3600),
         "reaction_seconds": reaction_seconds(demand, capacity),
+        "reaction_floor_seconds": reaction_floor(s, demand).seconds,
         "peak_overprovisioning": float(np.max(np.where(busy, capacity / np.maximum(demand, 1), 0)) - 1)
         if busy.any()
         else None,

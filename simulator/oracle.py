@@ -1,21 +1,38 @@
-"""The bound a run's GPU-hours are read against: an autoscaler that knows each second's load and starts pods at once.
+"""The bounds a run's GPU-hours are read against: an autoscaler that knows each second's load, in two forms.
 
-Each second of the trace (the simulator's step: rates are per second) the oracle runs the fewest replicas that
-carry that second's rate at the SLO, never below the stack's floor (`replicas.min`) and never above its ceiling
-(`replicas.max`: the run is held to it too, so the oracle is the best this stack's fleet could do, not a larger
-one). A replica carries what the simulator's own response surface (simulator.fluid.surface: the batcher under
-Poisson load, with the run's batching settings and latency profile) serves with p95 within the SLO. It reads the
-trace's rates, the means the Poisson arrivals are drawn at, so every seed of a trace shares one oracle.
+**Instant** (`replicas`, `gpu_hours`): each second of the trace (the simulator's step: rates are per second) the
+oracle runs the fewest replicas that carry that second's rate at the SLO, never below the stack's floor
+(`replicas.min`) and never above its ceiling (`replicas.max`: the run is held to it too, so the oracle is the best
+this stack's fleet could do, not a larger one), and its pods start at once. A replica carries what the
+simulator's own response surface (simulator.fluid.surface: the batcher under Poisson load, with the run's batching
+settings and latency profile) serves with p95 within the SLO. It reads the trace's rates, the means the Poisson
+arrivals are drawn at, so every seed of a trace shares one oracle.
+
+**Hindsight** (`hindsight`, `hindsight_gpu_hours`): the same replicas ready each second, but each pod pays what the
+run's pods pay to become ready: it is started, and costs its GPUs, one start delay before the first second it is
+needed. The delay is the one engine.rescale charges a pod: `podStartSeconds` on a free GPU, plus
+`nodeProvisionSeconds` when no node up has one. So every pod pays the pod start, and a pod the warm nodes
+(reaction.warm_slots: the floor's, the overprovisioning spares', `gpuPool.minNodes`) cannot hold pays the node
+too, the first time its count is reached only, since a node added stays for the rest of a run as it does in the
+simulator. The replicas it pays for at second u are the most the next pod start's seconds need (a pod started
+ahead is already paid for), plus one for each pod then waiting on its first node. Starts before the trace's first
+second, and the drain of a pod no longer needed, cost it nothing (as the instant form).
+
+The hindsight form holds the SLO by construction: at every second it has, ready, the fewest replicas that carry
+that second's rate at the SLO. The one exception is a second whose rate needs more than the ceiling
+(`beyond_ceiling_seconds`): there neither form, nor any fleet of this stack, carries the load.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from simulator.fluid import surface
+from simulator.reaction import warm_slots
 from simulator.scenario import Scenario
 
 STEP_SECONDS = 1
@@ -29,24 +46,64 @@ def replicas(load: NDArray[np.float64], per_replica: float, floor: int, ceiling:
     return np.clip(needed, floor, ceiling).astype(np.int64)
 
 
+def ahead_max(values: NDArray[np.int64], seconds: int) -> NDArray[np.int64]:
+    """Each step's maximum of `values` over it and the `seconds` steps after it (fewer at the end), by doubling
+    the span: log2(seconds) passes over the array."""
+    result, span = values.copy(), 1
+    while span <= seconds:
+        step = min(span, seconds + 1 - span)
+        later = result[step:].copy()
+        result[: len(later)] = np.maximum(result[: len(later)], later)
+        span += step
+    return result
+
+
+def hindsight(need: NDArray[np.int64], start_seconds: int, node_seconds: int, warm: int) -> NDArray[np.int64]:
+    """The pods paid for each step to have `need` ready at every step, each pod started `start_seconds` ahead and,
+    the first time a count above `warm` is reached, `node_seconds` earlier still for its node."""
+    paid = ahead_max(need, start_seconds)
+    waiting = np.zeros(len(need) + 1, np.int64)
+    if node_seconds > 0 and len(need):
+        for level in range(warm + 1, int(need.max()) + 1):
+            first = int(np.argmax(need >= level))
+            # Started at first - start - node, ready at first: waiting on its node until first - start, from which
+            # ahead_max counts it.
+            waiting[max(first - start_seconds - node_seconds, 0)] += 1
+            waiting[max(first - start_seconds, 0)] -= 1
+    result: NDArray[np.int64] = paid + np.cumsum(waiting[:-1])
+    return result
+
+
 @dataclass(frozen=True)
 class Oracle:
     replica_rps: float
     """What one replica carries at the SLO."""
     replicas: NDArray[np.int64]
-    """Per step."""
+    """Per step, the instant form."""
     gpus_per_pod: int
+    hindsight: NDArray[np.int64]
+    """Per step, the pods the hindsight form pays for (ready or starting)."""
+    beyond_ceiling_seconds: int = 0
+    """Steps whose rate needs more replicas than the ceiling: the SLO is out of reach for both forms there."""
 
     @property
     def gpu_hours(self) -> float:
         return float(self.replicas.sum()) * self.gpus_per_pod * STEP_SECONDS / 3600
 
+    @property
+    def hindsight_gpu_hours(self) -> float:
+        return float(self.hindsight.sum()) * self.gpus_per_pod * STEP_SECONDS / 3600
+
     def figures(self, gpu_hours: float) -> dict[str, float]:
-        """The oracle's GPU-hours, a run's `gpu_hours` as a multiple of them, and the capacity it assumed."""
+        """Each form's GPU-hours and a run's `gpu_hours` as a multiple of them, the capacity they assumed, and the
+        seconds beyond the ceiling."""
         return {
             "oracle_gpu_hours": self.gpu_hours,
             "oracle_ratio": gpu_hours / self.gpu_hours,
             "oracle_replica_rps": self.replica_rps,
+            "oracle_hindsight_gpu_hours": self.hindsight_gpu_hours,
+            "oracle_hindsight_ratio": gpu_hours / self.hindsight_gpu_hours,
+            "oracle_beyond_ceiling_seconds": self.beyond_ceiling_seconds,
         }
 
 
@@ -54,4 +111,10 @@ def oracle(s: Scenario, rate: NDArray[np.float64], slo_seconds: float | None = N
     """The oracle of `s` on the trace `rate`, at the SLO `slo_seconds` (default: the stack's)."""
     slo = s.slo_seconds if slo_seconds is None else slo_seconds
     per_replica = surface(s.batcher, s.tau).slo_rate(slo)
-    return Oracle(per_replica, replicas(rate, per_replica, s.min_replicas, s.max_replicas), s.gpus_per_pod)
+    need = replicas(rate, per_replica, s.min_replicas, s.max_replicas)
+    beyond = int(np.count_nonzero(rate > per_replica * s.max_replicas))
+    start, node = math.ceil(s.pod_start_seconds), math.ceil(s.node_provision_seconds)
+    # A pool that cannot add a node has none to wait for; like the instant form, the oracle is not held to the
+    # pool's bound (the run's pods past it stay Pending, engine.rescale).
+    paid = hindsight(need, start, node if s.warm_nodes < s.max_nodes else 0, warm_slots(s))
+    return Oracle(per_replica, need, s.gpus_per_pod, paid, beyond)

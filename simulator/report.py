@@ -42,7 +42,10 @@ FIGURES = (
     "gpu_hours",
     "oracle_gpu_hours",
     "oracle_ratio",
+    "oracle_hindsight_gpu_hours",
+    "oracle_hindsight_ratio",
     "reaction_seconds",
+    "reaction_floor_seconds",
 )
 """The summary's figures `stackctl simulate` prints, and docs/simulation.md's example quotes."""
 TIMELINE_FILE = "timeline.csv"
@@ -100,7 +103,7 @@ def shade(axes: Axes, mask: NDArray[np.bool_], color: str, label: str | None) ->
 
 
 def plot_png(s: Scenario, timeline: Timeline, bound: Oracle, summary: dict[str, Any], title: str) -> bytes:
-    """Demand against ready capacity, replicas beside the oracle's, the scaling signal against its target, p95
+    """Demand against ready capacity, replicas beside both oracles', the scaling signal against its target, p95
     against the SLO; seconds with rejections and with KEDA's fallback shaded on each panel."""
     import matplotlib  # noqa: PLC0415 - only the plot needs it
 
@@ -141,6 +144,15 @@ def plot_png(s: Scenario, timeline: Timeline, bound: Oracle, summary: dict[str, 
         linestyle=":",
         label=f"oracle: each second's fewest at the SLO ({summary['oracle_gpu_hours']:.2f} GPU-hours, "
         f"the run {summary['oracle_ratio']:.2f}x)",
+    )
+    replicas.step(
+        minutes,
+        bound.hindsight,
+        where="post",
+        color="grey",
+        linestyle="--",
+        label=f"hindsight oracle: the same, each pod paid from a start ahead "
+        f"({summary['oracle_hindsight_gpu_hours']:.2f} GPU-hours, the run {summary['oracle_hindsight_ratio']:.2f}x)",
     )
     replicas.set_ylabel("replicas")
     replicas.yaxis.set_major_locator(MaxNLocator(integer=True))

@@ -1,5 +1,6 @@
-"""The oracle: each second's fewest replicas at the SLO, held to hand-computed cases; summary.json and plan.md
-carry its GPU-hours and the run's multiple of them."""
+"""The oracle: each second's fewest replicas at the SLO, held to hand-computed cases, and its hindsight form, which
+pays each pod from one start delay before it is needed; summary.json and plan.md carry their GPU-hours and the run's
+multiple of them."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from platform_config.loader import load_stack
 from simulator.fluid import surface
-from simulator.oracle import Oracle, oracle, replicas
+from simulator.oracle import Oracle, ahead_max, hindsight, oracle, replicas
 from simulator.scenario import Scenario, capacity_rps, scenario
 from stackctl.main import main
 
@@ -24,18 +25,80 @@ def test_the_oracle_of_ten_seconds_by_hand() -> None:
     load = np.array([0, 50, 100, 101, 250, 300, 1000, 40, 0, 199], dtype=np.float64)
     counts = replicas(load, 100.0, 1, 5)
     assert counts.tolist() == [1, 1, 1, 2, 3, 3, 5, 1, 1, 2]
-    bound = Oracle(100.0, counts, 2)
+    # Hindsight with a 2 s start and no node to wait for: each second the most it and the next two need (the
+    # last seconds' windows end with the trace), 1 2 3 3 5 5 5 2 2 2: 30 replica-seconds, 60 GPU-seconds.
+    ahead = hindsight(counts, 2, 0, 5)
+    assert ahead.tolist() == [1, 2, 3, 3, 5, 5, 5, 2, 2, 2]
+    bound = Oracle(100.0, counts, 2, ahead)
     assert bound.gpu_hours == pytest.approx(40 / 3600)
-    # A run that used 0.02 GPU-hours over the same ten seconds: 72 GPU-seconds, 1.8x the oracle's 40.
+    assert bound.hindsight_gpu_hours == pytest.approx(60 / 3600)
+    # A run that used 0.02 GPU-hours over the same ten seconds: 72 GPU-seconds, 1.8x the oracle's 40, 1.2x the
+    # hindsight's 60.
     assert bound.figures(0.02) == {
         "oracle_gpu_hours": pytest.approx(40 / 3600),
         "oracle_ratio": pytest.approx(1.8),
         "oracle_replica_rps": 100.0,
+        "oracle_hindsight_gpu_hours": pytest.approx(60 / 3600),
+        "oracle_hindsight_ratio": pytest.approx(1.2),
+        "oracle_beyond_ceiling_seconds": 0,
     }
 
 
 def test_with_no_rate_held_the_oracle_runs_the_ceiling_wherever_there_is_load() -> None:
     assert replicas(np.array([0.0, 1.0, 0.0]), 0.0, 2, 6).tolist() == [2, 6, 2]
+
+
+def test_the_hindsight_oracle_starts_a_pod_one_start_ahead_of_its_need() -> None:
+    # 1 replica's need, then 3 from t=100, over 200 s; a pod takes 60 s to start and there is GPU enough (5 warm).
+    # Pods started at t=40 are ready at t=100: 40 s of 1 pod, then 160 s of 3, 520 pod-seconds; the instant
+    # oracle's 100 + 300 = 400.
+    need = np.where(np.arange(200) < 100, 1, 3).astype(np.int64)
+    paid = hindsight(need, 60, 120, 5)
+    assert np.flatnonzero(np.diff(paid)).tolist() == [39]
+    assert (paid[39], paid[40]) == (1, 3)
+    bound = Oracle(1.0, need, 2, paid)
+    assert bound.gpu_hours == pytest.approx(800 / 3600)
+    assert bound.hindsight_gpu_hours == pytest.approx(1040 / 3600)
+
+
+def test_a_pod_past_the_warm_nodes_waits_for_its_node_the_first_time_only() -> None:
+    # 1 replica until t=300, 3 until 350, 1 until 500, 3 until 600; warm GPUs for 2, a 60 s pod start, a 120 s node.
+    t = np.arange(600)
+    need = np.where(((t >= 300) & (t < 350)) | (t >= 500), 3, 1).astype(np.int64)
+    paid = hindsight(need, 60, 120, 2)
+    # The third pod is started at 300 - 60 - 120 = 120 and waits on its node until 240; the second (warm) starts
+    # at 240. Between the rises the need is 1 from 350; the second rise's pods start at 500 - 60 = 440, the node
+    # already up: 120 s of 1, 120 of 2, 110 of 3 (240-349), 90 of 1 (350-439), 160 of 3 = 1,300 pod-seconds.
+    expected = np.concatenate([np.full(120, 1), np.full(120, 2), np.full(110, 3), np.full(90, 1), np.full(160, 3)])
+    assert paid.tolist() == expected.tolist()
+    assert int(paid.sum()) == 120 + 240 + 330 + 90 + 480
+    # A need that falls for less than a start keeps its pods: a pod let go could not be back in time.
+    dip = np.where((t >= 300) & (t < 330), 1, 3).astype(np.int64)
+    assert hindsight(dip, 60, 0, 5).tolist() == [3] * 600
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_hindsight_oracle_pays_for_at_least_the_instant_ones_replicas(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    load = rng.choice([0.0, 50.0, 180.0, 420.0, 900.0], size=int(rng.integers(1, 400)))
+    need = replicas(np.repeat(load, rng.integers(1, 40, len(load)))[:600], 100.0, 1, 8)
+    start, node, warm = int(rng.integers(0, 90)), int(rng.integers(0, 200)), int(rng.integers(1, 9))
+    paid = hindsight(need, start, node, warm)
+    assert (paid >= need).all()
+    # Every second, what is paid for covers what any second within the next start needs: a pod needed then is
+    # already starting.
+    for second in range(len(need)):
+        assert paid[second] >= need[second : second + start + 1].max()
+    # With no delay it is the instant oracle.
+    assert hindsight(need, 0, 0, warm).tolist() == need.tolist()
+
+
+def test_ahead_max_is_the_maximum_over_each_window() -> None:
+    values = np.array([1, 1, 1, 1, 3, 1, 1, 2, 1, 1], dtype=np.int64)
+    assert ahead_max(values, 0).tolist() == values.tolist()
+    assert ahead_max(values, 2).tolist() == [1, 1, 3, 3, 3, 2, 2, 2, 1, 1]
+    assert ahead_max(values, 3).tolist() == [1, 3, 3, 3, 3, 2, 2, 2, 1, 1]
+    assert ahead_max(values, 50).tolist() == [3, 3, 3, 3, 3, 2, 2, 2, 1, 1]
 
 
 def production() -> Scenario:
@@ -55,6 +118,26 @@ def test_a_replica_carries_its_full_batch_capacity_where_the_slo_holds_at_satura
     assert (s.min_replicas, s.max_replicas) == (2, 10)
     assert bound.replicas.tolist() == [2, 3, 10]
     assert bound.gpu_hours == pytest.approx(15 * s.gpus_per_pod / 3600)
+
+
+def test_productions_hindsight_oracle_pays_the_pod_start_and_the_fourth_pods_node() -> None:
+    # Production: floor 2, warm nodes for 3 pods (the floor and one overprovisioning spare, one GPU a node), a pod
+    # starts in 60 s (podStartSeconds' default) and a node in 120 s (nodeProvisionSeconds' default). 2 replicas'
+    # need, then 4 from t=400 of 600: the third pod starts at 340 on the spare, the fourth is started at 220 and
+    # waits on its node until 340. 220 s of 2, 120 of 3, 260 of 4 = 1,840 pod-seconds; the instant 800 + 800.
+    s = production()
+    assert (s.min_replicas, s.warm_nodes, s.gpus_per_node, s.gpus_per_pod) == (2, 3, 1, 1)
+    assert (s.pod_start_seconds, s.node_provision_seconds) == (60, 120)
+    cap = capacity_rps(s)
+    bound = oracle(s, np.where(np.arange(600) < 400, 1.5 * cap, 3.5 * cap))
+    assert bound.replicas.sum() == 1600
+    assert bound.hindsight.tolist() == [2] * 220 + [3] * 120 + [4] * 260
+    figures = bound.figures(2000 / 3600)
+    assert figures["oracle_hindsight_gpu_hours"] == pytest.approx(1840 / 3600)
+    assert figures["oracle_hindsight_ratio"] == pytest.approx(2000 / 1840)
+    assert figures["oracle_ratio"] == pytest.approx(2000 / 1600)
+    # Past the ceiling (10 replicas' worth) no fleet of the stack holds the SLO: the seconds are counted.
+    assert oracle(s, np.array([cap, 10 * cap, 10.5 * cap])).beyond_ceiling_seconds == 1
 
 
 def test_a_tighter_slo_caps_a_replica_below_the_first_rate_that_breaks_it() -> None:
@@ -94,6 +177,16 @@ def test_simulate_writes_the_oracle_beside_the_runs_gpu_hours(
     assert result["oracle_replica_rps"] == capacity_rps(s)
     assert f"oracle_gpu_hours: {267 / 3600:.1f}" in printed
     assert "oracle_ratio: " in printed
+    # Hindsight: a pod starts in 60 s, and past staging's one warm GPU a node takes 120 s more. The second and third
+    # pods, needed at 60, start at 0 (the trace's first second: what came before is not charged), the fourth,
+    # needed at 90 and the first past the warm nodes' GPUs, is started at 90 - 180 < 0 too: 4 pods from 0 until
+    # 118, the last second whose need a start covers, and the floor's 1 at 119. 119 x 4 + 1 = 477 GPU-seconds.
+    assert (s.warm_nodes, s.pod_start_seconds, s.node_provision_seconds) == (1, 60, 120)
+    assert result["oracle_hindsight_gpu_hours"] == pytest.approx(477 / 3600)
+    assert result["oracle_hindsight_ratio"] == pytest.approx(result["gpu_hours"] / (477 / 3600))
+    # 90-118 need 4.58 replicas against the ceiling's 4: no fleet of staging carries them at the SLO.
+    assert result["oracle_beyond_ceiling_seconds"] == 29
+    assert f"oracle_hindsight_gpu_hours: {477 / 3600:.1f}" in printed
 
 
 def test_plan_reports_the_oracle_per_candidate_and_for_the_choice(

@@ -1,6 +1,6 @@
 """What `stackctl simulate` hands an SRE (issue 17, point 4): a plot that says what ran and why it scaled,
-summary.json that records its inputs, a reaction time that is null when there was nothing to react to, and
-timeline.csv with the signal and KEDA's fallback."""
+summary.json that records its inputs, a reaction time that is null when there was nothing to react to beside the
+floor the pipeline allows (issue 39, point 4), and timeline.csv with the signal and KEDA's fallback."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
 from simulator.engine import Timeline, reaction_seconds, simulate, summary
 from simulator.oracle import Oracle
+from simulator.reaction import reaction_floor, warm_slots
 from simulator.report import COLUMNS, deltas, plot_title, runs, timeline_csv
 from simulator.scenario import Scenario, capacity_rps, scenario, shaped_trace, trigger_rps
 from stackctl.main import main
@@ -48,11 +49,41 @@ def test_a_4x_step_past_the_floor_takes_a_node_and_a_pod_start_to_catch_up() -> 
     floor = capacity_rps(s) * s.min_replicas
     assert (rate[-1] / rate[0], step_at) == (4.0, 90)
     assert rate[0] < floor < rate[-1]
-    reaction = summary(s, simulate(s, rate, seed=0))["reaction_seconds"]
+    result = summary(s, simulate(s, rate, seed=0))
+    reaction = result["reaction_seconds"]
     assert isinstance(reaction, float)
     # Staging's one warm GPU node is taken, so capacity catches up only once a new node and a pod on it are up,
     # and it does before the run ends.
     assert s.node_provision_seconds + s.pod_start_seconds <= reaction < len(rate) - step_at
+    # The floor of that rise: the 15 s scrape, the 15 s sync, the 120 s node and the 60 s pod start.
+    assert result["reaction_floor_seconds"] == 15 + 15 + 120 + 60
+
+
+def test_productions_reaction_floor_is_scrape_sync_and_pod_start_and_past_its_warm_nodes_a_node() -> None:
+    # stacks/Pulumi.production.yaml: monitoring.scrapeInterval 15s; the HPA syncs every 15 s; scaling.simulation
+    # leaves podStartSeconds (60) and nodeProvisionSeconds (120) at their defaults; replicas.min 2 and
+    # gpuPool.overprovisioningReplicas 1 keep 3 one-GPU nodes (gpusPerNode 1) warm, gpuPool.maxNodes 14.
+    # pollingIntervalSeconds (10) never enters: KEDA's loop only moves 0 <-> 1, and replicas.min is 2.
+    s = scenario(load_stack("production"))
+    cap = capacity_rps(s)
+    assert warm_slots(s) == 3
+    first = reaction_floor(s)
+    assert (first.scrape_seconds, first.sync_seconds, first.pod_start_seconds, first.node_seconds) == (15, 15, 60, 0)
+    assert first.seconds == 15 + 15 + 60
+    # A rise that 3 replicas carry finds the spare's GPU; one that needs a 4th waits for a node too.
+    assert reaction_floor(s, np.full(60, 2.9 * cap)).seconds == 15 + 15 + 60
+    assert reaction_floor(s, np.full(60, 3.5 * cap)).seconds == 15 + 15 + 60 + 120
+    # The built-in step at the default peak (twice the trigger's load, 2 x 0.9 x 2 replicas' worth) needs 4.
+    assert reaction_floor(s, shaped_trace("step", 2 * trigger_rps(s))).seconds == 210
+
+
+def test_devs_reaction_floor_never_waits_for_a_node() -> None:
+    # stacks/Pulumi.dev.yaml: scrapeInterval 30s, pod start 60 s (the default); gpuPool minNodes 2 = maxNodes 2 and
+    # replicas.max 2: both replicas always find a GPU. pollingIntervalSeconds (30) never enters: replicas.min 1.
+    s = scenario(load_stack("dev"))
+    assert (warm_slots(s), s.max_replicas) == (2, 2)
+    assert reaction_floor(s).seconds == 30 + 15 + 60
+    assert reaction_floor(s, np.full(60, 10 * capacity_rps(s))).seconds == 30 + 15 + 60
 
 
 def test_a_flat_trace_far_below_one_replica_has_nothing_to_react_to() -> None:
@@ -175,6 +206,10 @@ def test_simulate_records_a_built_in_shape(tmp_path: Path, capsys: pytest.Captur
     }
     assert result["reaction_seconds"] > 0
     assert f"reaction_seconds: {result['reaction_seconds']:.1f}" in captured.out
+    # Next to it the floor, as summary.json records it: the step needs a second replica, past staging's one warm
+    # GPU node.
+    assert result["reaction_floor_seconds"] == 15 + 15 + 60 + 120
+    assert f"reaction_seconds: {result['reaction_seconds']:.1f}\n  reaction_floor_seconds: 210.0\n" in captured.out
     assert not (out / "timeline.png").exists()
 
 
