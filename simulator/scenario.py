@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from google.protobuf.json_format import MessageToDict
 from numpy.typing import NDArray
+from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from platform_config.loader import StackConfig
 from platform_config.model_settings import render_stack
@@ -20,6 +22,7 @@ from platform_config.scaling import ScalePolicy
 from simulator.batcher import BatcherConfig, LatencyProfile
 from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
+from simulator.profiling import config_differences, tau_config
 from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES, TRACE_RULES
 from simulator.signals import SignalSpec, derived_target
 from triton_platform.excerpts import excerpt
@@ -67,6 +70,8 @@ class Scenario:
     """GPU memory used/total of a serving pod; None: the GPU-memory trigger is left out."""
     profile: str = ""
     """The latency profile's file, relative to the project when inside it: what the outputs name."""
+    profile_warnings: tuple[str, ...] = ()
+    """Where the profile was measured on a config that differs from the stack's in a field that changes tau(b)."""
 
 
 def rules(policy: ScalePolicy) -> Rules:
@@ -103,15 +108,26 @@ def _seconds_value(value: object) -> float | None:
     return seconds if math.isfinite(seconds) else None
 
 
-def _read_json(path: Path, where: str) -> dict[str, object]:
+def input_text(
+    path: Path, kind: InputKind, noun: str, expected: str, *, encoding: str = "utf-8", newline: str | None = None
+) -> str:
+    """A profile's (or a profiler export's) text; ValueError naming the file, why it cannot be read (as `noun`)
+    and what is `expected`."""
+    where = display_path(path)
     try:
-        profile = json.loads(InputFile(path, PROFILE_FILE).read_text())
+        return InputFile(path, kind).read_text(encoding=encoding, newline=newline)
     except InputFileError as err:
-        raise ValueError(f"{where}: {err.problem}; {PROFILE_KEYS}") from None
+        raise ValueError(f"{where}: {err.problem}; {expected}") from None
     except OSError as err:
-        raise ValueError(f"{where}: cannot read the latency profile ({err.strerror}); {PROFILE_KEYS}") from None
+        raise ValueError(f"{where}: cannot read {noun} ({err.strerror}); {expected}") from None
     except UnicodeDecodeError as err:
-        raise ValueError(f"{where}: not UTF-8 text (byte {err.start}); {PROFILE_KEYS}") from None
+        raise ValueError(f"{where}: not UTF-8 text (byte {err.start}); {expected}") from None
+
+
+def _read_json(path: Path, where: str) -> dict[str, object]:
+    text = input_text(path, PROFILE_FILE, "the latency profile", PROFILE_KEYS)
+    try:
+        profile = json.loads(text)
     except json.JSONDecodeError as err:
         raise ValueError(f"{where}:{err.lineno}: not JSON ({err.msg}); {PROFILE_KEYS}") from None
     except ValueError:
@@ -189,15 +205,42 @@ def _overhead(overhead: object, where: str) -> tuple[float, ...]:
 
 
 def load_profile(path: Path) -> LatencyProfile:
-    """A profile written by bench/latency_profile.py, checked so that a bad file is named rather than run.
+    """A profile written by `stackctl profile` or bench/latency_profile.py, checked so that a bad file is named
+    rather than run.
 
     `request_overhead_percentiles_seconds` may be left out (no overhead), e.g. for
-    a tau(b) taken from a GPU server's own statistics. Other keys are not read.
+    a tau(b) taken from a GPU server's own statistics. Other keys are not read here: profile_warnings reads
+    what a profile records of where it was measured (simulator/profiling.py).
     """
     where = display_path(path)
-    profile = _read_json(path, where)
+    return profile_of(_read_json(path, where), where)
+
+
+def profile_of(profile: dict[str, object], where: str) -> LatencyProfile:
+    """A profile's JSON object as the simulator's LatencyProfile; ValueError naming `where` and the key if not one."""
     sizes, seconds = _tau(profile.get("tau_seconds"), where)
     return LatencyProfile(sizes, seconds, _overhead(profile.get(OVERHEAD_KEY, [0.0]), where))
+
+
+def profile_warnings(profile: dict[str, object], where: str, model: str, config: ModelConfig) -> tuple[str, ...]:
+    """ValueError when the profile records another model; a warning when its recorded config differs from the
+    stack's rendered `config` in a field that changes tau(b) (max batch size, instance count, backend)."""
+    recorded = profile.get("model")
+    if recorded is not None and recorded != model:
+        raise ValueError(
+            f"{where} is the latency profile of model {excerpt(recorded)}, not of model {model!r} that the "
+            f"simulation runs; measure {model!r} (stackctl profile --model {model}, docs/profiling.md) or point "
+            "scaling.simulation.profile at its profile"
+        )
+    current = tau_config(MessageToDict(config, preserving_proto_field_name=True))
+    differences = config_differences(profile.get("config"), current)
+    if not differences:
+        return ()
+    return (
+        f"{where} was measured on a config of model {model!r} that differs from the stack's rendered config "
+        f"({'; '.join(differences)}); tau(b) may not hold for it: measure again with stackctl profile "
+        "(docs/profiling.md)",
+    )
 
 
 def seconds(duration: str) -> float:
@@ -252,6 +295,8 @@ def scenario(
         dynamic=batching is not None,
     )
     tau = load_profile(profile)
+    where = display_path(profile)
+    warnings = profile_warnings(_read_json(profile, where), where, chosen, model_config)
     largest = tau(batcher.max_batch_size)
     if largest > MAX_PROFILE_SECONDS:
         # Past its last measured size tau(b) continues the last slope (LatencyProfile.table).
@@ -291,6 +336,7 @@ def scenario(
         gpu_memory_target=config.scaling.gpu_memory_ratio_target,
         gpu_memory_ratio=sim.gpu_memory_ratio,
         profile=display_path(profile),
+        profile_warnings=warnings,
     )
 
 

@@ -136,6 +136,8 @@ COMMANDS = {
 NOT_ON_MUTATED_STACKS = {
     "publish-models": "an object store would be reached over the network; below it runs on dev's stack only",
     "plan": "minutes a run; tests/test_planner.py and tests/test_simulator_inputs.py hold its inputs",
+    "profile": "reads a running Triton or a profiler's export, the stack only for its config; tests/test_profile.py "
+    "holds its inputs",
 }
 
 

@@ -6,6 +6,7 @@ from stackctl.commands import (
     model_repo,
     pin_images,
     plan,
+    profile,
     publish_models,
     rules,
     simulate,
@@ -21,6 +22,7 @@ COMMANDS: tuple[Command, ...] = (
     publish_models.COMMAND,
     pin_images.COMMAND,
     rules.COMMAND,
+    profile.COMMAND,
     simulate.COMMAND,
     plan.COMMAND,
 )

@@ -58,10 +58,10 @@ def run(args: argparse.Namespace) -> Exit:
     from planner.search import ORACLE_TARGET, Bounds  # noqa: PLC0415
     from planner.stack_patch import PatchError, patched, unified_diff  # noqa: PLC0415
     from platform_config.paths import STACK_FILE, display_path  # noqa: PLC0415
-    from stackctl.run_inputs import run_inputs  # noqa: PLC0415
+    from stackctl.commands.simulate import warned_inputs  # noqa: PLC0415
     from triton_platform.input_files import InputFile  # noqa: PLC0415
 
-    path, loaded, head, rate, _, inputs = run_inputs(args)
+    path, loaded, head, rate, _, inputs = warned_inputs(args, "plan")
     trace = inputs["trace"]
     label = (
         trace.get("file") or f"--profile {trace['shape']} --peak-rps {trace['peak_rps']:g} --hours {trace['hours']:g}"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.options import rejected_pct_argument
 from simulator.shapes import (
@@ -23,6 +24,13 @@ from simulator.shapes import (
 )
 from stackctl.command import Command, Exit, print_json, stack_arguments
 from stackctl.progress import Bar
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from platform_config.loader import StackConfig
+    from simulator.scenario import Scenario
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -92,13 +100,26 @@ def slo_failures(result: dict[str, Any], max_rejected_pct: float) -> list[str]:
     return failures
 
 
+def warned_inputs(
+    args: argparse.Namespace, command: str
+) -> tuple[Path, StackConfig, Scenario, NDArray[np.float64], Scenario | None, dict[str, Any]]:
+    """What `simulate` and `plan` run (stackctl.run_inputs), the head profile's warnings printed on stderr: a
+    profile measured on a config that differs from the stack's in a field that changes tau(b)."""
+    from stackctl.run_inputs import run_inputs  # noqa: PLC0415
+
+    inputs = run_inputs(args)
+    for warning in inputs[2].profile_warnings:
+        print(f"stackctl {command}: warning: {warning}", file=sys.stderr)
+    return inputs
+
+
 def run(args: argparse.Namespace) -> Exit:
     from simulator.engine import simulate, summary  # noqa: PLC0415
     from simulator.oracle import oracle  # noqa: PLC0415
     from simulator.report import FIGURES, compare, plot_title, write_compare, write_outputs  # noqa: PLC0415
-    from stackctl.run_inputs import run_inputs, within_request_budget  # noqa: PLC0415
+    from stackctl.run_inputs import within_request_budget  # noqa: PLC0415
 
-    _, loaded, head, rate, base, inputs = run_inputs(args)
+    _, loaded, head, rate, base, inputs = warned_inputs(args, "simulate")
     within_request_budget(rate, inputs["trace"], 2 if base is not None else 1)
     bar = Bar("simulate", len(rate), "s")
     try:

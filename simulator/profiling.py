@@ -1,0 +1,311 @@
+"""A model's latency profile measured against a running Triton by URL: what `stackctl profile --url` and
+bench/latency_profile.py both run, and what a profile records of where it was measured.
+
+The load comes from bench/loadgen (closed loops of 1, 2, 4 ... clients, up to twice the max batch size), so the
+dynamic batcher forms batches of every size. Two things are read, from Triton's own statistics
+(`GET /v2/models/<model>/stats`):
+
+- tau(b), the time one model instance is busy with a batch of b requests: `batch_stats` (compute input + infer +
+  output per batch size), fitted as a + c*b by least squares weighted by executions, so rare sizes do not add
+  noise. It includes what the backend pays per request and the CPU the instances share, because it is measured
+  under load.
+- the request overhead: what a lone client waits beyond the server's mean request time (`inference_stats.success`):
+  transport, (de)serialization and the jitter of the batcher's timer, kept as its distribution (percentiles 0 to
+  100). It adds to latency, not to an instance's busy time.
+
+A profile also records what it was measured on: the model, the server's config fields that change tau(b)
+(max_batch_size, instance_count, backend; `tau_config`), the sha256 of the stack's rendered config.pbtxt when a
+stack is named, Triton's version (`GET /v2`) and the GPU. Triton labels its GPU metrics by `gpu_uuid` alone (core
+src/metrics.cc: the device name only reaches its log), so the GPU is recorded as the UUIDs of the `nv_gpu_*`
+series on the metrics endpoint, a name given by the caller, or "cpu" when the server exports no GPU series.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from platform_config.paths import PROJECT_ROOT
+from triton_platform.excerpts import excerpt
+
+TAU_FIELDS = ("max_batch_size", "instance_count", "backend")
+"""The config fields that change tau(b): the batch sizes an instance runs, how many instances share a GPU (and
+its CPU), and what runs the model."""
+
+PLATFORM_BACKENDS = {
+    "tensorrt_plan": "tensorrt",
+    "onnxruntime_onnx": "onnxruntime",
+    "tensorflow_graphdef": "tensorflow",
+    "tensorflow_savedmodel": "tensorflow",
+    "pytorch_libtorch": "pytorch",
+}
+"""A config's `platform` as the backend Triton runs it with (core src/model_config_utils.cc, which fills in
+`backend` from `platform` when it loads a model), so a rendered config naming the platform compares equal to the
+server's, which names both."""
+
+SAMPLE_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
+"""The batch sizes below the max batch size that a measured profile lists tau(b) at, beside the max itself."""
+
+
+def tau_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a model config (Triton's JSON, as `GET /v2/models/<m>/config` returns it, or a ModelConfig
+    as a dict with proto field names) that change tau(b). instance_count: the sum of the instance groups'
+    `count` (1 where unset), per GPU for a GPU group, as Triton counts it."""
+    groups = config.get("instance_group") or []
+    count = sum(int(group.get("count") or 1) for group in groups) if groups else 1
+    platform = str(config.get("platform") or "")
+    return {
+        "max_batch_size": int(config.get("max_batch_size") or 0),
+        "instance_count": count,
+        "backend": str(config.get("backend") or PLATFORM_BACKENDS.get(platform, platform)) or None,
+    }
+
+
+def config_differences(recorded: object, current: Mapping[str, Any]) -> list[str]:
+    """`field recorded -> current` for each tau(b) field a profile recorded that differs from `current`
+    (tau_config of the stack's rendered config); a field the profile leaves out or null is not compared."""
+    if not isinstance(recorded, dict):
+        return []
+    return [
+        f"{field} {recorded[field]!r} -> {current[field]!r}"
+        for field in TAU_FIELDS
+        if recorded.get(field) is not None and recorded[field] != current[field]
+    ]
+
+
+def config_sha256(text: str) -> str:
+    """sha256 of a rendered config.pbtxt, as the model repository holds it."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def batch_seconds(before: dict[str, Any], after: dict[str, Any]) -> dict[int, tuple[int, float]]:
+    """Executions and mean instance seconds per batch size between two statistics snapshots."""
+
+    def totals(stats: dict[str, Any]) -> dict[int, tuple[int, int]]:
+        return {
+            b["batch_size"]: (
+                b["compute_infer"]["count"],
+                sum(b[k]["ns"] for k in ("compute_input", "compute_infer", "compute_output")),
+            )
+            for b in stats.get("batch_stats", [])
+        }
+
+    start, end = totals(before), totals(after)
+    out = {}
+    for size, (count, ns) in end.items():
+        count0, ns0 = start.get(size, (0, 0))
+        if count > count0:
+            out[size] = (count - count0, (ns - ns0) / (count - count0) / 1e9)
+    return out
+
+
+def fit(samples: dict[int, tuple[int, float]]) -> tuple[float, float]:
+    """(a, c) of tau(b) = a + c*b, least squares weighted by executions; c is kept >= 0."""
+    sizes = np.array(list(samples), float)
+    counts = np.array([n for n, _ in samples.values()], float)
+    means = np.array([s for _, s in samples.values()])
+    weights = np.sqrt(counts)
+    (c, a), *_ = np.linalg.lstsq(
+        np.stack([sizes, np.ones_like(sizes)], 1) * weights[:, None], means * weights, rcond=None
+    )
+    if c < 0 or len(samples) == 1:  # flat in b within noise, or one size: a constant
+        return float(np.average(means, weights=counts)), 0.0
+    return float(a), float(c)
+
+
+class Server:
+    """A running Triton's HTTP endpoint (`http://host:port`) and its metrics endpoint, read with urllib."""
+
+    def __init__(self, url: str, metrics_url: str | None = None) -> None:
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname or parsed.path not in ("", "/"):
+            raise ValueError(
+                f"--url {excerpt(url)} is not a Triton HTTP endpoint; expected http://HOST:PORT (Triton's "
+                "--http-port, 8000 by default), without a path"
+            )
+        self.url = url.rstrip("/")
+        # Triton's --metrics-port is 8002 unless set.
+        self.metrics_url = metrics_url or f"{parsed.scheme}://{parsed.hostname}:8002/metrics"
+
+    def _get(self, url: str, what: str) -> bytes:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                return bytes(response.read())
+        except urllib.error.HTTPError as err:
+            body = err.read().decode(errors="replace")
+            raise ValueError(f"{url}: HTTP {err.code} reading {what} ({excerpt(body)})") from None
+        except (urllib.error.URLError, OSError) as err:
+            reason = getattr(err, "reason", None) or err
+            raise ValueError(f"{url}: cannot read {what} ({reason}); is Triton running there?") from None
+
+    def json(self, path: str, what: str) -> Any:
+        url = f"{self.url}{path}"
+        try:
+            return json.loads(self._get(url, what))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{url}: {what} is not JSON ({err.msg}); expected Triton's HTTP API") from None
+
+    def version(self) -> str:
+        """Triton's version, from its server metadata."""
+        return str(self.json("/v2", "the server metadata").get("version") or "unknown")
+
+    def stats(self, model: str) -> dict[str, Any]:
+        """Statistics of the version of `model` that requests without a version reach (the highest loaded)."""
+        quoted = urllib.parse.quote(model, safe="")
+        stats = self.json(f"/v2/models/{quoted}/stats", "the model's statistics")
+        versions = stats.get("model_stats") if isinstance(stats, dict) else None
+        if not versions:
+            raise ValueError(f"{self.url}: no statistics of model {model!r}; expected Triton's statistics API")
+        return dict(max(versions, key=lambda v: int(v["version"])))
+
+    def gpu_uuids(self) -> list[str]:
+        """The `gpu_uuid` labels of the server's GPU series (`nv_gpu_utilization` and its family); none on a
+        server without GPUs or with GPU metrics off."""
+        text = self._get(self.metrics_url, "Triton's metrics").decode(errors="replace")
+        return sorted(set(re.findall(r'^nv_gpu_\w+\{[^}]*gpu_uuid="([^"]*)"', text, re.MULTILINE)))
+
+
+def load_input(metadata: Mapping[str, Any], model: str) -> tuple[str, int]:
+    """The input bench/loadgen fills, from the model's metadata: one FP32 input of shape [-1, width]."""
+    inputs = metadata.get("inputs") or []
+    shapes = ", ".join(f"{i.get('name')} {i.get('datatype')} {i.get('shape')}" for i in inputs) or "none"
+    if len(inputs) == 1 and inputs[0].get("datatype") == "FP32":
+        shape = inputs[0].get("shape") or []
+        if len(shape) == 2 and shape[0] == -1 and isinstance(shape[1], int) and shape[1] > 0:
+            return str(inputs[0]["name"]), shape[1]
+    raise ValueError(
+        f"model {model!r} takes {shapes}; the load generator (bench/loadgen) sends one FP32 input of shape "
+        "[-1, WIDTH] (a batching model, one item a request): measure this model with perf_analyzer and import "
+        "its CSV (--import-perf-analyzer)"
+    )
+
+
+def loadgen_binary() -> Path:
+    """bench/loadgen (Go, standard library only) built into .tools/bin, rebuilt when its source changes."""
+    source = PROJECT_ROOT / "bench" / "loadgen"
+    binary = PROJECT_ROOT / ".tools" / "bin" / "loadgen"
+    if not source.is_dir():
+        raise ValueError(f"the load generator's source {source} is missing: measure from the project's checkout")
+    if binary.exists() and binary.stat().st_mtime >= max(f.stat().st_mtime for f in source.iterdir()):
+        return binary
+    if not shutil.which("go"):
+        raise ValueError("the load generator bench/loadgen is built with Go (the version in .go-version): install it")
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    build = subprocess.run(
+        ["go", "build", "-o", str(binary), "."],
+        cwd=source,
+        env={**os.environ, "GOTOOLCHAIN": "local"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if build.returncode:
+        raise ValueError(f"bench/loadgen did not build: {excerpt(build.stderr.strip())}")
+    return binary
+
+
+def closed_loop(url: str, model: str, tensor: tuple[str, int], clients: int, seconds: float) -> list[float]:
+    """Latencies (seconds) of the requests a closed loop of `clients` served in `seconds`, sent by bench/loadgen."""
+    name, width = tensor
+    command = [str(loadgen_binary()), f"-url={url}", f"-model={model}", f"-input={name}", f"-width={width}"]
+    run = subprocess.run(
+        [*command, f"-clients={clients}", f"-seconds={seconds}"], capture_output=True, text=True, check=False
+    )
+    if run.returncode:
+        raise ValueError(f"bench/loadgen failed against {url}: {excerpt(run.stderr.strip())}")
+    latencies = [float(line.split()[2]) for line in run.stdout.splitlines() if line.startswith("ok ")]
+    if not latencies:
+        raise ValueError(
+            f"{url}: model {model!r} served none of the requests of {clients} client(s) in {seconds:g} s; "
+            "is the model loaded and ready?"
+        )
+    return latencies
+
+
+def measure(server: Server, model: str, seconds: float) -> dict[str, Any]:
+    """tau(b), the request overhead and the batch statistics of `model` on `server`, under bench/loadgen's load."""
+    quoted = urllib.parse.quote(model, safe="")
+    config = server.json(f"/v2/models/{quoted}/config", f"model {model!r}'s config")
+    tensor = load_input(server.json(f"/v2/models/{quoted}", f"model {model!r}'s metadata"), model)
+    max_batch = max(int(config.get("max_batch_size") or 0), 1)
+    closed_loop(server.url, model, tensor, 1, 1.0)  # warm
+    before = server.stats(model)
+    one = closed_loop(server.url, model, tensor, 1, seconds)
+    after = server.stats(model)
+    success, success0 = after["inference_stats"]["success"], before["inference_stats"]["success"]
+    server_mean = (success["ns"] - success0["ns"]) / max(success["count"] - success0["count"], 1) / 1e9
+    overhead = np.maximum(np.percentile(np.array(one) - server_mean, np.arange(101)), 0.0)
+    samples = batch_seconds(before, after)
+    clients = 2
+    while clients <= 2 * max_batch:
+        before = server.stats(model)
+        closed_loop(server.url, model, tensor, clients, seconds)
+        for size, (count, mean) in batch_seconds(before, server.stats(model)).items():
+            n0, m0 = samples.get(size, (0, 0.0))
+            samples[size] = (n0 + count, (n0 * m0 + count * mean) / (n0 + count))
+        clients *= 2
+    if not samples:
+        raise ValueError(f"{server.url}: model {model!r}'s statistics report no batch executions; nothing to fit")
+    a, c = fit(samples)
+    sizes = [b for b in SAMPLE_SIZES if b < max_batch] + [max_batch]
+    return {
+        "config": tau_config(config),
+        "request_overhead_percentiles_seconds": [float(v) for v in overhead],
+        "tau_seconds": {str(b): a + c * b for b in sizes},
+        "batch_stats": {str(b): {"executions": n, "mean_seconds": s} for b, (n, s) in sorted(samples.items())},
+    }
+
+
+def gpu_of(uuids: list[str], name: str | None) -> str:
+    """What a profile records as its GPU: the name given, else the UUIDs Triton's metrics label, else "cpu"."""
+    return name or ", ".join(uuids) or "cpu"
+
+
+def measured_profile(
+    server: Server,
+    model: str,
+    seconds: float,
+    *,
+    gpu_name: str | None = None,
+    rendered_config: str | None = None,
+    by: str = "stackctl profile",
+) -> dict[str, Any]:
+    """A whole profile of `model` measured on `server`: the measurement and what it ran on.
+
+    rendered_config: the config.pbtxt the stack renders for the model (its sha256 is recorded), or None."""
+    version = server.version()
+    try:
+        uuids = server.gpu_uuids()
+    except ValueError as err:
+        if gpu_name is None:
+            raise ValueError(f"{err}; give --metrics-url, or --gpu NAME to record the GPU without them") from None
+        uuids = []
+    measurement = measure(server, model, seconds)
+    return {
+        "model": model,
+        "measured": f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC at {server.url} by {by}",
+        "source": {"kind": "measured", "from": server.url},
+        "triton_version": version,
+        "gpu": gpu_of(uuids, gpu_name),
+        "gpu_uuids": uuids,
+        "config_sha256": config_sha256(rendered_config) if rendered_config is not None else None,
+        **measurement,
+    }
+
+
+def write_profile(profile: Mapping[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")

@@ -1,0 +1,173 @@
+"""`stackctl profile`: a model's latency profile (tau(b) and the request overhead) for `simulate` and `plan`,
+measured against a running Triton by URL, or imported from perf_analyzer's or Model Analyzer's results."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stackctl.command import Command, Exit
+
+if TYPE_CHECKING:
+    from platform_config.loader import StackConfig
+
+MAX_SECONDS = 600.0
+"""The longest load a concurrency level gets: a profile needs seconds, and ten minutes a level is already hours."""
+
+
+def seconds_argument(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not 0.1 <= seconds <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"expected seconds from 0.1 to {MAX_SECONDS:g}, got {value!r}")
+    return seconds
+
+
+def perf_analyzer_argument(value: str) -> tuple[int, Path]:
+    """`[BATCH:]FILE`: a perf_analyzer CSV and the batch size (`-b`) it ran at, 1 when left out."""
+    batch, colon, path = value.partition(":")
+    if not colon or not batch.isdecimal():
+        return 1, Path(value)
+    if not 1 <= int(batch) <= 1_000_000 or not path:
+        raise argparse.ArgumentTypeError(f"expected [BATCH:]FILE with BATCH an integer >= 1, got {value!r}")
+    return int(batch), Path(path)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, metavar="NAME", help="the model profiled, as Triton names it")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--url", metavar="URL", help="measure against this running Triton's HTTP endpoint, e.g. http://host:8000"
+    )
+    source.add_argument(
+        "--import-perf-analyzer",
+        type=perf_analyzer_argument,
+        action="append",
+        metavar="[BATCH:]FILE",
+        help="import perf_analyzer's CSV export (-f FILE) of a run with -b BATCH (default 1); repeatable, one "
+        "file per batch size",
+    )
+    source.add_argument(
+        "--import-model-analyzer", metavar="FILE", help="import Model Analyzer's results/metrics-model-inference.csv"
+    )
+    stack = parser.add_mutually_exclusive_group()
+    stack.add_argument("--stack", help="the stack whose rendered config the model ran with: reads its config")
+    stack.add_argument("--config", metavar="FILE", help="as --stack, a stack YAML file anywhere")
+    parser.add_argument(
+        "--output",
+        metavar="FILE",
+        help="where the profile is written (default bench/results/profiles/MODEL.json, where simulate looks)",
+    )
+    parser.add_argument(
+        "--metrics-url", metavar="URL", help="--url's metrics endpoint (default: its host, port 8002, /metrics)"
+    )
+    parser.add_argument(
+        "--gpu",
+        metavar="NAME",
+        help="the GPU's name to record, e.g. from nvidia-smi --query-gpu=name (Triton's metrics name GPUs by UUID)",
+    )
+    parser.add_argument(
+        "--seconds", type=seconds_argument, default=3.0, help="--url: load per concurrency level (default 3)"
+    )
+    parser.add_argument(
+        "--model-config",
+        metavar="NAME",
+        help="--import-model-analyzer: the config variant (Model Config Path column) when the file has several",
+    )
+    parser.set_defaults(model_repo=None)
+
+
+def _stack_config(args: argparse.Namespace) -> tuple[StackConfig | None, str | None, dict[str, Any] | None]:
+    """The stack named, the config.pbtxt it renders for --model and that config's tau(b) fields; Nones without."""
+    if not (args.stack or args.config):
+        return None, None, None
+    from google.protobuf.json_format import MessageToDict  # noqa: PLC0415
+
+    from simulator.profiling import tau_config  # noqa: PLC0415
+    from stackctl.command import stack_with_models  # noqa: PLC0415
+
+    loaded = stack_with_models(args)
+    assert loaded.rendered is not None  # nothing is deferred without defer_to_esc
+    models = loaded.rendered.models
+    if args.model not in models:
+        raise ValueError(
+            f"model {args.model!r} is not served by {loaded.source}; it serves {', '.join(sorted(models))}"
+        )
+    rendered = models[args.model]
+    return loaded, rendered.text, tau_config(MessageToDict(rendered.config, preserving_proto_field_name=True))
+
+
+def _output(args: argparse.Namespace) -> Path:
+    if args.output:
+        return Path(args.output)
+    from simulator.scenario import PROFILES  # noqa: PLC0415
+
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", args.model) or args.model.startswith("."):
+        raise ValueError(f"--model {args.model!r} is no file name; give --output FILE")
+    return PROFILES / f"{args.model}.json"
+
+
+def run(args: argparse.Namespace) -> Exit:
+    from platform_config.paths import display_path  # noqa: PLC0415
+    from simulator import profile_import, profiling  # noqa: PLC0415
+    from simulator.scenario import profile_of  # noqa: PLC0415
+
+    if args.url is None and (args.metrics_url or args.seconds != 3.0):
+        raise ValueError("--metrics-url and --seconds belong to a measurement (--url); an import leaves them out")
+    if args.model_config and not args.import_model_analyzer:
+        raise ValueError("--model-config chooses among Model Analyzer's config variants: give --import-model-analyzer")
+    out = _output(args)
+    loaded, text, stack_fields = _stack_config(args)
+    if args.url is not None:
+        server = profiling.Server(args.url, args.metrics_url)
+        profile = profiling.measured_profile(server, args.model, args.seconds, gpu_name=args.gpu, rendered_config=text)
+        where = args.url
+    elif args.import_perf_analyzer:
+        profile = profile_import.perf_analyzer(args.import_perf_analyzer, args.model)
+        where = ", ".join(display_path(path) for _, path in args.import_perf_analyzer)
+    else:
+        profile = profile_import.model_analyzer(Path(args.import_model_analyzer), args.model, args.model_config)
+        where = display_path(Path(args.import_model_analyzer))
+    if args.url is None:
+        profile["gpu"] = args.gpu
+        if text is not None and stack_fields is not None:
+            # An import says little of the config it ran on (Model Analyzer's few columns): the rest is the stack's.
+            profile["config_sha256"] = profiling.config_sha256(text)
+            recorded = {key: value for key, value in (profile["config"] or {}).items() if value is not None}
+            profile["config"] = {**stack_fields, **recorded}
+    tau = profile_of(profile, where)
+    if loaded is not None and stack_fields is not None:
+        differences = profiling.config_differences(profile["config"], stack_fields)
+        if differences:
+            print(
+                f"stackctl profile: warning: the profiled config differs from {loaded.source}'s rendered config of "
+                f"{args.model!r} ({'; '.join(differences)}; profile -> stack); simulate and plan will say so",
+                file=sys.stderr,
+            )
+    profiling.write_profile(profile, out)
+    overhead = tau.overhead_percentiles
+    middle = overhead[len(overhead) // 2]
+    print(
+        f"{display_path(out)}: model {args.model!r} from {where}; GPU {profile['gpu'] or 'not recorded'}, Triton "
+        f"{profile['triton_version'] or 'not recorded'}; overhead p50 {middle * 1000:.3f} ms; tau(b) ms: "
+        + ", ".join(f"{b}: {t * 1000:.3f}" for b, t in zip(tau.sizes, tau.seconds, strict=True))
+    )
+    return Exit.PASSED
+
+
+COMMAND = Command(
+    "profile",
+    "measure a model's latency profile against a running Triton, or import perf_analyzer's or Model Analyzer's",
+    add_arguments,
+    run,
+    "[profiling.md](profiling.md)",
+    description="Measure a model's tau(b) and request overhead against a running Triton (--url), driving the load "
+    "with bench/loadgen and reading Triton's statistics API, or import them from a perf_analyzer CSV or a Model "
+    "Analyzer results CSV; writes the profile `stackctl simulate` and `plan` read. Exits 0 when written, 2 on a bad "
+    "input (`stackctl profile: ...` naming the file, line, key or value and what is allowed).",
+)
