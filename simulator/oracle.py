@@ -16,7 +16,9 @@ needed. The delay is the one engine.rescale charges a pod: `podStartSeconds` on 
 too, the first time its count is reached only, since a node added stays for the rest of a run as it does in the
 simulator. The replicas it pays for at second u are the most the next pod start's seconds need (a pod started
 ahead is already paid for), plus one for each pod then waiting on its first node. Starts before the trace's first
-second, and the drain of a pod no longer needed, cost it nothing (as the instant form).
+second, and the drain of a pod no longer needed, cost it nothing (as the instant form). It waits for no scrape or
+sync, knowing the load: what it cannot skip is the time a pod, and a node, take to come up, so a run's ratio to it
+is what the control loop costs beyond that (reaction.py: the floor a loop that does not know the load adds).
 
 The hindsight form holds the SLO by construction: at every second it has, ready, the fewest replicas that carry
 that second's rate at the SLO. The one exception is a second whose rate needs more than the ceiling
