@@ -59,3 +59,30 @@ def binding(results: Sequence[Result], chosen: Result) -> Binding | None:
     kind = max(counts, key=lambda k: (counts[k], k))
     nearest = max(cheaper, key=lambda r: (r.cost or 0.0, -r.index))
     return Binding(kind, dict(sorted(counts.items())), cheaper, nearest)
+
+
+@dataclass(frozen=True)
+class Span:
+    """The p95 range pareto.png's (log) y-axis shows: the candidates that passed and the SLO, with a margin. A
+    failed candidate outside it is drawn at the edge it passes and counted, so one run of seconds-long latency does
+    not squeeze every feasible candidate into a line."""
+
+    low: float
+    high: float
+
+    def clip(self, value: float) -> float:
+        return min(max(value, self.low), self.high)
+
+    def outside(self, values: Sequence[float]) -> int:
+        return sum(not self.low <= v <= self.high for v in values)
+
+
+SPAN_MARGIN = 1.6
+"""The factor each end of the y-axis leaves beyond the passed candidates and the SLO, on the log scale."""
+
+
+def span(results: Sequence[Result], slo_ms: float) -> Span:
+    """The y-range of pareto.png: every passed candidate's p95 and the SLO, each end SPAN_MARGIN further out."""
+    shown = [r.mean["p95_ms"] for r in results if r.passed and r.mean["p95_ms"] is not None and r.cost is not None]
+    values = [v for v in shown if v is not None and v > 0] + [slo_ms]
+    return Span(min(values) / SPAN_MARGIN, max(values) * SPAN_MARGIN)

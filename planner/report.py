@@ -7,14 +7,17 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from offline.out_folder import claim
-from planner.pareto import binding, kinds, pareto_front
+from planner.pareto import binding, kinds, pareto_front, span
 from planner.plan import Plan
 from planner.search import ORACLE_TARGET, Result, ShapeRun, rank
 from planner.settings import FIELDS, Place
 from planner.shapes import rise
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PLAN_FILE = "plan.md"
 JSON_FILE = "plan.json"
@@ -52,6 +55,7 @@ METRICS = (
 )
 KIND_TEXT = {
     "p95": "p95 over the SLO",
+    "p99": "p99 over its bound",
     "rejected": "rejections over the bound",
     "invalid": "not a valid stack",
     "shapes": "fewer shapes held",
@@ -91,9 +95,10 @@ def _binding(plan: Plan, chosen: Result) -> str:
     """Which constraint stopped a cheaper candidate: counted over every one below the chosen's cost that failed the
     trace or held fewer shapes."""
     bound = binding(plan.results, chosen)
+    tail = "" if plan.bounds.p99_ms is None else f", p99 at {_figure(chosen, 'p99_ms')} ms of {plan.bounds.p99_ms:g}"
     headroom = (
-        f"On the trace it runs p95 at {_figure(chosen, 'p95_ms')} ms of the {plan.bounds.slo_ms:g} ms SLO and rejects "
-        f"{_figure(chosen, 'rejected_pct')}% against a bound of {plan.bounds.max_rejected_pct:g}%."
+        f"On the trace it runs p95 at {_figure(chosen, 'p95_ms')} ms of the {plan.bounds.slo_ms:g} ms SLO{tail} and "
+        f"rejects {_figure(chosen, 'rejected_pct')}% against a bound of {plan.bounds.max_rejected_pct:g}%."
     )
     if bound is None:
         return (
@@ -121,13 +126,58 @@ def _lost_on(plan: Plan, result: Result) -> str:
 
 
 def _failed_table(failed: Sequence[Result]) -> list[str]:
-    lines = ["| # | origin | GPU-hours | p95 ms | rejected % | why |", "|---:|---|---:|---:|---:|---|"]
+    lines = ["| # | origin | GPU-hours | p95 ms | p99 ms | rejected % | why |", "|---:|---|---:|---:|---:|---:|---|"]
     lines += [
-        f"| {r.index} | {r.origin} | {_figure(r, 'gpu_hours')} | {_figure(r, 'p95_ms')} | "
+        f"| {r.index} | {r.origin} | {_figure(r, 'gpu_hours')} | {_figure(r, 'p95_ms')} | {_figure(r, 'p99_ms')} | "
         f"{_figure(r, 'rejected_pct')} | {'; '.join(r.failures)} |"
         for r in failed
     ]
     return lines
+
+
+def _passed_table(plan: Plan) -> list[str]:
+    """Every candidate that passed, in the objective's order: its p99 beside its p95, so a cheaper choice's tail
+    shows even where no p99 bound is set."""
+    lines = [
+        "| rank | # | origin | cost | shapes held | GPU-hours | p95 ms | p99 ms | rejected % |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {rank_number} | {r.index} | {r.origin} | {_cost(r)} | {_held(plan, r)} | {_figure(r, 'gpu_hours')} | "
+        f"{_figure(r, 'p95_ms')} | {_figure(r, 'p99_ms')} | {_figure(r, 'rejected_pct')} |"
+        for rank_number, r in enumerate(plan.ranked, 1)
+    ]
+    return lines
+
+
+def _bounds_text(plan: Plan) -> str:
+    """What a run must keep to hold a shape."""
+    tail = "" if plan.bounds.p99_ms is None else f", p99 <= {plan.bounds.p99_ms:g} ms"
+    return f"p95 <= {plan.bounds.slo_ms:g} ms{tail} and rejected <= {plan.bounds.max_rejected_pct:g}%"
+
+
+def _tail(plan: Plan, chosen: Result) -> str:
+    """The chosen candidate's tail against the current settings', on the trace, and what bounds it."""
+    current = plan.current
+    before, after = current.mean["p99_ms"], chosen.mean["p99_ms"]
+    if before is None or after is None:
+        return "Tail: p99 not measured on the trace for the current or the chosen settings."
+    change = (
+        "keeps p99 on the trace at"
+        if f"{before:.1f}" == f"{after:.1f}"
+        else f"moves p99 on the trace from {before:.1f} ms to"
+    )
+    bound = (
+        f"within the p99 bound of {plan.bounds.p99_ms:g} ms"
+        if plan.bounds.p99_ms is not None
+        else "with no p99 bound set (serving.p99LatencySloMs or --p99-slo-ms would hold it)"
+    )
+    return (
+        f"Tail: the chosen #{chosen.index} {change} {after:.1f} ms ({after / before:.2f}× the current) and p95 "
+        f"from {_figure(current, 'p95_ms')} ms to {_figure(chosen, 'p95_ms')} ms, {bound}."
+        if before > 0
+        else f"Tail: the chosen #{chosen.index} runs p99 at {after:.1f} ms on the trace, {bound}."
+    )
 
 
 COST_LABEL = "cost: worst-case GPU-hours over the shapes ÷ the current settings' oracle"
@@ -148,7 +198,7 @@ def _shape_row(shape: str, label: str, run: ShapeRun) -> str:
     return (
         f"| {shape} | {label} | {shown(mean['gpu_hours'], '.3f')} | {shown(mean['oracle_gpu_hours'], '.3f')} | "
         f"{shown(mean['oracle_ratio'], '.2f')} | {shown(run.multiple, '.2f')} | {shown(mean['p95_ms'], '.1f')} | "
-        f"{shown(mean['rejected_pct'], '.3f')} | {'yes' if run.held else 'no'} |"
+        f"{shown(mean['p99_ms'], '.1f')} | {shown(mean['rejected_pct'], '.3f')} | {'yes' if run.held else 'no'} |"
     )
 
 
@@ -246,8 +296,10 @@ def _shapes_section(plan: Plan) -> list[str]:
         "settings' oracle, the yardstick the objective reads.",
         "",
         f"| shape | settings | GPU-hours | oracle GPU-hours | ÷ oracle | ÷ current's oracle | p95 ms "
-        f"(SLO {plan.bounds.slo_ms:g}) | rejected % (bound {plan.bounds.max_rejected_pct:g}) | held |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        f"(SLO {plan.bounds.slo_ms:g}) | p99 ms"
+        + ("" if plan.bounds.p99_ms is None else f" (bound {plan.bounds.p99_ms:g})")
+        + f" | rejected % (bound {plan.bounds.max_rejected_pct:g}) | held |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for number, shape in enumerate(plan.shapes):
         lines += [_shape_row(shape.name, label, r.runs[number]) for label, r in compared if _measured(plan, r)]
@@ -277,13 +329,14 @@ def plan_markdown(plan: Plan) -> str:
         "",
         f"Load: {plan.trace}, and {len(plan.shapes) - 1} shapes derived from its peak "
         f"({', '.join(shape.name for shape in plan.shapes[1:])}: see [Shapes](#shapes)). A candidate holds a shape "
-        f"when p95 <= {plan.bounds.slo_ms:g} ms and rejected <= {plan.bounds.max_rejected_pct:g}% on every one of "
-        f"{len(plan.seeds)} seeds ({', '.join(map(str, plan.seeds))}), and passes when it holds the trace. "
+        f"when {_bounds_text(plan)} on every one of {len(plan.seeds)} seeds ({', '.join(map(str, plan.seeds))}), "
+        "and passes when it holds the trace. "
         f"Objective: of those that pass, the most derived shapes held within {ORACLE_TARGET:g}× the current "
         "settings' oracle on the shape, then the lowest cost: the worst case over the shapes of the GPU-hours ÷ "
         f"that oracle. Figures are means over the seeds. {len(plan.results)} candidates evaluated (budget "
         f"{plan.budget}, seed {plan.seed}).",
         "",
+        *([_tail(plan, chosen), ""] if chosen is not None else []),
     ]
     if chosen is None:
         closest = min(plan.results, key=lambda r: (len(r.failures), r.mean["p95_ms"] or float("inf"), r.index))
@@ -341,6 +394,10 @@ def plan_markdown(plan: Plan) -> str:
         "serving.modelDefaults for this model only: the plan measured no other model.",
         "",
         *_shapes_section(plan),
+        "## Passed candidates",
+        "",
+        *(_passed_table(plan) if ranked else ["None."]),
+        "",
         "## Failed candidates",
         "",
         *(_failed_table(failed) if failed else ["None."]),
@@ -359,6 +416,7 @@ def plan_json(plan: Plan, inputs: Mapping[str, Any]) -> str:
         "model": plan.model,
         "trace": plan.trace,
         "slo_ms": plan.bounds.slo_ms,
+        "p99_slo_ms": plan.bounds.p99_ms,
         "max_rejected_pct": plan.bounds.max_rejected_pct,
         "seeds": list(plan.seeds),
         "budget": plan.budget,
@@ -407,23 +465,39 @@ def plan_json(plan: Plan, inputs: Mapping[str, Any]) -> str:
     return json.dumps(document, indent=2) + "\n"
 
 
-def pareto_png(plan: Plan) -> bytes:
+def pareto_figure(plan: Plan) -> Figure:
+    """The candidates' cost against p95 on the trace: the passed, the front, the current and the chosen, and what
+    bound the choice. The y-axis spans the passed candidates and the SLO (planner.pareto.span); a failed candidate
+    beyond it is drawn on the edge and counted in the legend. Every word is outside the axes (the legend to the
+    right, the binding constraint below), so no label covers a point."""
     import matplotlib  # noqa: PLC0415 - only the plot needs it
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
+    limits = span(plan.results, plan.bounds.slo_ms)
+
     def xy(results: Sequence[Result]) -> tuple[list[float], list[float]]:
         shown = [r for r in results if r.cost is not None and r.mean["p95_ms"] is not None]
-        return [r.cost or 0.0 for r in shown], [r.mean["p95_ms"] or 0.0 for r in shown]
+        return [r.cost or 0.0 for r in shown], [limits.clip(r.mean["p95_ms"] or 0.0) for r in shown]
+
+    def p95s(results: Sequence[Result]) -> list[float]:
+        return [r.mean["p95_ms"] or 0.0 for r in results if r.cost is not None and r.mean["p95_ms"] is not None]
 
     bound = binding(plan.results, plan.chosen) if plan.chosen is not None else None
     stopped = [] if bound is None else [r for r in bound.cheaper if bound.kind in kinds(r)]
     stopped_ids = {r.index for r in stopped}
-    figure, axes = plt.subplots(figsize=(9, 6), constrained_layout=True)
+    figure, axes = plt.subplots(figsize=(12, 6), layout="constrained")
     axes.scatter(*xy([r for r in plan.results if r.passed]), s=14, color="tab:green", label="passed the trace")
     others = [r for r in plan.results if not r.passed and r.index not in stopped_ids]
-    axes.scatter(*xy(others), s=14, marker="x", color="0.6", label="failed (never on the front)")
+    beyond = limits.outside(p95s(others))
+    axes.scatter(
+        *xy(others),
+        s=14,
+        marker="x",
+        color="0.6",
+        label="failed (never on the front)" + (f"; {beyond} beyond the axis, drawn on its edge" if beyond else ""),
+    )
     axes.plot(*xy(pareto_front(plan.results)), color="tab:blue", marker="o", label="Pareto front of the passed")
     axes.scatter(*xy([plan.current]), s=120, marker="s", facecolors="none", color="black", label="current (#0)")
     if plan.chosen is not None:
@@ -436,39 +510,49 @@ def pareto_png(plan: Plan) -> bytes:
         linewidth=2 if slo_binding else 1,
         label=f"SLO {plan.bounds.slo_ms:g} ms" + (" (binding)" if slo_binding else ""),
     )
+    caption = ""
     if plan.chosen is not None and bound is None:
-        axes.text(
-            0.02,
-            0.04,
+        caption = (
             f"binding: no candidate had a lower cost than #{plan.chosen.index}; the replica floor "
-            f"(min {plan.chosen.settings.min_replicas}) and the load bound the cost",
-            transform=axes.transAxes,
-            fontsize=8,
+            f"(min {plan.chosen.settings.min_replicas}) and the load bound the cost"
         )
     if bound is not None:
         # The binding constraint: every cheaper candidate that failed on it, and the nearest one named.
+        stopped_beyond = limits.outside(p95s(stopped))
         axes.scatter(
             *xy(stopped),
             s=24,
             marker="x",
             color="tab:orange",
-            label=f"cheaper, lost on {KIND_TEXT[bound.kind]} (binding)",
+            label=f"cheaper, lost on {KIND_TEXT[bound.kind]} (binding)"
+            + (f"; {stopped_beyond} beyond the axis" if stopped_beyond else ""),
         )
-        x, y = xy([bound.nearest])
-        if x:
-            axes.annotate(
-                f"#{bound.nearest.index}: {_lost_on(plan, bound.nearest)}",
-                (x[0], y[0]),
-                xytext=(0.02, 0.04),
-                textcoords="axes fraction",
-                fontsize=8,
-                arrowprops={"arrowstyle": "->", "color": "tab:orange"},
-            )
+        axes.scatter(
+            *xy([bound.nearest]),
+            s=160,
+            marker="o",
+            facecolors="none",
+            color="tab:orange",
+            label=f"nearest cheaper (#{bound.nearest.index})",
+        )
+        caption = (
+            f"binding: the nearest cheaper candidate, #{bound.nearest.index}, lost on {_lost_on(plan, bound.nearest)}"
+        )
     axes.set_yscale("log")
+    axes.set_ylim(limits.low, limits.high)
     axes.set_xlabel("cost: worst-case GPU-hours over the shapes ÷ the current settings' oracle (mean over seeds)")
     axes.set_ylabel("p95 ms on the trace (mean over seeds, log)")
     axes.set_title(f"{plan.stack} / {plan.deployment} / {plan.model}: {len(plan.results)} candidates")
-    axes.legend(loc="upper right")
+    figure.legend(loc="outside right upper", fontsize=8)
+    if caption:
+        figure.supxlabel(caption, fontsize=8, x=0.01, ha="left")
+    return figure
+
+
+def pareto_png(plan: Plan) -> bytes:
+    import matplotlib.pyplot as plt  # noqa: PLC0415 - only the plot needs it
+
+    figure = pareto_figure(plan)
     image = io.BytesIO()
     figure.savefig(image, format="png", dpi=100)
     plt.close(figure)

@@ -426,3 +426,6 @@ class ServingConfig(Strict):
 
     p95_latency_slo_ms: Annotated[int, Field(ge=1, le=600_000)]
     """The environment's p95 request latency objective, in ms. Alerts fire above it, and no model's queue delay may exceed it. Required."""
+
+    p99_latency_slo_ms: Annotated[int | None, Field(ge=1, le=600_000)] = None
+    """The environment's p99 request latency objective, in ms, at least `p95LatencySloMs`: an alert fires above it, and `stackctl simulate` and `stackctl plan` hold runs to it. Default: none."""

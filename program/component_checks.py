@@ -232,6 +232,7 @@ def gpu_pool_key(config: PlatformConfig, steps: Sequence[Step]) -> StackKey:
 MONITORING_KEYS: Renames = {
     "namespace": (KUBERNETES, "namespace"),
     "latency_slo_ms": (SERVING, "p95LatencySloMs"),
+    "latency_p99_slo_ms": (SERVING, "p99LatencySloMs"),
     "deployments": (SERVING, "deployments"),
     "prometheus_namespace": (MONITORING, "prometheus", "namespace"),
     "prometheus_pod_labels": (MONITORING, "prometheus", "podLabels"),

@@ -133,6 +133,11 @@ def monitoring_args(
             **section_args(monitoring),
             "namespace": config.kubernetes.namespace,
             "latency_slo_ms": config.serving.p95_latency_slo_ms,
+            **(
+                {"latency_p99_slo_ms": config.serving.p99_latency_slo_ms}
+                if config.serving.p99_latency_slo_ms is not None
+                else {}
+            ),
             "deployments": {
                 key: {
                     "object_name": served[key].object_name,

@@ -71,6 +71,21 @@ def test_a_deployment_named_like_the_loaders_objects_fails_validate(
     ]
 
 
+def test_a_p99_objective_below_the_p95_one_fails_validate_at_its_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = _dev_config()
+    serving = document["config"]["triton-platform:serving"]
+    serving["p99LatencySloMs"] = serving["p95LatencySloMs"] - 1
+    bad, err = _validate(tmp_path, document, capsys)
+    [line] = [e for e in err if "p99LatencySloMs" in e]
+    assert line.endswith(
+        f"triton-platform:serving.p99LatencySloMs: {serving['p95LatencySloMs'] - 1} is below the p95 objective "
+        f"({serving['p95LatencySloMs']} ms): a p99 is never below the p95; give at least {serving['p95LatencySloMs']}"
+    )
+    assert err[0] == f"{bad}: 1 config error"
+
+
 def test_two_deployments_with_one_ingress_host_fail_validate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

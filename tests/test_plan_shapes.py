@@ -158,13 +158,13 @@ def mid_plan(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def rows(markdown: str) -> dict[tuple[str, str], list[str]]:
-    """The per-shape table's rows (nine cells), by shape and settings."""
+    """The per-shape table's rows (ten cells), by shape and settings."""
     return {
         (cells[0], cells[1]): cells[2:]
         for line in markdown.splitlines()
         if line.startswith("| ")
         for cells in [[cell.strip() for cell in line.strip("|").split("|")]]
-        if len(cells) == 9
+        if len(cells) == 10
     }
 
 
@@ -216,6 +216,7 @@ def test_plan_md_shows_each_shape_for_the_current_settings(mid_plan: Path) -> No
             f"{mean['oracle_ratio']:.2f}",
             f"{mean['gpu_hours'] / shape['yardstick_oracle_gpu_hours']:.2f}",
             f"{mean['p95_ms']:.1f}",
+            f"{mean['p99_ms']:.1f}",
             f"{mean['rejected_pct']:.3f}",
             "yes" if held else "no",
         ]

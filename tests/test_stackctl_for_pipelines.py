@@ -129,7 +129,7 @@ def simulate(
 def test_simulate_that_holds_the_slo_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, result = simulate(capsys, tmp_path / "held", "step", "0.05", "20")
     assert (code, result["passed"], result["failures"]) == (0, True, [])
-    assert result["slo"] == {"p95_ms": 500.0, "max_rejected_pct": 0.1}
+    assert result["slo"] == {"p95_ms": 500.0, "p99_ms": None, "max_rejected_pct": 0.1}
     assert sorted(result) == [
         "command",
         "compare",
@@ -178,7 +178,8 @@ def test_a_plan_with_no_passing_candidate_exits_1(light: tuple[Path, Path], caps
     code, out, _ = run(capsys, *argv, "--budget", "4", "--seeds", "1", "--out", str(root / "none"), "--json")
     result = json.loads(out)
     assert (code, result["command"], result["passed"], result["chosen"]) == (1, "plan", False, None)
-    assert result["slo"] == {"p95_ms": 1, "max_rejected_pct": 0.1}
+    # production's own p99 bound (200 ms) beside the p95 bound given
+    assert result["slo"] == {"p95_ms": 1, "p99_ms": 200, "max_rejected_pct": 0.1}
     assert (result["candidates"], result["applied"], result["error"]) == (4, False, None)
     assert (root / "none" / "plan.md").is_file()
 
@@ -189,7 +190,7 @@ def test_a_plan_with_a_passing_candidate_exits_0(light: tuple[Path, Path], capsy
     code, out, _ = run(capsys, *argv, "--budget", "30", "--seeds", "2", "--out", str(root / "some"), "--json")
     result = json.loads(out)
     assert (code, result["passed"]) == (0, True)
-    assert set(result["chosen"]) == {"index", "gpu_hours", "p95_ms", "shapes_not_held"}
+    assert set(result["chosen"]) == {"index", "gpu_hours", "p95_ms", "p99_ms", "shapes_not_held"}
     assert result["chosen"]["p95_ms"] <= 4
 
 

@@ -240,6 +240,10 @@ class MonitoringArgs(TypedDict):
     """p95 request latency objective in milliseconds, for every model, from 1 to 3600000 (an hour): above it
     `TritonLatencyAboveSLO` fires."""
 
+    latency_p99_slo_ms: NotRequired[int]
+    """p99 request latency objective in milliseconds, for every model, from 1 to 3600000 and at least
+    `latency_slo_ms`: above it `TritonLatencyP99AboveSLO` fires. Default: none (no p99 objective, no p99 alert)."""
+
     deployments: NotRequired[dict[str, MonitoredDeployment]]
     """The Deployments to watch, by key; the key names the dashboard's resource (`<name>-<key>-dashboard`).
     Default: none (only the namespace-wide rules and alerts)."""
@@ -400,6 +404,7 @@ declare(
     MonitoringArgs,
     namespace=Setting(format=NAMESPACE),
     latency_slo_ms=Setting(minimum=1, maximum=LATENCY_SLO_MAX_MS),
+    latency_p99_slo_ms=Setting(minimum=1, maximum=LATENCY_SLO_MAX_MS),
     deployments=Setting(default={}, keys=WATCHED_KEY),
     mode=Setting(default="existing", choices=MODES),
     chart=Setting(default=DEFAULT_CHART),
@@ -445,6 +450,7 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringArgs:
     _one_object_per_name(problems, deployments)
     routing_rules(problems, "", checked)
     alert_rules(problems, "alerts", checked.get("alerts", {}))
+    _tail_objective(problems, checked)
     _labels_of_the_components_own(problems, checked)
     chart = checked.get("chart")
     # A chart that is no mapping at all is named as such already.
@@ -613,6 +619,19 @@ def alert_rules(problems: ArgProblems, path: str, thresholds: AlertThresholds) -
         where = join_key(path, key)
         if problems.clean(where) and value >= 1:
             problems.add(where, f"{value:g} is not below 1: {why}")
+
+
+def _tail_objective(problems: ArgProblems, checked: MonitoringArgs) -> None:
+    """A p99 objective below the p95 one: no latency distribution meets it without meeting a tighter p95."""
+    p99 = checked.get("latency_p99_slo_ms")
+    if p99 is None or not problems.clean("latency_slo_ms", "latency_p99_slo_ms"):
+        return
+    if p99 < checked["latency_slo_ms"]:
+        problems.add(
+            "latency_p99_slo_ms",
+            f"{p99} is below the p95 objective ({checked['latency_slo_ms']} ms): a p99 is never below the p95; "
+            f"give at least {checked['latency_slo_ms']}",
+        )
 
 
 def _labels_of_the_components_own(problems: ArgProblems, checked: MonitoringArgs) -> None:

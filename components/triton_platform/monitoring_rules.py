@@ -187,6 +187,19 @@ def alerts(settings: MonitoringArgs) -> list[Alert]:
             "the warm floor or maxNodes may be oversized.",
         ),
     ]
+    p99_slo_ms = settings.get("latency_p99_slo_ms")
+    if p99_slo_ms is not None:
+        out.append(
+            Alert(
+                "TritonLatencyP99AboveSLO",
+                f"{LATENCY_P99}{{{sel}}} > {p99_slo_ms / 1000:g}",
+                thresholds["latency_for"],
+                "critical",
+                "p99 latency of {{ $labels.model }} is above its objective",
+                f"p99 latency of {{{{ $labels.model }}}} in {{{{ $labels.deployment }}}} is above the "
+                f"{p99_slo_ms} ms p99 objective: the slowest requests wait, though the p95 may hold.",
+            )
+        )
     if settings["scaling_enabled"]:
         out.append(
             Alert(

@@ -14,7 +14,9 @@ from stackctl.command import Command, Exit, print_json, stack_arguments
 from stackctl.progress import Bar
 
 if TYPE_CHECKING:
+    from planner.plan import Plan
     from planner.search import Result
+    from platform_config.loader import StackConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--slo-ms", type=slo_ms_argument, help="p95 bound in ms (default: serving.p95LatencySloMs)")
     parser.add_argument(
+        "--p99-slo-ms",
+        type=slo_ms_argument,
+        help="p99 bound in ms, at least the p95 bound (default: serving.p99LatencySloMs, else none)",
+    )
+    parser.add_argument(
         "--max-rejected-pct",
         type=rejected_pct_argument,
         default=0.1,
@@ -50,23 +57,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(model=None, compare=None, metrics_outage=[])
 
 
-def run(args: argparse.Namespace) -> Exit:
+def _ms(value: float | None) -> str:
+    return "unmeasured" if value is None else f"{value:.1f} ms"
+
+
+def _latency_bounds(args: argparse.Namespace, loaded: StackConfig) -> tuple[int, int | None]:
+    """The p95 and p99 bounds, each the option's or else the stack's; a p99 bound below the p95's is refused."""
+    slo_ms = args.slo_ms if args.slo_ms is not None else loaded.config.serving.p95_latency_slo_ms
+    p99_ms = args.p99_slo_ms if args.p99_slo_ms is not None else loaded.config.serving.p99_latency_slo_ms
+    if p99_ms is not None and p99_ms < slo_ms:
+        if args.p99_slo_ms is not None:
+            where, fix = "--p99-slo-ms", f"give at least {slo_ms}"
+        else:
+            where, fix = f"{loaded.source}: serving.p99LatencySloMs", f"give --p99-slo-ms of at least {slo_ms} too"
+        raise ValueError(
+            f"{where} = {p99_ms} is below the p95 bound of {slo_ms} ms: a p99 is never below the p95; {fix}"
+        )
+    return slo_ms, p99_ms
+
+
+def _patch(path: Path, loaded: StackConfig, plan: Plan, label: str) -> tuple[str | None, str | None, str | None]:
+    """The stack file with the plan's changes, its unified diff, and why it cannot take them (None: it can)."""
     from datetime import UTC, datetime  # noqa: PLC0415
 
+    from planner.stack_patch import PatchError, patched, unified_diff  # noqa: PLC0415
+    from platform_config.paths import STACK_FILE, display_path  # noqa: PLC0415
+    from triton_platform.input_files import InputFile  # noqa: PLC0415
+
+    # Bytes, not read_text: universal newlines would turn a CRLF file into LF (stack_patch keeps CRLF).
+    before = InputFile(path, STACK_FILE).read_bytes().decode("utf-8")
+    if not plan.changes:
+        return before, unified_diff(before, before, display_path(path)), None
+    try:
+        after = patched(before, plan.changes, f"stackctl plan: {label}, {datetime.now(UTC):%Y-%m-%d}")
+    except PatchError as err:
+        return None, None, f"stackctl plan: cannot patch {loaded.source}: {err}"
+    return after, unified_diff(before, after, display_path(path)), None
+
+
+def run(args: argparse.Namespace) -> Exit:
     from planner.plan import make_plan  # noqa: PLC0415
     from planner.report import write_outputs  # noqa: PLC0415
     from planner.search import ORACLE_TARGET, Bounds  # noqa: PLC0415
-    from planner.stack_patch import PatchError, patched, unified_diff  # noqa: PLC0415
-    from platform_config.paths import STACK_FILE, display_path  # noqa: PLC0415
     from stackctl.commands.simulate import warned_inputs  # noqa: PLC0415
-    from triton_platform.input_files import InputFile  # noqa: PLC0415
 
     path, loaded, head, rate, _, inputs = warned_inputs(args, "plan")
     trace = inputs["trace"]
     label = (
         trace.get("file") or f"--profile {trace['shape']} --peak-rps {trace['peak_rps']:g} --hours {trace['hours']:g}"
     )
-    slo_ms = args.slo_ms if args.slo_ms is not None else loaded.config.serving.p95_latency_slo_ms
+    slo_ms, p99_ms = _latency_bounds(args, loaded)
     bar = Bar("plan", args.budget, "candidates")
 
     def progress(done: int, total: int, best: Result | None) -> None:
@@ -80,7 +120,7 @@ def run(args: argparse.Namespace) -> Exit:
             head,
             rate,
             trace=label,
-            bounds=Bounds(slo_ms, args.max_rejected_pct),
+            bounds=Bounds(slo_ms, args.max_rejected_pct, p99_ms),
             budget=args.budget,
             seeds=args.seeds,
             seed=args.seed,
@@ -88,18 +128,7 @@ def run(args: argparse.Namespace) -> Exit:
         )
     finally:
         bar.close()
-    # Bytes, not read_text: universal newlines would turn a CRLF file into LF (stack_patch keeps CRLF).
-    before = InputFile(path, STACK_FILE).read_bytes().decode("utf-8")
-    refusal = None
-    try:
-        after = (
-            patched(before, plan.changes, f"stackctl plan: {label}, {datetime.now(UTC):%Y-%m-%d}")
-            if plan.changes
-            else before
-        )
-    except PatchError as err:
-        after, refusal = None, f"stackctl plan: cannot patch {loaded.source}: {err}"
-    patch = None if after is None else unified_diff(before, after, display_path(path))
+    after, patch, refusal = _patch(path, loaded, plan, label)
     write_outputs(plan, inputs, patch, f"{path.name}.patch", Path(args.out))
     chosen = plan.chosen
     applied = bool(args.apply and after is not None and plan.changes and chosen is not None and refusal is None)
@@ -116,14 +145,19 @@ def run(args: argparse.Namespace) -> Exit:
                 "model": head.model,
                 "out": args.out,
                 "candidates": len(plan.results),
-                "slo": {"p95_ms": slo_ms, "max_rejected_pct": args.max_rejected_pct},
-                "current": {"gpu_hours": plan.current.mean["gpu_hours"], "p95_ms": plan.current.mean["p95_ms"]},
+                "slo": {"p95_ms": slo_ms, "p99_ms": p99_ms, "max_rejected_pct": args.max_rejected_pct},
+                "current": {
+                    "gpu_hours": plan.current.mean["gpu_hours"],
+                    "p95_ms": plan.current.mean["p95_ms"],
+                    "p99_ms": plan.current.mean["p99_ms"],
+                },
                 "chosen": None
                 if chosen is None
                 else {
                     "index": chosen.index,
                     "gpu_hours": chosen.mean["gpu_hours"],
                     "p95_ms": chosen.mean["p95_ms"],
+                    "p99_ms": chosen.mean["p99_ms"],
                     "shapes_not_held": list(chosen.unheld),
                 },
                 "changes": len(plan.changes),
@@ -140,7 +174,8 @@ def run(args: argparse.Namespace) -> Exit:
     if not args.json:
         print(
             f"  chosen #{chosen.index}: {chosen.mean['gpu_hours']:.3f} GPU-hours "
-            f"(current {plan.current.mean['gpu_hours']:.3f}), p95 {chosen.mean['p95_ms']:.1f} ms; "
+            f"(current {plan.current.mean['gpu_hours']:.3f}), p95 {chosen.mean['p95_ms']:.1f} ms, "
+            f"p99 {_ms(chosen.mean['p99_ms'])} (current {_ms(plan.current.mean['p99_ms'])}); "
             f"{len(plan.changes)} value(s) changed, see plan.md"
         )
         unheld = f" (not {', '.join(chosen.unheld)})" if chosen.unheld else ""
@@ -163,7 +198,8 @@ COMMAND = Command(
     run,
     "[simulation.md](simulation.md#capacity-planning-stackctl-plan)",
     description="Search one deployment's batching, replica bounds and scaling policies with the simulator for the "
-    "fewest GPU-hours with p95 within the SLO and rejections within their bound on every seed; writes plan.md, "
+    "fewest GPU-hours with p95 within the SLO (and p99 within its bound, when set) and rejections within their "
+    "bound on every seed; writes plan.md, "
     "plan.json, pareto.png and a patch of the stack file. Inputs are refused as by `stackctl simulate`. Exits 0 "
     "with a passing candidate, 1 with none, 2 on a bad input or a stack file the patch cannot be written into.",
     json=True,

@@ -224,6 +224,50 @@ def test_the_rules_record_and_alert_on_the_deployment(recorder: RecordingMocks) 
     )
 
 
+def test_a_p99_objective_adds_its_alert_after_the_p95_one() -> None:
+    args = my_args()
+    args["latency_p99_slo_ms"] = 400
+    tail = [a for a in alerts(monitoring_settings("mon", args)) if a.name == "TritonLatencyP99AboveSLO"]
+    [_, alerting, *_] = rule_groups(monitoring_settings("mon", args))
+    names = [r["alert"] for r in alerting["rules"]]
+    assert names.index("TritonLatencyP99AboveSLO") == names.index("TritonGPUUnderutilized") + 1
+    [rule] = [r for r in alerting["rules"] if r["alert"] == "TritonLatencyP99AboveSLO"]
+    assert len(tail) == 1
+    assert rule == {
+        "alert": "TritonLatencyP99AboveSLO",
+        "expr": 'namespace_deployment_model:nv_inference_request_seconds:p99{namespace="ml"} > 0.4',
+        "for": "5m",
+        "labels": {"severity": "critical", "platform": "triton-platform"},
+        "annotations": {
+            "summary": "p99 latency of {{ $labels.model }} is above its objective",
+            "description": "p99 latency of {{ $labels.model }} in {{ $labels.deployment }} is above the 400 ms p99 "
+            "objective: the slowest requests wait, though the p95 may hold.",
+            "runbook_url": f"{RUNBOOKS}#tritonlatencyp99aboveslo",
+        },
+    }
+    # Without one, no p99 alert (my_args sets none).
+    assert "TritonLatencyP99AboveSLO" not in [a.name for a in alerts(monitoring_settings("mon", my_args()))]
+
+
+@pytest.mark.parametrize(
+    ("p99", "problem"),
+    [
+        (
+            249,
+            "args.latency_p99_slo_ms: 249 is below the p95 objective (250 ms): a p99 is never below the p95; give "
+            "at least 250",
+        ),
+        (0, "args.latency_p99_slo_ms: 0 is below the minimum 1"),
+    ],
+)
+def test_a_p99_objective_below_the_p95_one_or_its_bounds_is_refused(p99: int, problem: str) -> None:
+    args = my_args()
+    args["latency_p99_slo_ms"] = p99
+    with pytest.raises(ArgsError) as raised:
+        monitoring_settings("mon", args)
+    assert str(raised.value).splitlines() == [f"Monitoring mon: {problem}"]
+
+
 def test_without_keda_no_scaling_alerts() -> None:
     names = [a.name for a in alerts(monitoring_settings("mon", my_args(scaling_enabled=False)))]
     assert names == [*ALERT_NAMES, "TritonModelNotLoaded"]
@@ -476,7 +520,7 @@ ONCALL = "receivers.oncall"
 
 KNOWN_KEYS = (
     "alerts, chart, dashboard_tags, dcgm_metrics, deployments, grafana_folder, image_digests, kube_version, labels, "
-    "latency_slo_ms, managed_control_plane, mode, namespace, priority_class_name, prometheus_namespace, "
+    "latency_p99_slo_ms, latency_slo_ms, managed_control_plane, mode, namespace, priority_class_name, prometheus_namespace, "
     "prometheus_pod_labels, receivers, replicas, retention, routes, runbook_base_url, scaling_enabled, "
     "scrape_interval, selector_labels, storage"
 )
