@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from planner.candidates import Limits, Space, space
+from planner.holding import Holding, cheapest_holding
 from planner.search import Bounds, Job, Progress, Result, passing, search
 from planner.settings import Place, Settings, StackInputs, Value, current_settings, edits, locations
 from planner.shapes import Shape, measurable, plan_shapes
@@ -40,6 +41,8 @@ class Plan:
     """Per shape, the current settings' oracle GPU-hours (Job.yardsticks)."""
     pod_start_seconds: float
     node_provision_seconds: float
+    holdings: tuple[Holding, ...] = ()
+    """Per derived shape no candidate holds, the cheapest single reaction setting that would (planner.holding)."""
 
     @property
     def current(self) -> Result:
@@ -102,6 +105,13 @@ def make_plan(
     yardsticks = tuple(oracle(head, shape.rate, bounds.slo_ms / 1000).gpu_hours for shape in shapes)
     job = Job(stack, current, places, shapes, yardsticks, run_seeds, bounds)
     results = search(job, candidates, budget, seed, progress)
+    ranked = passing(results)
+    base = ranked[0].settings if ranked else current
+    holdings = tuple(
+        cheapest_holding(job, base, number, candidates.options, valid)
+        for number in range(1, len(shapes))
+        if not any(len(r.runs) == len(shapes) and r.runs[number].held for r in results)
+    )
     return Plan(
         loaded.stack,
         head.deployment,
@@ -118,4 +128,5 @@ def make_plan(
         yardsticks,
         head.pod_start_seconds,
         head.node_provision_seconds,
+        holdings,
     )

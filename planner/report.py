@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from offline.out_folder import claim
+from planner.holding import REACTION_FIELDS
 from planner.pareto import binding, kinds, pareto_front, span
 from planner.plan import Plan
 from planner.search import ORACLE_TARGET, Result, ShapeRun, rank
@@ -42,6 +43,7 @@ LABELS = {
     "down_period_s": "scale-down period (s)",
     "target": "signal target",
 }
+REACTION_LABELS = tuple(LABELS[name] for name in REACTION_FIELDS)
 METRICS = (
     ("gpu_hours", "GPU-hours"),
     ("p95_ms", "p95 ms"),
@@ -52,6 +54,9 @@ METRICS = (
     ("static_gpu_hours", "GPU-hours of a static fleet for the peak"),
     ("oracle_gpu_hours", "GPU-hours of the oracle (each second's fewest replicas, no start delay)"),
     ("oracle_ratio", "GPU-hours as a multiple of the oracle's"),
+    ("oracle_hindsight_gpu_hours", "GPU-hours of the hindsight oracle (each pod paid from one start delay before)"),
+    ("oracle_hindsight_ratio", "GPU-hours as a multiple of the hindsight oracle's"),
+    ("reaction_floor_seconds", "reaction floor s (scrape + HPA sync + pod start, + a node's provisioning)"),
 )
 KIND_TEXT = {
     "p95": "p95 over the SLO",
@@ -197,7 +202,9 @@ def _shape_row(shape: str, label: str, run: ShapeRun) -> str:
 
     return (
         f"| {shape} | {label} | {shown(mean['gpu_hours'], '.3f')} | {shown(mean['oracle_gpu_hours'], '.3f')} | "
-        f"{shown(mean['oracle_ratio'], '.2f')} | {shown(run.multiple, '.2f')} | {shown(mean['p95_ms'], '.1f')} | "
+        f"{shown(mean['oracle_ratio'], '.2f')} | {shown(mean['oracle_hindsight_ratio'], '.2f')} | "
+        f"{shown(run.multiple, '.2f')} | {shown(mean['reaction_seconds'], '.0f')} | "
+        f"{shown(mean['reaction_floor_seconds'], '.0f')} | {shown(mean['p95_ms'], '.1f')} | "
         f"{shown(mean['p99_ms'], '.1f')} | {shown(mean['rejected_pct'], '.3f')} | {'yes' if run.held else 'no'} |"
     )
 
@@ -211,13 +218,36 @@ def _holders(plan: Plan, shape: int) -> str:
     """Which candidates held the derived shape at `shape` of plan.shapes, said in a few words."""
     holders = [r for r in plan.results if _measured(plan, r) and r.runs[shape].held]
     if not holders:
-        return f"none of the {len(plan.results)} candidates holds it"
+        return f"none of the {len(plan.results)} candidates holds it; {_holding(plan, shape)}"
     within = sorted((r for r in holders if r.passed and r.runs[shape].within_target), key=rank)
     return f"{len(holders)} of the {len(plan.results)} candidates hold it, " + (
         f"{len(within)} of them passing the trace within {ORACLE_TARGET:g}× on it (the first ranked, "
         f"#{within[0].index}, at {_cost(within[0])} at worst)"
         if within
         else f"none of them passing the trace within {ORACLE_TARGET:g}× on it"
+    )
+
+
+def _holding(plan: Plan, shape: int) -> str:
+    """The cheapest single reaction setting that holds a shape no candidate holds (planner.holding), in words."""
+    name = plan.shapes[shape].name
+    found = next((h for h in plan.holdings if h.shape == name), None)
+    if found is None:
+        return "no reaction setting was tried on it"
+    subject = "the chosen" if plan.chosen is not None else "the current"
+    if found.run is None or found.field is None:
+        return (
+            f"nor does any of the {len(found.tried)} single changes of a reaction setting "
+            f"({', '.join(REACTION_LABELS)}) to {subject} settings: it needs capacity before the rise that no one "
+            "of them gives"
+        )
+    was = getattr(plan.chosen.settings if plan.chosen is not None else plan.current.settings, found.field)
+    run = found.run
+    return (
+        f"the cheapest single reaction setting that holds it (of {len(found.tried)} tried on {subject} settings) is "
+        f"**{LABELS[found.field]} {_shown(found.value)}** (now {_shown(was)}): {run.mean['gpu_hours']:.3f} GPU-hours "
+        f"on the shape, {_shown(run.multiple)}× the current settings' oracle, p95 {run.mean['p95_ms']:.1f} ms, "
+        f"rejected {run.mean['rejected_pct']:.3f}%"
     )
 
 
@@ -292,14 +322,19 @@ def _shapes_section(plan: Plan) -> list[str]:
             for shape in plan.shapes
         ),
         "",
-        "Per shape: GPU-hours, the oracle's (of these settings), their ratio, and the GPU-hours ÷ the current "
-        "settings' oracle, the yardstick the objective reads.",
+        "Per shape: GPU-hours, the oracle's (of these settings), the GPU-hours ÷ the oracle's and ÷ the hindsight "
+        "oracle's (each pod paid from one start delay before its need: what a fleet that must start its pods can "
+        "reach at best), and ÷ the current settings' oracle, the yardstick the objective reads; the reaction (from "
+        "the first second demand exceeds ready capacity to capacity again, — when it never does) against its floor "
+        "(scrape + HPA sync + pod start, + a node's provisioning where the shape needs one: no setting reacts "
+        "faster).",
         "",
-        f"| shape | settings | GPU-hours | oracle GPU-hours | ÷ oracle | ÷ current's oracle | p95 ms "
+        f"| shape | settings | GPU-hours | oracle GPU-hours | ÷ oracle | ÷ hindsight oracle | ÷ current's oracle "
+        f"| reaction s | reaction floor s | p95 ms "
         f"(SLO {plan.bounds.slo_ms:g}) | p99 ms"
         + ("" if plan.bounds.p99_ms is None else f" (bound {plan.bounds.p99_ms:g})")
         + f" | rejected % (bound {plan.bounds.max_rejected_pct:g}) | held |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for number, shape in enumerate(plan.shapes):
         lines += [_shape_row(shape.name, label, r.runs[number]) for label, r in compared if _measured(plan, r)]
@@ -432,6 +467,18 @@ def plan_json(plan: Plan, inputs: Mapping[str, Any]) -> str:
             for shape, yardstick in zip(plan.shapes, plan.yardsticks, strict=True)
         ],
         "changes": [{"path": _place(path), "value": value} for path, value in plan.changes.items()],
+        "holdings": [
+            {
+                "shape": h.shape,
+                "field": h.field,
+                "value": list(h.value) if isinstance(h.value, tuple) else h.value,
+                "tried": [
+                    {"field": field, "value": value, "held": run.held, "multiple": run.multiple, "mean": run.mean}
+                    for field, value, run in h.tried
+                ],
+            }
+            for h in plan.holdings
+        ],
         "options": {
             name: [list(v) if isinstance(v, tuple) else v for v in plan.space.options[name]] for name in FIELDS
         },

@@ -38,11 +38,14 @@ REPORTED = (
     "p99_ms",
     "rejected_pct",
     "reaction_seconds",
+    "reaction_floor_seconds",
     "slo_violation_seconds",
     "static_gpu_hours",
     "oracle_gpu_hours",
     "oracle_ratio",
     "oracle_replica_rps",
+    "oracle_hindsight_gpu_hours",
+    "oracle_hindsight_ratio",
 )
 ORACLE_TARGET = 1.15
 """The most GPU-hours, as a multiple of a shape's yardstick, at which holding the shape counts for the objective
@@ -185,6 +188,12 @@ def _shape_run(job: Job, s: Scenario, shape: Shape, yardstick: float) -> ShapeRu
     gpu_hours = mean["gpu_hours"]
     multiple = None if gpu_hours is None else gpu_hours / yardstick
     return ShapeRun(shape.name, mean, per_seed, _failures(per_seed, job.bounds), multiple)
+
+
+def shape_run(job: Job, settings: Settings, shape: int) -> ShapeRun:
+    """`settings` (valid: planner.holding checks them first) on job.shapes[`shape`] alone, over the job's seeds."""
+    s = job.stack.scenario(edits(job.current, settings, job.places))
+    return _shape_run(job, s, job.shapes[shape], job.yardsticks[shape])
 
 
 def evaluate_candidate(job: Job, index: int, origin: str, settings: Settings) -> Result:

@@ -158,13 +158,13 @@ def mid_plan(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def rows(markdown: str) -> dict[tuple[str, str], list[str]]:
-    """The per-shape table's rows (ten cells), by shape and settings."""
+    """The per-shape table's rows (13 cells), by shape and settings."""
     return {
         (cells[0], cells[1]): cells[2:]
         for line in markdown.splitlines()
         if line.startswith("| ")
         for cells in [[cell.strip() for cell in line.strip("|").split("|")]]
-        if len(cells) == 10
+        if len(cells) == 13
     }
 
 
@@ -201,7 +201,10 @@ def test_plan_json_lists_the_shapes_and_each_candidates_runs_on_them(mid_plan: P
 def test_plan_md_shows_each_shape_for_the_current_settings(mid_plan: Path) -> None:
     data: dict[str, Any] = json.loads((mid_plan / "plan.json").read_text())
     md = (mid_plan / "plan.md").read_text()
-    header = "| shape | settings | GPU-hours | oracle GPU-hours | ÷ oracle | ÷ current's oracle | p95 ms (SLO 200) |"
+    header = (
+        "| shape | settings | GPU-hours | oracle GPU-hours | ÷ oracle | ÷ hindsight oracle | ÷ current's oracle "
+        "| reaction s | reaction floor s | p95 ms (SLO 200) |"
+    )
     assert header in md
     current = data["candidates"][0]
     table = rows(md.split("## Shapes")[1])
@@ -214,7 +217,10 @@ def test_plan_md_shows_each_shape_for_the_current_settings(mid_plan: Path) -> No
             f"{mean['gpu_hours']:.3f}",
             f"{mean['oracle_gpu_hours']:.3f}",
             f"{mean['oracle_ratio']:.2f}",
+            f"{mean['oracle_hindsight_ratio']:.2f}",
             f"{mean['gpu_hours'] / shape['yardstick_oracle_gpu_hours']:.2f}",
+            "—" if mean["reaction_seconds"] is None else f"{mean['reaction_seconds']:.0f}",
+            f"{mean['reaction_floor_seconds']:.0f}",
             f"{mean['p95_ms']:.1f}",
             f"{mean['p99_ms']:.1f}",
             f"{mean['rejected_pct']:.3f}",

@@ -1,0 +1,108 @@
+"""Steps the physics allows: per shape the reaction against its floor and both oracle ratios in plan.md, and for a
+shape no candidate holds, the cheapest single reaction setting that would (planner.holding)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from planner.holding import variations
+from planner.settings import current_settings
+from platform_config.loader import load_stack
+from simulator.scenario import scenario
+from stackctl.main import main
+
+STAGING = load_stack("staging")
+CURRENT = current_settings(STAGING, scenario(STAGING))
+"""staging: replicas 1 to 4, busy-ratio target 0.8, scale-up 0 s stabilization, 100% or 3 pods per 30 s."""
+OPTIONS = {
+    "target": (0.8, 0.5, 0.6, 0.7, 0.9),
+    "up_stabilization_s": (0, 30, 60),
+    "up_percent": (100, 50, 200),
+    "up_pods": (3, None, 1, 2, 4),
+    "up_period_s": (30, 15, 60),
+}
+
+
+def test_only_changes_that_react_sooner_are_tried_one_field_at_a_time() -> None:
+    assert (CURRENT.min_replicas, CURRENT.max_replicas, CURRENT.target) == (1, 4, 0.8)
+    assert (CURRENT.up_stabilization_s, CURRENT.up_percent, CURRENT.up_pods, CURRENT.up_period_s) == (0, 100, 3, 30)
+    tried = variations(CURRENT, OPTIONS)
+    assert [(field, value) for field, value, _ in tried] == [
+        # Every floor above the current up to the ceiling, beyond the grid's.
+        ("min_replicas", 2),
+        ("min_replicas", 3),
+        ("min_replicas", 4),
+        # Lower targets, a faster percent, more pods, a shorter period; no stabilization below 0.
+        ("target", 0.5),
+        ("target", 0.6),
+        ("target", 0.7),
+        ("up_percent", 200),
+        ("up_pods", 4),
+        ("up_period_s", 15),
+    ]
+    assert tried[0][2] == replace(CURRENT, min_replicas=2)
+    # A pods policy where there is none is faster; dropping one is not.
+    without_pods = replace(CURRENT, up_pods=None)
+    assert [v for f, v, _ in variations(without_pods, OPTIONS) if f == "up_pods"] == [3, 1, 2, 4]
+
+
+STEP = ["--stack", "staging", "--profile", "step", "--hours", "0.25", "--seeds", "1"]
+
+
+@pytest.fixture(scope="module")
+def current_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A plan of one candidate, the current settings, which do not hold the step."""
+    out = tmp_path_factory.mktemp("reaction") / "plan"
+    assert main(["plan", *STEP, "--budget", "1", "--out", str(out)]) == 1
+    return out
+
+
+def test_the_step_no_candidate_holds_names_the_cheapest_reaction_setting_that_does(current_only: Path) -> None:
+    data: dict[str, Any] = json.loads((current_only / "plan.json").read_text())
+    [current] = data["candidates"]
+    step = next(run for run in current["shapes"] if run["shape"] == "step")
+    assert not step["held"]
+    holding = next(h for h in data["holdings"] if h["shape"] == "step")
+    # The step goes from a quarter of the peak to the peak (13,986 req/s); a replica carries 8,741 at the SLO, so a
+    # floor of 2 (17,482) carries the peak before it comes: 2 replicas x 900 s x 1 GPU = 0.5 GPU-hours.
+    assert (holding["field"], holding["value"]) == ("min_replicas", 2)
+    named = next(t for t in holding["tried"] if (t["field"], t["value"]) == ("min_replicas", 2))
+    assert named["held"]
+    assert named["mean"]["gpu_hours"] == pytest.approx(2 * 900 / 3600)
+    # It is the cheapest of those that held.
+    assert all(t["mean"]["gpu_hours"] >= named["mean"]["gpu_hours"] for t in holding["tried"] if t["held"])
+    md = (current_only / "plan.md").read_text()
+    line = next(line for line in md.splitlines() if line.startswith("- **step**"))
+    assert (
+        f"none of the 1 candidates holds it; the cheapest single reaction setting that holds it (of "
+        f"{len(holding['tried'])} tried on the current settings) is **replicas min 2** (now 1): 0.500 GPU-hours on "
+        f"the shape, {named['multiple']:.3g}× the current settings' oracle, p95 {named['mean']['p95_ms']:.1f} ms, "
+        f"rejected {named['mean']['rejected_pct']:.3f}%" in line
+    )
+
+
+def test_each_shape_shows_its_reaction_against_the_floor_and_both_oracle_ratios(current_only: Path) -> None:
+    data: dict[str, Any] = json.loads((current_only / "plan.json").read_text())
+    [current] = data["candidates"]
+    md = (current_only / "plan.md").read_text()
+    header = (
+        "| shape | settings | GPU-hours | oracle GPU-hours | ÷ oracle | ÷ hindsight oracle | ÷ current's oracle "
+        "| reaction s | reaction floor s | p95 ms (SLO 300) | p99 ms | rejected % (bound 0.1) | held |"
+    )
+    assert header in md
+    runs = [("trace", current["mean"]), *((r["shape"], r["mean"]) for r in current["shapes"])]
+    for name, mean in runs:
+        row = next(line for line in md.splitlines() if line.startswith(f"| {name} | current #0 |"))
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        reaction = "—" if mean["reaction_seconds"] is None else f"{mean['reaction_seconds']:.0f}"
+        assert cells[5] == f"{mean['oracle_hindsight_ratio']:.2f}"
+        assert (cells[7], cells[8]) == (reaction, f"{mean['reaction_floor_seconds']:.0f}")
+        # The floor: 15 s scrape + 15 s HPA sync + 60 s pod start, + 120 s for a node past staging's warm one.
+        assert mean["reaction_floor_seconds"] in (15 + 15 + 60, 15 + 15 + 60 + 120)
+        # The hindsight oracle pays each pod from its start: never below the instant oracle.
+        assert mean["oracle_hindsight_gpu_hours"] >= mean["oracle_gpu_hours"]
