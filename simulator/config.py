@@ -17,7 +17,7 @@ class SimulationConfig(Strict):
     """Model whose batching and latency profile drive the simulation. Unset: the deployment's first model with a profile."""
 
     profile: Annotated[str, inside_project("file", "bench/results/profiles/classifier.json")] | None = None
-    """Latency profile tau(b) of that model, a JSON file written by `bench/latency_profile.py`, relative to the project root and inside it (links followed), so the stack's simulation runs the same in every checkout. Unset: `bench/results/profiles/<model>.json`."""
+    """Latency profile tau(b) of that model, a JSON file written by `stackctl profile` (docs/profiling.md), relative to the project root and inside it (links followed), so the stack's simulation runs the same in every checkout. Unset: `bench/results/profiles/<model>.json`."""
 
     gpu_memory_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
     """GPU memory used/total of one serving pod (its models' footprint; read it off the dashboard's GPU memory panel), below `gpuMemoryRatioTarget`. Unset: the GPU-memory trigger is left out of the simulation."""

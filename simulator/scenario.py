@@ -277,7 +277,7 @@ def scenario(
     if not profile.is_file():
         raise ValueError(
             f"no latency profile {display_path(profile)} for model {chosen!r}; "
-            f"measure it with bench/latency_profile.py --model {chosen}, or simulate a model with one"
+            f"measure it with stackctl profile --model {chosen} (docs/profiling.md), or simulate a model with one"
             + (f" ({', '.join(profiled)})" if profiled else "")
         )
     rendered = render_stack(stack.stack, config.serving, config.models, read_repository(repo))
@@ -303,7 +303,7 @@ def scenario(
         raise ValueError(
             f"{display_path(profile)}: tau_seconds, extrapolated to model {chosen!r}'s max batch size "
             f"{batcher.max_batch_size}, is {largest:g} s, above {MAX_PROFILE_SECONDS:g} s; measure tau_seconds up "
-            f"to batch size {batcher.max_batch_size} (bench/latency_profile.py --model {chosen})"
+            f"to batch size {batcher.max_batch_size} (stackctl profile --model {chosen})"
         )
     pool = config.gpu_pool
     fallback = config.scaling.fallback

@@ -125,7 +125,7 @@ def test_a_profile_whose_slope_leaves_the_bound_at_the_max_batch_is_refused(
     assert code == 2
     assert err.strip() == (
         f"stackctl simulate: {path}: tau_seconds, extrapolated to model 'classifier''s max batch size 8, is 105.001 s, "
-        "above 60 s; measure tau_seconds up to batch size 8 (bench/latency_profile.py --model classifier)"
+        "above 60 s; measure tau_seconds up to batch size 8 (stackctl profile --model classifier)"
     )
 
 

@@ -300,7 +300,8 @@ def test_a_missing_latency_profile_names_the_way_to_measure_it(
     assert code == 2
     assert err.strip() == (
         "stackctl simulate: no latency profile bench/results/profiles/pipeline.json for model 'pipeline'; measure it "
-        "with bench/latency_profile.py --model pipeline, or simulate a model with one (classifier, ranker, preprocess)"
+        "with stackctl profile --model pipeline (docs/profiling.md), or simulate a model with one (classifier, "
+        "ranker, preprocess)"
     )
 
 
