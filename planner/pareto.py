@@ -83,6 +83,6 @@ SPAN_MARGIN = 1.6
 
 def span(results: Sequence[Result], slo_ms: float) -> Span:
     """The y-range of pareto.png: every passed candidate's p95 and the SLO, each end SPAN_MARGIN further out."""
-    shown = [r.mean["p95_ms"] for r in results if r.passed and r.mean["p95_ms"] is not None and r.cost is not None]
-    values = [v for v in shown if v is not None and v > 0] + [slo_ms]
+    values = [p95 for r in results if r.passed and r.cost is not None and (p95 := r.mean["p95_ms"]) and p95 > 0]
+    values.append(slo_ms)
     return Span(min(values) / SPAN_MARGIN, max(values) * SPAN_MARGIN)

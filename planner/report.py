@@ -546,7 +546,10 @@ def pareto_figure(plan: Plan) -> Figure:
         label="failed (never on the front)" + (f"; {beyond} beyond the axis, drawn on its edge" if beyond else ""),
     )
     axes.plot(*xy(pareto_front(plan.results)), color="tab:blue", marker="o", label="Pareto front of the passed")
-    axes.scatter(*xy([plan.current]), s=120, marker="s", facecolors="none", color="black", label="current (#0)")
+    current_beyond = " beyond the axis, on its edge" if limits.outside(p95s([plan.current])) else ""
+    axes.scatter(
+        *xy([plan.current]), s=120, marker="s", facecolors="none", color="black", label=f"current (#0){current_beyond}"
+    )
     if plan.chosen is not None:
         axes.scatter(*xy([plan.chosen]), s=220, marker="*", color="tab:red", label=f"chosen (#{plan.chosen.index})")
     slo_binding = bound is not None and bound.kind == "p95"

@@ -199,3 +199,33 @@ def test_pareto_png_keeps_every_label_off_the_points_and_its_axis_on_the_passed(
     for collection in axes.collections:
         offsets = np.asarray(collection.get_offsets(), dtype=float).reshape(-1, 2)
         assert all(limits.low <= y <= limits.high for y in offsets[:, 1])
+
+
+def test_a_current_setting_beyond_the_axis_is_said_so_in_the_legend() -> None:
+    from dataclasses import replace  # noqa: PLC0415
+
+    from planner.plan import make_plan  # noqa: PLC0415
+    from planner.report import pareto_figure  # noqa: PLC0415
+    from platform_config.paths import stack_file  # noqa: PLC0415
+    from simulator.scenario import shaped_trace  # noqa: PLC0415
+
+    loaded = load_stack("staging")
+    plan = make_plan(
+        stack_file("staging"),
+        loaded,
+        scenario(loaded),
+        shaped_trace("step", 14_000, 0.25),
+        trace="step",
+        bounds=Bounds(300, 0.1),
+        budget=4,
+        seeds=1,
+        seed=0,
+        progress=lambda done, total, best: None,
+    )
+    current = plan.results[0]
+    slow = replace(current, mean={**current.mean, "p95_ms": 1_000_000.0}, failures=("p95: 1e+06 ms > 300 ms",))
+    figure = pareto_figure(replace(plan, results=[slow, *plan.results[1:]]))
+    labels = [text.get_text() for legend in figure.legends for text in legend.get_texts()]
+    assert "current (#0) beyond the axis, on its edge" in labels
+    plain = pareto_figure(plan)
+    assert "current (#0)" in [text.get_text() for legend in plain.legends for text in legend.get_texts()]
