@@ -10,15 +10,21 @@ arrivals are drawn at, so every seed of a trace shares one oracle.
 
 **Hindsight** (`hindsight`, `hindsight_gpu_hours`): the same replicas ready each second, but each pod pays what the
 run's pods pay to become ready: it is started, and costs its GPUs, one start delay before the first second it is
-needed. The delay is the one engine.rescale charges a pod: `podStartSeconds` on a free GPU, plus
-`nodeProvisionSeconds` when no node up has one. So every pod pays the pod start, and a pod the warm nodes
-(reaction.warm_slots: the floor's, the overprovisioning spares', `gpuPool.minNodes`) cannot hold pays the node
-too, the first time its count is reached only, since a node added stays for the rest of a run as it does in the
-simulator. The replicas it pays for at second u are the most the next pod start's seconds need (a pod started
-ahead is already paid for), plus one for each pod then waiting on its first node. Starts before the trace's first
-second, and the drain of a pod no longer needed, cost it nothing (as the instant form). It waits for no scrape or
-sync, knowing the load: what it cannot skip is the time a pod, and a node, take to come up, so a run's ratio to it
-is what the control loop costs beyond that (reaction.py: the floor a loop that does not know the load adds).
+needed. The delay is the one engine.rescale charges a pod: a node holds `gpusPerNode // gpusPerPod` pods (at
+least one); a pod created while a node up or provisioning has a free slot takes it and waits what remains of that
+node's provisioning, max(0, node ready - created), then `podStartSeconds`; where none has, it adds a node and waits
+`nodeProvisionSeconds`, then its start, and later pods take the node's other slots. So every pod pays the pod
+start, and of the pods the warm nodes (reaction.warm_slots: the floor's, the overprovisioning spares',
+`gpuPool.minNodes`) cannot hold, one that opens a node (counts warm + 1, warm + 1 + a node's slots, ...) pays the
+node too, the first time its count is reached only, since a node added stays for the rest of a run as it does in
+the simulator. A pod in a later slot of that node pays the pod start only: its count is first reached no earlier
+than the one that opened the node, whose node is up one pod start before that, so created one pod start before its
+own first second it finds the node up (max(0, node ready - created) is 0). The replicas it pays for at second u are the
+most the next pod start's seconds need (a pod started ahead is already paid for), plus one for each pod then waiting on
+the node it opens. Starts before the trace's first second, and the drain of a pod no longer needed, cost it nothing (as
+the instant form). It waits for no scrape or sync, knowing the load: what it cannot skip is the time a pod, and a node,
+take to come up, so a run's ratio to it is what the control loop costs beyond that (reaction.py: the floor a loop that
+does not know the load adds).
 
 The hindsight form holds the SLO by construction: at every second it has, ready, the fewest replicas that carry
 that second's rate at the SLO. The one exception is a second whose rate needs more than the ceiling
@@ -60,16 +66,21 @@ def ahead_max(values: NDArray[np.int64], seconds: int) -> NDArray[np.int64]:
     return result
 
 
-def hindsight(need: NDArray[np.int64], start_seconds: int, node_seconds: int, warm: int) -> NDArray[np.int64]:
+def hindsight(
+    need: NDArray[np.int64], start_seconds: int, node_seconds: int, warm: int, per_node: int = 1
+) -> NDArray[np.int64]:
     """The pods paid for each step to have `need` ready at every step, each pod started `start_seconds` ahead and,
-    the first time a count above `warm` is reached, `node_seconds` earlier still for its node."""
+    the first time a count that opens a node is reached (above `warm`, the first of each `per_node` slots: warm + 1,
+    warm + 1 + per_node, ...), `node_seconds` earlier still for its node. The node's other slots' counts are first
+    reached no earlier, when the node has been up for a pod start: their pods pay the start only."""
     paid = ahead_max(need, start_seconds)
     waiting = np.zeros(len(need) + 1, np.int64)
     if node_seconds > 0 and len(need):
-        for level in range(warm + 1, int(need.max()) + 1):
+        for level in range(warm + 1, int(need.max()) + 1, max(per_node, 1)):
             first = int(np.argmax(need >= level))
             # Started at first - start - node, ready at first: waiting on its node until first - start, from which
-            # ahead_max counts it.
+            # ahead_max counts it. The node's later slots' counts are first needed at first or later, and so
+            # started at first - start or later, when the node is up: they wait on nothing.
             waiting[max(first - start_seconds - node_seconds, 0)] += 1
             waiting[max(first - start_seconds, 0)] -= 1
     result: NDArray[np.int64] = paid + np.cumsum(waiting[:-1])
@@ -118,5 +129,6 @@ def oracle(s: Scenario, rate: NDArray[np.float64], slo_seconds: float | None = N
     start, node = math.ceil(s.pod_start_seconds), math.ceil(s.node_provision_seconds)
     # A pool that cannot add a node has none to wait for; like the instant form, the oracle is not held to the
     # pool's bound (the run's pods past it stay Pending, engine.rescale).
-    paid = hindsight(need, start, node if s.warm_nodes < s.max_nodes else 0, warm_slots(s))
+    per_node = max(s.gpus_per_node // s.gpus_per_pod, 1)  # a node's pod slots, as engine.rescale counts them
+    paid = hindsight(need, start, node if s.warm_nodes < s.max_nodes else 0, warm_slots(s), per_node)
     return Oracle(per_replica, need, s.gpus_per_pod, paid, beyond)

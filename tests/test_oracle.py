@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from platform_config.loader import load_stack
+from simulator.engine import rescale
 from simulator.fluid import surface
 from simulator.oracle import Oracle, ahead_max, hindsight, oracle, replicas
 from simulator.scenario import Scenario, capacity_rps, scenario
@@ -77,6 +78,43 @@ def test_a_pod_past_the_warm_nodes_waits_for_its_node_the_first_time_only() -> N
     assert hindsight(dip, 60, 0, 5).tolist() == [3] * 600
 
 
+def test_with_two_pods_a_node_only_the_pod_that_opens_a_node_waits_for_it() -> None:
+    # Two pod slots a node (gpusPerNode 2, gpusPerPod 1), one warm node (2 slots), a 60 s pod start, a 120 s node.
+    # Need 2 until t=300, 3 until 360, 4 until 500, 6 to 600.
+    t = np.arange(600)
+    need = np.select([t < 300, t < 360, t < 500], [2, 3, 4], 6).astype(np.int64)
+    paid = hindsight(need, 60, 120, 2, per_node=2)
+    # The third pod opens node A: started at 300 - 60 - 120 = 120, A up at 240, ready at 300. The fourth takes A's
+    # second slot: needed at 360, started at 300, A long up: no wait. The fifth opens node B: started at
+    # 500 - 180 = 320, B up at 440. The sixth, needed at 500 as well, takes B's second slot: started at 440, when B
+    # is up (max(0, 440 - 440) = 0). 120 s of 2, 180 of 3 (120-299), 20 of 4 (300-319), 120 of 5 (320-439), 160 of 6.
+    expected = np.concatenate([np.full(120, 2), np.full(180, 3), np.full(20, 4), np.full(120, 5), np.full(160, 6)])
+    assert paid.tolist() == expected.tolist()
+    assert int(paid.sum()) == 240 + 540 + 80 + 600 + 960 == 2420
+    bound = Oracle(1.0, need, 1, paid)
+    assert bound.gpu_hours == pytest.approx((600 + 180 + 560 + 600) / 3600)
+    assert bound.hindsight_gpu_hours == pytest.approx(2420 / 3600)
+    # Charging every pod past the warm slots a node, as if each brought only its own GPU, would start the fourth
+    # at 180 and the sixth at 320: 120 of 2, 60 of 3, 140 of 4, 280 of 6 = 2,660 pod-seconds.
+    assert int(hindsight(need, 60, 120, 2).sum()) == 240 + 180 + 560 + 1680 == 2660
+    # Four slots a node: only the third pod (the first past the warm 2) opens one; the rest pay their start.
+    assert hindsight(need, 60, 120, 2, per_node=4).tolist() == ([2] * 120 + [3] * 180 + [4] * 140 + [6] * 160)
+
+
+def test_a_pod_in_a_later_slot_of_a_provisioning_node_waits_what_remains_of_it_in_the_simulator() -> None:
+    # engine.rescale, which the oracle follows: with two slots a node and two warm nodes, the fifth pod, asked for
+    # at t=100, adds a node up at 220 and is ready at 280; the sixth, asked for at 150, takes that node's second
+    # slot and waits the 70 s left of it, ready at 280 too; the seventh, at 250, adds another node.
+    s = replace(production(), gpus_per_node=2, warm_nodes=2)
+    pods, nodes = rescale(s, [], [0.0, 0.0], 5, 100.0)
+    assert [p.ready_at for p in pods] == [160.0] * 4 + [280.0]
+    assert nodes == [0.0, 0.0, 220.0]
+    pods, nodes = rescale(s, pods, nodes, 6, 150.0)
+    assert (pods[-1].node_ready_at, pods[-1].ready_at, nodes) == (220.0, 280.0, [0.0, 0.0, 220.0])
+    pods, nodes = rescale(s, pods, nodes, 7, 250.0)
+    assert (pods[-1].ready_at, nodes) == (430.0, [0.0, 0.0, 220.0, 370.0])
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_the_hindsight_oracle_pays_for_at_least_the_instant_ones_replicas(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -138,6 +176,21 @@ def test_productions_hindsight_oracle_pays_the_pod_start_and_the_fourth_pods_nod
     assert figures["oracle_ratio"] == pytest.approx(2000 / 1600)
     # Past the ceiling (10 replicas' worth) no fleet of the stack holds the SLO: the seconds are counted.
     assert oracle(s, np.array([cap, 10 * cap, 10.5 * cap])).beyond_ceiling_seconds == 1
+
+
+def test_with_two_gpus_a_node_the_hindsight_oracle_pays_one_node_for_two_pods() -> None:
+    # Production on nodes of 2 GPUs: its floor 2 and spare 1 take ceil(3 / 2) = 2 warm nodes, 4 slots. 2 replicas'
+    # need, then 6 from t=400 of 600: the third and fourth pods start at 340 in the warm slots; the fifth opens a
+    # node, started at 400 - 60 - 120 = 220 and up at 340; the sixth takes its second slot, started at 340 with the
+    # node up. 220 s of 2, 120 of 3, 260 of 6 = 2,360 pod-seconds (a node each for the fifth and sixth: 2,480).
+    s = replace(production(), gpus_per_node=2, warm_nodes=2)
+    assert (s.min_replicas, s.gpus_per_pod, s.max_nodes > s.warm_nodes) == (2, 1, True)
+    assert (s.pod_start_seconds, s.node_provision_seconds) == (60, 120)
+    cap = capacity_rps(s)
+    bound = oracle(s, np.where(np.arange(600) < 400, 1.5 * cap, 5.5 * cap))
+    assert bound.replicas.sum() == 800 + 1200
+    assert bound.hindsight.tolist() == [2] * 220 + [3] * 120 + [6] * 260
+    assert bound.hindsight_gpu_hours == pytest.approx((440 + 360 + 1560) / 3600)
 
 
 def test_a_tighter_slo_caps_a_replica_below_the_first_rate_that_breaks_it() -> None:
