@@ -21,13 +21,22 @@ naming `Model,Batch,Concurrency,Model Config Path,...`, a row per model config v
 concurrency, times in milliseconds. tau(b) is `Server Compute Input/Infer/Output time (ms)` when the export
 carries them (`inference_output_fields` with perf_server_compute_*), else Batch / `Throughput (infer/sec)`: at
 concurrency 1 that is the whole request's mean latency, client and network included, so an upper bound of
-tau(b). Its `Max Batch Size` and `Instance Group` (`N/GPU`) columns, when present, are the config recorded.
+tau(b). Its `Max Batch Size` column, when present, is recorded as the config's max_batch_size. Its `Instance
+Group` column is `COUNT:KIND` per kind, joined by ` + ` (`1:GPU`, `2:GPU + 1:CPU`; model_analyzer/triton/model/
+model_config.py `instance_group_string`, since Model Analyzer's commit 80ece0e2 of Aug 2022; the `1/GPU,2/CPU` of
+earlier releases is refused). A GPU count there is the total over the GPUs the model runs on (a group's count x its
+GPUs), not the count per GPU that Triton's config and the simulator use, so it gives instance_count only when every
+group is a CPU group; otherwise instance_count is left null, and not compared with the stack's config.
+
+Every tau(b) read is checked here as the simulator would (1 µs to 60 s, not falling as b grows), each refusal
+naming the file and line the value came from.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -35,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from platform_config.paths import display_path
-from simulator.scenario import input_text
+from simulator.scenario import MAX_PROFILE_SECONDS, MIN_TAU_SECONDS, input_text
 from triton_platform.excerpts import excerpt
 from triton_platform.input_files import InputKind
 
@@ -144,6 +153,7 @@ def perf_analyzer(runs: Sequence[tuple[int, Path]], model: str) -> dict[str, Any
     """A profile from perf_analyzer CSV exports, each with the batch size (`-b`) it ran at."""
     problems = Problems()
     tau: dict[int, float] = {}
+    origin: dict[int, str] = {}
     overhead: dict[int, float] = {}
     for batch, path in runs:
         where = display_path(path)
@@ -181,21 +191,52 @@ def perf_analyzer(runs: Sequence[tuple[int, Path]], model: str) -> dict[str, Any
             problems.add(f"{where}:{line}: the server's compute time is 0 µs; expected a measured execution")
             continue
         tau[batch] = seconds
+        origin[batch] = f"{where}:{line}"
         overhead[batch] = sum(cells[column] for column in PA_OVERHEAD) / 1e6
+    _check_tau(tau, origin, problems)
     problems.raise_any()
     return _profile(model, "perf_analyzer", [path for _, path in runs], tau, overhead[min(overhead)])
 
 
+INSTANCE_KINDS = ("GPU", "CPU", "MODEL", "AUTO")
+"""The kinds Model Analyzer writes in its Instance Group column: Triton's KIND_* without the prefix."""
+INSTANCE_FORMAT = (
+    f"expected COUNT:KIND parts joined by ' + ' (KIND one of {', '.join(INSTANCE_KINDS)}), e.g. 1:GPU or 2:GPU + 1:CPU"
+)
+
+
 def _instances(text: str, where: str, problems: Problems) -> int | None:
-    """Model Analyzer's Instance Group (`1/GPU`, `2/CPU`, or several joined by commas) as a count."""
+    """The instance count per device of Model Analyzer's Instance Group (`1:GPU`, `2:GPU + 1:CPU`): the CPU
+    groups' count when every group is a CPU group, else None. A GPU count is the total over the model's GPUs
+    (count x GPUs, model_config.py `_get_instance_groups`), which does not say the count per GPU."""
     total = 0
-    for part in text.split(","):
-        count, _, kind = part.strip().partition("/")
-        if not count.isdecimal() or kind not in ("GPU", "CPU"):
-            problems.add(f"{where}: Instance Group is {excerpt(text)}; expected COUNT/GPU or COUNT/CPU, e.g. 1/GPU")
+    known = True
+    for part in text.split("+"):
+        count, _, kind = part.strip().partition(":")
+        if not count.isdecimal() or kind not in INSTANCE_KINDS:
+            problems.add(f"{where}: Instance Group is {excerpt(text)}; {INSTANCE_FORMAT}")
             return None
         total += int(count)
-    return total
+        known = known and kind == "CPU"
+    return total if known else None
+
+
+def _check_tau(tau: dict[int, float], origin: dict[int, str], problems: Problems) -> None:
+    """tau(b) as the simulator takes it (simulator/scenario.py `_tau`), each problem naming the row (`origin`,
+    FILE:LINE) its value came from rather than the profile's keys, which the user never wrote."""
+    for size in sorted(tau):
+        if not MIN_TAU_SECONDS <= tau[size] <= MAX_PROFILE_SECONDS:
+            problems.add(
+                f"{origin[size]}: tau({size}) = {tau[size]:g} s is outside {MIN_TAU_SECONDS:g} to "
+                f"{MAX_PROFILE_SECONDS:g} s; expected one batch's seconds on one model instance"
+            )
+    sizes = sorted(tau)
+    for smaller, larger in itertools.pairwise(sizes):
+        if tau[larger] < tau[smaller]:
+            problems.add(
+                f"{origin[larger]}: tau({larger}) = {tau[larger]:g} s is below tau({smaller}) = {tau[smaller]:g} s "
+                f"of {origin[smaller]}; expected seconds that do not fall as the batch grows"
+            )
 
 
 def _chosen_config(models: list[tuple[int, dict[str, str]]], where: str, chosen: str | None) -> str | None:
@@ -256,6 +297,7 @@ def model_analyzer(path: Path, model: str, model_config: str | None = None) -> d
     columns = ("Batch", "Concurrency", *(MA_COMPUTE if computed else (MA_THROUGHPUT,)))
     problems = Problems()
     tau: dict[int, float] = {}
+    origin: dict[int, str] = {}
     config: dict[str, Any] = {"max_batch_size": None, "instance_count": None, "backend": None}
     for line, row in ours:
         if row.get("Model Config Path", "") != variant:
@@ -270,10 +312,14 @@ def model_analyzer(path: Path, model: str, model_config: str | None = None) -> d
             problems.add(f"{at}: Batch is {excerpt(row['Batch'])}; expected a batch size, an integer >= 1")
         elif int(batch) in tau:
             problems.add(f"{at}: a second row at Batch {int(batch)}, Concurrency 1; expected one")
-        elif computed:
-            tau[int(batch)] = sum(cells[column] for column in MA_COMPUTE) / 1e3
         else:
-            tau[int(batch)] = batch / max(cells[MA_THROUGHPUT], 1e-300)
+            tau[int(batch)] = (
+                sum(cells[column] for column in MA_COMPUTE) / 1e3
+                if computed
+                else batch / max(cells[MA_THROUGHPUT], 1e-300)
+            )
+            origin[int(batch)] = at
+    _check_tau(tau, origin, problems)
     problems.raise_any()
     if not tau:
         raise ValueError(

@@ -126,19 +126,32 @@ def fit(samples: dict[int, tuple[int, float]]) -> tuple[float, float]:
     return float(a), float(c)
 
 
+def default_metrics_url(netloc: str) -> str:
+    """Triton's metrics endpoint beside the HTTP endpoint at `netloc` (`host:port`, `[::1]:8000`): the same host
+    on port 8002 (`--metrics-port`'s default), over plain HTTP whatever the HTTP endpoint's scheme (Triton serves
+    its metrics without TLS; a TLS proxy in front is given with --metrics-url)."""
+    # The port is what follows the last colon after any IPv6 literal's closing bracket; the brackets stay.
+    host = re.sub(r":[0-9]*$", "", netloc)
+    return f"http://{host}:8002/metrics"
+
+
 class Server:
     """A running Triton's HTTP endpoint (`http://host:port`) and its metrics endpoint, read with urllib."""
 
     def __init__(self, url: str, metrics_url: str | None = None) -> None:
         parsed = urllib.parse.urlsplit(url)
-        if parsed.scheme not in ("http", "https") or not parsed.hostname or parsed.path not in ("", "/"):
+        try:
+            _ = parsed.port  # raises on a port that is no number, or past 65535
+            port_ok = True
+        except ValueError:
+            port_ok = False
+        if not port_ok or parsed.scheme not in ("http", "https") or not parsed.hostname or parsed.path not in ("", "/"):
             raise ValueError(
                 f"--url {excerpt(url)} is not a Triton HTTP endpoint; expected http://HOST:PORT (Triton's "
                 "--http-port, 8000 by default), without a path"
             )
         self.url = url.rstrip("/")
-        # Triton's --metrics-port is 8002 unless set.
-        self.metrics_url = metrics_url or f"{parsed.scheme}://{parsed.hostname}:8002/metrics"
+        self.metrics_url = metrics_url or default_metrics_url(parsed.netloc)
 
     def _get(self, url: str, what: str) -> bytes:
         try:

@@ -204,16 +204,31 @@ def _overhead(overhead: object, where: str) -> tuple[float, ...]:
     return tuple(percentiles)
 
 
-def load_profile(path: Path) -> LatencyProfile:
-    """A profile written by `stackctl profile` or bench/latency_profile.py, checked so that a bad file is named
-    rather than run.
+@dataclass(frozen=True)
+class ProfileFile:
+    """A profile's file read and parsed once: what load_profile and profile_warnings both read."""
+
+    where: str
+    """The file as messages name it (display_path)."""
+    data: dict[str, object]
+
+
+def read_profile(path: Path) -> ProfileFile:
+    """A profile's JSON object; ValueError naming the file if it cannot be read or is no JSON object."""
+    where = display_path(path)
+    return ProfileFile(where, _read_json(path, where))
+
+
+def load_profile(source: Path | ProfileFile) -> LatencyProfile:
+    """A profile written by `stackctl profile` or bench/latency_profile.py (its file, or the file already read),
+    checked so that a bad file is named rather than run.
 
     `request_overhead_percentiles_seconds` may be left out (no overhead), e.g. for
     a tau(b) taken from a GPU server's own statistics. Other keys are not read here: profile_warnings reads
     what a profile records of where it was measured (simulator/profiling.py).
     """
-    where = display_path(path)
-    return profile_of(_read_json(path, where), where)
+    read = source if isinstance(source, ProfileFile) else read_profile(source)
+    return profile_of(read.data, read.where)
 
 
 def profile_of(profile: dict[str, object], where: str) -> LatencyProfile:
@@ -294,9 +309,9 @@ def scenario(
         timeout_s=(policy.default_timeout_microseconds / 1e6) if policy else 0.0,
         dynamic=batching is not None,
     )
-    tau = load_profile(profile)
-    where = display_path(profile)
-    warnings = profile_warnings(_read_json(profile, where), where, chosen, model_config)
+    read = read_profile(profile)
+    tau = load_profile(read)
+    warnings = profile_warnings(read.data, read.where, chosen, model_config)
     largest = tau(batcher.max_batch_size)
     if largest > MAX_PROFILE_SECONDS:
         # Past its last measured size tau(b) continues the last slope (LatencyProfile.table).

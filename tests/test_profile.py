@@ -1,15 +1,22 @@
 """`stackctl profile`'s imports (perf_analyzer's CSV, Model Analyzer's results), each refusal with its message, and
 what `simulate` and `plan` make of a profile: another model's refused, a differing config warned of.
 
-The fixtures under tests/fixtures/profiles are in the tools' own formats: perf_analyzer's `-f` export as its
-report_writer.cc writes it (perf_analyzer_b1.csv is the docs' example; b8 has the columns later releases add),
-Model Analyzer's metrics-model-inference.csv with its default columns and with the perf_server_compute_* ones.
-The measurement against the real tritonserver is tests/test_profile_real.py.
+The fixtures under tests/fixtures/profiles (its README.md) are in the tools' own formats: perf_analyzer's `-f`
+export as its report_writer.cc writes it (perf_analyzer_b1.csv is the docs' example; b8 has the columns later
+releases add), Model Analyzer's metrics-model-inference.csv with its default columns (model_analyzer_inference.csv is
+Model Analyzer's own sample, tests/common/single-model-ckpt/golden-metrics-model-inference.csv of
+triton-inference-server/model_analyzer, Instance Group written `1:GPU`) and with the perf_server_compute_* ones.
+The measurement against the real tritonserver is tests/test_profile_real.py; the server-side refusals here run
+against a stand-in HTTP server on loopback.
 """
 
 from __future__ import annotations
 
+import http.server
 import json
+import re
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +26,7 @@ import planner.plan
 import platform_config.types
 import simulator.scenario
 from platform_config.paths import PROJECT_ROOT
+from simulator import profile_import, profiling
 from simulator.profiling import Server, config_differences, load_input, tau_config
 from stackctl.main import main
 
@@ -76,15 +84,16 @@ def test_model_analyzer_results_give_tau_of_the_chosen_config(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     out = tmp_path / "p.json"
-    argv = ["--model", "classifier", "--import-model-analyzer", str(MA), "--model-config", "classifier_config_0"]
+    argv = ["--model", "add_sub", "--import-model-analyzer", str(MA), "--model-config", "add_sub_config_default"]
     code, _, err = profile(capsys, *argv, "--output", str(out))
     assert (code, err) == (0, "")
     result = written(out)
-    # No compute columns: Batch / throughput at concurrency 1, the row at concurrency 2 not read.
-    assert result["tau_seconds"] == {"1": pytest.approx(1 / 1302.8)}
-    assert result["config"] == {"max_batch_size": 4, "instance_count": 2, "backend": None}
+    # No compute columns: Batch / throughput at concurrency 1 (lines 5 and 4), the rows at concurrency 2 not read.
+    assert result["tau_seconds"] == {"1": pytest.approx(1 / 2508.0), "2": pytest.approx(2 / 4876.1)}
+    # 1:GPU is the count over the GPUs Model Analyzer ran on, which does not say the count per GPU.
+    assert result["config"] == {"max_batch_size": 8, "instance_count": None, "backend": None}
     shown = str(MA.relative_to(PROJECT_ROOT))
-    assert result["source"] == {"kind": "model_analyzer", "from": [shown], "model_config": "classifier_config_0"}
+    assert result["source"] == {"kind": "model_analyzer", "from": [shown], "model_config": "add_sub_config_default"}
     assert "request_overhead_percentiles_seconds" not in result
 
 
@@ -140,9 +149,29 @@ ROW = "1,69.2,225,2148,64,206,11781,19,0,13891,18795,19753,21018"
             f"{HEADER}\n1,1,0,0,0,0,0,0,0,0,0,0,0\n",
             "{f}:2: the server's compute time is 0 µs; expected a measured execution",
         ),
+        (
+            f"{HEADER}\n1,1,0,0,0,0,0.5,0,0,0,0,0,0\n",
+            "{f}:2: tau(1) = 5e-07 s is outside 1e-06 to 60 s; expected one batch's seconds on one model instance",
+        ),
+        (
+            f"{HEADER}\n{'x' * 200_000}\n",
+            "{f}:2: not CSV (field larger than field limit (131072)); " + PA_FORMAT,
+        ),
         ("\xff", "{f}: not UTF-8 text (byte 0); " + PA_FORMAT),
     ],
-    ids=["empty", "request-rate", "header", "column", "width-and-cell", "negative", "twice", "zero", "binary"],
+    ids=[
+        "empty",
+        "request-rate",
+        "header",
+        "column",
+        "width-and-cell",
+        "negative",
+        "twice",
+        "zero",
+        "below-1us",
+        "not-csv",
+        "binary",
+    ],
 )
 def test_a_perf_analyzer_csv_that_does_not_parse_is_refused_naming_file_and_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str, expected: str
@@ -178,14 +207,45 @@ def test_a_falling_tau_is_refused_as_the_simulator_would(capsys: pytest.CaptureF
     faster = write(tmp_path, "b8.csv", f"{HEADER}\n1,1,1,1,1,1,100,1,1,1,1,1,1\n")
     argv = ["--import-perf-analyzer", str(PA_B1), "--import-perf-analyzer", f"8:{faster}"]
     code, _, err = profile(capsys, "--model", "m", *argv, "--output", str(tmp_path / "p.json"))
-    assert code == 2
-    assert err.endswith(
-        "tau_seconds['8'] = 0.000102 is below tau_seconds['1'] = 0.012006; expected seconds that do not fall as the "
-        "batch grows"
+    assert (code, err) == (
+        2,
+        f"stackctl profile: {faster}:2: tau(8) = 0.000102 s is below tau(1) = 0.012006 s of "
+        f"{PA_B1.relative_to(PROJECT_ROOT)}:2; expected seconds that do not fall as the batch grows",
     )
 
 
+def test_a_falling_tau_in_model_analyzers_own_sample_is_refused_naming_its_rows(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # add_sub_config_1's Batch / throughput at concurrency 1: 2 / 4804.5 (line 8) below 1 / 2186.0 (line 9).
+    argv = ["--import-model-analyzer", str(MA), "--model-config", "add_sub_config_1"]
+    code, _, err = profile(capsys, "--model", "add_sub", *argv, "--output", str(tmp_path / "p.json"))
+    shown = MA.relative_to(PROJECT_ROOT)
+    assert (code, err) == (
+        2,
+        f"stackctl profile: {shown}:8: tau(2) = 0.000416276 s is below tau(1) = 0.000457457 s of {shown}:9; "
+        "expected seconds that do not fall as the batch grows",
+    )
+    assert not (tmp_path / "p.json").exists()
+
+
 MA_HEADER = MA.read_text(encoding="utf-8").splitlines()[0]
+INSTANCE_FORMAT = (
+    "expected COUNT:KIND parts joined by ' + ' (KIND one of GPU, CPU, MODEL, AUTO), e.g. 1:GPU or 2:GPU + 1:CPU"
+)
+
+
+@pytest.mark.parametrize(
+    ("group", "count"),
+    [("2:CPU", 2), ("1:GPU", None), ("4:GPU", None), ("2:GPU + 1:CPU", None), ("1:MODEL", None)],
+)
+def test_model_analyzers_instance_group_gives_the_count_only_where_it_is_per_device(
+    tmp_path: Path, group: str, count: int | None
+) -> None:
+    # A GPU group's count is Model Analyzer's total over the GPUs (count x GPUs): not Triton's count per GPU.
+    path = write(tmp_path, "ma.csv", f"{MA_HEADER}\nclassifier,1,1,c,{group},8,Yes,1000,1\n")
+    result = profile_import.model_analyzer(path, "classifier")
+    assert result["config"] == {"max_batch_size": 8, "instance_count": count, "backend": None}
 
 
 @pytest.mark.parametrize(
@@ -211,35 +271,38 @@ MA_HEADER = MA.read_text(encoding="utf-8").splitlines()[0]
         ),
         (
             [],
-            f"{MA_HEADER}\nranker,1,1,r,1/GPU,8,Yes,10,1\n",
+            f"{MA_HEADER}\nranker,1,1,r,1:GPU,8,Yes,10,1\n",
             "{f}: no rows of model 'classifier'; the file has 'ranker'",
         ),
         (
             [],
             None,
-            "{f}: the model's rows come from 2 config variants (classifier_config_0, classifier_config_default); "
-            "choose one with --model-config NAME",
+            "{f}: the model's rows come from 5 config variants (add_sub_config_0, add_sub_config_1, add_sub_config_2, "
+            "add_sub_config_3, add_sub_config_default); choose one with --model-config NAME",
         ),
         (
             ["--model-config", "nope"],
             None,
-            "{f}: no config variant 'nope'; the file has classifier_config_0, classifier_config_default",
+            "{f}: no config variant 'nope'; the file has add_sub_config_0, add_sub_config_1, add_sub_config_2, "
+            "add_sub_config_3, add_sub_config_default",
         ),
         (
             [],
-            f"{MA_HEADER}\nclassifier,1,1,c,one/GPU,8,Yes,x,1\nclassifier,0,1,c,1/GPU,8,Yes,10,1\n",
+            # 1/GPU: the form of Model Analyzer's releases before Aug 2022.
+            f"{MA_HEADER}\nclassifier,1,1,c,1/GPU,8,Yes,x,1\nclassifier,0,1,c,1:GPU + 1:TPU,8,Yes,10,1\n",
             "{f}:2: Throughput (infer/sec) is 'x'; expected a finite number >= 0\n"
-            "{f}:2: Instance Group is 'one/GPU'; expected COUNT/GPU or COUNT/CPU, e.g. 1/GPU\n"
+            "{f}:2: Instance Group is '1/GPU'; " + INSTANCE_FORMAT + "\n"
+            "{f}:3: Instance Group is '1:GPU + 1:TPU'; " + INSTANCE_FORMAT + "\n"
             "{f}:3: Batch is '0'; expected a batch size, an integer >= 1",
         ),
         (
             [],
-            f"{MA_HEADER}\nclassifier,1,1,c,1/GPU,8,Yes,10,1\nclassifier,1,1,c,1/GPU,8,Yes,11,1\n",
+            f"{MA_HEADER}\nclassifier,1,1,c,1:GPU,8,Yes,10,1\nclassifier,1,1,c,1:GPU,8,Yes,11,1\n",
             "{f}:3: a second row at Batch 1, Concurrency 1; expected one",
         ),
         (
             [],
-            f"{MA_HEADER}\nclassifier,1,2,c,1/GPU,8,Yes,10,1\n",
+            f"{MA_HEADER}\nclassifier,1,2,c,1:GPU,8,Yes,10,1\n",
             "{f}: no row of model 'classifier' (config c) at Concurrency 1, the only ones whose executions hold "
             "exactly the row's Batch; profile with concurrency 1 among the concurrencies",
         ),
@@ -251,8 +314,9 @@ def test_a_model_analyzer_csv_that_does_not_parse_is_refused_naming_file_and_lin
 ) -> None:
     path = MA if content is None else write(tmp_path, "ma.csv", content)
     shown = path.relative_to(PROJECT_ROOT) if content is None else path
+    model = "add_sub" if content is None else "classifier"  # Model Analyzer's sample profiles add_sub
     code, _, err = profile(
-        capsys, "--model", "classifier", "--import-model-analyzer", str(path), *argv, "--output", str(tmp_path / "p")
+        capsys, "--model", model, "--import-model-analyzer", str(path), *argv, "--output", str(tmp_path / "p")
     )
     assert code == 2
     assert err == "stackctl profile: " + expected.format(f=shown)
@@ -267,7 +331,17 @@ def test_a_model_analyzer_csv_that_does_not_parse_is_refused_naming_file_and_lin
             "--http-port, 8000 by default), without a path",
         ),
         (
+            ["--url", "http://127.0.0.1:eight", "--model", "m"],
+            "--url 'http://127.0.0.1:eight' is not a Triton HTTP endpoint; expected http://HOST:PORT (Triton's "
+            "--http-port, 8000 by default), without a path",
+        ),
+        (
             ["--import-model-analyzer", str(MA), "--model", "m", "--metrics-url", "http://x:8002/metrics"],
+            "--metrics-url and --seconds belong to a measurement (--url); an import leaves them out",
+        ),
+        (
+            # The default's own value too: what was given is refused, not what differs from the default.
+            ["--import-perf-analyzer", str(PA_B1), "--model", "m", "--seconds", "3"],
             "--metrics-url and --seconds belong to a measurement (--url); an import leaves them out",
         ),
         (
@@ -283,7 +357,7 @@ def test_a_model_analyzer_csv_that_does_not_parse_is_refused_naming_file_and_lin
             "--model '../x' is no file name; give --output FILE",
         ),
     ],
-    ids=["url-path", "metrics-url", "model-config", "not-served", "file-name"],
+    ids=["url-path", "url-port", "metrics-url", "seconds", "model-config", "not-served", "file-name"],
 )
 def test_options_that_do_not_go_together_are_refused(
     capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
@@ -292,13 +366,39 @@ def test_options_that_do_not_go_together_are_refused(
     assert (code, err) == (2, "stackctl profile: " + expected)
 
 
-def test_a_perf_analyzer_batch_prefix_out_of_range_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (
+            ["--import-perf-analyzer", "0:x.csv"],
+            "argument --import-perf-analyzer: expected [BATCH:]FILE with BATCH an integer >= 1, got '0:x.csv'",
+        ),
+        (
+            ["--url", "http://h:8000", "--seconds", "0.05"],
+            "argument --seconds: expected seconds from 0.1 to 600, got '0.05'",
+        ),
+        (
+            ["--url", "http://h:8000", "--seconds", "601"],
+            "argument --seconds: expected seconds from 0.1 to 600, got '601'",
+        ),
+        (
+            ["--url", "http://h:8000", "--seconds", "nan"],
+            "argument --seconds: expected seconds from 0.1 to 600, got 'nan'",
+        ),
+        (
+            ["--url", "http://h:8000", "--seconds", "3s"],
+            "argument --seconds: expected seconds from 0.1 to 600, got '3s'",
+        ),
+    ],
+    ids=["batch-prefix", "seconds-short", "seconds-long", "seconds-nan", "seconds-unit"],
+)
+def test_an_argument_out_of_range_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
     with pytest.raises(SystemExit) as exit_:
-        main(["profile", "--model", "m", "--import-perf-analyzer", "0:x.csv"])
+        main(["profile", "--model", "m", *argv])
     assert exit_.value.code == 2
-    assert "argument --import-perf-analyzer: expected [BATCH:]FILE with BATCH an integer >= 1, got '0:x.csv'" in (
-        capsys.readouterr().err
-    )
+    assert capsys.readouterr().err.strip().endswith(f"stackctl profile: error: {expected}")
 
 
 def test_a_server_that_does_not_answer_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -339,6 +439,19 @@ def test_the_gpu_is_read_from_the_gpu_uuid_label_of_tritons_gpu_series(monkeypat
     assert server.metrics_url == "http://127.0.0.1:8002/metrics"
     monkeypatch.setattr(Server, "_get", lambda self, url, what: text.encode())
     assert server.gpu_uuids() == ["GPU-0b3b1c1e-aaaa"]
+
+
+@pytest.mark.parametrize(
+    ("url", "metrics"),
+    [
+        ("http://[::1]:8000", "http://[::1]:8002/metrics"),  # an IPv6 literal keeps its brackets
+        ("http://[fe80::1%25eth0]:8000/", "http://[fe80::1%25eth0]:8002/metrics"),
+        ("https://triton.example:8443", "http://triton.example:8002/metrics"),  # Triton's metrics are plain HTTP
+        ("http://triton.example", "http://triton.example:8002/metrics"),
+    ],
+)
+def test_the_default_metrics_endpoint_is_the_urls_host_on_port_8002_over_http(url: str, metrics: str) -> None:
+    assert Server(url).metrics_url == metrics
 
 
 def test_the_config_fields_that_change_tau_normalize_platform_and_count_instances() -> None:
@@ -444,3 +557,102 @@ def test_a_profile_on_the_stacks_own_config_runs_without_a_warning(
     code = main(["simulate", "--config", str(stack), *SIMULATE, "--out", str(tmp_path / "out")])
     assert code in (0, 1)
     assert "warning" not in capsys.readouterr().err
+
+
+class StandIn(http.server.ThreadingHTTPServer):
+    """A stand-in for Triton's HTTP API on loopback: each GET path answers its body (JSON or not), others 404."""
+
+    routes: dict[str, bytes]
+
+
+class StandInHandler(http.server.BaseHTTPRequestHandler):
+    server: StandIn
+
+    def do_GET(self) -> None:
+        body = self.server.routes.get(self.path)
+        self.send_response(404 if body is None else 200)
+        self.send_header("Content-Length", str(len(body or b"")))
+        self.end_headers()
+        self.wfile.write(body or b"")
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def stand_in() -> Iterator[StandIn]:
+    server = StandIn(("127.0.0.1", 0), StandInHandler)
+    server.routes = {}
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def url_of(server: StandIn) -> str:
+    return f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def exactly(message: str) -> str:
+    """pytest.raises' match for the whole of `message`."""
+    return f"^{re.escape(message)}$"
+
+
+STATS = {"version": "1", "inference_stats": {"success": {"count": 0, "ns": 0}}, "batch_stats": []}
+
+
+def test_an_answer_that_is_not_json_is_refused_naming_the_url(stand_in: StandIn) -> None:
+    stand_in.routes["/v2"] = b"<html>a proxy's page</html>"
+    expected = f"{url_of(stand_in)}/v2: the server metadata is not JSON (Expecting value); expected Triton's HTTP API"
+    with pytest.raises(ValueError, match=exactly(expected)):
+        Server(url_of(stand_in)).version()
+
+
+def test_a_model_without_statistics_is_refused_naming_it(stand_in: StandIn) -> None:
+    stand_in.routes["/v2/models/m/stats"] = json.dumps({"model_stats": []}).encode()
+    expected = f"{url_of(stand_in)}: no statistics of model 'm'; expected Triton's statistics API"
+    with pytest.raises(ValueError, match=exactly(expected)):
+        Server(url_of(stand_in)).stats("m")
+
+
+def test_statistics_without_batch_executions_are_refused(stand_in: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    stand_in.routes.update(
+        {
+            "/v2/models/m/config": json.dumps({"max_batch_size": 1}).encode(),
+            "/v2/models/m": json.dumps({"inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 4]}]}).encode(),
+            # Statistics that never count an execution, whatever the load.
+            "/v2/models/m/stats": json.dumps({"model_stats": [STATS]}).encode(),
+        }
+    )
+    monkeypatch.setattr(profiling, "closed_loop", lambda *args: [0.001])
+    expected = f"{url_of(stand_in)}: model 'm''s statistics report no batch executions; nothing to fit"
+    with pytest.raises(ValueError, match=exactly(expected)):
+        profiling.measure(Server(url_of(stand_in)), "m", 0.1)
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (
+            "echo 'dial tcp: connection refused' >&2; exit 1",
+            "bench/loadgen failed against http://h:8000: 'dial tcp: connection refused'",
+        ),
+        (
+            "echo 'err 0.010 model not ready'",
+            "http://h:8000: model 'm' served none of the requests of 2 client(s) in 0.5 s; is the model loaded and "
+            "ready?",
+        ),
+    ],
+    ids=["failed", "served-none"],
+)
+def test_a_load_generator_that_fails_or_is_served_nothing_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str, expected: str
+) -> None:
+    loadgen = tmp_path / "loadgen"
+    loadgen.write_text(f"#!/bin/sh\n{script}\n", encoding="utf-8")
+    loadgen.chmod(0o755)
+    monkeypatch.setattr(profiling, "loadgen_binary", lambda: loadgen)
+    with pytest.raises(ValueError, match=exactly(expected)):
+        profiling.closed_loop("http://h:8000", "m", ("x", 4), 2, 0.5)

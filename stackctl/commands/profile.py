@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 MAX_SECONDS = 600.0
 """The longest load a concurrency level gets: a profile needs seconds, and ten minutes a level is already hours."""
+DEFAULT_SECONDS = 3.0
+"""--seconds when left out of a measurement."""
 
 
 def seconds_argument(value: str) -> float:
@@ -64,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the profile is written (default bench/results/profiles/MODEL.json, where simulate looks)",
     )
     parser.add_argument(
-        "--metrics-url", metavar="URL", help="--url's metrics endpoint (default: its host, port 8002, /metrics)"
+        "--metrics-url", metavar="URL", help="--url's metrics endpoint (default: http:// its host, port 8002, /metrics)"
     )
     parser.add_argument(
         "--gpu",
@@ -72,7 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the GPU's name to record, e.g. from nvidia-smi --query-gpu=name (Triton's metrics name GPUs by UUID)",
     )
     parser.add_argument(
-        "--seconds", type=seconds_argument, default=3.0, help="--url: load per concurrency level (default 3)"
+        "--seconds",
+        type=seconds_argument,
+        default=None,
+        help=f"--url: load per concurrency level (default {DEFAULT_SECONDS:g})",
     )
     parser.add_argument(
         "--model-config",
@@ -117,7 +122,7 @@ def run(args: argparse.Namespace) -> Exit:
     from simulator import profile_import, profiling  # noqa: PLC0415
     from simulator.scenario import profile_of  # noqa: PLC0415
 
-    if args.url is None and (args.metrics_url or args.seconds != 3.0):
+    if args.url is None and (args.metrics_url or args.seconds is not None):
         raise ValueError("--metrics-url and --seconds belong to a measurement (--url); an import leaves them out")
     if args.model_config and not args.import_model_analyzer:
         raise ValueError("--model-config chooses among Model Analyzer's config variants: give --import-model-analyzer")
@@ -125,7 +130,8 @@ def run(args: argparse.Namespace) -> Exit:
     loaded, text, stack_fields = _stack_config(args)
     if args.url is not None:
         server = profiling.Server(args.url, args.metrics_url)
-        profile = profiling.measured_profile(server, args.model, args.seconds, gpu_name=args.gpu, rendered_config=text)
+        seconds = DEFAULT_SECONDS if args.seconds is None else args.seconds
+        profile = profiling.measured_profile(server, args.model, seconds, gpu_name=args.gpu, rendered_config=text)
         where = args.url
     elif args.import_perf_analyzer:
         profile = profile_import.perf_analyzer(args.import_perf_analyzer, args.model)
