@@ -4,7 +4,8 @@
 
 Production's config on a 24 h diurnal trace peaking at `--replicas` pods' full-batch capacity:
 the surface's one-off build, then the fluid evaluation of the whole day (the mean of
-`--candidates` runs, as a planner evaluates many configs), against the detailed engine on a
+`--candidates` runs, as a planner evaluates many configs; and one run with the control plane in Python,
+`evaluate_reference`), against the detailed engine on a
 10-minute slice at the peak, per simulated second. Prints Markdown; with the defaults,
 bench/results/fluid_speed.md keeps the latest.
 """
@@ -24,11 +25,11 @@ sys.path.insert(0, str(ROOT))
 
 from platform_config.loader import load_stack  # noqa: E402
 from simulator.engine import simulate  # noqa: E402
-from simulator.fluid import evaluate, surface  # noqa: E402
+from simulator.fluid import evaluate, evaluate_reference, surface  # noqa: E402
 from simulator.scenario import capacity_rps, scenario, shaped_trace  # noqa: E402
 
 PLANNER_CANDIDATES = 200
-PLANNER_BUDGET_SECONDS = 300.0
+PLANNER_BUDGET_SECONDS = 120.0
 SLICE_SECONDS = 600
 
 
@@ -49,6 +50,10 @@ def main() -> None:
     for seed in range(args.candidates):
         result = evaluate(s, rate, seed)
     fluid = (time.perf_counter() - start) / args.candidates
+    # The same run with the control plane in Python, on the engine's own objects: what the compiled one replaced.
+    start = time.perf_counter()
+    evaluate_reference(s, rate, 0)
+    reference = time.perf_counter() - start
     # The slice around the peak (mid-trace), where the detailed engine has the most requests to run.
     middle = len(rate) // 2
     piece = rate[middle - SLICE_SECONDS // 2 : middle + SLICE_SECONDS // 2]
@@ -70,7 +75,9 @@ def main() -> None:
         "| step | wall s | simulated s | wall ms per simulated hour | detailed / fluid |",
         "| --- | ---: | ---: | ---: | ---: |",
         f"| surface build (once per batching config) | {build:.2f} | | | |",
-        f"| fluid evaluate, one candidate | {fluid:.2f} | {len(rate):,} | {fluid_per_second * 3.6e6:,.1f} | |",
+        f"| fluid evaluate, one candidate | {fluid:.3f} | {len(rate):,} | {fluid_per_second * 3.6e6:,.1f} | |",
+        f"| the same, control plane in Python (evaluate_reference) | {reference:.2f} | {len(rate):,} | "
+        f"{reference / len(rate) * 3.6e6:,.1f} | |",
         f"| detailed simulate, peak slice | {detailed:.2f} | {len(piece):,} | {detailed_per_second * 3.6e6:,.0f} | "
         f"{detailed_per_second / fluid_per_second:,.0f} |",
         "",

@@ -76,8 +76,11 @@ def make_plan(
     seeds: int,
     seed: int,
     progress: Progress,
+    engine: str = "local",
+    scheduler: str | None = None,
 ) -> Plan:
-    """Search `budget` candidates for `head`'s deployment of the stack in `path` (validated as `loaded`)."""
+    """Search `budget` candidates for `head`'s deployment of the stack in `path` (validated as `loaded`), on `engine`
+    (planner.search.search)."""
     shapes = plan_shapes(rate)
     measurable(shapes, trace)  # before anything is read or run: ValueError, an input error
     repo = read_repository(DEFAULT_MODEL_REPO)
@@ -104,7 +107,7 @@ def make_plan(
     run_seeds = tuple(range(seed, seed + seeds))
     yardsticks = tuple(oracle(head, shape.rate, bounds.slo_ms / 1000).gpu_hours for shape in shapes)
     job = Job(stack, current, places, shapes, yardsticks, run_seeds, bounds)
-    results = search(job, candidates, budget, seed, progress)
+    results = search(job, candidates, budget, seed, progress, engine=engine, scheduler=scheduler)
     ranked = passing(results)
     base = ranked[0].settings if ranked else current
     holdings = tuple(

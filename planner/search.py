@@ -14,8 +14,11 @@ processes.
 
 from __future__ import annotations
 
+import contextlib
+import copyreg
 import math
 import multiprocessing
+import multiprocessing.pool
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +26,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from planner.candidates import Space, explore, refine
 from planner.settings import Place, Settings, StackInputs, edits
@@ -216,15 +220,92 @@ def _work(task: tuple[int, str, Settings]) -> Result:
     return evaluate_candidate(_JOB, *task)
 
 
-def _run(job: Job, tasks: list[tuple[int, str, Settings]], processes: int) -> Iterator[Result]:
-    """Results in task order, from a fork pool of `processes` (inline for one)."""
+Task = tuple[int, str, Settings]
+Runner = Callable[[list[Task]], Iterator[Result]]
+"""Evaluates tasks, yielding their results in task order."""
+ENGINES = ("local", "dask")
+"""Where a plan's candidates run: `local`, a fork pool on this machine; `dask`, a Dask cluster."""
+
+
+@contextlib.contextmanager
+def _run(job: Job, processes: int) -> Iterator[Runner]:
+    """A runner on a fork pool of `processes` (inline for one), kept from batch to batch so that its workers keep
+    the response surfaces they measured; forked at the first batch run, after the current settings' run in this
+    process, whose compiled code and surface the workers inherit."""
     global _JOB  # noqa: PLW0603 - the fork pool's workers read the job from the module they inherit
     _JOB = job
-    if processes <= 1 or len(tasks) <= 1:
-        yield from map(_work, tasks)
+    with contextlib.ExitStack() as stack:
+        pools: list[multiprocessing.pool.Pool] = []
+
+        def run(tasks: list[Task]) -> Iterator[Result]:
+            if processes <= 1 or len(tasks) <= 1:
+                yield from map(_work, tasks)
+                return
+            if not pools:
+                pools.append(stack.enter_context(multiprocessing.get_context("fork").Pool(processes)))
+            yield from pools[0].imap(_work, tasks)
+
+        yield run
+
+
+def _model_config(data: bytes) -> ModelConfig:
+    config = ModelConfig()
+    config.ParseFromString(data)
+    return config
+
+
+def _pickled_model_config(config: ModelConfig) -> tuple[Callable[[bytes], ModelConfig], tuple[bytes]]:
+    """A model's config as its bytes: pickle cannot find its generated class by the module name it carries."""
+    return _model_config, (config.SerializeToString(),)
+
+
+# A plan's job goes to Dask's workers pickled, its stack's model repository with it, and they pass it on to each
+# other: wherever this module is imported (the workers import it to unpickle the job).
+copyreg.pickle(ModelConfig, _pickled_model_config)
+
+
+@contextlib.contextmanager
+def _dask(job: Job, processes: int, scheduler: str | None) -> Iterator[Runner]:
+    """A runner on the Dask scheduler at `scheduler`, or on a LocalCluster of `processes` worker processes, one
+    thread each, on loopback; the job goes to every worker once. Each result depends only on the job and its task,
+    so the results are the local run's."""
+    from distributed import Client, LocalCluster  # noqa: PLC0415 - only a plan on Dask needs it
+
+    with contextlib.ExitStack() as stack:
+        if scheduler is None:
+            # distributed's constructors are untyped.
+            cluster = stack.enter_context(
+                LocalCluster(  # type: ignore[no-untyped-call]
+                    n_workers=processes,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                )
+            )
+            client = stack.enter_context(Client(cluster))  # type: ignore[no-untyped-call]
+        else:
+            client = stack.enter_context(Client(scheduler))  # type: ignore[no-untyped-call]
+        shared = client.scatter(job, broadcast=True)
+
+        def run(tasks: list[Task]) -> Iterator[Result]:
+            futures = [client.submit(evaluate_candidate, shared, *task, pure=False) for task in tasks]
+            for future in futures:
+                yield future.result()
+
+        yield run
+
+
+@contextlib.contextmanager
+def _runner(job: Job, processes: int, engine: str, scheduler: str | None) -> Iterator[Runner]:
+    if engine == "dask":
+        with _dask(job, processes, scheduler) as run:
+            yield run
         return
-    with multiprocessing.get_context("fork").Pool(processes) as pool:
-        yield from pool.imap(_work, tasks)
+    if engine != "local" or scheduler is not None:
+        raise ValueError(f"engine {engine!r}{' with a scheduler' if scheduler else ''}: expected local, or dask")
+    with _run(job, processes) as run:
+        yield run
 
 
 def rank(result: Result) -> tuple[int, float, float, int]:
@@ -247,9 +328,25 @@ Progress = Callable[[int, int, Result | None], None]
 """Called after each result: done, total, the best passing so far (None: none yet)."""
 
 
-def search(job: Job, space: Space, budget: int, seed: int, progress: Progress, *, processes: int = 0) -> list[Result]:
-    """Evaluate up to `budget` candidates: explore, then refine around the best passing ones."""
-    processes = processes or len(os.sched_getaffinity(0))
+def search(
+    job: Job,
+    space: Space,
+    budget: int,
+    seed: int,
+    progress: Progress,
+    *,
+    processes: int = 0,
+    engine: str = "local",
+    scheduler: str | None = None,
+) -> list[Result]:
+    """Evaluate up to `budget` candidates: explore, then refine around the best passing ones; on `engine` (ENGINES):
+    `processes` (default: this machine's cores) local processes, or the Dask `scheduler`'s workers (none: a
+    LocalCluster of `processes` workers)."""
+    with _runner(job, processes or len(os.sched_getaffinity(0)), engine, scheduler) as runner:
+        return _search(job, space, budget, seed, progress, runner=runner)
+
+
+def _search(job: Job, space: Space, budget: int, seed: int, progress: Progress, *, runner: Runner) -> list[Result]:
     explored = explore(space, budget - int(budget * REFINE_SHARE) if budget > 1 else 1, seed)
     # The current settings alone first, in this process: the simulator compiles before the pool forks.
     results = [evaluate_candidate(job, 0, *explored[0])]
@@ -258,7 +355,7 @@ def search(job: Job, space: Space, budget: int, seed: int, progress: Progress, *
 
     def run(batch: list[tuple[str, Settings]]) -> None:
         tasks = [(len(results) + i, origin, settings) for i, (origin, settings) in enumerate(batch)]
-        for result in _run(job, tasks, processes):
+        for result in runner(tasks):
             results.append(result)
             best = passing(results)
             progress(len(results), budget, best[0] if best else None)

@@ -306,13 +306,8 @@ def reaction_seconds(demand: NDArray[np.float64], capacity: NDArray[np.float64])
     of the run when it never does; None when demand never exceeded ready capacity (nothing to react to)."""
     # A 10 s moving average, centred as mode="same" would, but as long as `demand` for a run shorter than 10 s.
     smooth = np.convolve(demand, np.ones(10) / 10)[4 : 4 + len(demand)]
-    short = smooth > capacity
-    longest, start = 0, None
-    for t, lacking in enumerate(short):
-        if lacking and start is None:
-            start = t
-        elif not lacking and start is not None:
-            longest, start = max(longest, t - start), None
-    if start is not None:
-        longest = max(longest, len(short) - start)
+    short = np.concatenate([[False], smooth > capacity, [False]])
+    # Each stretch of seconds short of capacity: from where it starts to where it ends (the run's end at the latest).
+    edges = np.flatnonzero(short[1:] != short[:-1])
+    longest = int((edges[1::2] - edges[::2]).max()) if len(edges) else 0
     return float(longest) if longest else None

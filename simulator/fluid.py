@@ -14,10 +14,18 @@ model keeps the engine's control plane and replaces its data plane:
   the ready pods serve at full batches the excess waits in a fluid backlog, which adds its
   drain time to the latency and is capped by `max_queue_size` and the queue timeout (the
   rest is rejected); with no ready pod every arrival is rejected.
-- The control plane is the engine's own: pods are engine.Pod (their replicas never run; at
-  each scrape their pending gauge is drawn from the surface and their counters set from it),
-  scraped by engine.scrape, read through simulator.keda and simulator.hpa, rescaled and
-  drained by engine.rescale and engine.drained; engine.summary does the arithmetic.
+- The control plane is the engine's, in two implementations. `evaluate_reference` runs the engine's own
+  objects: pods are engine.Pod (their replicas never run; at each scrape their pending gauge is drawn
+  from the surface and their counters set from it), scraped by engine.scrape, read through
+  simulator.keda and simulator.hpa, rescaled and drained by engine.rescale and engine.drained.
+  `evaluate`, what the planner runs, compiles the same steps with numba over plain arrays (`_control`,
+  its HPA `_desired`), drawing the same random numbers in the same order: the Python path took about 95%
+  of a run in per-scrape interpreter work. Kept apart rather than the engine using the compiled HPA
+  (whose per-pod replicas, outages and KEDA fallback the fluid model does not need), and held to the
+  Python path instead: tests/test_fluid.py checks that both give the same summary, to the bit, on random
+  scenarios (signals, HPA behaviors with every policy kind, the GPU-memory trigger, queue bounds, node
+  pools, scrape and drain times), loads and seeds, and `_desired` against hpa.Hpa sync after sync on
+  random behaviors and the legacy path (no behavior). engine.summary does the arithmetic for both.
 
 Measured against the detailed engine on 15-minute step, diurnal and spike traces at 0.6x-2.7x of
 the trigger load, production, staging and dev, all four signals (tests/test_fluid.py): GPU-hours
@@ -26,14 +34,17 @@ an unbounded queue's backlog of minutes (dev at 2.7x), 30-40% low: the model poo
 over the pods, where the detailed engine leaves it on the pod that built it. A signal within a few
 percent of a whole number of pods (or queue-depth's noisy gauge) can tip the HPA's ceil() the other
 way, a pod more or less for minutes: up to 11-22% of a 15-minute run's GPU-hours, less over a day.
-Speed (bench/results/fluid_speed.md): a day of production in 0.7 s on one core, the surface 0.25 s.
+Speed (bench/results/fluid_speed.md): a day of production in 0.04 s on one core (1.6 s with the control plane in
+Python, `evaluate_reference`), the surface 0.25-0.4 s.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
@@ -50,7 +61,7 @@ from simulator.batcher import (
     Replica,
 )
 from simulator.engine import EDGES, Pod, Timeline, drained, percentiles, rate_window_seconds, rescale, scrape, summary
-from simulator.hpa import SYNC_SECONDS, Hpa, Metric
+from simulator.hpa import LEGACY_DOWNSCALE_WINDOW, SYNC_SECONDS, TOLERANCE, Behavior, Hpa, Metric, Rules
 from simulator.keda import KedaAdapter
 from simulator.scenario import Scenario
 from simulator.signals import Scrapes
@@ -66,6 +77,15 @@ GAUGE_SAMPLES = 400
 """Instants per grid point at which the pending gauge is read: its distribution, not just its mean."""
 WARMUP = 0.1
 """Share of each grid point's run left out of its statistics: the batcher starts empty."""
+
+
+Floats = NDArray[np.float64]
+SurfaceArrays = tuple[Floats, Floats, Floats, Floats, Floats, float, float]
+"""A surface's rates, rejected shares, counters per request and p95 at each rate; at saturation its counters per
+request, p95; its capacity."""
+RunArrays = tuple[Floats, Floats, Floats, Floats, Floats, Floats]
+"""What the data plane writes (_Run): per-pod counter increments, backlog, rejected and p95 per second; weights,
+waits."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +110,19 @@ class Surface:
     saturated_p95: float
     saturated_counters: NDArray[np.float64]
     """Per request at saturation, COUNTER_*: full batches on every instance; queue seconds: the wait, added apart."""
+
+    @property
+    def arrays(self) -> SurfaceArrays:
+        """What the compiled data plane reads of the surface."""
+        return (
+            self.rates,
+            self.rejected,
+            self.counters,
+            self.p95,
+            self.saturated_counters,
+            self.saturated_p95,
+            self.capacity,
+        )
 
     def slo_rate(self, slo_seconds: float) -> float:
         """The highest per-pod rate up to which this pod keeps p95 within `slo_seconds`, no backlog building: its
@@ -182,28 +215,20 @@ def _data_plane(  # noqa: PLR0917 - compiled: plain positional arrays and number
     arrivals: NDArray[np.float64],
     serving: NDArray[np.int64],
     backlog: float,
-    rates: NDArray[np.float64],
-    rejected_share: NDArray[np.float64],
-    per_request: NDArray[np.float64],
-    p95: NDArray[np.float64],
-    saturated_counters: NDArray[np.float64],
-    saturated_p95: float,
-    capacity: float,
+    pod: SurfaceArrays,
     queue_cap: float,
-    per_pod: NDArray[np.float64],
-    backlog_at: NDArray[np.float64],
-    rejected: NDArray[np.float64],
-    p95_at: NDArray[np.float64],
-    weights: NDArray[np.float64],
-    waits: NDArray[np.float64],
+    out: RunArrays,
 ) -> float:
     """Seconds `first` to `end` of arrivals over `serving` pods from a total `backlog`; returns the backlog after.
+    `pod`: Surface.arrays; `out`: _Run.arrays.
 
     Writes per second: each serving pod's counter increments (`per_pod`), the backlog after the second,
     the arrivals rejected and the p95 of the second's arrivals; adds to `weights` the served requests
     per grid point whose latency histogram they follow, and to `waits` those that also waited in the
     backlog, by EDGES bin of the wait (their latency: the wait plus a full batch's).
     """
+    rates, rejected_share, per_request, p95, saturated_counters, saturated_p95, capacity = pod
+    per_pod, backlog_at, rejected, p95_at, weights, waits = out
     for t in range(first, end):
         count, pods = arrivals[t], serving[t]
         if pods == 0:
@@ -301,29 +326,14 @@ class _Run:
             np.zeros(BINS),
         )
 
+    @property
+    def arrays(self) -> RunArrays:
+        return self.per_pod, self.backlog_at, self.rejected, self.p95_at, self.weights, self.waits
+
     def advance(self, first: int, end: int, queue_cap: float) -> None:
         """Run seconds `first` to `end` (`serving` set for them)."""
-        sf = self.sf
         self.backlog = _data_plane(
-            first,
-            end,
-            self.arrivals,
-            self.serving,
-            self.backlog,
-            sf.rates,
-            sf.rejected,
-            sf.counters,
-            sf.p95,
-            sf.saturated_counters,
-            sf.saturated_p95,
-            sf.capacity,
-            queue_cap,
-            self.per_pod,
-            self.backlog_at,
-            self.rejected,
-            self.p95_at,
-            self.weights,
-            self.waits,
+            first, end, self.arrivals, self.serving, self.backlog, self.sf.arrays, queue_cap, self.arrays
         )
         self.counters[first + 1 : end + 1] = self.counters[first] + np.cumsum(self.per_pod[first:end], axis=0)
 
@@ -368,19 +378,32 @@ def _place(s: Scenario, pods: list[Pod], run: _Run, timeline: Timeline, *, first
     return [p for p in pods if not drained(s, p, float(end))]
 
 
-def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str, float | int | None]:
-    """What engine.summary reports for `simulate(s, rate, seed)`, from the fluid model."""
+def _start(s: Scenario, rate: NDArray[np.float64], seed: int) -> tuple[Surface, np.random.Generator, Timeline, _Run]:
+    """A run's surface, random numbers, timeline and data plane, its arrivals drawn."""
     sf = surface(s.batcher, s.tau)
     rng = np.random.default_rng(seed)
-    n = len(rate)
     # The run's histogram summed into one row: a day's by second would be half a gigabyte.
-    timeline = Timeline.empty(n, histogram_rows=1)
+    timeline = Timeline.empty(len(rate), histogram_rows=1)
     timeline.arrival_rps = rng.poisson(rate).astype(np.float64)
-    run = _Run.start(sf, timeline.arrival_rps)
-    # The control plane as engine.simulate sets it up and runs it (without Prometheus outages).
+    return sf, rng, timeline, _Run.start(sf, timeline.arrival_rps)
+
+
+def _metrics(s: Scenario) -> list[Metric]:
+    """The HPA's metrics, as engine.simulate sets them."""
     metrics = [Metric(s.signal.target_type, s.signal.target)]
     if s.gpu_memory_ratio is not None:
         metrics.append(Metric("AverageValue", s.gpu_memory_target))
+    return metrics
+
+
+def evaluate_reference(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str, float | int | None]:
+    """`evaluate` with the engine's own control-plane objects (engine.Pod, engine.scrape, keda, hpa, rescale,
+    drained) run in Python at each scrape: what the compiled `_control` is held to, result for result
+    (tests/test_fluid.py)."""
+    sf, rng, timeline, run = _start(s, rate, seed)
+    n = len(rate)
+    # The control plane as engine.simulate sets it up and runs it (without Prometheus outages).
+    metrics = _metrics(s)
     hpa = Hpa(s.min_replicas, s.max_replicas, tuple(metrics), s.behavior)
     keda = KedaAdapter(tuple(m.target for m in metrics), s.fallback)
     scrapes = Scrapes(rate_window_seconds(s.scrape_seconds), [])
@@ -414,6 +437,423 @@ def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str,
         timeline.desired[first:end] = desired
         timeline.signal[first:end] = signal
         run.advance(first, end, queue_cap)
+    return _summary(s, run, timeline)
+
+
+# The control plane compiled (`_control`): what evaluate_reference does with the engine's objects at each scrape and
+# sync, over plain arrays. Without Prometheus outages no read fails, so KEDA passes every value through (its failure
+# counts stay 0 and its fallback never answers) and only the HPA decides.
+SIGNAL_CODES = {"queue-depth": 0, "queue-excess": 1, "queue-time": 2, "busy-ratio": 3}
+TARGET_CODES = {"AverageValue": 0, "Value": 1}
+SELECT_CODES = {"Max": 0, "Min": 1, "Disabled": 2}
+POLICY_CODES = {"Pods": 0, "Percent": 1}
+
+
+Ints = NDArray[np.int64]
+HpaInputs = tuple[Ints, Floats, bool, Floats, Ints, Floats, Floats]
+HpaState = tuple[Floats, Ints, Floats, Ints, Ints]
+
+
+@numba.njit(cache=True)
+def _hpa_state(syncs: int) -> HpaState:
+    """Room for `syncs` syncs' recommendations and scale events, none kept yet."""
+    return np.zeros(syncs), np.zeros(syncs, np.int64), np.zeros(syncs), np.zeros(syncs, np.int64), np.zeros(4, np.int64)
+
+
+def _hpa_inputs(metrics: Sequence[Metric], behavior: Behavior | None) -> HpaInputs:
+    """What `_desired` reads of an HPA: its metrics' target types and targets; whether it takes the legacy path (no
+    behavior); per direction, up then down, the stabilization window and select policy; each direction's policies,
+    (type, value, period) rows."""
+    rules = (behavior or Behavior()).scale_up, (behavior or Behavior()).scale_down
+
+    def policies(direction: Rules) -> NDArray[np.float64]:
+        table = [(POLICY_CODES[p.type], p.value, p.period_seconds) for p in direction.policies]
+        return np.array(table, np.float64).reshape(-1, 3)
+
+    return (
+        np.array([TARGET_CODES[m.target_type] for m in metrics], np.int64),
+        np.array([m.target for m in metrics], np.float64),
+        behavior is None,
+        np.array([r.stabilization_window_seconds for r in rules], np.float64),
+        np.array([SELECT_CODES[r.select_policy] for r in rules], np.int64),
+        policies(rules[0]),
+        policies(rules[1]),
+    )
+
+
+@numba.njit(cache=True)
+def _proposal(target_type: int, target: float, value: float, current: int, ready: int) -> int:
+    """hpa.proposal."""
+    if target_type == 0:
+        ratio = value / (target * current) if current else np.inf
+        return current if abs(ratio - 1.0) <= TOLERANCE else math.ceil(value / target)
+    ratio = value / target
+    return current if abs(ratio - 1.0) <= TOLERANCE else math.ceil(ratio * ready)
+
+
+@numba.njit(cache=True)
+def _changed_within(  # noqa: PLR0917 - compiled: plain positional arrays and numbers
+    events_t: NDArray[np.float64], events_d: NDArray[np.int64], lo: int, hi: int, now: float, period: float, sign: int
+) -> int:
+    """Hpa._changed_within over the events kept, `lo` to `hi`."""
+    total = 0
+    for i in range(lo, hi):
+        if events_t[i] > now - period and events_d[i] * sign > 0:
+            total += abs(events_d[i])
+    return total
+
+
+@numba.njit(cache=True)
+def _limit(policies: NDArray[np.float64], select: int, current: int, changed: NDArray[np.int64], up: bool) -> int:
+    """Hpa._up_limit (`up`) or Hpa._down_limit, with each policy's `changed` replicas within its period."""
+    if select == 2:
+        return current
+    result = 0
+    for k in range(len(policies)):
+        value = policies[k, 1]
+        if up:
+            start = current - changed[k]
+            limit = start + int(value) if policies[k, 0] == 0 else math.ceil(start * (1 + value / 100))
+        else:
+            start = current + changed[k]
+            limit = start - int(value) if policies[k, 0] == 0 else math.floor(start * (1 - value / 100))
+        # Max allows the largest change: upwards the highest count, downwards the lowest.
+        if k == 0 or (limit > result) == (up == (select == 0)):
+            result = limit
+    return result
+
+
+@numba.njit(cache=True)
+def _desired(  # noqa: PLR0912, PLR0917 - compiled: plain positional arrays and numbers
+    now: float,
+    current: int,
+    ready: int,
+    values: NDArray[np.float64],
+    min_replicas: int,
+    max_replicas: int,
+    hpa: HpaInputs,
+    state: HpaState,
+) -> int:
+    """Hpa.desired with every value read; `hpa`: _hpa_inputs; `state`: the recommendations (times, counts) and scale
+    events (times, changes) kept, kept[0]:kept[1] and kept[2]:kept[3] of their arrays, oldest first, then `kept`."""
+    target_types, targets, legacy, windows, selects, up_policies, down_policies = hpa
+    recommendations_t, recommendations_r, events_t, events_d, kept = state
+    raw = _proposal(target_types[0], targets[0], values[0], current, ready)
+    for m in range(1, len(values)):
+        raw = max(raw, _proposal(target_types[m], targets[m], values[m], current, ready))
+    recommendations_t[kept[1]], recommendations_r[kept[1]] = now, raw
+    kept[1] += 1
+    window = LEGACY_DOWNSCALE_WINDOW if legacy else max(windows[0], windows[1])
+    # Hpa._forget: 1800 s, the longest policy period and stabilization window the API allows.
+    horizon = now - max(window, 1800.0)
+    while kept[0] < kept[1] and recommendations_t[kept[0]] <= horizon:
+        kept[0] += 1
+    while kept[2] < kept[3] and events_t[kept[2]] <= horizon:
+        kept[2] += 1
+    # The recommendations within the windows, newest first: the older ones kept count for neither.
+    if legacy:
+        stabilized = raw
+        for i in range(kept[1] - 1, kept[0] - 1, -1):
+            if not recommendations_t[i] > now - LEGACY_DOWNSCALE_WINDOW:
+                break
+            stabilized = max(stabilized, recommendations_r[i])
+        result = max(min_replicas, min(stabilized, max(2 * current, 4), max_replicas))
+    else:
+        up, down = raw, raw
+        for i in range(kept[1] - 1, kept[0] - 1, -1):
+            t, r = recommendations_t[i], recommendations_r[i]
+            if not (t > now - window or t == now):
+                break
+            if t > now - windows[0] or t == now:
+                up = min(up, r)
+            if t > now - windows[1] or t == now:
+                down = max(down, r)
+        stabilized = min(max(current, up), down)
+        if stabilized != current:
+            rising = stabilized > current
+            policies = up_policies if rising else down_policies
+            changed = np.empty(len(policies), np.int64)
+            for k in range(len(policies)):
+                changed[k] = _changed_within(
+                    events_t, events_d, kept[2], kept[3], now, policies[k, 2], 1 if rising else -1
+                )
+            limit = _limit(policies, selects[0 if rising else 1], current, changed, rising)
+            if rising:
+                result = max(min_replicas, min(stabilized, max(current, limit), max_replicas))
+            else:
+                result = min(max_replicas, max(stabilized, min(current, limit), min_replicas))
+        else:
+            result = max(min_replicas, min(current, max_replicas))
+    if result != current:
+        events_t[kept[3]], events_d[kept[3]] = now, result - current
+        kept[3] += 1
+    return result
+
+
+@numba.njit(cache=True)
+def _grow(values: NDArray[Any], fill: Any) -> NDArray[Any]:
+    """`values` in an array twice as long, the rest `fill`."""
+    grown = np.full(2 * len(values), fill)
+    grown[: len(values)] = values
+    return grown
+
+
+@numba.njit(cache=True)
+def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional arrays and numbers
+    events: NDArray[np.int64],
+    every: int,
+    sync: int,
+    rng: np.random.Generator,
+    scenario: NDArray[np.float64],
+    signal: NDArray[np.float64],
+    hpa: HpaInputs,
+    gauges: NDArray[np.int64],
+    pod: SurfaceArrays,
+    queue_cap: float,
+    arrivals: NDArray[np.float64],
+    serving: NDArray[np.int64],
+    ready_at_second: NDArray[np.int64],
+    gpus: NDArray[np.int64],
+    counters: NDArray[np.float64],
+    out: RunArrays,
+) -> float:
+    """evaluate_reference's loop over `events`, the scrapes and syncs, with the data plane between; returns the
+    backlog at the end. `scenario`: min and max replicas, scrape seconds, GPUs per pod and per node, max and warm
+    nodes, node provision, pod start and drain seconds, max queue size; `signal`: SIGNAL_CODES' code, the batching
+    delay, instances and the GPU-memory ratio (NaN: no GPU-memory trigger); the HPA's as `_hpa_inputs`; the
+    surface's (Surface.arrays); then evaluate_reference's run arrays, which it fills (_Run.arrays)."""
+    n = len(arrivals)
+    rates, per_pod = pod[0], out[0]
+    min_replicas, max_replicas, scrape_seconds = int(scenario[0]), int(scenario[1]), scenario[2]
+    gpus_per_pod, gpus_per_node, max_nodes, warm_nodes = (
+        int(scenario[3]),
+        int(scenario[4]),
+        int(scenario[5]),
+        int(scenario[6]),
+    )
+    provision, pod_start, drain, max_queue_size = scenario[7], scenario[8], scenario[9], int(scenario[10])
+    kind, delay, instances, memory_ratio = int(signal[0]), signal[1], signal[2], signal[3]
+    # Pods, in engine.rescale's order: when each is ready, since when it drains (NaN: it does not), its series.
+    size = max(2 * max_replicas, 4)
+    pod_ready, pod_draining, pod_serial = np.zeros(size), np.full(size, np.nan), np.arange(size)
+    pods, serials = min_replicas, min_replicas
+    nodes = np.zeros(max(max_nodes, warm_nodes) + 1)
+    node_count = warm_nodes
+    per_node = max(gpus_per_node // gpus_per_pod, 1)
+    # Prometheus' scrapes within the rate window (signals.Scrapes): a ring of (time, live pods' series, counters).
+    window = max(4 * scrape_seconds, 60.0)
+    depth = int(window // every) + 3
+    scrape_t = np.zeros(depth)
+    scrape_n = np.zeros(depth, np.int64)
+    scrape_serial = np.zeros((depth, max(max_replicas, min_replicas)), np.int64)
+    scrape_counters = np.zeros((depth, max(max_replicas, min_replicas), 4))
+    oldest, held = 0, 0
+    values = np.zeros(len(hpa[1]))
+    state = _hpa_state(len(events) + 1)
+    up = np.zeros(max(max_replicas, min_replicas))
+    desired, backlog = min_replicas, 0.0
+    for e in range(len(events)):
+        first = events[e]
+        end = events[e + 1] if e + 1 < len(events) else n
+        now = float(first)
+        if first % every == 0:
+            # _scrape: the live pods' gauges drawn from the surface, their counters from the run; engine.scrape.
+            live = np.empty(pods, np.int64)
+            count = 0
+            for p in range(pods):
+                if np.isnan(pod_draining[p]) and pod_ready[p] <= now:
+                    live[count] = p
+                    count += 1
+            gauge = np.zeros(count, np.int64)
+            if first:
+                last = first - 1
+                rate = arrivals[last] / max(serving[last], 1)
+                j, w = _bracket(rates, rate)
+                above = rng.random(count)
+                column = rng.integers(0, gauges.shape[1], count)
+                low = rng.random(count)
+                share = int(np.rint(backlog / max(count, 1)))
+                for i in range(count):
+                    value = gauges[j + 1 if above[i] < w else j, column[i]]
+                    if low[i] * rates[0] > rate:
+                        value = 0
+                    value += share
+                    gauge[i] = min(value, max_queue_size) if max_queue_size else value
+            if held == depth:
+                raise ValueError("more scrapes in the rate window than the ring holds")
+            slot = (oldest + held) % depth
+            held += 1
+            scrape_t[slot], scrape_n[slot] = now, count
+            for i in range(count):
+                p = live[i]
+                start = min(max(math.ceil(pod_ready[p]), 0), first)
+                scrape_serial[slot, i] = pod_serial[p]
+                for c in range(4):
+                    scrape_counters[slot, i, c] = counters[first, c] - counters[start, c]
+                if start < first:
+                    row = per_pod[first - 1]
+                    busy, batches = row[COUNTER_BUSY_SECONDS], row[COUNTER_EXECUTIONS]
+                    scrape_counters[slot, i, COUNTER_BUSY_SECONDS] += busy * busy / batches / 2 if batches > 0 else 0.0
+            while scrape_t[oldest] < now - window:
+                oldest, held = (oldest + 1) % depth, held - 1
+            # Scrapes.rates: per live pod, from its oldest sample in the window.
+            total = np.zeros(4)
+            if held >= 2:
+                for i in range(count):
+                    for h in range(held - 1):
+                        past = (oldest + h) % depth
+                        found = -1
+                        for k in range(scrape_n[past]):
+                            if scrape_serial[past, k] == scrape_serial[slot, i]:
+                                found = k
+                                break
+                        if found >= 0 and scrape_t[past] < now:
+                            for c in range(4):
+                                since = scrape_counters[slot, i, c] - scrape_counters[past, found, c]
+                                total[c] += since / (now - scrape_t[past])
+                            break
+            # signals.read
+            pending = float(gauge.sum())
+            if kind == 0:
+                values[0] = pending
+            elif kind == 1:
+                values[0] = max(pending - total[COUNTER_SUCCESS] * delay, 0.0)
+            elif total[COUNTER_SUCCESS] <= 0:
+                values[0] = 0.0
+            elif kind == 2:
+                values[0] = total[COUNTER_QUEUE_SECONDS] / total[COUNTER_SUCCESS]
+            else:
+                values[0] = total[COUNTER_BUSY_SECONDS] / instances
+            if len(values) > 1:
+                values[1] = count * memory_ratio
+        if first % sync == 0 and first > 0:
+            current, ready = 0, 0
+            for p in range(pods):
+                if np.isnan(pod_draining[p]):
+                    current += 1
+                    ready += 1 if pod_ready[p] <= now else 0
+            desired = _desired(now, current, ready, values, min_replicas, max_replicas, hpa, state)
+            # engine.rescale
+            if desired < current:
+                # The ReplicaSet removes the newest pods first.
+                active = np.empty(current, np.int64)
+                count = 0
+                for p in range(pods):
+                    if np.isnan(pod_draining[p]):
+                        active[count] = p
+                        count += 1
+                order = np.argsort(pod_ready[active], kind="mergesort")
+                for i in range(desired, current):
+                    pod_draining[active[order[i]]] = now
+            else:
+                for _ in range(desired - current):
+                    slots = np.sort(np.repeat(nodes[:node_count], per_node))
+                    if pods < len(slots):
+                        node_at = max(slots[pods], now)
+                    elif node_count < max_nodes:
+                        node_at = now + provision
+                        nodes[node_count] = node_at
+                        node_count += 1
+                    else:
+                        break  # the pool is at its maximum: the pod stays Pending
+                    if pods == len(pod_ready):
+                        pod_ready, pod_draining = _grow(pod_ready, 0.0), _grow(pod_draining, np.nan)
+                        pod_serial = _grow(pod_serial, 0)
+                    pod_ready[pods], pod_draining[pods], pod_serial[pods] = node_at + pod_start, np.nan, serials
+                    pods, serials = pods + 1, serials + 1
+        # _place: who serves and holds a GPU until the next event; then the pods drained by its end leave.
+        # The active pods' ready times, sorted (insertion: a few pods).
+        active_count = 0
+        for p in range(pods):
+            if np.isnan(pod_draining[p]):
+                k = active_count
+                while k > 0 and up[k - 1] > pod_ready[p]:
+                    up[k] = up[k - 1]
+                    k -= 1
+                up[k] = pod_ready[p]
+                active_count += 1
+        serves, soon = 0, 0
+        for t in range(first, end):
+            while serves < active_count and up[serves] <= t:
+                serves += 1
+            while soon < active_count and up[soon] <= t + 1:
+                soon += 1
+            serving[t], ready_at_second[t], gpus[t] = serves, soon, pods * gpus_per_pod
+        staying = 0
+        for p in range(pods):
+            if not np.isnan(pod_draining[p]):
+                gone = first
+                while gone < end and not gone + 1.0 >= pod_draining[p] + drain:
+                    gone += 1
+                gpus[gone:end] -= gpus_per_pod
+                if end >= pod_draining[p] + drain:
+                    continue
+            pod_ready[staying], pod_draining[staying], pod_serial[staying] = (
+                pod_ready[p],
+                pod_draining[p],
+                pod_serial[p],
+            )
+            staying += 1
+        pods = staying
+        backlog = _data_plane(first, end, arrivals, serving, backlog, pod, queue_cap, out)
+        # As np.cumsum from `first`, added to the counters there.
+        running = np.zeros(4)
+        for t in range(first, end):
+            for c in range(4):
+                running[c] += per_pod[t, c]
+                counters[t + 1, c] = counters[first, c] + running[c]
+    return backlog
+
+
+def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str, float | int | None]:
+    """What engine.summary reports for `simulate(s, rate, seed)`, from the fluid model: evaluate_reference's
+    results, its control plane compiled."""
+    sf, rng, timeline, run = _start(s, rate, seed)
+    n = len(rate)
+    every, sync = max(int(s.scrape_seconds), 1), int(SYNC_SECONDS)
+    events = np.array(sorted({*range(0, n, every), *range(sync, n, sync)}), np.int64)
+    metrics = _metrics(s)
+    b = s.batcher
+    run.backlog = _control(
+        events,
+        every,
+        sync,
+        rng,
+        np.array(
+            [
+                s.min_replicas,
+                s.max_replicas,
+                s.scrape_seconds,
+                s.gpus_per_pod,
+                s.gpus_per_node,
+                s.max_nodes,
+                s.warm_nodes,
+                s.node_provision_seconds,
+                s.pod_start_seconds,
+                s.drain_seconds,
+                b.max_queue_size,
+            ],
+            np.float64,
+        ),
+        np.array(
+            [
+                SIGNAL_CODES[s.signal.name],
+                b.max_queue_delay_s if b.dynamic else 0.0,
+                b.instances,
+                np.nan if s.gpu_memory_ratio is None else s.gpu_memory_ratio,
+            ]
+        ),
+        _hpa_inputs(metrics, s.behavior),
+        sf.pending,
+        sf.arrays,
+        _queue_cap(s, sf.capacity),
+        run.arrivals,
+        run.serving,
+        timeline.ready,
+        timeline.gpus,
+        run.counters,
+        run.arrays,
+    )
     return _summary(s, run, timeline)
 
 

@@ -25,15 +25,17 @@ the fluid model in all; a step to exactly 3 pods' full-batch capacity under busy
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Literal
 
 import numpy as np
 import pytest
 
 from platform_config.loader import load_stack
 from simulator.engine import simulate, summary
-from simulator.fluid import evaluate, surface
+from simulator.fluid import _desired, _hpa_inputs, _hpa_state, evaluate, evaluate_reference, surface
+from simulator.hpa import Behavior, Hpa, Metric, Policy, Rules
 from simulator.scenario import Scenario, scenario, shaped_trace, trigger_rps
-from simulator.signals import Signal, SignalSpec, derived_target
+from simulator.signals import SIGNALS, Signal, SignalSpec, derived_target
 
 HOURS = 0.25
 SEED = 3
@@ -139,3 +141,87 @@ def test_the_comparison_names_a_figure_outside_its_bound() -> None:
         "p95_ms": 0.7 * float(detailed["p95_ms"] or 0),
     }
     assert [d.split(":")[0] for d in disagreements(detailed, off)] == ["gpu_hours", "p95_ms"]
+
+
+POLICY_TYPES: tuple[Literal["Pods", "Percent"], ...] = ("Pods", "Percent")
+SELECT_POLICIES: tuple[Literal["Max", "Min", "Disabled"], ...] = ("Max", "Min", "Disabled")
+
+
+def random_behavior(rng: np.random.Generator) -> Behavior:
+    """A behavior with random windows, policies and select policies."""
+
+    def rules() -> Rules:
+        policies = tuple(
+            Policy(POLICY_TYPES[int(rng.integers(2))], int(rng.integers(1, 200)), int(rng.integers(1, 120)) * 15)
+            for _ in range(int(rng.integers(1, 4)))
+        )
+        select = SELECT_POLICIES[int(rng.choice(3, p=[0.6, 0.3, 0.1]))]
+        return Rules(float(rng.choice([0, 15, 60, 300, 600])), policies, select)
+
+    return Behavior(rules(), rules())
+
+
+def random_scenario(rng: np.random.Generator) -> Scenario:
+    """A stack's scenario with its signal, HPA behavior, triggers, queue bound, pool, scrape and drain drawn at random
+    (its batching config kept: one surface per stack)."""
+    s = with_signal(scenario(load_stack(str(rng.choice(["dev", "staging", "production"])))), rng.choice(SIGNALS))
+    low = int(rng.integers(1, 4))
+    per_node = int(rng.integers(1, 5))
+    return replace(
+        s,
+        min_replicas=low,
+        max_replicas=low + int(rng.integers(0, 8)),
+        behavior=random_behavior(rng),
+        gpu_memory_ratio=float(rng.uniform(0.1, 0.9)) if rng.random() < 0.4 else None,
+        gpu_memory_target=float(rng.uniform(0.3, 0.9)),
+        batcher=replace(s.batcher, max_queue_size=int(rng.choice([0, 0, 8, 64, 500]))),
+        scrape_seconds=float(rng.choice([5.0, 10.0, 15.0, 30.0])),
+        gpus_per_pod=int(rng.integers(1, 3)),
+        gpus_per_node=per_node,
+        max_nodes=int(rng.integers(1, 12)),
+        warm_nodes=int(rng.integers(0, 4)),
+        node_provision_seconds=float(rng.choice([0.0, 45.0, 240.0])),
+        pod_start_seconds=float(rng.uniform(0, 120)),
+        drain_seconds=float(rng.choice([0.0, 10.0, 30.0, 95.5])),
+    )
+
+
+def test_the_compiled_control_plane_gives_the_reference_results() -> None:
+    """evaluate's compiled scrape, HPA and rescale against evaluate_reference's engine objects (engine.Pod,
+    engine.scrape, simulator.keda, simulator.hpa, engine.rescale and drained): the same summary, to the bit, on
+    random scenarios, loads and seeds."""
+    rng = np.random.default_rng(39)
+    for case in range(100):
+        s = random_scenario(rng)
+        shape = str(rng.choice(["step", "spike", "diurnal"]))
+        rate = shaped_trace(shape, float(rng.uniform(0.3, 3.0)) * trigger_rps(s), float(rng.choice([0.25, 0.5])))
+        compiled, reference = evaluate(s, rate, case), evaluate_reference(s, rate, case)
+        differ = {k: (compiled[k], reference[k]) for k in reference if not _same(compiled[k], reference[k])}
+        assert not differ, (case, shape, s, differ)
+
+
+def _same(a: object, b: object) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b))
+
+
+def test_the_compiled_hpa_decides_as_simulator_hpa() -> None:
+    """fluid._desired against hpa.Hpa.desired, sync after sync, on random behaviors, metrics and values."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        # None: the HPA's legacy path, which Hpa takes without a behavior.
+        behavior = random_behavior(rng) if rng.random() < 0.8 else None
+        metrics = tuple(
+            Metric(("AverageValue", "Value")[int(rng.integers(2))], float(rng.uniform(0.2, 20)))
+            for _ in range(int(rng.integers(1, 3)))
+        )
+        low = int(rng.integers(1, 4))
+        hpa = Hpa(low, low + int(rng.integers(0, 12)), metrics, behavior)
+        inputs, state = _hpa_inputs(metrics, behavior), _hpa_state(200)
+        current = low
+        for sync in range(1, 200):
+            now, ready = sync * 15.0, int(rng.integers(0, current + 1))
+            values: list[float | None] = [float(rng.uniform(0, 3) * m.target * max(current, 1)) for m in metrics]
+            expected = hpa.desired(now, current, ready, values)
+            got = _desired(now, current, ready, np.array(values), hpa.min_replicas, hpa.max_replicas, inputs, state)
+            assert got == expected, (behavior, metrics, sync)
+            current = expected

@@ -53,6 +53,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--deployment", metavar="NAME", help="default: the first deployment")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     parser.add_argument("--apply", action="store_true", help="also write the chosen values into the stack file")
+    parser.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default="local",
+        help="where the candidates run: local processes (default), or a Dask cluster (--scheduler, else a local one)",
+    )
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="with --engine dask: the Dask scheduler, e.g. tcp://10.0.0.5:8786"
+    )
     # What run_inputs reads of simulate's options: the plan runs the stack's model, no outage, no base.
     parser.set_defaults(model=None, compare=None, metrics_outage=[])
 
@@ -101,6 +110,8 @@ def run(args: argparse.Namespace) -> Exit:
     from planner.search import ORACLE_TARGET, Bounds  # noqa: PLC0415
     from stackctl.commands.simulate import warned_inputs  # noqa: PLC0415
 
+    if args.scheduler is not None and args.engine != "dask":
+        raise ValueError("--scheduler is the Dask scheduler's address: give --engine dask with it")
     path, loaded, head, rate, _, inputs = warned_inputs(args, "plan")
     trace = inputs["trace"]
     label = (
@@ -125,6 +136,8 @@ def run(args: argparse.Namespace) -> Exit:
             seeds=args.seeds,
             seed=args.seed,
             progress=progress,
+            engine=args.engine,
+            scheduler=args.scheduler,
         )
     finally:
         bar.close()
