@@ -105,7 +105,7 @@ def make_plan(
     )
     candidates = space(current, limits, valid)
     run_seeds = tuple(range(seed, seed + seeds))
-    yardsticks = tuple(oracle(head, shape.rate, bounds.slo_ms / 1000).gpu_hours for shape in shapes)
+    yardsticks = tuple(oracle(head, shape.rate, *bounds.seconds).gpu_hours for shape in shapes)
     job = Job(stack, current, places, shapes, yardsticks, run_seeds, bounds)
     results = search(job, candidates, budget, seed, progress, engine=engine, scheduler=scheduler)
     ranked = passing(results)

@@ -60,14 +60,17 @@ REFINE_AROUND = 5
 """How many of the best candidates the refinement walks around."""
 
 
-def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int, slo_seconds: float) -> dict[str, Any]:
+def evaluate(
+    s: Scenario, rate: NDArray[np.float64], seed: int, slo_seconds: float, p99_seconds: float | None = None
+) -> dict[str, Any]:
     """One run's summary (simulator.engine.summary's keys), from the fluid model: fast enough for a plan's many runs;
     with `static_gpu_hours`, what a fixed fleet sized for the trace's peak would use with these batching settings,
-    and the oracle's GPU-hours at the plan's SLO `slo_seconds` with the run's as a multiple of them
-    (simulator.oracle)."""
+    and the oracle's GPU-hours at the plan's SLO `slo_seconds` (and p99 bound `p99_seconds`) with the run's as a
+    multiple of them (simulator.oracle)."""
     static = math.ceil(float(rate.max()) / capacity_rps(s)) * s.gpus_per_pod * len(rate) / 3600
     run = fluid.evaluate(s, rate, seed)
-    return {**run, "static_gpu_hours": static, **oracle(s, rate, slo_seconds).figures(float(run["gpu_hours"] or 0))}
+    bound = oracle(s, rate, slo_seconds, p99_seconds)
+    return {**run, "static_gpu_hours": static, **bound.figures(float(run["gpu_hours"] or 0))}
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,11 @@ class Bounds:
     max_rejected_pct: float
     p99_ms: float | None = None
     """The p99 bound; None: none (plan.md still shows each candidate's p99)."""
+
+    @property
+    def seconds(self) -> tuple[float, float | None]:
+        """The p95 and p99 bounds in seconds, as the oracle takes them."""
+        return self.slo_ms / 1000, None if self.p99_ms is None else self.p99_ms / 1000
 
 
 @dataclass(frozen=True)
@@ -186,7 +194,7 @@ def _failures(per_seed: Sequence[dict[str, Any]], bounds: Bounds) -> tuple[str, 
 def _shape_run(job: Job, s: Scenario, shape: Shape, yardstick: float) -> ShapeRun:
     per_seed = tuple(
         {key: run[key] for key in REPORTED}
-        for run in (evaluate(s, shape.rate, seed, job.bounds.slo_ms / 1000) for seed in job.seeds)
+        for run in (evaluate(s, shape.rate, seed, *job.bounds.seconds) for seed in job.seeds)
     )
     mean = {key: _mean([run[key] for run in per_seed]) for key in REPORTED}
     gpu_hours = mean["gpu_hours"]

@@ -99,6 +99,8 @@ class Surface:
     """(rate, EDGES bin): share of the served requests' latencies."""
     p95: NDArray[np.float64]
     """Seconds."""
+    p99: NDArray[np.float64]
+    """Seconds."""
     pending: NDArray[np.int64]
     """(rate, sample): the pending-request gauge at random instants."""
     rejected: NDArray[np.float64]
@@ -108,6 +110,7 @@ class Surface:
     saturated: NDArray[np.float64]
     """Per request at saturation, before its wait in the backlog: latency histogram (full batch plus overhead)."""
     saturated_p95: float
+    saturated_p99: float
     saturated_counters: NDArray[np.float64]
     """Per request at saturation, COUNTER_*: full batches on every instance; queue seconds: the wait, added apart."""
 
@@ -124,13 +127,16 @@ class Surface:
             self.capacity,
         )
 
-    def slo_rate(self, slo_seconds: float) -> float:
-        """The highest per-pod rate up to which this pod keeps p95 within `slo_seconds`, no backlog building: its
-        full-batch capacity where every measured rate and saturation hold it, else the last measured rate below the
-        first that breaks it (p95 is not monotone in the rate: fuller batches leave sooner); 0 where none holds it."""
-        over = np.flatnonzero(self.p95 > slo_seconds)
+    def slo_rate(self, slo_seconds: float, p99_seconds: float | None = None) -> float:
+        """The highest per-pod rate up to which this pod keeps p95 within `slo_seconds`, and p99 within
+        `p99_seconds` when given, no backlog building: its full-batch capacity where every measured rate and
+        saturation hold them, else the last measured rate below the first that breaks one (latency is not monotone
+        in the rate: fuller batches leave sooner); 0 where none holds them."""
+        tail = math.inf if p99_seconds is None else p99_seconds
+        over = np.flatnonzero((self.p95 > slo_seconds) | (self.p99 > tail))
         if not over.size:
-            return self.capacity if self.saturated_p95 <= slo_seconds else float(self.rates[-1])
+            held = self.saturated_p95 <= slo_seconds and self.saturated_p99 <= tail
+            return self.capacity if held else float(self.rates[-1])
         return float(self.rates[over[0] - 1]) if over[0] else 0.0
 
 
@@ -180,6 +186,7 @@ def surface(batcher: BatcherConfig, tau: LatencyProfile) -> Surface:
     rates = GRID * capacity
     points = [_measure(batcher, tau, float(rate), seed) for seed, rate in enumerate(rates)]
     histogram = np.array([p[0] for p in points])
+    counts = np.rint(histogram * 1e9).astype(np.int64)
     full = tau(largest)
     service = full + tau.overhead((np.arange(1000) + 0.5) / 1000)
     saturated = np.bincount(np.searchsorted(EDGES, service) - 1, minlength=BINS) / len(service)
@@ -187,12 +194,14 @@ def surface(batcher: BatcherConfig, tau: LatencyProfile) -> Surface:
         capacity=capacity,
         rates=rates,
         histogram=histogram,
-        p95=percentiles(np.rint(histogram * 1e9).astype(np.int64), 95),
+        p95=percentiles(counts, 95),
+        p99=percentiles(counts, 99),
         pending=np.array([p[1] for p in points]).astype(np.int64),
         rejected=np.array([p[2][0] for p in points]),
         counters=np.array([p[3] for p in points]),
         saturated=saturated,
         saturated_p95=float(np.quantile(service, 0.95)),
+        saturated_p99=float(np.quantile(service, 0.99)),
         saturated_counters=np.array([1.0, 1 / largest, full / largest, 0.0]),
     )
 

@@ -120,10 +120,13 @@ class Oracle:
         }
 
 
-def oracle(s: Scenario, rate: NDArray[np.float64], slo_seconds: float | None = None) -> Oracle:
-    """The oracle of `s` on the trace `rate`, at the SLO `slo_seconds` (default: the stack's)."""
+def oracle(
+    s: Scenario, rate: NDArray[np.float64], slo_seconds: float | None = None, p99_seconds: float | None = None
+) -> Oracle:
+    """The oracle of `s` on the trace `rate`, at the SLO `slo_seconds` (default: the stack's p95 bound) and the p99
+    bound `p99_seconds` (None: none)."""
     slo = s.slo_seconds if slo_seconds is None else slo_seconds
-    per_replica = surface(s.batcher, s.tau).slo_rate(slo)
+    per_replica = surface(s.batcher, s.tau).slo_rate(slo, p99_seconds)
     need = replicas(rate, per_replica, s.min_replicas, s.max_replicas)
     beyond = int(np.count_nonzero(rate > per_replica * s.max_replicas))
     start, node = math.ceil(s.pod_start_seconds), math.ceil(s.node_provision_seconds)

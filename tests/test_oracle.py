@@ -208,6 +208,31 @@ def test_a_tighter_slo_caps_a_replica_below_the_first_rate_that_breaks_it() -> N
     assert replace(sf, p95=np.full(len(sf.rates), 0.050)).slo_rate(0.010) == 0.0
 
 
+def test_a_p99_bound_caps_a_replica_where_the_tail_breaks_it_first() -> None:
+    s = production()
+    sf = surface(s.batcher, s.tau)
+    calm = replace(sf, p95=np.full(len(sf.rates), 0.005), saturated_p95=0.005)
+    p99 = np.full(len(sf.rates), 0.008)
+    p99[7] = 0.040
+    tail = replace(calm, p99=p99, saturated_p99=0.008)
+    # p95 holds everywhere; p99 breaks a 20 ms bound at the eighth measured rate: a replica carries the seventh.
+    assert tail.slo_rate(0.010) == sf.capacity
+    assert tail.slo_rate(0.010, 0.020) == float(sf.rates[6])
+    assert tail.slo_rate(0.010, 0.050) == sf.capacity
+    # Saturation's tail alone over the bound: the last measured rate.
+    assert replace(tail, p99=np.full(len(sf.rates), 0.008), saturated_p99=0.040).slo_rate(0.010, 0.020) == float(
+        sf.rates[-1]
+    )
+    # The oracle reads the p99 bound through the same surface: a bound between the surface's own p99 at its
+    # middle and at saturation caps a replica below its full-batch capacity, and more replicas follow.
+    bound = float(sf.p99[len(sf.rates) // 2]) * 1.01
+    capped = sf.slo_rate(s.slo_seconds, bound)
+    assert capped < sf.capacity
+    rate = np.full(60, 3 * sf.capacity)
+    assert oracle(s, rate, None, bound).replica_rps == capped
+    assert oracle(s, rate, None, bound).gpu_hours > oracle(s, rate).gpu_hours
+
+
 def test_simulate_writes_the_oracle_beside_the_runs_gpu_hours(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

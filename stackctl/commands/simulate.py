@@ -131,12 +131,12 @@ def run(args: argparse.Namespace) -> Exit:
     finally:
         bar.close()
     run_summary = summary(head, timeline)
-    bound = oracle(head, rate)
+    p99_slo_ms = loaded.config.serving.p99_latency_slo_ms
+    bound = oracle(head, rate, None, None if p99_slo_ms is None else p99_slo_ms / 1000)
     # The inputs lead summary.json, so that the file alone says what ran and how to rerun it.
     result = {"inputs": inputs, **run_summary, **bound.figures(float(run_summary["gpu_hours"] or 0))}
     title = None if args.no_plot else plot_title(head, float(rate.max()), args.seed)
     write_outputs(head, timeline, bound, result, Path(args.out), plot_title=title)
-    p99_slo_ms = loaded.config.serving.p99_latency_slo_ms
     failures = slo_failures(result, args.max_rejected_pct, p99_slo_ms)
     keys = list(FIGURES)
     if args.metrics_outage:
