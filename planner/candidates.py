@@ -80,6 +80,8 @@ def grid(current: Settings, limits: Limits) -> dict[str, tuple[Any, ...]]:
         "down_pods": (None,),
         "down_period_s": PERIODS_S,
         "target": TARGETS.get(limits.signal, (None,)),
+        # Follows the replica range (Settings.consistent), never searched on its own.
+        "fallback_replicas": (),
     }
     return {name: tuple(dict.fromkeys((getattr(current, name), *values[name]))) for name in FIELDS}
 

@@ -34,6 +34,14 @@ class Holding:
     run: ShapeRun | None
     tried: tuple[tuple[str, Any, ShapeRun], ...]
     """Every change run on the shape: field, value, and its runs."""
+    refused: tuple[tuple[str, Any, str], ...] = ()
+    """Every change the stack's validation refuses: field, value, and why."""
+
+    @property
+    def nearest(self) -> tuple[str, Any, ShapeRun] | None:
+        """Of the changes tried, the one that rejected the least on the shape (the earlier on a tie)."""
+        measured = [t for t in self.tried if t[2].mean["rejected_pct"] is not None]
+        return min(measured, key=lambda t: t[2].mean["rejected_pct"] or 0.0) if measured else None
 
 
 def _faster(name: str, value: Any, now: Any) -> bool:
@@ -67,19 +75,22 @@ def cheapest_holding(
     base: Settings,
     shape: int,
     options: Mapping[str, Sequence[Any]],
-    valid: Callable[[Settings], bool],
+    refusal: Callable[[Settings], str | None],
 ) -> Holding:
     """The reaction setting, one field changed from `base`, that holds job.shapes[`shape`] at the fewest GPU-hours
-    (the earlier variation on a tie)."""
+    (the earlier variation on a tie); `refusal` says why the stack does not validate with a change (None: it
+    does)."""
     name = job.shapes[shape].name
+    checked = [(field, value, settings, refusal(settings)) for field, value, settings in variations(base, options)]
+    refused = tuple((field, value, why) for field, value, _, why in checked if why is not None)
     runs = [
         (field, value, settings, shape_run(job, settings, shape))
-        for field, value, settings in variations(base, options)
-        if valid(settings)
+        for field, value, settings, why in checked
+        if why is None
     ]
     tried = tuple((field, value, run) for field, value, _, run in runs)
     held = [r for r in runs if r[3].held and r[3].mean["gpu_hours"] is not None]
     if not held:
-        return Holding(name, None, None, base, None, tried)
+        return Holding(name, None, None, base, None, tried, refused)
     field, value, settings, run = min(held, key=lambda r: r[3].mean["gpu_hours"] or 0.0)
-    return Holding(name, field, value, settings, run, tried)
+    return Holding(name, field, value, settings, run, tried, refused)

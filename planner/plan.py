@@ -88,12 +88,17 @@ def make_plan(
     current = current_settings(loaded, head)
     places = locations(head.deployment, head.model, head.signal.name)
 
-    def valid(settings: Settings) -> bool:
+    def refusal(settings: Settings) -> str | None:
+        """Why the stack with `settings` does not validate (its first issue); None when it does."""
         try:
             stack.scenario(edits(current, settings, places))
-        except ConfigError:
-            return False
-        return True
+        except ConfigError as err:
+            issue = err.issues[0]
+            return f"{issue.path}: {issue.message}"
+        return None
+
+    def valid(settings: Settings) -> bool:
+        return refusal(settings) is None
 
     # Beyond the largest measured batch tau(b) is extrapolated, and past the model's own it is refused.
     largest = min(repo.models[head.model].config.max_batch_size, max(head.tau.sizes))
@@ -111,7 +116,7 @@ def make_plan(
     ranked = passing(results)
     base = ranked[0].settings if ranked else current
     holdings = tuple(
-        cheapest_holding(job, base, number, candidates.options, valid)
+        cheapest_holding(job, base, number, candidates.options, refusal)
         for number in range(1, len(shapes))
         if not any(len(r.runs) == len(shapes) and r.runs[number].held for r in results)
     )

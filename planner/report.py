@@ -42,6 +42,7 @@ LABELS = {
     "down_pods": "scale-down pods",
     "down_period_s": "scale-down period (s)",
     "target": "signal target",
+    "fallback_replicas": "KEDA fallback replicas (kept inside the replica range)",
 }
 REACTION_LABELS = tuple(LABELS[name] for name in REACTION_FIELDS)
 METRICS = (
@@ -236,11 +237,28 @@ def _holding(plan: Plan, shape: int) -> str:
         return "no reaction setting was tried on it"
     subject = "the chosen" if plan.chosen is not None else "the current"
     if found.run is None or found.field is None:
-        return (
+        text = (
             f"nor does any of the {len(found.tried)} single changes of a reaction setting "
-            f"({', '.join(REACTION_LABELS)}) to {subject} settings: it needs capacity before the rise that no one "
-            "of them gives"
+            f"({', '.join(REACTION_LABELS)}) to {subject} settings that the stack validates"
         )
+        nearest = found.nearest
+        if nearest is not None:
+            field, value, run = nearest
+            text += (
+                f"; the nearest, **{LABELS[field]} {_shown(value)}**, rejects {run.mean['rejected_pct']:.3f}% at "
+                f"{run.mean['gpu_hours']:.3f} GPU-hours on the shape"
+            )
+        if found.refused:
+            # Per field its refused values and the first's reason: the floors above a shared bound share one.
+            by_field: dict[str, list[tuple[Any, str]]] = {}
+            for field, value, why in found.refused:
+                by_field.setdefault(field, []).append((value, why))
+            refused = "; ".join(
+                f"{LABELS[field]} {', '.join(_shown(v) for v, _ in values)} ({_shown(values[0][0])}: {values[0][1]})"
+                for field, values in by_field.items()
+            )
+            text += f"; refused by the stack's validation: {refused}"
+        return text
     was = getattr(plan.chosen.settings if plan.chosen is not None else plan.current.settings, found.field)
     run = found.run
     return (
@@ -476,6 +494,7 @@ def plan_json(plan: Plan, inputs: Mapping[str, Any]) -> str:
                     {"field": field, "value": value, "held": run.held, "multiple": run.multiple, "mean": run.mean}
                     for field, value, run in h.tried
                 ],
+                "refused": [{"field": field, "value": value, "why": why} for field, value, why in h.refused],
             }
             for h in plan.holdings
         ],

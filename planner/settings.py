@@ -51,13 +51,20 @@ class Settings:
     down_period_s: int
     target: float | None
     """The signal's target; None where the signal derives it (queue-excess, queue-time)."""
+    fallback_replicas: int | None = None
+    """KEDA's fallback replica count; None where the stack sets no fallback. Not searched: it follows the replica
+    range, which validation holds it inside, so a floor above it is a floor the plan can try."""
 
     def consistent(self) -> Settings:
-        """The same settings with the cross-field rules kept: preferred sizes <= max batch, min <= max replicas."""
+        """The same settings with the cross-field rules kept: preferred sizes <= max batch, min <= max replicas,
+        the fallback inside the replica range."""
+        max_replicas = max(self.max_replicas, self.min_replicas)
+        fallback = self.fallback_replicas
         return replace(
             self,
             preferred_sizes=tuple(p for p in self.preferred_sizes if p <= self.max_batch_size),
-            max_replicas=max(self.max_replicas, self.min_replicas),
+            max_replicas=max_replicas,
+            fallback_replicas=None if fallback is None else min(max(fallback, self.min_replicas), max_replicas),
         )
 
     def as_json(self) -> dict[str, Any]:
@@ -95,6 +102,7 @@ def locations(deployment: str, model: str, signal: str) -> dict[str, Place]:
             places[f"{prefix}_{suffix}"] = (scaling, direction, key)
     if signal in TARGET_KEYS:
         places["target"] = (scaling, TARGET_KEYS[signal])
+    places["fallback_replicas"] = (scaling, "fallback", "replicas")
     return places
 
 
@@ -121,6 +129,7 @@ def current_settings(stack: StackConfig, s: Scenario) -> Settings:
         down_pods=scaling.scale_down.pods,
         down_period_s=scaling.scale_down.period_seconds,
         target=targets.get(s.signal.name),
+        fallback_replicas=scaling.fallback.replicas if scaling.fallback is not None else None,
     )
 
 

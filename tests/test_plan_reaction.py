@@ -106,3 +106,35 @@ def test_each_shape_shows_its_reaction_against_the_floor_and_both_oracle_ratios(
         assert mean["reaction_floor_seconds"] in (15 + 15 + 60, 15 + 15 + 60 + 120)
         # The hindsight oracle pays each pod from its start: never below the instant oracle.
         assert mean["oracle_hindsight_gpu_hours"] >= mean["oracle_gpu_hours"]
+
+
+def test_the_fallback_follows_the_replica_range() -> None:
+    # staging's fallback holds 2 replicas: a floor of 3 takes it to 3, a ceiling of 1 (with the floor) to 1.
+    assert CURRENT.fallback_replicas == 2
+    assert replace(CURRENT, min_replicas=3).consistent().fallback_replicas == 3
+    assert replace(CURRENT, max_replicas=1).consistent().fallback_replicas == 1
+    assert replace(CURRENT, fallback_replicas=None, min_replicas=3).consistent().fallback_replicas is None
+
+
+def test_a_step_no_single_setting_holds_names_the_nearest_and_what_validation_refuses(tmp_path: Path) -> None:
+    # production's step at its trace's peak: 31,183 then 124,732 req/s, which 10 replicas of 13,554 carry; its
+    # floor cannot pass 4, the shared fallback's bound for the ranker deployment (replicas 2-4).
+    argv = ["plan", "--stack", "production", "--profile", "step", "--hours", "0.25", "--peak-rps", "124732"]
+    assert main([*argv, "--budget", "1", "--seeds", "1", "--out", str(tmp_path / "plan")]) == 1
+    data: dict[str, Any] = json.loads((tmp_path / "plan" / "plan.json").read_text())
+    holding = next(h for h in data["holdings"] if h["shape"] == "step")
+    assert holding["field"] is None
+    assert not any(t["held"] for t in holding["tried"])
+    assert [(r["field"], r["value"]) for r in holding["refused"]] == [("min_replicas", n) for n in range(5, 11)]
+    assert holding["refused"][0]["why"] == (
+        "triton-platform:scaling.fallback.replicas: 5 is outside deployment 'ranker''s replicas range 2-4"
+    )
+    nearest = min(holding["tried"], key=lambda t: t["mean"]["rejected_pct"])
+    label = {"target": "signal target", "min_replicas": "replicas min"}.get(nearest["field"], nearest["field"])
+    line = next(line for line in (tmp_path / "plan" / "plan.md").read_text().splitlines() if "**step**" in line)
+    assert (
+        f"the nearest, **{label} {nearest['value']:g}**, rejects {nearest['mean']['rejected_pct']:.3f}% at "
+        f"{nearest['mean']['gpu_hours']:.3f} GPU-hours on the shape; refused by the stack's validation: replicas min "
+        "5, 6, 7, 8, 9, 10 (5: triton-platform:scaling.fallback.replicas: 5 is outside deployment 'ranker''s "
+        "replicas range 2-4)" in line
+    )
