@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -296,10 +297,13 @@ def _rise(plan: Plan, subject: Result, shape: int) -> str:
     )
     static, oracle_hours = run.mean["static_gpu_hours"], run.mean["oracle_gpu_hours"]
     if up.lost_pct > bound and static is not None and oracle_hours:
+        floor = math.ceil(float(described.rate.max()) / replica_rps)
         text += (
             " Without knowing when the rise comes, only a fleet that already carries what follows it holds it: "
-            f"one sized for the peak throughout uses {static:.3f} GPU-hours, {static / oracle_hours:.2f}× the "
-            f"oracle's {oracle_hours:.3f}."
+            f"one sized for the peak throughout (replicas min {floor}, "
+            + ("within" if floor <= settings.max_replicas else "above")
+            + f" replicas.max {settings.max_replicas}) uses {static:.3f} GPU-hours, {static / oracle_hours:.2f}× "
+            f"the oracle's {oracle_hours:.3f}."
         )
     return text
 

@@ -244,7 +244,9 @@ def test_a_step_faster_than_a_pod_start_is_named_with_its_figures(mid_plan: Path
         "a new pod serves 60 s after it is started, 180 s where it needs a new node",
         f"The oracle's 2 replicas of {capacity:,.0f} req/s before the rise leave 32,892 req/s (3 replicas' worth)",
         f"{100 * missing * 60 / 29_250_000:.3f}% of the shape's requests over 60 s, above the 0.1% bound",
-        # A fleet for the peak: 5 replicas for 600 s, 3,000 of the oracle's 2,550 replica-seconds.
-        f"uses {3_000 / 3600:.3f} GPU-hours, {3_000 / 2_550:.2f}× the oracle's {2_550 / 3600:.3f}",
+        # A fleet for the peak: 5 replicas for 600 s, 3,000 of the oracle's 2,550 replica-seconds; the floor that
+        # makes it, 5, is within production's replicas.max of 10.
+        "one sized for the peak throughout (replicas min 5, within replicas.max 10) uses "
+        f"{3_000 / 3600:.3f} GPU-hours, {3_000 / 2_550:.2f}× the oracle's {2_550 / 3600:.3f}",
     ):
         assert text in step, text
