@@ -13,6 +13,18 @@ pool adds a node (provisioning delay); then image pull and model load; only a
 ready pod gets traffic. Scale-down removes the newest pods: they leave the
 endpoints at once, drain their queue, and free their GPU.
 
+Several models (Scenario.others, `stackctl simulate` with a load per model): a pod holds a Replica of each
+model, with the model's own batcher, instances and latency profile; each model's arrivals are Poisson at its own
+rate, spread at random over the ready pods. Contention: the models share the pod's GPU time. A model's share of
+it in a second is its instances' busy ratio at its profile's speed (the tau(b) of the batches it started, over its
+instance count: 1 when its instances alone keep the GPU as busy as when it was profiled); each second, every
+model's tau(b) is stretched by 1 / (1 - u), u the other models' share in the second before, at most
+MAX_OTHERS_SHARE (a model never runs slower than 10x its profile). Two models each at a quarter of the GPU run
+at 1 / 0.75 = 1.33x their tau(b); each at a half, 2x, and the pod is full. One model alone is never stretched:
+the one-model run is unchanged. The scaling signal is the deployment's, as KEDA's query computes it
+(triton_platform.scaling_signal): pending requests summed over every model, or the busy ratio of each pod's
+busiest model summed over the pods (signals.busiest).
+
 Deterministic for a given seed.
 """
 
@@ -26,15 +38,51 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from simulator.batcher import Outcome, Replica
+from simulator.batcher import COUNTER_BUSY_SECONDS, BatcherConfig, LatencyProfile, Outcome, Replica
 from simulator.hpa import SYNC_SECONDS, Hpa, Metric
 from simulator.keda import KedaAdapter
 from simulator.reaction import reaction_floor
 from simulator.scenario import Scenario, capacity_rps
-from simulator.signals import Scrapes, read
+from simulator.signals import Scrapes, busiest, read
 
 # Latency histogram bins: 0.1 ms to 1000 s, 2% wide.
 EDGES = np.geomspace(1e-4, 1e3, 815)
+
+
+MAX_OTHERS_SHARE = 0.9
+"""The most of a pod's GPU time the other models take from one (the contention model above): its tau(b) is
+stretched 10x at most, as a GPU's time-slicing still gives each context a turn."""
+
+
+class Shared(Replica):
+    """A model's replica on a pod whose GPU other models share: its tau(b) stretched by their share."""
+
+    def __init__(self, config: BatcherConfig, tau: LatencyProfile, seed: int = 0) -> None:
+        super().__init__(config, tau, seed)
+        self._alone = self._tau.copy()
+        self.stretch = 1.0
+        self.share = 0.0
+        """The pod's GPU time this model took in the last second it advanced, at its profile's speed."""
+        self._busy = 0.0
+
+    def stretch_to(self, factor: float) -> None:
+        """Run the next batches at `factor` x the profile's tau(b)."""
+        if factor != self.stretch:
+            self.stretch = factor
+            self._tau = self._alone * factor
+
+    def advance(self, until: float, out: Outcome) -> None:
+        super().advance(until, out)
+        busy = float(self.counters[COUNTER_BUSY_SECONDS])
+        self.share = (busy - self._busy) / self.stretch / self.config.instances
+        self._busy = busy
+
+
+def share_gpu(replicas: Sequence[Shared]) -> None:
+    """Stretch each model's tau(b) by 1 / (1 - the other models' share of the GPU in the second before)."""
+    total = sum(r.share for r in replicas)
+    for replica in replicas:
+        replica.stretch_to(1 / (1 - min(total - replica.share, MAX_OTHERS_SHARE)))
 
 
 @dataclass
@@ -45,6 +93,60 @@ class Pod:
     draining_since: float | None = None
     serial: int = field(default_factory=itertools.count().__next__)
     """Names the pod's series in Prometheus, as its pod name does."""
+    others: list[Shared] = field(default_factory=list)
+    """The replicas of the scenario's other models (Scenario.others), in their order; `replica` is then Shared."""
+
+    @property
+    def replicas(self) -> list[Replica]:
+        """Every model's replica, the scenario's own model first."""
+        return [self.replica, *self.others]
+
+    def queued(self) -> int:
+        return sum(r.queued for r in self.replicas)
+
+
+def new_pod(s: Scenario, seed: int, ready_at: float, node_ready_at: float) -> Pod:
+    """A pod of the scenario: a Replica of its model, and with other models a Shared replica of each."""
+    if not s.others:
+        return Pod(Replica(s.batcher, s.tau, seed), ready_at, node_ready_at)
+    # Each model's request overheads from a seed of its own: a model's arrivals do not move another's draws.
+    others = [Shared(m.batcher, m.tau, seed + MODEL_SEEDS * (k + 1)) for k, m in enumerate(s.others)]
+    return Pod(Shared(s.batcher, s.tau, seed), ready_at, node_ready_at, others=others)
+
+
+MODEL_SEEDS = 1_000_003
+"""Apart between two models' overhead seeds on a pod (pods' seeds differ by 1 to a few per second of a run)."""
+
+
+@dataclass
+class ModelCounts:
+    """One model's requests over a run with several models: its latency histogram over EDGES and its counts."""
+
+    histogram: NDArray[np.int64] = field(default_factory=lambda: np.zeros(len(EDGES) - 1, np.int64))
+    arrived: int = 0
+    served: int = 0
+    dropped: int = 0
+
+    def record(self, out: Outcome) -> None:
+        """Count what `out` holds (before Timeline.record empties it)."""
+        if out.latencies:
+            latencies = np.concatenate(out.latencies)
+            bins = len(EDGES) - 1
+            index = np.clip(np.searchsorted(EDGES, latencies) - 1, 0, bins - 1)
+            self.histogram += np.bincount(index, minlength=bins)
+            self.served += len(latencies)
+        self.dropped += sum(len(r) for r in out.rejected_at)
+
+    def summary(self) -> dict[str, float | int]:
+        """p50, p95 and p99 (ms), rejected % and requests offered."""
+        p50, p95, p99 = (float(percentiles(self.histogram[None, :], q)[0] * 1000) for q in (50, 95, 99))
+        return {
+            "p50_ms": p50,
+            "p95_ms": p95,
+            "p99_ms": p99,
+            "rejected_pct": 100 * self.dropped / max(self.arrived, 1),
+            "requests": self.arrived,
+        }
 
 
 @dataclass
@@ -73,6 +175,8 @@ class Timeline:
     fallback: int = 0
     """Seconds during which KEDA answered with its fallback."""
     hpa_changes: list[tuple[float, int]] = field(default_factory=list)
+    per_model: dict[str, ModelCounts] = field(default_factory=dict)
+    """With several models: each one's requests (the other fields count them all together)."""
 
     @classmethod
     def empty(cls, n: int, histogram_rows: int | None = None) -> Timeline:
@@ -157,10 +261,16 @@ def simulate(
     progress: Callable[[int], None] | None = None,
 ) -> Timeline:
     """Run `rate` (req/s of each second) through the scenario; `outages` are (start, seconds) of Prometheus outages;
-    `progress` is told the seconds simulated so far, every PROGRESS_SECONDS."""
+    `progress` is told the seconds simulated so far, every PROGRESS_SECONDS.
+
+    With Scenario.others, `rate` has a column per model (Scenario.models), each model's req/s."""
     rng = np.random.default_rng(seed)
     n = len(rate)
+    columns = model_columns(s, rate)
     timeline = Timeline.empty(n)
+    outcomes = [Outcome() for _ in s.models]
+    if s.others:
+        timeline.per_model = {m: ModelCounts() for m in s.models}
     metrics = [Metric(s.signal.target_type, s.signal.target)]
     if s.gpu_memory_ratio is not None:
         metrics.append(Metric("AverageValue", s.gpu_memory_target))
@@ -168,11 +278,10 @@ def simulate(
     keda = KedaAdapter(tuple(m.target for m in metrics), s.fallback)
     scrapes = Scrapes(rate_window_seconds(s.scrape_seconds), [])
     signal = np.nan
-    pods: list[Pod] = [Pod(Replica(s.batcher, s.tau, seed + i), 0.0, 0.0) for i in range(s.min_replicas)]
+    pods: list[Pod] = [new_pod(s, seed + i, 0.0, 0.0) for i in range(s.min_replicas)]
     nodes_ready: list[float] = [0.0] * s.warm_nodes
     scraped: list[float | None] = [0.0] * len(metrics)
     desired = s.min_replicas
-    outcome = Outcome()
 
     for second in range(n):
         if progress is not None and second % PROGRESS_SECONDS == 0:
@@ -197,31 +306,74 @@ def simulate(
                 timeline.hpa_changes.append((now, desired))
             pods, nodes_ready = rescale(s, pods, nodes_ready, desired, now, seed=seed + second)
         # Data plane: this second's arrivals over the ready pods.
-        count = arrive(pods, rng, now, rate[second], outcome)
+        count = data_plane(pods, rng, now, columns[second], outcomes=outcomes, timeline=timeline)
         timeline.arrival_rps[second] = count
         timeline.arrived += count
-        for pod in pods:
-            pod.replica.advance(end, outcome)
-        timeline.record(outcome)
         pods = [p for p in pods if not drained(s, p, end)]
         timeline.desired[second] = desired
         timeline.signal[second] = signal
         timeline.ready[second] = sum(1 for p in pods if p.draining_since is None and p.ready_at <= end)
-        timeline.pending[second] = sum(p.replica.queued for p in pods)
+        timeline.pending[second] = sum(p.queued() for p in pods)
         timeline.gpus[second] = len(pods) * s.gpus_per_pod
-    timeline.in_flight = sum(p.replica.queued for p in pods)
+    timeline.in_flight = sum(p.queued() for p in pods)
     return timeline
 
 
-def arrive(pods: list[Pod], rng: np.random.Generator, now: float, rps: float, outcome: Outcome) -> int:
-    """One second of Poisson arrivals from `now`, each to a ready pod at random; none ready: rejected."""
+def model_columns(s: Scenario, rate: NDArray[np.float64]) -> NDArray[np.float64]:
+    """`rate` as a column of req/s per model of the scenario (one model: its one column)."""
+    columns = rate.reshape(len(rate), -1)
+    if columns.shape[1] != len(s.models):
+        raise ValueError(f"{columns.shape[1]} columns of rates for the {len(s.models)} models {', '.join(s.models)}")
+    return columns
+
+
+def data_plane(
+    pods: list[Pod],
+    rng: np.random.Generator,
+    now: float,
+    rates: NDArray[np.float64],
+    *,
+    outcomes: list[Outcome],
+    timeline: Timeline,
+) -> int:
+    """One second: each model's arrivals (`rates`, req/s per model) over the ready pods, with several models each
+    pod's GPU shared (the contention model above), every replica advanced; returns the requests that arrived."""
+    if len(outcomes) == 1:
+        [outcome] = outcomes
+        count = arrive(pods, rng, now, rates[0], outcome)
+        for pod in pods:
+            pod.replica.advance(now + 1, outcome)
+        timeline.record(outcome)
+        return count
+    count = 0
+    counts = list(timeline.per_model.values())
+    for model, (rps, outcome) in enumerate(zip(rates, outcomes, strict=True)):
+        arrived = arrive(pods, rng, now, rps, outcome, model=model)
+        counts[model].arrived += arrived
+        count += arrived
+    for pod in pods:
+        replicas = pod.replicas
+        share_gpu([r for r in replicas if isinstance(r, Shared)])
+        for replica, outcome in zip(replicas, outcomes, strict=True):
+            replica.advance(now + 1, outcome)
+    for model_counts, outcome in zip(counts, outcomes, strict=True):
+        model_counts.record(outcome)
+        timeline.record(outcome)
+    return count
+
+
+def arrive(
+    pods: list[Pod], rng: np.random.Generator, now: float, rps: float, outcome: Outcome, *, model: int = 0
+) -> int:
+    """One second of Poisson arrivals from `now`, each to a ready pod at random; none ready: rejected. `model`:
+    which of the pods' replicas (Pod.replicas) they go to."""
     count = int(rng.poisson(rps))
     arrivals = np.sort(now + rng.random(count))
     serving = [p for p in pods if p.draining_since is None and p.ready_at <= now]
     if serving:
         choice = rng.integers(0, len(serving), count)
         for i, pod in enumerate(serving):
-            pod.replica.offer(arrivals[choice == i])
+            (pod.replica if model == 0 else pod.others[model - 1]).offer(arrivals[choice == i])
     elif count:
         outcome.rejected_at.append(arrivals)
     return count
@@ -230,9 +382,17 @@ def arrive(pods: list[Pod], rng: np.random.Generator, now: float, rps: float, ou
 def scrape(s: Scenario, pods: list[Pod], now: float, scrapes: Scrapes) -> list[float | None]:
     """Prometheus scrapes the serving pods; each trigger's query value over what it holds now."""
     serving = [p for p in pods if p.draining_since is None and p.ready_at <= now]
-    scrapes.add(now, [(p.serial, p.replica) for p in serving])
-    pending = float(sum(p.replica.queued for p in serving))
-    values = [read(s.signal, s.batcher, pending, scrapes.rates())]
+    if not s.others:
+        scrapes.add(now, [(p.serial, p.replica) for p in serving])
+    else:
+        # A series per pod and model, as Triton labels its counters.
+        scrapes.add(now, [((p.serial, k), r) for p in serving for k, r in enumerate(p.replicas)])
+    pending = float(sum(p.queued() for p in serving))
+    if s.others and s.signal.name == "busy-ratio":
+        instances = [s.batcher.instances, *(m.batcher.instances for m in s.others)]
+        values: list[float | None] = [busiest(scrapes.by_series(), instances)]
+    else:
+        values = [read(s.signal, s.batcher, pending, scrapes.rates())]
     if s.gpu_memory_ratio is not None:
         values.append(len(serving) * s.gpu_memory_ratio)
     return values
@@ -240,7 +400,11 @@ def scrape(s: Scenario, pods: list[Pod], now: float, scrapes: Scrapes) -> list[f
 
 def drained(s: Scenario, pod: Pod, now: float) -> bool:
     """A draining pod leaves once the preStop sleep is over and its queue is empty."""
-    return pod.draining_since is not None and now >= pod.draining_since + s.drain_seconds and pod.replica.idle_at(now)
+    return (
+        pod.draining_since is not None
+        and now >= pod.draining_since + s.drain_seconds
+        and all(r.idle_at(now) for r in pod.replicas)
+    )
 
 
 def rescale(
@@ -267,7 +431,7 @@ def rescale(
             nodes_ready.append(node_at)
         else:
             break  # the pool is at its maximum: the pod stays Pending
-        pods.append(Pod(Replica(s.batcher, s.tau, seed + len(pods)), node_at + s.pod_start_seconds, node_at))
+        pods.append(new_pod(s, seed + len(pods), node_at + s.pod_start_seconds, node_at))
     return pods, nodes_ready
 
 
@@ -299,6 +463,11 @@ def summary(s: Scenario, timeline: Timeline) -> dict[str, float | int | None]:
         "fallback_seconds": timeline.fallback,
         "replica_capacity_rps": per_replica,
     }
+
+
+def model_summaries(timeline: Timeline) -> dict[str, dict[str, float | int]]:
+    """With several models: each one's p50, p95, p99 (ms), rejected % and requests; empty with one."""
+    return {model: counts.summary() for model, counts in timeline.per_model.items()}
 
 
 def reaction_seconds(demand: NDArray[np.float64], capacity: NDArray[np.float64]) -> float | None:

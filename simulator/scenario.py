@@ -1,4 +1,9 @@
-"""What one simulation runs: a deployment of a stack, its model's batching and profile, and a load trace."""
+"""What one simulation runs: a deployment of a stack, its model's batching and profile, and a load trace.
+
+Several models (`stackctl simulate` only; docs/simulation.md, "Several models"): a trace with a column per model
+(`t_seconds,<model>,...`), or a one-column load split by `scaling.simulation.shares`, runs each model with its own
+batcher and profile (Scenario.others). A request to an ensemble is a request to each of its steps (model_load).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ import io
 import itertools
 import json
 import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +33,7 @@ from simulator.profiling import config_differences, tau_config
 from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES, TRACE_RULES
 from simulator.signals import SignalSpec, derived_target
 from triton_platform.excerpts import excerpt
+from triton_platform.formats import MODEL_NAME
 from triton_platform.input_files import InputFile, InputFileError, InputKind
 from triton_platform.model_packaging.instances import instances_per_pod
 from triton_platform.model_packaging.source import read_repository
@@ -34,9 +42,21 @@ PROFILES = PROJECT_ROOT / "bench" / "results" / "profiles"
 PROFILE_FILE = InputKind("latency profile", 1024 * 1024)
 """bench/latency_profile.py writes about 6 KB (a time per batch size and a few percentiles): 1 MiB is far above
 any profile, and far below what would make the JSON parser a memory problem."""
+MODEL_NAME_RE = re.compile(MODEL_NAME)
 TRACE_FILE = InputKind("trace", 16 * 1024 * 1024)
 """A row for every second of the longest run (MAX_SECONDS, 2 days) at 90 characters a row is under 16 MiB; rows
 closer than a second add nothing, since the rate is taken per second."""
+
+
+@dataclass(frozen=True)
+class Served:
+    """Another model of the deployment, simulated beside the scenario's own (Scenario.others)."""
+
+    model: str
+    batcher: BatcherConfig
+    tau: LatencyProfile
+    profile: str
+    """Its latency profile's file, as Scenario.profile."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +92,16 @@ class Scenario:
     """The latency profile's file, relative to the project when inside it: what the outputs name."""
     profile_warnings: tuple[str, ...] = ()
     """Where the profile was measured on a config that differs from the stack's in a field that changes tau(b)."""
+    others: tuple[Served, ...] = ()
+    """The deployment's other models simulated with `model`, each with its own batcher and instances on the same
+    pods; empty: one model, as `stackctl plan` runs."""
+    mix: tuple[float, ...] = ()
+    """Each simulated model's share of the run's requests, `model` first, then `others`; empty with one model."""
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """Every model simulated, `model` first."""
+        return (self.model, *(m.model for m in self.others))
 
 
 def rules(policy: ScalePolicy) -> Rules:
@@ -266,40 +296,23 @@ def seconds(duration: str) -> float:
     raise ValueError(f"not a Prometheus duration: {duration!r}")
 
 
-def scenario(
-    stack: StackConfig, deployment: str | None = None, model: str | None = None, repo: Path = DEFAULT_MODEL_REPO
-) -> Scenario:
-    """The scenario of one deployment, from the stack's validated config and its rendered model config."""
-    config = stack.config
-    deployments = config.serving.deployments
-    if deployment is not None and deployment not in deployments:
-        raise ValueError(
-            f"no deployment {excerpt(deployment)} in {stack.source}; known: {', '.join(sorted(deployments))}"
-        )
-    name = deployment or sorted(deployments)[0]
-    spec = deployments[name]
-    sim = config.scaling.simulation
-    profiled = [m for m in spec.models if (PROFILES / f"{m}.json").exists()]
-    chosen = model or sim.model or (profiled[0] if profiled else spec.models[0])
-    if chosen not in spec.models:
-        # Say where the name came from: the flag, or the stack's scaling.simulation.model.
-        origin = "" if model else " (scaling.simulation.model)"
-        raise ValueError(
-            f"model {excerpt(chosen)}{origin} is not served by deployment {name!r} of {stack.source}; "
-            f"it serves {', '.join(spec.models)}"
-        )
-    profile = PROJECT_ROOT / sim.profile if sim.profile and not model else PROFILES / f"{chosen}.json"
+def _profiled(profile: Path, model: str, profiled: Sequence[str]) -> None:
+    """ValueError when the latency profile `profile` of `model` is missing."""
     if not profile.is_file():
         raise ValueError(
-            f"no latency profile {display_path(profile)} for model {chosen!r}; "
-            f"measure it with stackctl profile --model {chosen} (docs/profiling.md), or simulate a model with one"
+            f"no latency profile {display_path(profile)} for model {model!r}; "
+            f"measure it with stackctl profile --model {model} (docs/profiling.md), or simulate a model with one"
             + (f" ({', '.join(profiled)})" if profiled else "")
         )
-    rendered = render_stack(stack.stack, config.serving, config.models, read_repository(repo))
-    model_config = rendered.models[chosen].config
+
+
+def _served(
+    model_config: ModelConfig, chosen: str, profile: Path, gpus_per_pod: int
+) -> tuple[BatcherConfig, LatencyProfile, tuple[str, ...]]:
+    """A model's batcher from its rendered config, its latency profile, and the profile's warnings."""
     batching = model_config.dynamic_batching if model_config.HasField("dynamic_batching") else None
     policy = batching.default_queue_policy if batching and batching.HasField("default_queue_policy") else None
-    instances = instances_per_pod(model_config, spec.gpus_per_pod)
+    instances = instances_per_pod(model_config, gpus_per_pod)
     batcher = BatcherConfig(
         max_batch_size=max(model_config.max_batch_size, 1),
         max_queue_delay_s=(batching.max_queue_delay_microseconds / 1e6) if batching else 0.0,
@@ -320,6 +333,61 @@ def scenario(
             f"{batcher.max_batch_size}, is {largest:g} s, above {MAX_PROFILE_SECONDS:g} s; measure tau_seconds up "
             f"to batch size {batcher.max_batch_size} (stackctl profile --model {chosen})"
         )
+    return batcher, tau, warnings
+
+
+def deployment_name(stack: StackConfig, deployment: str | None) -> str:
+    """`deployment`, or the stack's first; ValueError naming the known ones when the stack has none of that name."""
+    deployments = stack.config.serving.deployments
+    if deployment is not None and deployment not in deployments:
+        raise ValueError(
+            f"no deployment {excerpt(deployment)} in {stack.source}; known: {', '.join(sorted(deployments))}"
+        )
+    return deployment or sorted(deployments)[0]
+
+
+def scenario(
+    stack: StackConfig,
+    deployment: str | None = None,
+    model: str | None = None,
+    repo: Path = DEFAULT_MODEL_REPO,
+    *,
+    others: Sequence[str] = (),
+    mix: Sequence[float] = (),
+) -> Scenario:
+    """The scenario of one deployment, from the stack's validated config and its rendered model config.
+
+    `others`: more models of the deployment simulated with `model` (model_load chooses them), `mix` the share of
+    the run's requests of each, `model`'s first. Each model's profile is `bench/results/profiles/<model>.json`,
+    but `scaling.simulation.profile` for the model that the stack simulates alone."""
+    config = stack.config
+    name = deployment_name(stack, deployment)
+    spec = config.serving.deployments[name]
+    sim = config.scaling.simulation
+    profiled = [m for m in spec.models if (PROFILES / f"{m}.json").exists()]
+    chosen = model or sim.model or (profiled[0] if profiled else spec.models[0])
+    if chosen not in spec.models:
+        # Say where the name came from: the flag, or the stack's scaling.simulation.model.
+        origin = "" if model else " (scaling.simulation.model)"
+        raise ValueError(
+            f"model {excerpt(chosen)}{origin} is not served by deployment {name!r} of {stack.source}; "
+            f"it serves {', '.join(spec.models)}"
+        )
+    alone = sim.model or (profiled[0] if profiled else spec.models[0])
+    if others:
+        profile = PROJECT_ROOT / sim.profile if sim.profile and chosen == alone else PROFILES / f"{chosen}.json"
+    else:
+        profile = PROJECT_ROOT / sim.profile if sim.profile and not model else PROFILES / f"{chosen}.json"
+    _profiled(profile, chosen, profiled)
+    rendered = render_stack(stack.stack, config.serving, config.models, read_repository(repo))
+    batcher, tau, warnings = _served(rendered.models[chosen].config, chosen, profile, spec.gpus_per_pod)
+    served = []
+    for other in others:
+        path = PROJECT_ROOT / sim.profile if sim.profile and other == alone else PROFILES / f"{other}.json"
+        _profiled(path, other, profiled)
+        b, t, w = _served(rendered.models[other].config, other, path, spec.gpus_per_pod)
+        served.append(Served(other, b, t, display_path(path)))
+        warnings += w
     pool = config.gpu_pool
     fallback = config.scaling.fallback
     floor_gpus = spec.replicas.min * spec.gpus_per_pod + pool.overprovisioning_replicas * spec.gpus_per_pod
@@ -352,12 +420,25 @@ def scenario(
         gpu_memory_ratio=sim.gpu_memory_ratio,
         profile=display_path(profile),
         profile_warnings=warnings,
+        others=tuple(served),
+        mix=tuple(mix),
     )
 
 
+def model_capacity_rps(batcher: BatcherConfig, tau: LatencyProfile) -> float:
+    """Requests per second one model's instances serve at full batches: instances x max batch / tau(max batch)."""
+    return batcher.instances * batcher.max_batch_size / tau(batcher.max_batch_size)
+
+
 def capacity_rps(s: Scenario) -> float:
-    """Requests per second one replica serves at full batches: instances x max batch / tau(max batch)."""
-    return s.batcher.instances * s.batcher.max_batch_size / s.tau(s.batcher.max_batch_size)
+    """Requests per second one replica serves at full batches: instances x max batch / tau(max batch).
+
+    With several models, of the run's mix: the models share the pod's GPU time (simulator.engine's contention), so
+    a pod carries R req/s where the mix's GPU shares add up to 1, R = 1 / sum(share / capacity) over the models."""
+    if not s.others:
+        return model_capacity_rps(s.batcher, s.tau)
+    capacities = [model_capacity_rps(s.batcher, s.tau), *(model_capacity_rps(m.batcher, m.tau) for m in s.others)]
+    return 1 / sum(share / capacity for share, capacity in zip(s.mix, capacities, strict=True))
 
 
 def trigger_rps(s: Scenario) -> float:
@@ -374,18 +455,24 @@ def trigger_rps(s: Scenario) -> float:
     return capacity_rps(s) * s.min_replicas
 
 
-def _trace_row(row: list[str], where: str, previous: float | None) -> tuple[float, float]:
-    """One row of a trace, `where` naming its file and line; `previous`: the time of the row before."""
+def _trace_row(
+    row: list[str], where: str, previous: float | None, names: Sequence[str] = ("rps",)
+) -> tuple[float, tuple[float, ...]]:
+    """One row of a trace, `where` naming its file and line; `previous`: the time of the row before; `names`: the
+    rate columns the header names."""
+    header = ",".join(("t_seconds", *names))
     try:
-        if len(row) != 2:
+        if len(row) != 1 + len(names):
             raise ValueError
-        t, rps = float(row[0]), float(row[1])
+        t, rates = float(row[0]), tuple(float(value) for value in row[1:])
     except ValueError:
+        count = "two" if len(names) == 1 else str(1 + len(names))
         raise ValueError(
-            f"{where}: {excerpt(','.join(row))} is not a row of t_seconds,rps (two numbers, the header naming them)"
+            f"{where}: {excerpt(','.join(row))} is not a row of {header} ({count} numbers, the header naming them)"
         ) from None
-    if not (math.isfinite(t) and math.isfinite(rps)) or t < 0 or rps < 0:
-        raise ValueError(f"{where}: t_seconds and rps must be finite and non-negative; got {t}, {rps}")
+    for name, rps in zip(names, rates, strict=True):
+        if not (math.isfinite(t) and math.isfinite(rps)) or t < 0 or rps < 0:
+            raise ValueError(f"{where}: t_seconds and {name} must be finite and non-negative; got {t}, {rps}")
     if previous is None and t != 0:
         raise ValueError(
             f"{where}: the first row is at t_seconds {t:g}; a trace starts at 0, or its first {t:g} s would run "
@@ -401,29 +488,53 @@ def _trace_row(row: list[str], where: str, previous: float | None) -> tuple[floa
         )
     if t > MAX_SECONDS:
         raise ValueError(f"{where}: t_seconds {t} is past {MAX_SECONDS} s; a trace lasts 2 days at most")
-    if rps > MAX_RPS:
-        raise ValueError(f"{where}: rps {rps} is above {MAX_RPS}; rates are {MAX_RPS} req/s at most")
-    return t, rps
+    for name, rps in zip(names, rates, strict=True):
+        if rps > MAX_RPS:
+            raise ValueError(f"{where}: {name} {rps} is above {MAX_RPS}; rates are {MAX_RPS} req/s at most")
+    return t, rates
 
 
-def read_trace(path: Path) -> NDArray[np.float64]:
-    """A `t_seconds,rps` CSV as the rate of each second, stepwise from each row to the next.
+MODEL_COLUMNS = "or t_seconds,<model>,<model>... with a column of req/s per model the deployment serves"
+"""What `stackctl simulate --trace` also reads: a column per model (read_trace_columns)."""
 
-    Anything but TRACE_RULES is refused, naming the file and line.
-    """
-    rows: list[tuple[float, float]] = []
+
+def _header(header: list[str] | None, path: Path, models: bool) -> tuple[str, ...]:
+    """The rate columns a trace's header names; ValueError naming the file when it is no trace's header."""
+    fields = [] if header is None else [field.strip() for field in header]
+    if fields == ["t_seconds", "rps"]:
+        return ("rps",)
+    if not models or len(fields) < 2 or fields[0] != "t_seconds":
+        found = "nothing" if header is None else excerpt(",".join(header))
+        raise ValueError(f"{path}:1: the header is {found}; expected {TRACE_RULES}")
+    expected = f"{TRACE_RULES} ({MODEL_COLUMNS})"
+    names = tuple(fields[1:])
+    for name in names:
+        if not MODEL_NAME_RE.fullmatch(name) or name == "rps":
+            raise ValueError(
+                f"{path}:1: the header's column {excerpt(name)} is not a model's name; expected {expected}"
+            )
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{path}:1: the header names model {repeated[0]!r} twice; expected each model's column once")
+    return names
+
+
+def read_trace_columns(path: Path, *, models: bool = True) -> tuple[tuple[str, ...], NDArray[np.float64]]:
+    """A trace's rate columns and the rate of each second in each, stepwise from each row to the next: ("rps",)
+    for `t_seconds,rps`, else the models its header names (only when `models`).
+
+    Anything but TRACE_RULES is refused, naming the file and line (and the column)."""
+    rows: list[tuple[float, tuple[float, ...]]] = []
+    names: tuple[str, ...] = ("rps",)
     last_line = 1
     try:
         # utf-8-sig: spreadsheets start their CSVs with a byte-order mark. newline="": csv reads line ends itself.
         text = InputFile(path, TRACE_FILE).read_text(encoding="utf-8-sig", newline="")
         reader = csv.reader(io.StringIO(text, newline=""))
-        header = next(reader, None)
-        if header is None or [field.strip() for field in header] != ["t_seconds", "rps"]:
-            found = "nothing" if header is None else excerpt(",".join(header))
-            raise ValueError(f"{path}:1: the header is {found}; expected {TRACE_RULES}")
+        names = _header(next(reader, None), path, models)
         for row in reader:
             if row:  # a blank line (the last, often) says nothing
-                rows.append(_trace_row(row, f"{path}:{reader.line_num}", rows[-1][0] if rows else None))
+                rows.append(_trace_row(row, f"{path}:{reader.line_num}", rows[-1][0] if rows else None, names))
                 last_line = reader.line_num
     except OSError as err:
         raise ValueError(
@@ -443,12 +554,111 @@ def read_trace(path: Path) -> NDArray[np.float64]:
             f"{path}:{last_line}: the last row, at t_seconds {rows[-1][0]}, ends the run after {end} s; "
             f"expected {TRACE_RULES}"
         )
-    if not any(rps for _, rps in rows):
+    if not any(any(rates) for _, rates in rows):
         raise ValueError(f"{path}: every rate is 0, so the run would measure nothing; expected {TRACE_RULES}")
-    rate = np.zeros(end)
-    for (t, rps), nxt in zip(rows, [*rows[1:], (end, 0.0)], strict=True):
-        rate[int(t) : int(nxt[0])] = rps
-    return rate
+    rate = np.zeros((end, len(names)))
+    for (t, rates), nxt in zip(rows, [*rows[1:], (end, ())], strict=True):
+        rate[int(t) : int(nxt[0])] = rates
+    return names, rate
+
+
+def read_trace(path: Path) -> NDArray[np.float64]:
+    """A `t_seconds,rps` CSV as the rate of each second, stepwise from each row to the next.
+
+    Anything but TRACE_RULES is refused, naming the file and line.
+    """
+    return read_trace_columns(path, models=False)[1][:, 0].copy()
+
+
+SHARES_KEY = "scaling.simulation.shares"
+
+
+def check_shares(stack: StackConfig) -> None:
+    """ValueError naming SHARES_KEY when a share names a model no deployment serves, or the shares of one
+    deployment's models do not sum to 1."""
+    config = stack.config
+    shares = config.scaling.simulation.shares or {}
+    served = {m for spec in config.serving.deployments.values() for m in spec.models}
+    for model in shares:
+        if model not in served:
+            raise ValueError(
+                f"{SHARES_KEY} in {stack.source} names model {model!r}, which no deployment serves; "
+                f"the deployments serve {', '.join(sorted(served))}"
+            )
+    for name, spec in sorted(config.serving.deployments.items()):
+        mine = {m: shares[m] for m in spec.models if m in shares}
+        total = sum(mine.values())
+        if mine and not math.isclose(total, 1.0, abs_tol=1e-6):
+            listed = ", ".join(f"{m}: {f:g}" for m, f in mine.items())
+            raise ValueError(
+                f"{SHARES_KEY} in {stack.source}: deployment {name!r}: the shares of its models ({listed}) sum to "
+                f"{total:g}; expected 1, each a fraction of the deployment's load"
+            )
+
+
+def ensemble_steps(config: ModelConfig) -> tuple[str, ...]:
+    """The models an ensemble's steps call, in order; () for a model that is no ensemble."""
+    if config.platform != "ensemble":
+        return ()
+    return tuple(step.model_name for step in config.ensemble_scheduling.step)
+
+
+def model_load(
+    stack: StackConfig,
+    deployment: str | None,
+    names: Sequence[str],
+    rate: NDArray[np.float64],
+    where: str,
+    *,
+    repo: Path = DEFAULT_MODEL_REPO,
+) -> tuple[tuple[str, ...], NDArray[np.float64]]:
+    """The models a load runs on and each one's rate per second (a column each): the trace's columns (`names`,
+    each a model of the deployment), or its one column (`names` ("rps",)) split by scaling.simulation.shares.
+    A one-column load without shares for the deployment's models: ((), `rate`), the one-model run.
+
+    An ensemble runs no instance of its own: a request to it is a request to each of its steps, so its rate is
+    added to each step model's (recursively). `where`: the trace's file, or the --profile, for messages."""
+    check_shares(stack)
+    config = stack.config
+    name = deployment_name(stack, deployment)
+    spec = config.serving.deployments[name]
+    if tuple(names) == ("rps",):
+        shares = config.scaling.simulation.shares or {}
+        mine = {m: shares[m] for m in spec.models if m in shares}
+        if not mine:
+            return (), rate
+        load = {m: rate[:, 0] * fraction for m, fraction in mine.items()}
+    else:
+        for header in names:
+            if header not in spec.models:
+                raise ValueError(
+                    f"{where}:1: the column {header!r} is not a model of deployment {name!r} of {stack.source}; "
+                    f"it serves {', '.join(spec.models)}"
+                )
+        load = {header: rate[:, i] for i, header in enumerate(names)}
+    rendered = render_stack(stack.stack, config.serving, config.models, read_repository(repo)).models
+    totals = {m: np.zeros(len(rate)) for m in spec.models}
+    pending: list[tuple[str, NDArray[np.float64], tuple[str, ...]]] = [(m, rps, (m,)) for m, rps in load.items()]
+    while pending:
+        model, rps, path = pending.pop()
+        steps = ensemble_steps(rendered[model].config)
+        if not steps:
+            totals[model] += rps
+        for step in steps:
+            if step not in spec.models or step in path:
+                raise ValueError(
+                    f"ensemble {model!r} of deployment {name!r} calls model {step!r}, which the deployment does "
+                    "not serve (or which calls it back); a request to an ensemble runs on its steps' instances"
+                )
+            pending.append((step, rps, (*path, step)))
+    chosen = tuple(m for m in spec.models if totals[m].any())
+    return chosen, np.stack([totals[m] for m in chosen], axis=1)
+
+
+def run_mix(rate: NDArray[np.float64]) -> tuple[float, ...]:
+    """Each column's share of a load's requests."""
+    totals = rate.sum(axis=0)
+    return tuple(float(total / totals.sum()) for total in totals)
 
 
 def shaped_trace(shape: str, peak_rps: float, hours: float = 1.0) -> NDArray[np.float64]:

@@ -14,12 +14,13 @@ scrape, counters as Prometheus' `rate()` over the last `window` of scrapes.
   target: twice the batching delay, the most a request waits while instances keep up.
 - `busy-ratio`: the fraction of time model instances run a batch, `rate(compute_infer) x
   rate(exec_count) / rate(inference_count) / instances` (Triton adds a batch's compute time
-  to each request in it), AverageValue; target: `scaling.busyRatioTarget`.
+  to each request in it), AverageValue; target: `scaling.busyRatioTarget`. With several models on a pod, per
+  pod the busiest model's (each over its own instances), summed over the pods (`busiest`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -72,9 +73,10 @@ class Scrapes:
     """Each serving pod's counters at the scrapes inside the rate window, as Prometheus holds them."""
 
     window_seconds: float
-    history: list[tuple[float, dict[int, NDArray[np.float64]]]]
+    history: list[tuple[float, dict[Hashable, NDArray[np.float64]]]]
+    """Per scrape, each series' counters: a series per pod (its serial), or per pod and model ((serial, model))."""
 
-    def add(self, now: float, pods: Sequence[tuple[int, Replica]]) -> None:
+    def add(self, now: float, pods: Sequence[tuple[Hashable, Replica]]) -> None:
         self.history.append((now, {key: replica.counters.copy() for key, replica in pods}))
         self.history = [(t, c) for t, c in self.history if t >= now - self.window_seconds]
 
@@ -89,6 +91,29 @@ class Scrapes:
             if first is not None:
                 total += (counters - first[1]) / (t_last - first[0])
         return total
+
+    def by_series(self) -> dict[Hashable, NDArray[np.float64]]:
+        """Each series' per-second rate of each counter, for the series with two samples in the window."""
+        if len(self.history) < 2:
+            return {}
+        (t_last, last) = self.history[-1]
+        rates = {}
+        for key, counters in last.items():
+            first = next(((t, c[key]) for t, c in self.history if key in c and t < t_last), None)
+            if first is not None:
+                rates[key] = (counters - first[1]) / (t_last - first[0])
+        return rates
+
+
+def busiest(rates: Mapping[Hashable, NDArray[np.float64]], instances: Sequence[int]) -> float:
+    """The busy ratio of a deployment of several models: per pod, the busiest model's busy instance-seconds per
+    second over its instances, summed over the pods (triton_platform.scaling_signal.busy_ratio_expr); `rates`
+    per (pod, model index) series (Scrapes.by_series), `instances` per model index. 0 when idle (`or vector(0)`)."""
+    per_pod: dict[object, float] = {}
+    for key, counters in rates.items():
+        pod, model = key if isinstance(key, tuple) else (key, 0)
+        per_pod[pod] = max(per_pod.get(pod, 0.0), float(counters[COUNTER_BUSY_SECONDS]) / instances[model])
+    return float(sum(per_pod.values()))
 
 
 def read(spec: SignalSpec, batcher: BatcherConfig, pending: float, rates: NDArray[np.float64]) -> float | None:

@@ -71,16 +71,20 @@ def compare_base(args: argparse.Namespace, path: Path, loaded: StackConfig) -> S
 
 
 def run_inputs(
-    args: argparse.Namespace,
+    args: argparse.Namespace, *, models: bool = False
 ) -> tuple[Path, StackConfig, Scenario, NDArray[np.float64], Scenario | None, dict[str, Any]]:
     """What `simulate` and `plan` run: the stack file and its config, the head scenario, the trace, the
     --compare scenario and what summary.json records as the run's inputs, every input checked before the run.
+
+    `models` (simulate): the load may run several models of the deployment together (a trace with a column per
+    model, or scaling.simulation.shares); the trace then has a column per model of the scenarios (Scenario.models).
 
     ValueError: the message `stackctl simulate: ...` (or `plan`) prints.
     """
     from simulator.scenario import (  # noqa: PLC0415
         PROFILE_FILE,
         TRACE_FILE,
+        model_load,
         read_trace,
         scenario,
         shaped_trace,
@@ -98,13 +102,18 @@ def run_inputs(
                 f"{' and '.join(shaping)} {'shape' if len(shaping) > 1 else 'shapes'} a --profile, and --trace "
                 f"sets its own rates and length; leave {'them' if len(shaping) > 1 else 'it'} out or use --profile"
             )
-    head = scenario(loaded, args.deployment, args.model)
+    names, columns, served, head = _head(args, loaded, models=models)
     base = None
     if args.compare:
-        base = scenario(compare_base(args, path, loaded), args.deployment, args.model)
+        old = compare_base(args, path, loaded)
+        base = (
+            scenario(old, args.deployment, head.model, others=head.models[1:], mix=head.mix)
+            if head.others
+            else scenario(old, args.deployment, served[0] if served else args.model)
+        )
     trace: dict[str, Any]
     if args.trace:
-        rate = read_trace(Path(args.trace))
+        rate = read_trace(Path(args.trace)) if columns is None else columns if names != ("rps",) else columns[:, 0]
         # The digest tells a rerun whether the file at that path is still the one that ran.
         trace = {
             "file": display_path(Path(args.trace)),
@@ -121,6 +130,11 @@ def run_inputs(
         hours = args.hours if args.hours is not None else 1.0
         rate = shaped_trace(args.profile, peak, hours)
         trace = {"shape": args.profile, "peak_rps": peak, "hours": hours}
+    if models and not args.model and (len(served) > 1 or names != ("rps",)):
+        # Each model's req/s per second, a column each (ensembles' load on their steps).
+        _, rate = model_load(loaded, args.deployment, names, rate.reshape(len(rate), -1), trace.get("file", ""))
+        if not head.others:
+            rate = rate[:, 0].copy()
     measurable(rate, trace)
     for start, length in args.metrics_outage:
         if start >= len(rate):
@@ -137,10 +151,70 @@ def run_inputs(
         "profile": head.profile,
         "profile_sha256": InputFile(PROJECT_ROOT / head.profile, PROFILE_FILE).sha256().hex(),
         "trace": trace,
+        **({"models": _model_inputs(head)} if head.others else {}),
         "seed": args.seed,
         "metrics_outages": [list(outage) for outage in args.metrics_outage],
     }
     return path, loaded, head, rate, base, inputs
+
+
+def _head(
+    args: argparse.Namespace, loaded: StackConfig, *, models: bool
+) -> tuple[tuple[str, ...], NDArray[np.float64] | None, tuple[str, ...], Scenario]:
+    """The trace's rate columns (("rps",) for a one-column load) and its rates when it has a column per model, the
+    models a run of several runs on (empty: one model), and the head scenario."""
+    from simulator.scenario import read_trace_columns, scenario  # noqa: PLC0415
+
+    names: tuple[str, ...] = ("rps",)
+    columns = None
+    if args.trace and models:
+        names, columns = read_trace_columns(Path(args.trace))
+        if args.model and names != ("rps",):
+            raise ValueError(
+                f"--model {excerpt(args.model)} runs one model, and {display_path(Path(args.trace))} has a column "
+                f"per model ({', '.join(names)}); leave --model out, or give a trace of t_seconds,rps"
+            )
+    if not models or args.model:
+        return names, columns, (), scenario(loaded, args.deployment, args.model)
+    where = display_path(Path(args.trace)) if args.trace else f"--profile {args.profile}"
+    served, mix = _models(loaded, args.deployment, names, columns, where)
+    if len(served) > 1:
+        return names, columns, served, scenario(loaded, args.deployment, served[0], others=served[1:], mix=mix)
+    return names, columns, served, scenario(loaded, args.deployment, served[0] if served else None)
+
+
+def _models(
+    loaded: StackConfig,
+    deployment: str | None,
+    names: tuple[str, ...],
+    columns: NDArray[np.float64] | None,
+    where: str,
+) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """The models a load runs on (simulator.scenario.model_load) and each one's share of its requests: of the
+    trace's columns, or (a one-column load) of the shares; ((), ()) for the one-model run."""
+    import numpy as np  # noqa: PLC0415 - the simulator's environment has it
+
+    from simulator.scenario import model_load, run_mix  # noqa: PLC0415
+
+    # A one-column load splits the same at every rate: one second of 1 req/s gives the models and the mix.
+    served, split = model_load(loaded, deployment, names, columns if columns is not None else np.ones((1, 1)), where)
+    return served, run_mix(split) if served else ()
+
+
+def _model_inputs(head: Scenario) -> list[dict[str, Any]]:
+    """Each simulated model's latency profile, its sha256 and its share of the run's requests."""
+    from simulator.scenario import PROFILE_FILE  # noqa: PLC0415
+
+    profiles = [head.profile, *(m.profile for m in head.others)]
+    return [
+        {
+            "model": model,
+            "profile": profile,
+            "profile_sha256": InputFile(PROJECT_ROOT / profile, PROFILE_FILE).sha256().hex(),
+            "share": share,
+        }
+        for model, profile, share in zip(head.models, profiles, head.mix, strict=True)
+    ]
 
 
 def _load_source(trace: dict[str, Any]) -> tuple[str, str]:

@@ -37,7 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     stack_arguments(parser)
     load = parser.add_mutually_exclusive_group(required=True)
     load.add_argument(
-        "--trace", metavar="FILE", help=f"CSV: {TRACE_RULES}; each rate holding until the next row's time"
+        "--trace",
+        metavar="FILE",
+        help=f"CSV: {TRACE_RULES}; each rate holding until the next row's time; or a column per model, "
+        "t_seconds,MODEL,MODEL..., to run the deployment's models together (docs/simulation.md, Several models)",
     )
     load.add_argument(
         "--profile",
@@ -57,7 +60,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"length of --profile, from 1/60 (one minute) to {MAX_HOURS} (2 days) (default 1)",
     )
     parser.add_argument("--deployment", metavar="NAME", help="default: the first deployment")
-    parser.add_argument("--model", metavar="NAME", help="default: scaling.simulation.model, else the first profiled")
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        help="default: scaling.simulation.model, else the first profiled; one model alone, whatever the "
+        "stack's scaling.simulation.shares",
+    )
     parser.add_argument("--out", default="simulation", metavar="DIR", help="output folder (default simulation/)")
     parser.add_argument(
         "--seed", type=seed_argument, default=0, help=f"random seed, an integer from 0 to {MAX_SEED} (default 0)"
@@ -104,26 +112,44 @@ def slo_failures(result: dict[str, Any], max_rejected_pct: float, p99_slo_ms: fl
     return failures
 
 
+def model_table(per_model: dict[str, dict[str, Any]]) -> str:
+    """Each model's p50, p95, p99, rejected % and requests, as lines under the run's figures."""
+    lines = [f"  {'model':<16} {'p50 ms':>9} {'p95 ms':>9} {'p99 ms':>9} {'rejected %':>11} {'requests':>12}"]
+    lines += [
+        f"  {model:<16} {f['p50_ms']:>9.1f} {f['p95_ms']:>9.1f} {f['p99_ms']:>9.1f} {f['rejected_pct']:>11.3f} "
+        f"{f['requests']:>12,}"
+        for model, f in per_model.items()
+    ]
+    return "\n".join(lines)
+
+
 def warned_inputs(
-    args: argparse.Namespace, command: str
+    args: argparse.Namespace, command: str, *, models: bool = False
 ) -> tuple[Path, StackConfig, Scenario, NDArray[np.float64], Scenario | None, dict[str, Any]]:
-    """What `simulate` and `plan` run (stackctl.run_inputs), the head profile's warnings printed on stderr: a
-    profile measured on a config that differs from the stack's in a field that changes tau(b)."""
+    """What `simulate` and `plan` run (stackctl.run_inputs; `models`: several models of the deployment may run
+    together), the head profile's warnings printed on stderr: a profile measured on a config that differs from the
+    stack's in a field that changes tau(b)."""
     from stackctl.run_inputs import run_inputs  # noqa: PLC0415
 
-    inputs = run_inputs(args)
+    inputs = run_inputs(args, models=models)
     for warning in inputs[2].profile_warnings:
         print(f"stackctl {command}: warning: {warning}", file=sys.stderr)
     return inputs
 
 
 def run(args: argparse.Namespace) -> Exit:
-    from simulator.engine import simulate, summary  # noqa: PLC0415
-    from simulator.oracle import oracle  # noqa: PLC0415
-    from simulator.report import FIGURES, compare, plot_title, write_compare, write_outputs  # noqa: PLC0415
+    from simulator.engine import model_summaries, simulate, summary  # noqa: PLC0415
+    from simulator.report import (  # noqa: PLC0415
+        FIGURES,
+        compare,
+        deployment_oracle,
+        plot_title,
+        write_compare,
+        write_outputs,
+    )
     from stackctl.run_inputs import within_request_budget  # noqa: PLC0415
 
-    _, loaded, head, rate, base, inputs = warned_inputs(args, "simulate")
+    _, loaded, head, rate, base, inputs = warned_inputs(args, "simulate", models=True)
     within_request_budget(rate, inputs["trace"], 2 if base is not None else 1)
     bar = Bar("simulate", len(rate), "s")
     try:
@@ -132,12 +158,20 @@ def run(args: argparse.Namespace) -> Exit:
         bar.close()
     run_summary = summary(head, timeline)
     p99_slo_ms = loaded.config.serving.p99_latency_slo_ms
-    bound = oracle(head, rate, None, None if p99_slo_ms is None else p99_slo_ms / 1000)
+    bound = deployment_oracle(head, rate, None if p99_slo_ms is None else p99_slo_ms / 1000)
     # The inputs lead summary.json, so that the file alone says what ran and how to rerun it.
     result = {"inputs": inputs, **run_summary, **bound.figures(float(run_summary["gpu_hours"] or 0))}
-    title = None if args.no_plot else plot_title(head, float(rate.max()), args.seed)
+    per_model = model_summaries(timeline)
+    if per_model:
+        result["models"] = per_model
+    total = rate.reshape(len(rate), -1).sum(axis=1)
+    title = None if args.no_plot else plot_title(head, float(total.max()), args.seed)
     write_outputs(head, timeline, bound, result, Path(args.out), plot_title=title)
     failures = slo_failures(result, args.max_rejected_pct, p99_slo_ms)
+    for model, figures in per_model.items():
+        # Each model held to the deployment's SLO: its own p95, p99 and rejections.
+        own = {**figures, "slo_ms": result["slo_ms"]}
+        failures += [f"{model}: {failure}" for failure in slo_failures(own, args.max_rejected_pct, p99_slo_ms)]
     keys = list(FIGURES)
     if args.metrics_outage:
         keys += ["metrics_failing_seconds", "fallback_seconds"]
@@ -154,6 +188,7 @@ def run(args: argparse.Namespace) -> Exit:
                 "stack": loaded.stack,
                 "deployment": head.deployment,
                 "model": head.model,
+                **({"models": per_model} if per_model else {}),
                 "out": args.out,
                 "slo": {"p95_ms": result["slo_ms"], "p99_ms": p99_slo_ms, "max_rejected_pct": args.max_rejected_pct},
                 "failures": failures,
@@ -162,7 +197,10 @@ def run(args: argparse.Namespace) -> Exit:
             }
         )
     else:
-        print(f"{loaded.source}: {head.deployment}/{head.model}, {len(rate)} s simulated; outputs in {args.out}")
+        print(
+            f"{loaded.source}: {head.deployment}/{'+'.join(head.models)}, {len(rate)} s simulated; "
+            f"outputs in {args.out}"
+        )
         for key in keys:
             value = result[key]
             if value is None:
@@ -170,6 +208,8 @@ def run(args: argparse.Namespace) -> Exit:
                 print(f"  {key}: none (demand never exceeded ready capacity)")
             else:
                 print(f"  {key}: {value:.1f}" if isinstance(value, float) else f"  {key}: {value}")
+        if per_model:
+            print(model_table(per_model))
         verdict = "; ".join(failures) if failures else "held"
         tail = "" if p99_slo_ms is None else f", p99 <= {p99_slo_ms:g} ms"
         print(f"  SLO (p95 <= {result['slo_ms']:g} ms{tail}, rejected <= {args.max_rejected_pct:g}%): {verdict}")
