@@ -297,13 +297,14 @@ def _rise(plan: Plan, subject: Result, shape: int) -> str:
     )
     static, oracle_hours = run.mean["static_gpu_hours"], run.mean["oracle_gpu_hours"]
     if up.lost_pct > bound and static is not None and oracle_hours:
-        floor = math.ceil(float(described.rate.max()) / replica_rps)
+        # No replica holds the SLO at any rate (replica_rps 0): there is no floor to name.
+        floor = math.ceil(float(described.rate.max()) / replica_rps) if replica_rps > 0 else None
+        where = "" if floor is None else "within" if floor <= settings.max_replicas else "above"
         text += (
             " Without knowing when the rise comes, only a fleet that already carries what follows it holds it: "
-            f"one sized for the peak throughout (replicas min {floor}, "
-            + ("within" if floor <= settings.max_replicas else "above")
-            + f" replicas.max {settings.max_replicas}) uses {static:.3f} GPU-hours, {static / oracle_hours:.2f}× "
-            f"the oracle's {oracle_hours:.3f}."
+            "one sized for the peak throughout "
+            + ("" if floor is None else f"(replicas min {floor}, {where} replicas.max {settings.max_replicas}) ")
+            + f"uses {static:.3f} GPU-hours, {static / oracle_hours:.2f}× the oracle's {oracle_hours:.3f}."
         )
     return text
 
