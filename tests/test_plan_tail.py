@@ -4,6 +4,7 @@ chosen one's tail change in plan.md's first lines, and pareto.png's axis spannin
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,11 +12,13 @@ import numpy as np
 import pytest
 
 from planner.pareto import SPAN_MARGIN, span
+from planner.plan import Plan, make_plan
+from planner.report import pareto_figure
 from planner.search import Bounds, Result, _failures
 from planner.settings import current_settings
 from platform_config.loader import load_stack
-from platform_config.paths import PROJECT_ROOT
-from simulator.scenario import scenario
+from platform_config.paths import PROJECT_ROOT, stack_file
+from simulator.scenario import scenario, shaped_trace
 from stackctl.commands.simulate import slo_failures
 from stackctl.main import main
 
@@ -160,18 +163,14 @@ def test_a_p99_bound_below_the_p95_one_is_refused(capsys: pytest.CaptureFixture[
     )
 
 
-def test_pareto_png_keeps_every_label_off_the_points_and_its_axis_on_the_passed() -> None:
-    from planner.plan import make_plan  # noqa: PLC0415 - the plan's own modules, only for this test
-    from planner.report import pareto_figure  # noqa: PLC0415
-    from platform_config.paths import stack_file  # noqa: PLC0415
-    from simulator.scenario import shaped_trace  # noqa: PLC0415
-
+@pytest.fixture(scope="module")
+def step_plan() -> Plan:
+    """staging's plan of eight candidates on a quarter-hour step, one seed: what the plot tests draw."""
     loaded = load_stack("staging")
-    head = scenario(loaded)
-    plan = make_plan(
+    return make_plan(
         stack_file("staging"),
         loaded,
-        head,
+        scenario(loaded),
         shaped_trace("step", 14_000, 0.25),
         trace="step",
         bounds=Bounds(300, 0.1),
@@ -180,6 +179,10 @@ def test_pareto_png_keeps_every_label_off_the_points_and_its_axis_on_the_passed(
         seed=0,
         progress=lambda done, total, best: None,
     )
+
+
+def test_pareto_png_keeps_every_label_off_the_points_and_its_axis_on_the_passed(step_plan: Plan) -> None:
+    plan = step_plan
     figure = pareto_figure(plan)
     [axes] = figure.axes
     limits = span(plan.results, 300)
@@ -201,27 +204,8 @@ def test_pareto_png_keeps_every_label_off_the_points_and_its_axis_on_the_passed(
         assert all(limits.low <= y <= limits.high for y in offsets[:, 1])
 
 
-def test_a_current_setting_beyond_the_axis_is_said_so_in_the_legend() -> None:
-    from dataclasses import replace  # noqa: PLC0415
-
-    from planner.plan import make_plan  # noqa: PLC0415
-    from planner.report import pareto_figure  # noqa: PLC0415
-    from platform_config.paths import stack_file  # noqa: PLC0415
-    from simulator.scenario import shaped_trace  # noqa: PLC0415
-
-    loaded = load_stack("staging")
-    plan = make_plan(
-        stack_file("staging"),
-        loaded,
-        scenario(loaded),
-        shaped_trace("step", 14_000, 0.25),
-        trace="step",
-        bounds=Bounds(300, 0.1),
-        budget=4,
-        seeds=1,
-        seed=0,
-        progress=lambda done, total, best: None,
-    )
+def test_a_current_setting_beyond_the_axis_is_said_so_in_the_legend(step_plan: Plan) -> None:
+    plan = step_plan
     current = plan.results[0]
     slow = replace(current, mean={**current.mean, "p95_ms": 1_000_000.0}, failures=("p95: 1e+06 ms > 300 ms",))
     figure = pareto_figure(replace(plan, results=[slow, *plan.results[1:]]))
