@@ -92,3 +92,35 @@ def crd_schema(api_version: str, kind: str) -> dict[str, Any]:
                     schema: dict[str, Any] = _python_patterns(served["schema"]["openAPIV3Schema"])
                     return schema
     raise KeyError(f"no CRD for {api_version} {kind} in {crd_folder(group)}")
+
+
+def defaults_left_in_atomic_lists(manifest: dict[str, Any]) -> list[str]:
+    """Paths the API server would fill with a schema default inside an atomic list of this custom resource.
+
+    Server-side apply compares an atomic list whole (a CRD's lists are atomic unless marked
+    `x-kubernetes-list-type: map` or `set`), defaults included: a second field manager applying the same
+    manifest conflicts with the first on that list. That second manager is the next `pulumi up` after an
+    interrupted one whose create reached the API server but not the state (pulumi-kubernetes names each
+    resource's manager at random). Stating every such default keeps the two applies equal."""
+    found: list[str] = []
+
+    def walk(value: Any, schema: dict[str, Any], path: str, in_atomic: bool) -> None:
+        if isinstance(value, dict):
+            properties = schema.get("properties", {})
+            for key, child in properties.items():
+                if key not in value:
+                    if in_atomic and "default" in child:
+                        found.append(f"{path}.{key} (default {child['default']!r})")
+                    continue
+                walk(value[key], child, f"{path}.{key}", in_atomic)
+            extra = schema.get("additionalProperties")
+            if isinstance(extra, dict):
+                for key in value.keys() - properties.keys():
+                    walk(value[key], extra, f"{path}.{key}", in_atomic)
+        elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+            atomic = in_atomic or schema.get("x-kubernetes-list-type", "atomic") == "atomic"
+            for index, item in enumerate(value):
+                walk(item, schema["items"], f"{path}[{index}]", atomic)
+
+    walk(manifest, crd_schema(manifest["apiVersion"], manifest["kind"]), manifest["kind"], False)
+    return found

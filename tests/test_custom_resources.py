@@ -6,7 +6,8 @@ import jsonschema
 import pytest
 
 from offline.synth import SynthResult
-from tests.crd_schemas import validate
+from tests.crd_schemas import defaults_left_in_atomic_lists, validate
+from tests.test_cluster_profiles import PROFILES, synth_example
 from triton_platform.kubernetes_objects import CUSTOM_KINDS
 
 pytestmark = pytest.mark.real_tools  # `go mod download` for the operators' CRDs
@@ -25,3 +26,26 @@ def test_the_crd_check_rejects_a_wrong_field(synth: SynthResult) -> None:
     broken = {**scaled, "spec": {**scaled["spec"], "fallback": {"replicas": 2, "behavior": "scaleDown"}}}
     with pytest.raises(jsonschema.ValidationError):
         validate(broken)
+
+
+def test_every_default_inside_an_atomic_list_is_stated(synth: SynthResult) -> None:
+    # The next `up` after an interrupted create applies as another field manager: equal lists share ownership,
+    # a list the server completed with a default conflicts (tests/test_cluster_faults.py met it).
+    custom = [m for m in synth.manifests() if (m["apiVersion"], m["kind"]) in CUSTOM_KINDS]
+    assert {path for m in custom for path in defaults_left_in_atomic_lists(m)} == set()
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_every_default_inside_an_atomic_list_is_stated_on_each_cloud(name: str) -> None:
+    custom = [m for m in synth_example(name).values() if (m["apiVersion"], m["kind"]) in CUSTOM_KINDS]
+    assert {path for m in custom for path in defaults_left_in_atomic_lists(m)} == set()
+
+
+def test_the_atomic_list_check_finds_a_relabeling_without_its_action(synth: SynthResult) -> None:
+    monitor = next(m for m in synth.manifests() if m["kind"] == "ServiceMonitor")
+    endpoint = monitor["spec"]["endpoints"][0]
+    bare = {"sourceLabels": ["__meta_kubernetes_pod_name"], "targetLabel": "pod"}
+    broken = {**monitor, "spec": {**monitor["spec"], "endpoints": [{**endpoint, "relabelings": [bare]}]}}
+    assert defaults_left_in_atomic_lists(broken) == [
+        "ServiceMonitor.spec.endpoints[0].relabelings[0].action (default 'replace')"
+    ]

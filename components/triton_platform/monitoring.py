@@ -63,6 +63,8 @@ def _selected_labels(settings: MonitoringArgs) -> dict[str, str]:
 def service_monitor_manifest(settings: MonitoringArgs) -> dict[str, Any]:
     """Scrapes every Triton Service's metrics port; relabelings guarantee the labels rules and KEDA select on."""
     ns = settings["namespace"]
+    # Every action stated, `replace` too: the CRD defaults it inside this atomic list, and a list the server
+    # completed differs from the next apply's, which then conflicts (tests/crd_schemas.py).
     relabelings = [
         # A pod still loading models is not ready and serves no metrics yet: not a target until ready
         # (endpoints and EndpointSlice discovery name the condition differently).
@@ -72,11 +74,15 @@ def service_monitor_manifest(settings: MonitoringArgs) -> dict[str, Any]:
             "regex": "false",
             "action": "drop",
         },
-        {"sourceLabels": ["__meta_kubernetes_namespace"], "targetLabel": "namespace"},
-        {"sourceLabels": ["__meta_kubernetes_pod_name"], "targetLabel": "pod"},
-        {"sourceLabels": ["__meta_kubernetes_service_name"], "targetLabel": "service"},
+        {"sourceLabels": ["__meta_kubernetes_namespace"], "targetLabel": "namespace", "action": "replace"},
+        {"sourceLabels": ["__meta_kubernetes_pod_name"], "targetLabel": "pod", "action": "replace"},
+        {"sourceLabels": ["__meta_kubernetes_service_name"], "targetLabel": "service", "action": "replace"},
         # The Deployment's name, as kube-state-metrics labels it: joins need no label_replace.
-        {"sourceLabels": ["__meta_kubernetes_service_label_app_kubernetes_io_instance"], "targetLabel": "deployment"},
+        {
+            "sourceLabels": ["__meta_kubernetes_service_label_app_kubernetes_io_instance"],
+            "targetLabel": "deployment",
+            "action": "replace",
+        },
     ]
     return {
         "apiVersion": "monitoring.coreos.com/v1",

@@ -141,12 +141,13 @@ def test_the_service_monitor_scrapes_the_namespace(recorder: RecordingMocks) -> 
                         "regex": "false",
                         "action": "drop",
                     },
-                    {"sourceLabels": ["__meta_kubernetes_namespace"], "targetLabel": "namespace"},
-                    {"sourceLabels": ["__meta_kubernetes_pod_name"], "targetLabel": "pod"},
-                    {"sourceLabels": ["__meta_kubernetes_service_name"], "targetLabel": "service"},
+                    {"sourceLabels": ["__meta_kubernetes_namespace"], "targetLabel": "namespace", "action": "replace"},
+                    {"sourceLabels": ["__meta_kubernetes_pod_name"], "targetLabel": "pod", "action": "replace"},
+                    {"sourceLabels": ["__meta_kubernetes_service_name"], "targetLabel": "service", "action": "replace"},
                     {
                         "sourceLabels": ["__meta_kubernetes_service_label_app_kubernetes_io_instance"],
                         "targetLabel": "deployment",
+                        "action": "replace",
                     },
                 ],
             }
