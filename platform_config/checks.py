@@ -6,6 +6,7 @@ never hides the errors of another.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -445,6 +446,32 @@ def _scaling_bounds(sections: Sections, _repo: ModelRepository) -> Iterator[Conf
                 )
 
 
+def _simulation_shares(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """`scaling.simulation.shares`: each a model a deployment serves, one deployment's summing to 1 (`stackctl
+    simulate` splits a one-column load by them, docs/simulation.md)."""
+    scaling: ScalingConfig = sections["scaling"]
+    serving: ServingConfig = sections["serving"]
+    shares = scaling.simulation.shares or {}
+    key = f"{section_key('scaling')}.simulation.shares"
+    served = {m for spec in serving.deployments.values() for m in spec.models}
+    for model in shares:
+        if model not in served:
+            yield ConfigIssue(
+                f"{key}.{model}",
+                f"no deployment serves model {model!r}; the deployments serve {', '.join(sorted(served))}",
+            )
+    for name, spec in sorted(serving.deployments.items()):
+        mine = {m: shares[m] for m in spec.models if m in shares}
+        total = sum(mine.values())
+        if mine and not math.isclose(total, 1.0, abs_tol=1e-6):
+            listed = ", ".join(f"{m}: {f:g}" for m, f in mine.items())
+            yield ConfigIssue(
+                key,
+                f"the shares of deployment {name!r}'s models ({listed}) sum to {total:g}; expected 1, each a "
+                "fraction of the deployment's load",
+            )
+
+
 Check = Callable[[Sections, ModelRepository], Iterator[ConfigIssue]]
 
 CHECKS: list[tuple[tuple[str, ...], Check]] = [
@@ -462,6 +489,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("environment", "serving"), _model_delivery),
     (("environment", "serving", "scaling"), _scaling_bounds),
     (("serving", "scaling"), _static_replicas),
+    (("serving", "scaling"), _simulation_shares),
     (("environment", "serving"), _production_drain_floor),
     (("environment", "monitoring", "scaling"), _production_scaling_path),
 ]

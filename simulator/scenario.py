@@ -570,32 +570,6 @@ def read_trace(path: Path) -> NDArray[np.float64]:
     return read_trace_columns(path, models=False)[1][:, 0].copy()
 
 
-SHARES_KEY = "scaling.simulation.shares"
-
-
-def check_shares(stack: StackConfig) -> None:
-    """ValueError naming SHARES_KEY when a share names a model no deployment serves, or the shares of one
-    deployment's models do not sum to 1."""
-    config = stack.config
-    shares = config.scaling.simulation.shares or {}
-    served = {m for spec in config.serving.deployments.values() for m in spec.models}
-    for model in shares:
-        if model not in served:
-            raise ValueError(
-                f"{SHARES_KEY} in {stack.source} names model {model!r}, which no deployment serves; "
-                f"the deployments serve {', '.join(sorted(served))}"
-            )
-    for name, spec in sorted(config.serving.deployments.items()):
-        mine = {m: shares[m] for m in spec.models if m in shares}
-        total = sum(mine.values())
-        if mine and not math.isclose(total, 1.0, abs_tol=1e-6):
-            listed = ", ".join(f"{m}: {f:g}" for m, f in mine.items())
-            raise ValueError(
-                f"{SHARES_KEY} in {stack.source}: deployment {name!r}: the shares of its models ({listed}) sum to "
-                f"{total:g}; expected 1, each a fraction of the deployment's load"
-            )
-
-
 def ensemble_steps(config: ModelConfig) -> tuple[str, ...]:
     """The models an ensemble's steps call, in order; () for a model that is no ensemble."""
     if config.platform != "ensemble":
@@ -618,7 +592,6 @@ def model_load(
 
     An ensemble runs no instance of its own: a request to it is a request to each of its steps, so its rate is
     added to each step model's (recursively). `where`: the trace's file, or the --profile, for messages."""
-    check_shares(stack)
     config = stack.config
     name = deployment_name(stack, deployment)
     spec = config.serving.deployments[name]

@@ -18,7 +18,6 @@ from simulator.scenario import (
     Scenario,
     Served,
     capacity_rps,
-    check_shares,
     model_load,
     read_trace,
     read_trace_columns,
@@ -26,6 +25,7 @@ from simulator.scenario import (
 )
 from simulator.signals import SignalSpec
 from stackctl.main import main
+from tests.conftest import errors_of, setting
 
 MODEL_RULES = (
     "a header t_seconds,rps, then at least two rows of finite numbers: times from 0 (the first row at 0), "
@@ -162,23 +162,25 @@ def test_model_with_a_column_per_model_is_refused(capsys: pytest.CaptureFixture[
     [
         (
             {"classifier": 0.5, "preprocess": 0.4},
-            "deployment 'general': the shares of its models (classifier: 0.5, preprocess: 0.4) sum to 0.9; "
-            "expected 1, each a fraction of the deployment's load",
+            [
+                "triton-platform:scaling.simulation.shares: the shares of deployment 'general''s models "
+                "(classifier: 0.5, preprocess: 0.4) sum to 0.9; expected 1, each a fraction of the deployment's load"
+            ],
         ),
         (
-            {"classifier": 1.0, "nosuch": 1.0},
-            "names model 'nosuch', which no deployment serves; the deployments serve classifier, pipeline, "
-            "preprocess, ranker",
+            {"classifier": 1.0, "nosuch": 1.0, "other": 0.5},
+            [
+                "triton-platform:scaling.simulation.shares.nosuch: no deployment serves model 'nosuch'; the "
+                "deployments serve classifier, pipeline, preprocess, ranker",
+                "triton-platform:scaling.simulation.shares.other: no deployment serves model 'other'; the "
+                "deployments serve classifier, pipeline, preprocess, ranker",
+            ],
         ),
     ],
 )
-def test_bad_shares_are_refused_naming_the_key(
-    production: StackConfig, shares: dict[str, float], expected: str
-) -> None:
-    with pytest.raises(ValueError, match=r".") as caught:
-        check_shares(with_shares(production, shares))
-    separator = ": " if expected.startswith("deployment") else " "
-    assert str(caught.value) == f"scaling.simulation.shares in stacks/Pulumi.production.yaml{separator}{expected}"
+def test_bad_shares_are_refused_by_validation_naming_the_key(shares: dict[str, float], expected: list[str]) -> None:
+    # Every problem at once, as `stackctl validate` and `pulumi up` report them, before any simulation.
+    assert errors_of("production", setting("triton-platform:scaling", "simulation", "shares", value=shares)) == expected
 
 
 def test_a_share_out_of_range_is_refused_by_the_schema() -> None:
