@@ -2,7 +2,8 @@
 
 Several models (`stackctl simulate` only; docs/simulation.md, "Several models"): a trace with a column per model
 (`t_seconds,<model>,...`), or a one-column load split by `scaling.simulation.shares`, runs each model with its own
-batcher and profile (Scenario.others). A request to an ensemble is a request to each of its steps (model_load).
+batcher and profile (Scenario.others). A request to an ensemble is a request to each of its steps (model_load);
+loaded_ensembles names the ensembles a load calls, whose end-to-end latency simulator.ensembles reports.
 """
 
 from __future__ import annotations
@@ -577,6 +578,31 @@ def ensemble_steps(config: ModelConfig) -> tuple[str, ...]:
     return tuple(step.model_name for step in config.ensemble_scheduling.step)
 
 
+def _named_load(
+    stack: StackConfig, deployment: str, names: Sequence[str], rate: NDArray[np.float64], where: str
+) -> dict[str, NDArray[np.float64]]:
+    """Each model the load names and its req/s per second: the trace's columns (`names`, each a model of the
+    deployment), or its one column (`names` ("rps",)) split by scaling.simulation.shares; empty for a one-column
+    load without shares for the deployment's models."""
+    spec = stack.config.serving.deployments[deployment]
+    if tuple(names) == ("rps",):
+        shares = stack.config.scaling.simulation.shares or {}
+        return {m: rate[:, 0] * shares[m] for m in spec.models if m in shares}
+    for header in names:
+        if header not in spec.models:
+            raise ValueError(
+                f"{where}:1: the column {header!r} is not a model of deployment {deployment!r} of {stack.source}; "
+                f"it serves {', '.join(spec.models)}"
+            )
+    return {header: rate[:, i] for i, header in enumerate(names)}
+
+
+def _model_configs(stack: StackConfig, repo: Path) -> dict[str, ModelConfig]:
+    """Each served model's config as the stack renders it."""
+    rendered = render_stack(stack.stack, stack.config.serving, stack.config.models, read_repository(repo)).models
+    return {m: model.config for m, model in rendered.items()}
+
+
 def model_load(
     stack: StackConfig,
     deployment: str | None,
@@ -592,29 +618,17 @@ def model_load(
 
     An ensemble runs no instance of its own: a request to it is a request to each of its steps, so its rate is
     added to each step model's (recursively). `where`: the trace's file, or the --profile, for messages."""
-    config = stack.config
     name = deployment_name(stack, deployment)
-    spec = config.serving.deployments[name]
-    if tuple(names) == ("rps",):
-        shares = config.scaling.simulation.shares or {}
-        mine = {m: shares[m] for m in spec.models if m in shares}
-        if not mine:
-            return (), rate
-        load = {m: rate[:, 0] * fraction for m, fraction in mine.items()}
-    else:
-        for header in names:
-            if header not in spec.models:
-                raise ValueError(
-                    f"{where}:1: the column {header!r} is not a model of deployment {name!r} of {stack.source}; "
-                    f"it serves {', '.join(spec.models)}"
-                )
-        load = {header: rate[:, i] for i, header in enumerate(names)}
-    rendered = render_stack(stack.stack, config.serving, config.models, read_repository(repo)).models
+    spec = stack.config.serving.deployments[name]
+    load = _named_load(stack, name, names, rate, where)
+    if not load:
+        return (), rate
+    configs = _model_configs(stack, repo)
     totals = {m: np.zeros(len(rate)) for m in spec.models}
     pending: list[tuple[str, NDArray[np.float64], tuple[str, ...]]] = [(m, rps, (m,)) for m, rps in load.items()]
     while pending:
         model, rps, path = pending.pop()
-        steps = ensemble_steps(rendered[model].config)
+        steps = ensemble_steps(configs[model])
         if not steps:
             totals[model] += rps
         for step in steps:
@@ -626,6 +640,25 @@ def model_load(
             pending.append((step, rps, (*path, step)))
     chosen = tuple(m for m in spec.models if totals[m].any())
     return chosen, np.stack([totals[m] for m in chosen], axis=1)
+
+
+def loaded_ensembles(
+    stack: StackConfig,
+    deployment: str | None,
+    names: Sequence[str],
+    rate: NDArray[np.float64],
+    where: str,
+    *,
+    repo: Path = DEFAULT_MODEL_REPO,
+) -> tuple[dict[str, ModelConfig], dict[str, NDArray[np.float64]]]:
+    """The ensembles a load calls by name (as model_load reads `names` and `rate`), each with its own req/s per
+    second, and the served models' rendered configs, which their end-to-end latency reads (simulator.ensembles);
+    two empty dicts for the one-model run."""
+    load = _named_load(stack, deployment_name(stack, deployment), names, rate, where)
+    if not load:
+        return {}, {}
+    configs = _model_configs(stack, repo)
+    return configs, {m: rps for m, rps in load.items() if ensemble_steps(configs[m])}
 
 
 def run_mix(rate: NDArray[np.float64]) -> tuple[float, ...]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,11 +70,20 @@ def compare_base(args: argparse.Namespace, path: Path, loaded: StackConfig) -> S
     return replace(base, source=f"{relative} at {ref[:60]}")
 
 
+@dataclass(frozen=True)
+class NamedLoad:
+    """A load's rate columns as it names them: a model each, or ("rps",), one column split by the shares."""
+
+    names: tuple[str, ...]
+    rate: NDArray[np.float64]
+
+
 def run_inputs(
     args: argparse.Namespace, *, models: bool = False
-) -> tuple[Path, StackConfig, Scenario, NDArray[np.float64], Scenario | None, dict[str, Any]]:
+) -> tuple[Path, StackConfig, Scenario, NDArray[np.float64], Scenario | None, dict[str, Any], NamedLoad]:
     """What `simulate` and `plan` run: the stack file and its config, the head scenario, the trace, the
-    --compare scenario and what summary.json records as the run's inputs, every input checked before the run.
+    --compare scenario, what summary.json records as the run's inputs, every input checked before the run, and the
+    load as it names its models (before an ensemble's rate goes to its steps).
 
     `models` (simulate): the load may run several models of the deployment together (a trace with a column per
     model, or scaling.simulation.shares); the trace then has a column per model of the scenarios (Scenario.models).
@@ -130,6 +139,7 @@ def run_inputs(
         hours = args.hours if args.hours is not None else 1.0
         rate = shaped_trace(args.profile, peak, hours)
         trace = {"shape": args.profile, "peak_rps": peak, "hours": hours}
+    named = NamedLoad(names, rate.reshape(len(rate), -1))
     if models and not args.model and (len(served) > 1 or names != ("rps",)):
         # Each model's req/s per second, a column each (ensembles' load on their steps).
         _, rate = model_load(loaded, args.deployment, names, rate.reshape(len(rate), -1), trace.get("file", ""))
@@ -155,7 +165,7 @@ def run_inputs(
         "seed": args.seed,
         "metrics_outages": [list(outage) for outage in args.metrics_outage],
     }
-    return path, loaded, head, rate, base, inputs
+    return path, loaded, head, rate, base, inputs, named
 
 
 def _head(

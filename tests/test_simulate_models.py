@@ -1,19 +1,25 @@
 """`stackctl simulate` of several models of a deployment together (docs/simulation.md, "Several models"): a trace
 with a column per model or a one-column load split by scaling.simulation.shares, ensembles on their steps, each
-model's own batcher on pods whose GPU time the models share, one scaling signal, per-model figures."""
+model's own batcher on pods whose GPU time the models share, one scaling signal, per-model figures, and each
+ensemble of the load end to end from its steps'."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
+from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-from platform_config.loader import StackConfig, load_stack
+from platform_config.loader import StackConfig, load_stack, load_stack_file
 from simulator.batcher import BatcherConfig, LatencyProfile
-from simulator.engine import MAX_OTHERS_SHARE, Shared, model_summaries, share_gpu, simulate
+from simulator.engine import EDGES, MAX_OTHERS_SHARE, Shared, model_summaries, share_gpu, simulate
+from simulator.ensembles import end_to_end
 from simulator.scenario import (
     Scenario,
     Served,
@@ -295,13 +301,17 @@ def test_simulate_reports_each_model_and_holds_each_to_the_slo(
     assert code == 0, out
     assert "general/classifier+preprocess" in out
     assert "  model               p50 ms    p95 ms    p99 ms  rejected %     requests" in out
+    assert "  pipeline: an ensemble, end to end over its steps preprocess, classifier" in out
     summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
     models = summary["models"]
-    assert set(models) == {"classifier", "preprocess"}
+    assert set(models) == {"classifier", "preprocess", "pipeline"}
     assert set(models["classifier"]) == {"p50_ms", "p95_ms", "p99_ms", "rejected_pct", "requests"}
     # pipeline's 100 req/s run on both of its steps: classifier 400, preprocess 100.
     assert models["classifier"]["requests"] == pytest.approx(400 * 90, rel=0.03)
     assert models["preprocess"]["requests"] == pytest.approx(100 * 90, rel=0.05)
+    # The ensemble itself, end to end: the requests its column offers, 100 req/s for 90 s.
+    assert set(models["pipeline"]) == {"p50_ms", "p95_ms", "p99_ms", "rejected_pct", "requests", "steps"}
+    assert models["pipeline"]["requests"] == 9000
     assert summary["arrived"] == models["classifier"]["requests"] + models["preprocess"]["requests"]
     assert [m["model"] for m in summary["inputs"]["models"]] == ["classifier", "preprocess"]
     assert sum(m["share"] for m in summary["inputs"]["models"]) == pytest.approx(1.0)
@@ -317,3 +327,137 @@ def test_a_per_model_slo_miss_is_named() -> None:
     figures = {"p50_ms": 1.0, "p95_ms": 250.0, "p99_ms": 260.0, "rejected_pct": 0.0, "requests": 10}
     assert slo_failures({**figures, "slo_ms": 200.0}, 0.1, 300.0) == ["p95 250 ms > 200 ms"]
     assert "classifier" in model_table({"classifier": figures})
+
+
+# --- an ensemble end to end ----------------------------------------------------------------------------------------
+
+
+def leaf(name: str) -> ModelConfig:
+    return ModelConfig(name=name, backend="onnxruntime")
+
+
+def ensemble(name: str, *steps: tuple[str, tuple[str, ...], str]) -> ModelConfig:
+    """An ensemble of steps (model, the tensors it reads, the tensor it writes), in the order given."""
+    config = ModelConfig(name=name, platform="ensemble")
+    for model, reads, written in steps:
+        step = config.ensemble_scheduling.step.add()
+        step.model_name = model
+        for k, tensor in enumerate(reads):
+            step.input_map[f"in{k}"] = tensor
+        step.output_map["out"] = written
+    return config
+
+
+def at(seconds: float) -> NDArray[np.int64]:
+    """A point mass: every request in the EDGES bin that holds `seconds`."""
+    histogram = np.zeros(len(EDGES) - 1, np.int64)
+    histogram[np.searchsorted(EDGES, seconds, side="right") - 1] = 1000
+    return histogram
+
+
+CONFIGS = {
+    **{m: leaf(m) for m in ("a", "b", "c", "d")},
+    "chain": ensemble("chain", ("a", ("raw",), "x"), ("b", ("x",), "out")),
+    "parallel": ensemble("parallel", ("a", ("raw",), "x"), ("b", ("raw",), "y")),
+    # Listed out of order: Triton orders the steps by their tensors, so d, which reads y and z, runs last.
+    "diamond": ensemble(
+        "diamond", ("d", ("y", "z"), "out"), ("a", ("raw",), "x"), ("b", ("x",), "y"), ("c", ("x",), "z")
+    ),
+    "nested": ensemble("nested", ("chain", ("raw",), "m"), ("c", ("m",), "out")),
+}
+TIMES = {"a": at(0.010), "b": at(0.020), "c": at(0.005), "d": at(0.001)}
+
+
+@pytest.mark.parametrize(
+    ("name", "expected_ms"),
+    [
+        ("chain", 10 + 20),  # a then b: the sum
+        ("parallel", 20),  # a beside b: the slower
+        ("diamond", 10 + 20 + 1),  # a, then b (20) beside c (5), then d
+        ("nested", 10 + 20 + 5),  # the chain, then c
+    ],
+)
+def test_an_ensembles_latency_is_the_latest_finish_over_its_steps(name: str, expected_ms: float) -> None:
+    """By hand, from steps at a point each (a 10 ms, b 20 ms, c 5 ms, d 1 ms). Each step's time is drawn inside
+    its 2% bin and the percentile read at a bin's centre: within 3% of the exact figure."""
+    figures = end_to_end(CONFIGS, name, TIMES, dict.fromkeys(TIMES, 0.0), seed=0, samples=20_000)
+    for q in ("p50_ms", "p95_ms", "p99_ms"):
+        assert figures[q] == pytest.approx(expected_ms, rel=0.03)
+    assert figures["rejected_pct"] == 0
+
+
+def test_an_ensemble_fails_when_any_step_rejects() -> None:
+    """1 - (1 - r_a)(1 - r_b)...: a 1%, b 2%: 1 - 0.99 x 0.98 = 2.98%; with c 50% after the chain as well:
+    1 - 0.99 x 0.98 x 0.5 = 51.49%."""
+    rejected = {"a": 1.0, "b": 2.0, "c": 50.0, "d": 0.0}
+    assert end_to_end(CONFIGS, "chain", TIMES, rejected, seed=0, samples=100)["rejected_pct"] == pytest.approx(2.98)
+    assert end_to_end(CONFIGS, "nested", TIMES, rejected, seed=0, samples=100)["rejected_pct"] == pytest.approx(51.49)
+
+
+def test_an_ensemble_is_drawn_the_same_for_a_seed_and_names_its_steps() -> None:
+    spread = {m: np.arange(len(EDGES) - 1) % 7 for m in ("a", "b")}
+    rejected = {"a": 0.0, "b": 0.0}
+    first = end_to_end(CONFIGS, "chain", spread, rejected, seed=5, samples=10_000)
+    assert first == end_to_end(CONFIGS, "chain", spread, rejected, seed=5, samples=10_000)
+    assert first["steps"] == ["a", "b"]
+    empty = {"a": at(0.010), "b": np.zeros(len(EDGES) - 1, np.int64)}
+    assert math.isnan(end_to_end(CONFIGS, "chain", empty, rejected, seed=5, samples=100)["p95_ms"])
+
+
+def stack_as(monkeypatch: pytest.MonkeyPatch, change: Callable[[StackConfig], StackConfig]) -> None:
+    """`stackctl simulate` runs the stack file as `change` makes it."""
+    import stackctl.run_inputs  # noqa: PLC0415
+
+    monkeypatch.setattr(
+        stackctl.run_inputs, "load_stack_file", lambda path, stack: change(load_stack_file(path, stack))
+    )
+
+
+def with_slo(stack: StackConfig, p95_ms: int) -> StackConfig:
+    """`stack` with serving.p95LatencySloMs `p95_ms` and no p99 bound."""
+    serving = stack.config.serving.model_copy(update={"p95_latency_slo_ms": p95_ms, "p99_latency_slo_ms": None})
+    return dataclasses.replace(stack, config=stack.config.model_copy(update={"serving": serving}))
+
+
+PIPELINE_SHARES = {"classifier": 0.4, "pipeline": 0.6}
+STEP_LOAD = ("--stack", "production", "--profile", "step", "--hours", "0.02", "--peak-rps", "2000", "--json")
+"""72 s: 18 s at a quarter of 2000 req/s, then 54 s at 2000, 117,000 requests."""
+
+
+def test_simulate_reports_an_ensemble_end_to_end(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    stack_as(monkeypatch, lambda stack: with_shares(stack, PIPELINE_SHARES))
+    code, out, _ = simulate_cli(capsys, tmp_path, *STEP_LOAD)
+    assert code == 0, out
+    models = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))["models"]
+    assert json.loads(out)["models"] == models
+    pipeline = models["pipeline"]
+    assert pipeline["steps"] == ["preprocess", "classifier"]
+    assert pipeline["requests"] == 70_200  # 0.6 x 117,000
+    for step in ("preprocess", "classifier"):
+        assert pipeline["p95_ms"] >= models[step]["p95_ms"]
+        assert pipeline["p99_ms"] >= models[step]["p99_ms"]
+
+
+def test_an_ensemble_over_the_slo_is_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """An SLO between the steps' p95 and the ensemble's end-to-end p95: only the ensemble misses it."""
+    stack_as(monkeypatch, lambda stack: with_shares(stack, PIPELINE_SHARES))
+    models = json.loads(simulate_cli(capsys, tmp_path, *STEP_LOAD)[1])["models"]
+    steps, pipeline = max(models["preprocess"]["p95_ms"], models["classifier"]["p95_ms"]), models["pipeline"]["p95_ms"]
+    slo = int((steps + pipeline) / 2)
+    assert steps < slo < pipeline
+    stack_as(monkeypatch, lambda stack: with_slo(with_shares(stack, PIPELINE_SHARES), slo))
+    code, out, _ = simulate_cli(capsys, tmp_path, *STEP_LOAD)
+    assert code == 1
+    assert json.loads(out)["failures"] == [f"pipeline: p95 {pipeline:.4g} ms > {slo} ms"]
+
+
+def test_steps_in_a_cycle_or_a_model_that_is_no_ensemble_are_refused() -> None:
+    loop = ensemble("loop", ("a", ("y",), "x"), ("b", ("x",), "y"))
+    with pytest.raises(ValueError, match="the steps of ensemble 'loop' wait for each other's tensors in a cycle"):
+        end_to_end({**CONFIGS, "loop": loop}, "loop", TIMES, dict.fromkeys(TIMES, 0.0), seed=0, samples=10)
+    with pytest.raises(ValueError, match="model 'a' is no ensemble"):
+        end_to_end(CONFIGS, "a", TIMES, dict.fromkeys(TIMES, 0.0), seed=0, samples=10)

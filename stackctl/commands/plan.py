@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> Exit:
 
     if args.scheduler is not None and args.engine != "dask":
         raise ValueError("--scheduler is the Dask scheduler's address: give --engine dask with it")
-    path, loaded, head, rate, _, inputs = warned_inputs(args, "plan")
+    path, loaded, head, rate, _, inputs, _ = warned_inputs(args, "plan")
     trace = inputs["trace"]
     label = (
         trace.get("file") or f"--profile {trace['shape']} --peak-rps {trace['peak_rps']:g} --hours {trace['hours']:g}"

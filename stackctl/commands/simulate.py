@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from platform_config.loader import StackConfig
+    from simulator.engine import Timeline
     from simulator.scenario import Scenario
+    from stackctl.run_inputs import NamedLoad
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -113,19 +115,25 @@ def slo_failures(result: dict[str, Any], max_rejected_pct: float, p99_slo_ms: fl
 
 
 def model_table(per_model: dict[str, dict[str, Any]]) -> str:
-    """Each model's p50, p95, p99, rejected % and requests, as lines under the run's figures."""
+    """Each model's p50, p95, p99, rejected % and requests, as lines under the run's figures; an ensemble's (with
+    `steps`) are end to end, which a line under the table says."""
     lines = [f"  {'model':<16} {'p50 ms':>9} {'p95 ms':>9} {'p99 ms':>9} {'rejected %':>11} {'requests':>12}"]
     lines += [
         f"  {model:<16} {f['p50_ms']:>9.1f} {f['p95_ms']:>9.1f} {f['p99_ms']:>9.1f} {f['rejected_pct']:>11.3f} "
         f"{f['requests']:>12,}"
         for model, f in per_model.items()
     ]
+    lines += [
+        f"  {model}: an ensemble, end to end over its steps {', '.join(f['steps'])}"
+        for model, f in per_model.items()
+        if "steps" in f
+    ]
     return "\n".join(lines)
 
 
 def warned_inputs(
     args: argparse.Namespace, command: str, *, models: bool = False
-) -> tuple[Path, StackConfig, Scenario, NDArray[np.float64], Scenario | None, dict[str, Any]]:
+) -> tuple[Path, StackConfig, Scenario, NDArray[np.float64], Scenario | None, dict[str, Any], NamedLoad]:
     """What `simulate` and `plan` run (stackctl.run_inputs; `models`: several models of the deployment may run
     together), the head profile's warnings printed on stderr: a profile measured on a config that differs from the
     stack's in a field that changes tau(b)."""
@@ -135,6 +143,34 @@ def warned_inputs(
     for warning in inputs[2].profile_warnings:
         print(f"stackctl {command}: warning: {warning}", file=sys.stderr)
     return inputs
+
+
+def ensemble_summaries(
+    args: argparse.Namespace, loaded: StackConfig, head: Scenario, named: NamedLoad, timeline: Timeline
+) -> dict[str, dict[str, Any]]:
+    """Each ensemble the load (`named`, before its ensembles' rates went to their steps) calls by name, end to end
+    from its steps' latencies (simulator.ensembles, seeded with the run's seed), with the requests offered to it
+    (its rate summed) and its `steps`; empty when it calls none."""
+    from simulator.engine import ModelCounts  # noqa: PLC0415
+    from simulator.ensembles import end_to_end  # noqa: PLC0415
+    from simulator.scenario import loaded_ensembles  # noqa: PLC0415
+
+    if args.model:
+        return {}
+    where = args.trace or f"--profile {args.profile}"
+    configs, ensembles = loaded_ensembles(loaded, args.deployment, named.names, named.rate, where)
+    if not ensembles:
+        return {}
+    counts = timeline.per_model or {
+        # One model simulated alone (an ensemble of one step) keeps no per-model counts: the run's are its own.
+        head.model: ModelCounts(timeline.histogram.sum(axis=0), timeline.arrived, timeline.served, timeline.dropped)
+    }
+    histograms = {m: c.histogram for m, c in counts.items()}
+    rejected = {m: float(c.summary()["rejected_pct"]) for m, c in counts.items()}
+    return {
+        name: {**end_to_end(configs, name, histograms, rejected, seed=args.seed), "requests": round(float(rps.sum()))}
+        for name, rps in ensembles.items()
+    }
 
 
 def run(args: argparse.Namespace) -> Exit:
@@ -149,7 +185,7 @@ def run(args: argparse.Namespace) -> Exit:
     )
     from stackctl.run_inputs import within_request_budget  # noqa: PLC0415
 
-    _, loaded, head, rate, base, inputs = warned_inputs(args, "simulate", models=True)
+    _, loaded, head, rate, base, inputs, named = warned_inputs(args, "simulate", models=True)
     within_request_budget(rate, inputs["trace"], 2 if base is not None else 1)
     bar = Bar("simulate", len(rate), "s")
     try:
@@ -161,7 +197,7 @@ def run(args: argparse.Namespace) -> Exit:
     bound = deployment_oracle(head, rate, None if p99_slo_ms is None else p99_slo_ms / 1000)
     # The inputs lead summary.json, so that the file alone says what ran and how to rerun it.
     result = {"inputs": inputs, **run_summary, **bound.figures(float(run_summary["gpu_hours"] or 0))}
-    per_model = model_summaries(timeline)
+    per_model = model_summaries(timeline) | ensemble_summaries(args, loaded, head, named, timeline)
     if per_model:
         result["models"] = per_model
     total = rate.reshape(len(rate), -1).sum(axis=1)
