@@ -3,6 +3,7 @@ be reached, and an API server that dies in the middle of `pulumi up`."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Iterator
@@ -62,6 +63,32 @@ def test_up_against_an_unreachable_context_names_it(cluster: LocalCluster, tmp_p
     assert f"context {CONTEXT!r}" in output, output
     assert "127.0.0.1:9" in output, output
     assert "Traceback" not in output
+
+
+def test_objects_the_state_lost_are_adopted_by_the_next_up(cluster: LocalCluster, tmp_path: Path) -> None:
+    # What an interrupted `up` can leave every time: objects the API server created whose creation never
+    # reached the state. The next `up` applies them as new field managers (pulumi-kubernetes names each at
+    # random) and must share each field rather than conflict, as it must after the fault below, whatever the
+    # moment of the fault.
+    project = fresh_project(tmp_path, cluster)
+    project.ok("up", "--yes", "--skip-preview", stack=STACK)
+    deployment = json.loads(project.ok("stack", "export", stack=STACK))
+    resources = deployment["deployment"]["resources"]
+    lost = {r["urn"] for r in resources if r["type"].startswith("kubernetes:") and r.get("custom")}
+    assert len(lost) > 20, lost
+    kept = [r for r in resources if r["urn"] not in lost]
+    for resource in kept:
+        resource["dependencies"] = [urn for urn in resource.get("dependencies", []) if urn not in lost]
+        for key, urns in resource.get("propertyDependencies", {}).items():
+            resource["propertyDependencies"][key] = [urn for urn in urns if urn not in lost]
+    deployment["deployment"]["resources"] = kept
+    exported = tmp_path / "state-without-objects.json"
+    exported.write_text(json.dumps(deployment))
+    project.ok("stack", "import", "--file", str(exported), stack=STACK)
+
+    project.ok("up", "--yes", "--skip-preview", stack=STACK)
+    project.ok("preview", "--expect-no-changes", stack=STACK)
+    project.ok("destroy", "--yes", "--skip-preview", stack=STACK)
 
 
 def test_the_api_server_dies_mid_up_and_the_next_up_converges(cluster: LocalCluster, tmp_path: Path) -> None:
