@@ -43,6 +43,8 @@ class Plan:
     node_provision_seconds: float
     holdings: tuple[Holding, ...] = ()
     """Per derived shape no candidate holds, the cheapest single reaction setting that would (planner.holding)."""
+    unplanned: tuple[str, ...] = ()
+    """The deployment's other models: served on the same pods, not simulated by the plan (plan.md says so)."""
 
     @property
     def current(self) -> Result:
@@ -137,4 +139,5 @@ def make_plan(
         head.pod_start_seconds,
         head.node_provision_seconds,
         holdings,
+        tuple(m for m in loaded.config.serving.deployments[head.deployment].models if m != head.model),
     )

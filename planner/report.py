@@ -378,6 +378,17 @@ def _shapes_section(plan: Plan) -> list[str]:
     return lines
 
 
+def _unplanned(plan: Plan) -> str:
+    """What the plan leaves out: the deployment's other models share its pods' GPUs, and it simulates one."""
+    others = ", ".join(plan.unplanned)
+    return (
+        f"Models: this plan simulates {plan.model} alone. Deployment {plan.deployment} also serves {others}, whose "
+        "load shares the same pods and GPUs and is not in these figures: check the chosen settings with every model "
+        "(`stackctl simulate` with a trace column per model or scaling.simulation.shares; docs/simulation.md, "
+        '"Several models").'
+    )
+
+
 def plan_markdown(plan: Plan) -> str:
     current, chosen, ranked = plan.current, plan.chosen, plan.ranked
     runner_up = ranked[1] if len(ranked) > 1 else None
@@ -395,6 +406,7 @@ def plan_markdown(plan: Plan) -> str:
         f"{plan.budget}, seed {plan.seed}).",
         "",
         *([_tail(plan, chosen), ""] if chosen is not None else []),
+        *([_unplanned(plan), ""] if plan.unplanned else []),
     ]
     if chosen is None:
         closest = min(plan.results, key=lambda r: (len(r.failures), r.mean["p95_ms"] or float("inf"), r.index))
@@ -472,6 +484,7 @@ def plan_json(plan: Plan, inputs: Mapping[str, Any]) -> str:
         "stack": plan.stack,
         "deployment": plan.deployment,
         "model": plan.model,
+        "models_not_simulated": list(plan.unplanned),
         "trace": plan.trace,
         "slo_ms": plan.bounds.slo_ms,
         "p99_slo_ms": plan.bounds.p99_ms,

@@ -89,6 +89,16 @@ def test_a_light_trace_keeps_productions_floor_and_the_fewest_gpu_hours(light_ru
     assert (light_runs[0] / "pareto.png").read_bytes().startswith(b"\x89PNG")
 
 
+def test_the_plan_names_the_deployments_models_it_does_not_simulate(light_runs: tuple[Path, Path, Path]) -> None:
+    # production's general serves three models; the plan runs classifier's batcher alone.
+    assert read_json(light_runs[0])["models_not_simulated"] == ["preprocess", "pipeline"]
+    md = (light_runs[0] / "plan.md").read_text()
+    assert (
+        "Models: this plan simulates classifier alone. Deployment general also serves preprocess, pipeline, "
+        "whose load shares the same pods and GPUs and is not in these figures"
+    ) in md
+
+
 def test_same_inputs_and_seed_give_the_same_bytes(light_runs: tuple[Path, Path, Path]) -> None:
     first, second, _ = light_runs
     for name in ("plan.json", "Pulumi.production.yaml.patch"):
