@@ -23,6 +23,13 @@ from triton_platform.model_packaging.source import read_repository
 pytestmark = pytest.mark.real_tools
 
 
+def server_state(server: TritonServer) -> str:
+    """Whether the server still runs, and its log's errors: what a refused connection mid-test needs to show."""
+    code = server.process.poll() if server.process else None
+    state = "running" if code is None else f"exited with {code}"
+    return f"tritonserver {state}; its log's errors:\n{server.errors()}"
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[TritonServer]:
     with stack_server("dev", "classifier") as (running, _):
@@ -37,7 +44,7 @@ def test_a_profile_measured_by_url_records_its_server_and_runs_in_simulate(
     argv = ["--url", url, "--metrics-url", server.metrics_url, "--model", "classifier", "--stack", "dev"]
     code = main(["profile", *argv, "--seconds", "0.5", "--output", str(out)])
     printed, err = capsys.readouterr()
-    assert (code, err) == (0, ""), err
+    assert (code, err) == (0, ""), f"{err}\n{server_state(server)}"
     profile = json.loads(out.read_text(encoding="utf-8"))
     config = load_stack("dev").config
     rendered = render_stack("dev", config.serving, config.models, read_repository(DEFAULT_MODEL_REPO))
@@ -78,8 +85,9 @@ def test_a_server_whose_config_differs_from_the_stacks_is_warned_of_and_recorded
     out = tmp_path / "profile.json"
     argv = ["--url", f"http://{server.http_url}", "--metrics-url", server.metrics_url, "--model", "classifier"]
     code = main(["profile", *argv, "--stack", "production", "--seconds", "0.2", "--output", str(out)])
-    assert code == 0
-    assert capsys.readouterr().err.strip() == (
+    err = capsys.readouterr().err
+    assert code == 0, f"{err}\n{server_state(server)}"
+    assert err.strip() == (
         "stackctl profile: warning: the profiled config differs from stacks/Pulumi.production.yaml's rendered config "
         "of 'classifier' (max_batch_size 8 -> 32; instance_count 1 -> 3; profile -> stack); simulate and plan will "
         "say so"
