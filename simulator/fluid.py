@@ -27,6 +27,16 @@ model keeps the engine's control plane and replaces its data plane:
   pools, scrape and drain times), loads and seeds, and `_desired` against hpa.Hpa sync after sync on
   random behaviors and the legacy path (no behavior). engine.summary does the arithmetic for both.
 
+Several models on one pod (Scenario.others, a rate column each): each model reads its own surface; contention is
+the engine's (a model's tau(b) stretched by 1 / (1 - the other models' GPU share in the second before)), applied
+as time scaling: a pod whose service times are k x longer behaves as the unstretched pod at k x the rate, k x
+slower, so the surface is read at rate x k and its latencies and busy and queue seconds multiplied by k (the
+batching delay is stretched with them: an approximation). The signal is the deployment's, as the engine reads it:
+pending summed over the models, or per pod the busiest model's busy ratio (signals.busiest). Held to the reference,
+to the bit, on random scenarios of two and three models, and to the detailed engine on two models of production
+(tests/test_fluid.py: GPU-hours within 2.8%, rejected within 0.5 points, p95 within 22% away from the queue
+timeout's cliff). One model is never stretched: its results are unchanged, to the bit.
+
 Measured against the detailed engine on 15-minute step, diurnal and spike traces at 0.6x-2.7x of
 the trigger load, production, staging and dev, all four signals (tests/test_fluid.py): GPU-hours
 within 1% and rejected within 0.3 points where the HPA's decisions agree; p95 within 11%, except
@@ -60,7 +70,22 @@ from simulator.batcher import (
     Outcome,
     Replica,
 )
-from simulator.engine import EDGES, Pod, Timeline, drained, percentiles, rate_window_seconds, rescale, scrape, summary
+from simulator.engine import (
+    EDGES,
+    MAX_OTHERS_SHARE,
+    ModelCounts,
+    Pod,
+    Timeline,
+    drained,
+    model_columns,
+    model_summaries,
+    new_pod,
+    percentiles,
+    rate_window_seconds,
+    rescale,
+    scrape,
+    summary,
+)
 from simulator.hpa import LEGACY_DOWNSCALE_WINDOW, SYNC_SECONDS, TOLERANCE, Behavior, Hpa, Metric, Rules
 from simulator.keda import KedaAdapter
 from simulator.scenario import Scenario
@@ -80,12 +105,15 @@ WARMUP = 0.1
 
 
 Floats = NDArray[np.float64]
-SurfaceArrays = tuple[Floats, Floats, Floats, Floats, Floats, float, float]
-"""A surface's rates, rejected shares, counters per request and p95 at each rate; at saturation its counters per
-request, p95; its capacity."""
-RunArrays = tuple[Floats, Floats, Floats, Floats, Floats, Floats]
-"""What the data plane writes (_Run): per-pod counter increments, backlog, rejected and p95 per second; weights,
-waits."""
+SurfaceArrays = tuple[Floats, Floats, Floats, Floats, Floats, Floats, Floats]
+"""The models' surfaces, stacked by model (_surface_arrays): rates, rejected shares, counters per request and p95 at
+each rate; at saturation counters per request, p95; capacity."""
+RunArrays = tuple[Floats, Floats, Floats, Floats, Floats]
+"""What the data plane writes (_Run): per-pod counter increments, rejected per second and model; p95 per second;
+weights, waits."""
+BIN_RATIO = float(EDGES[1] / EDGES[0])
+STRETCH_BINS = math.ceil(math.log(1 / (1 - MAX_OTHERS_SHARE)) / math.log(BIN_RATIO)) + 1
+"""EDGES bins a latency moves up at the most stretch (engine.MAX_OTHERS_SHARE), and 1 for none."""
 
 
 @dataclass(frozen=True)
@@ -113,19 +141,6 @@ class Surface:
     saturated_p99: float
     saturated_counters: NDArray[np.float64]
     """Per request at saturation, COUNTER_*: full batches on every instance; queue seconds: the wait, added apart."""
-
-    @property
-    def arrays(self) -> SurfaceArrays:
-        """What the compiled data plane reads of the surface."""
-        return (
-            self.rates,
-            self.rejected,
-            self.counters,
-            self.p95,
-            self.saturated_counters,
-            self.saturated_p95,
-            self.capacity,
-        )
 
     def slo_rate(self, slo_seconds: float, p99_seconds: float | None = None) -> float:
         """The highest per-pod rate up to which this pod keeps p95 within `slo_seconds`, and p99 within
@@ -218,63 +233,101 @@ def _bracket(rates: NDArray[np.float64], rate: float) -> tuple[int, float]:
 
 
 @numba.njit(cache=True)
+def _stretch_bin(factor: float) -> int:
+    """How many EDGES bins a latency stretched by `factor` moves up (bins are a constant ratio wide)."""
+    return min(int(np.rint(math.log(factor) / math.log(BIN_RATIO))), STRETCH_BINS - 1)
+
+
+@numba.njit(cache=True)
 def _data_plane(  # noqa: PLR0917 - compiled: plain positional arrays and numbers
     first: int,
     end: int,
     arrivals: NDArray[np.float64],
     serving: NDArray[np.int64],
-    backlog: float,
     pod: SurfaceArrays,
-    queue_cap: float,
+    models: NDArray[np.float64],
+    state: NDArray[np.float64],
     out: RunArrays,
-) -> float:
-    """Seconds `first` to `end` of arrivals over `serving` pods from a total `backlog`; returns the backlog after.
-    `pod`: Surface.arrays; `out`: _Run.arrays.
+) -> None:
+    """Seconds `first` to `end` of each model's arrivals (a column each) over `serving` pods. `pod`: the models'
+    surfaces (_surface_arrays); `models`: per model its max queue size (0: unbounded), queue timeout (0: none) and
+    instances; `state`: per model its backlog over the pods, its GPU share and its stretch in the last second run,
+    updated; `out`: _Run.arrays.
 
-    Writes per second: each serving pod's counter increments (`per_pod`), the backlog after the second,
-    the arrivals rejected and the p95 of the second's arrivals; adds to `weights` the served requests
-    per grid point whose latency histogram they follow, and to `waits` those that also waited in the
-    backlog, by EDGES bin of the wait (their latency: the wait plus a full batch's).
+    Writes per second and model: each serving pod's counter increments (`per_pod`) and the arrivals rejected; per
+    second the p95 of its arrivals (the slowest model's); adds to `weights` the served requests per stretch and grid
+    point whose latency histogram they follow, and to `waits` those that also waited in the backlog, by stretch and
+    EDGES bin of the wait (their latency: the wait plus a full batch's).
+
+    Contention, as simulator.engine states it: each model's tau(b) is stretched by 1 / (1 - u), u the other models'
+    GPU share in the second before (at most engine.MAX_OTHERS_SHARE). A pod whose service times are all k x longer
+    behaves as the unstretched pod at k x the rate, k x slower: so the surface is read at rate x k, its latencies
+    and its busy and queue seconds multiplied by k. One model alone is never stretched (k = 1: the one-model run).
     """
     rates, rejected_share, per_request, p95, saturated_counters, saturated_p95, capacity = pod
-    per_pod, backlog_at, rejected, p95_at, weights, waits = out
+    per_pod, rejected, p95_at, weights, waits = out
+    backlog, share, stretch = state[0], state[1], state[2]
+    count_models = len(capacity)
     for t in range(first, end):
-        count, pods = arrivals[t], serving[t]
+        pods = serving[t]
         if pods == 0:
-            rejected[t] = count
-            backlog = 0.0
-            backlog_at[t] = 0.0
+            for m in range(count_models):
+                rejected[t, m] = arrivals[t, m]
+                backlog[m], share[m], stretch[m] = 0.0, 0.0, 1.0
             continue
-        rate, queued = count / pods, backlog / pods
-        served = min(queued + rate, capacity)
-        left = queued + rate - served
-        if queued <= 0.0 and left <= 0.0:
-            # Below saturation: the pod's stationary behaviour at this rate.
-            j, w = _bracket(rates, rate)
-            share = (1 - w) * rejected_share[j] + w * rejected_share[j + 1]
-            rejected[t] = count * share
-            weights[j] += count * (1 - share) * (1 - w)
-            weights[j + 1] += count * (1 - share) * w
-            per_pod[t] = rate * (1 - share) * ((1 - w) * per_request[j] + w * per_request[j + 1])
-            p95_at[t] = (1 - w) * p95[j] + w * p95[j + 1]
-            backlog_at[t] = 0.0
-            continue
-        # Saturated: full batches at `capacity`, the excess queues up to the cap, the rest is rejected.
-        dropped = max(left - queue_cap, 0.0)
-        left -= dropped
-        wait = 0.5 * (queued + left) / capacity
-        rejected[t] = dropped * pods
-        waits[max(np.searchsorted(CENTRES, wait) - 1, 0)] += count - dropped * pods
-        per_pod[t] = served * saturated_counters
-        per_pod[t, COUNTER_QUEUE_SECONDS] += served * wait
-        p95_at[t] = wait + saturated_p95
-        backlog = left * pods
-        backlog_at[t] = backlog
-    return backlog
+        if count_models > 1:
+            total = share.sum()
+            for m in range(count_models):
+                stretch[m] = 1 / (1 - min(total - share[m], MAX_OTHERS_SHARE))
+        slowest = np.nan
+        for m in range(count_models):
+            k = stretch[m]
+            shift = _stretch_bin(k)
+            count = arrivals[t, m]
+            rate, queued = count / pods, backlog[m] / pods
+            full = capacity[m] / k
+            cap = models[m, 0] if models[m, 0] > 0 else math.inf
+            if models[m, 1] > 0:
+                cap = min(cap, full * models[m, 1])
+            served = min(queued + rate, full)
+            left = queued + rate - served
+            if queued <= 0.0 and left <= 0.0:
+                # Below saturation: the pod's stationary behaviour at this rate.
+                j, w = _bracket(rates[m], rate * k)
+                lost = (1 - w) * rejected_share[m, j] + w * rejected_share[m, j + 1]
+                rejected[t, m] = count * lost
+                weights[m, shift, j] += count * (1 - lost) * (1 - w)
+                weights[m, shift, j + 1] += count * (1 - lost) * w
+                for c in range(4):
+                    scale = k if c >= COUNTER_BUSY_SECONDS else 1.0
+                    per_pod[t, m, c] = (
+                        rate * (1 - lost) * ((1 - w) * per_request[m, j, c] + w * per_request[m, j + 1, c]) * scale
+                    )
+                latency = ((1 - w) * p95[m, j] + w * p95[m, j + 1]) * k
+                backlog[m] = 0.0
+            else:
+                # Saturated: full batches at capacity, the excess queues up to the cap, the rest is rejected.
+                dropped = max(left - cap, 0.0)
+                left -= dropped
+                wait = 0.5 * (queued + left) / full
+                rejected[t, m] = dropped * pods
+                waits[m, shift, max(np.searchsorted(CENTRES, wait) - 1, 0)] += count - dropped * pods
+                for c in range(4):
+                    scale = k if c >= COUNTER_BUSY_SECONDS else 1.0
+                    per_pod[t, m, c] = served * saturated_counters[m, c] * scale
+                per_pod[t, m, COUNTER_QUEUE_SECONDS] += served * wait
+                latency = wait + saturated_p95[m] * k
+                backlog[m] = left * pods
+            share[m] = per_pod[t, m, COUNTER_BUSY_SECONDS] / k / models[m, 2]
+            # The second's p95: with several models, the slowest of those that had arrivals.
+            if count_models == 1 or (count > 0 and not latency <= slowest):
+                slowest = latency
+        p95_at[t] = slowest
 
 
 def _gauge(sf: Surface, rate: float, backlog: float, pods: int, rng: np.random.Generator) -> NDArray[np.int64]:
-    """Each pod's pending gauge at a scrape: a draw from the surface at `rate`, plus its share of the backlog."""
+    """Each pod's pending gauge of one model at a scrape: a draw from its surface at `rate`, plus its share of the
+    backlog."""
     j, w = _bracket(sf.rates, rate)
     point = j + (rng.random(pods) < w)
     pending = sf.pending[point, rng.integers(0, sf.pending.shape[1], pods)]
@@ -294,82 +347,114 @@ def _in_flight_busy(per_second: NDArray[np.float64]) -> float:
     return float(busy * busy / batches / 2) if batches > 0 else 0.0
 
 
-def _queue_cap(s: Scenario, capacity: float) -> float:
-    """Most requests one pod holds queued: `max_queue_size`, and what it serves within the timeout."""
-    cap = float(s.batcher.max_queue_size or math.inf)
-    return min(cap, capacity * s.batcher.timeout_s) if s.batcher.timeout_s > 0 else cap
+def _batchers(s: Scenario) -> list[tuple[BatcherConfig, LatencyProfile]]:
+    """Each simulated model's batcher and latency profile, the scenario's own model first (Scenario.models)."""
+    return [(s.batcher, s.tau), *((m.batcher, m.tau) for m in s.others)]
+
+
+def _model_limits(s: Scenario) -> NDArray[np.float64]:
+    """Per model (Scenario.models): its max queue size (0: unbounded), queue timeout seconds (0: none), instances."""
+    return np.array([[b.max_queue_size, b.timeout_s, b.instances] for b, _ in _batchers(s)], np.float64)
+
+
+def _surface_arrays(surfaces: Sequence[Surface]) -> SurfaceArrays:
+    """What the compiled data plane reads of each model's surface, stacked by model."""
+    return (
+        np.stack([sf.rates for sf in surfaces]),
+        np.stack([sf.rejected for sf in surfaces]),
+        np.stack([sf.counters for sf in surfaces]),
+        np.stack([sf.p95 for sf in surfaces]),
+        np.stack([sf.saturated_counters for sf in surfaces]),
+        np.array([sf.saturated_p95 for sf in surfaces]),
+        np.array([sf.capacity for sf in surfaces]),
+    )
 
 
 @dataclass
 class _Run:
-    """The fluid data plane's state and per-second results over one trace."""
+    """The fluid data plane's state and per-second results over one trace, per model (Scenario.models)."""
 
-    sf: Surface
+    surfaces: list[Surface]
+    pod: SurfaceArrays
+    models: NDArray[np.float64]
+    """_model_limits."""
     arrivals: NDArray[np.float64]
+    """(second, model)."""
     serving: NDArray[np.int64]
     """Pods taking traffic in each second."""
     per_pod: NDArray[np.float64]
-    """Each serving pod's counter increments in each second."""
+    """(second, model, COUNTER_*): each serving pod's counter increments."""
     counters: NDArray[np.float64]
-    """A pod's counters from the start, serving throughout, at the start of each second."""
-    backlog_at: NDArray[np.float64]
+    """(second, model, COUNTER_*): a pod's counters from the start, serving throughout, at the start of each second."""
     rejected: NDArray[np.float64]
+    """(second, model)."""
     p95_at: NDArray[np.float64]
     weights: NDArray[np.float64]
+    """(model, stretch bin, grid point)."""
     waits: NDArray[np.float64]
-    backlog: float = 0.0
+    """(model, stretch bin, EDGES bin of the wait)."""
+    state: NDArray[np.float64]
+    """Per model: the backlog over the pods, the GPU share and the stretch of the last second run (_data_plane)."""
 
     @classmethod
-    def start(cls, sf: Surface, arrivals: NDArray[np.float64]) -> _Run:
-        n = len(arrivals)
+    def start(cls, s: Scenario, surfaces: list[Surface], arrivals: NDArray[np.float64]) -> _Run:
+        n, count = arrivals.shape
         return cls(
-            sf,
+            surfaces,
+            _surface_arrays(surfaces),
+            _model_limits(s),
             arrivals,
             np.zeros(n, np.int64),
-            np.zeros((n, 4)),
-            np.zeros((n + 1, 4)),
-            np.zeros(n),
-            np.zeros(n),
+            np.zeros((n, count, 4)),
+            np.zeros((n + 1, count, 4)),
+            np.zeros((n, count)),
             np.full(n, np.nan),
-            np.zeros(len(sf.rates)),
-            np.zeros(BINS),
+            np.zeros((count, STRETCH_BINS, len(GRID))),
+            np.zeros((count, STRETCH_BINS, BINS)),
+            np.array([np.zeros(count), np.zeros(count), np.ones(count)]),
         )
 
     @property
     def arrays(self) -> RunArrays:
-        return self.per_pod, self.backlog_at, self.rejected, self.p95_at, self.weights, self.waits
+        return self.per_pod, self.rejected, self.p95_at, self.weights, self.waits
 
-    def advance(self, first: int, end: int, queue_cap: float) -> None:
+    @property
+    def backlog(self) -> float:
+        return float(self.state[0].sum())
+
+    def advance(self, first: int, end: int) -> None:
         """Run seconds `first` to `end` (`serving` set for them)."""
-        self.backlog = _data_plane(
-            first, end, self.arrivals, self.serving, self.backlog, self.sf.arrays, queue_cap, self.arrays
-        )
+        _data_plane(first, end, self.arrivals, self.serving, self.pod, self.models, self.state, self.arrays)
         self.counters[first + 1 : end + 1] = self.counters[first] + np.cumsum(self.per_pod[first:end], axis=0)
 
 
 def _scrape(
     s: Scenario, run: _Run, pods: list[Pod], second: int, *, scrapes: Scrapes, rng: np.random.Generator
 ) -> list[float | None]:
-    """engine.scrape, with each serving pod's gauge drawn from the surface and its counters from the run."""
+    """engine.scrape, with each serving pod's gauges drawn from the surfaces and its counters from the run."""
     now = float(second)
     live = [p for p in pods if p.draining_since is None and p.ready_at <= now]
-    gauge = np.zeros(len(live), np.int64)
+    gauges = [np.zeros(len(live), np.int64) for _ in run.surfaces]
     if second:
         last = second - 1
-        rate = run.arrivals[last] / max(run.serving[last], 1)
-        gauge = _gauge(run.sf, rate, run.backlog, len(live), rng)
-        if s.batcher.max_queue_size:
-            gauge = np.minimum(gauge, s.batcher.max_queue_size)
-    for pod, pending in zip(live, gauge, strict=True):
-        pod.replica.queue = np.empty(int(pending))
+        for m, sf in enumerate(run.surfaces):
+            # The rate the model's surface was read at in that second: stretched by the others' share.
+            rate = run.arrivals[last, m] / max(run.serving[last], 1) * run.state[2, m]
+            gauges[m] = _gauge(sf, rate, run.state[0, m], len(live), rng)
+            if run.models[m, 0]:
+                gauges[m] = np.minimum(gauges[m], int(run.models[m, 0]))
+    for i, pod in enumerate(live):
         start = min(max(math.ceil(pod.ready_at), 0), second)
-        pod.replica.counters = run.counters[second] - run.counters[start]
-        if start < second:
-            pod.replica.counters[COUNTER_BUSY_SECONDS] += _in_flight_busy(run.per_pod[second - 1])
+        for m, replica in enumerate(pod.replicas):
+            replica.queue = np.empty(int(gauges[m][i]))
+            replica.counters = run.counters[second, m] - run.counters[start, m]
+            if start < second:
+                replica.counters[COUNTER_BUSY_SECONDS] += _in_flight_busy(run.per_pod[second - 1, m])
     scraped = scrape(s, pods, now, scrapes)
     # Empty again, so that engine.drained sees an idle pod once its preStop sleep is over.
     for pod in live:
-        pod.replica.queue = np.empty(0)
+        for replica in pod.replicas:
+            replica.queue = np.empty(0)
     return scraped
 
 
@@ -387,14 +472,16 @@ def _place(s: Scenario, pods: list[Pod], run: _Run, timeline: Timeline, *, first
     return [p for p in pods if not drained(s, p, float(end))]
 
 
-def _start(s: Scenario, rate: NDArray[np.float64], seed: int) -> tuple[Surface, np.random.Generator, Timeline, _Run]:
-    """A run's surface, random numbers, timeline and data plane, its arrivals drawn."""
-    sf = surface(s.batcher, s.tau)
+def _start(s: Scenario, rate: NDArray[np.float64], seed: int) -> tuple[np.random.Generator, Timeline, _Run]:
+    """A run's random numbers, timeline and data plane, its arrivals drawn: with several models (Scenario.others),
+    `rate` has a column per model (Scenario.models), as engine.simulate reads it."""
+    surfaces = [surface(b, tau) for b, tau in _batchers(s)]
     rng = np.random.default_rng(seed)
     # The run's histogram summed into one row: a day's by second would be half a gigabyte.
     timeline = Timeline.empty(len(rate), histogram_rows=1)
-    timeline.arrival_rps = rng.poisson(rate).astype(np.float64)
-    return sf, rng, timeline, _Run.start(sf, timeline.arrival_rps)
+    arrivals = rng.poisson(model_columns(s, rate)).astype(np.float64)
+    timeline.arrival_rps = arrivals.sum(axis=1)
+    return rng, timeline, _Run.start(s, surfaces, arrivals)
 
 
 def _metrics(s: Scenario) -> list[Metric]:
@@ -409,18 +496,17 @@ def evaluate_reference(s: Scenario, rate: NDArray[np.float64], seed: int = 0) ->
     """`evaluate` with the engine's own control-plane objects (engine.Pod, engine.scrape, keda, hpa, rescale,
     drained) run in Python at each scrape: what the compiled `_control` is held to, result for result
     (tests/test_fluid.py)."""
-    sf, rng, timeline, run = _start(s, rate, seed)
+    rng, timeline, run = _start(s, rate, seed)
     n = len(rate)
     # The control plane as engine.simulate sets it up and runs it (without Prometheus outages).
     metrics = _metrics(s)
     hpa = Hpa(s.min_replicas, s.max_replicas, tuple(metrics), s.behavior)
     keda = KedaAdapter(tuple(m.target for m in metrics), s.fallback)
     scrapes = Scrapes(rate_window_seconds(s.scrape_seconds), [])
-    pods = [Pod(Replica(s.batcher, s.tau, seed + i), 0.0, 0.0) for i in range(s.min_replicas)]
+    pods = [new_pod(s, seed + i, 0.0, 0.0) for i in range(s.min_replicas)]
     nodes_ready = [0.0] * s.warm_nodes
     scraped: list[float | None] = [0.0] * len(metrics)
     desired, signal = s.min_replicas, np.nan
-    queue_cap = _queue_cap(s, sf.capacity)
     every, sync = max(int(s.scrape_seconds), 1), int(SYNC_SECONDS)
     # Only scrapes and syncs change what the pods do: the data plane runs from one to the next.
     events = sorted({*range(0, n, every), *range(sync, n, sync)})
@@ -445,7 +531,7 @@ def evaluate_reference(s: Scenario, rate: NDArray[np.float64], seed: int = 0) ->
         pods = _place(s, pods, run, timeline, first=first, end=end)
         timeline.desired[first:end] = desired
         timeline.signal[first:end] = signal
-        run.advance(first, end, queue_cap)
+        run.advance(first, end)
     return _summary(s, run, timeline)
 
 
@@ -618,21 +704,24 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
     hpa: HpaInputs,
     gauges: NDArray[np.int64],
     pod: SurfaceArrays,
-    queue_cap: float,
+    models: NDArray[np.float64],
     arrivals: NDArray[np.float64],
     serving: NDArray[np.int64],
     ready_at_second: NDArray[np.int64],
     gpus: NDArray[np.int64],
     counters: NDArray[np.float64],
+    state: NDArray[np.float64],
     out: RunArrays,
-) -> float:
-    """evaluate_reference's loop over `events`, the scrapes and syncs, with the data plane between; returns the
-    backlog at the end. `scenario`: min and max replicas, scrape seconds, GPUs per pod and per node, max and warm
-    nodes, node provision, pod start and drain seconds, max queue size; `signal`: SIGNAL_CODES' code, the batching
-    delay, instances and the GPU-memory ratio (NaN: no GPU-memory trigger); the HPA's as `_hpa_inputs`; the
-    surface's (Surface.arrays); then evaluate_reference's run arrays, which it fills (_Run.arrays)."""
+) -> None:
+    """evaluate_reference's loop over `events`, the scrapes and syncs, with the data plane between. `scenario`: min
+    and max replicas, scrape seconds, GPUs per pod and per node, max and warm nodes, node provision, pod start and
+    drain seconds; `signal`: SIGNAL_CODES' code, the batching delay and the GPU-memory ratio (NaN: no GPU-memory
+    trigger); the HPA's as `_hpa_inputs`; per model its gauge samples (model, grid point, sample); the surfaces
+    (_surface_arrays) and _model_limits; then evaluate_reference's run arrays, which it fills (_Run)."""
     n = len(arrivals)
+    count_models = len(models)
     rates, per_pod = pod[0], out[0]
+    backlog, stretch = state[0], state[2]
     min_replicas, max_replicas, scrape_seconds = int(scenario[0]), int(scenario[1]), scenario[2]
     gpus_per_pod, gpus_per_node, max_nodes, warm_nodes = (
         int(scenario[3]),
@@ -640,8 +729,8 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
         int(scenario[5]),
         int(scenario[6]),
     )
-    provision, pod_start, drain, max_queue_size = scenario[7], scenario[8], scenario[9], int(scenario[10])
-    kind, delay, instances, memory_ratio = int(signal[0]), signal[1], signal[2], signal[3]
+    provision, pod_start, drain = scenario[7], scenario[8], scenario[9]
+    kind, delay, memory_ratio = int(signal[0]), signal[1], signal[2]
     # Pods, in engine.rescale's order: when each is ready, since when it drains (NaN: it does not), its series.
     size = max(2 * max_replicas, 4)
     pod_ready, pod_draining, pod_serial = np.zeros(size), np.full(size, np.nan), np.arange(size)
@@ -649,24 +738,25 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
     nodes = np.zeros(max(max_nodes, warm_nodes) + 1)
     node_count = warm_nodes
     per_node = max(gpus_per_node // gpus_per_pod, 1)
-    # Prometheus' scrapes within the rate window (signals.Scrapes): a ring of (time, live pods' series, counters).
+    # Prometheus' scrapes within the rate window (signals.Scrapes): a ring of (time, live pods' series, counters),
+    # a series per pod and model.
     window = max(4 * scrape_seconds, 60.0)
     depth = int(window // every) + 3
     scrape_t = np.zeros(depth)
     scrape_n = np.zeros(depth, np.int64)
     scrape_serial = np.zeros((depth, max(max_replicas, min_replicas)), np.int64)
-    scrape_counters = np.zeros((depth, max(max_replicas, min_replicas), 4))
+    scrape_counters = np.zeros((depth, max(max_replicas, min_replicas), count_models, 4))
     oldest, held = 0, 0
     values = np.zeros(len(hpa[1]))
-    state = _hpa_state(len(events) + 1)
+    hpa_state = _hpa_state(len(events) + 1)
     up = np.zeros(max(max_replicas, min_replicas))
-    desired, backlog = min_replicas, 0.0
+    desired = min_replicas
     for e in range(len(events)):
         first = events[e]
         end = events[e + 1] if e + 1 < len(events) else n
         now = float(first)
         if first % every == 0:
-            # _scrape: the live pods' gauges drawn from the surface, their counters from the run; engine.scrape.
+            # _scrape: the live pods' gauges drawn from the surfaces, their counters from the run; engine.scrape.
             live = np.empty(pods, np.int64)
             count = 0
             for p in range(pods):
@@ -676,18 +766,20 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
             gauge = np.zeros(count, np.int64)
             if first:
                 last = first - 1
-                rate = arrivals[last] / max(serving[last], 1)
-                j, w = _bracket(rates, rate)
-                above = rng.random(count)
-                column = rng.integers(0, gauges.shape[1], count)
-                low = rng.random(count)
-                share = int(np.rint(backlog / max(count, 1)))
-                for i in range(count):
-                    value = gauges[j + 1 if above[i] < w else j, column[i]]
-                    if low[i] * rates[0] > rate:
-                        value = 0
-                    value += share
-                    gauge[i] = min(value, max_queue_size) if max_queue_size else value
+                for m in range(count_models):
+                    rate = arrivals[last, m] / max(serving[last], 1) * stretch[m]
+                    j, w = _bracket(rates[m], rate)
+                    above = rng.random(count)
+                    column = rng.integers(0, gauges.shape[2], count)
+                    low = rng.random(count)
+                    share = int(np.rint(backlog[m] / max(count, 1)))
+                    limit = int(models[m, 0])
+                    for i in range(count):
+                        value = gauges[m, j + 1 if above[i] < w else j, column[i]]
+                        if low[i] * rates[m, 0] > rate:
+                            value = 0
+                        value += share
+                        gauge[i] += min(value, limit) if limit else value
             if held == depth:
                 raise ValueError("more scrapes in the rate window than the ring holds")
             slot = (oldest + held) % depth
@@ -697,16 +789,19 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                 p = live[i]
                 start = min(max(math.ceil(pod_ready[p]), 0), first)
                 scrape_serial[slot, i] = pod_serial[p]
-                for c in range(4):
-                    scrape_counters[slot, i, c] = counters[first, c] - counters[start, c]
-                if start < first:
-                    row = per_pod[first - 1]
-                    busy, batches = row[COUNTER_BUSY_SECONDS], row[COUNTER_EXECUTIONS]
-                    scrape_counters[slot, i, COUNTER_BUSY_SECONDS] += busy * busy / batches / 2 if batches > 0 else 0.0
+                for m in range(count_models):
+                    for c in range(4):
+                        scrape_counters[slot, i, m, c] = counters[first, m, c] - counters[start, m, c]
+                    if start < first:
+                        busy, batches = per_pod[first - 1, m, COUNTER_BUSY_SECONDS], per_pod[first - 1, m, 1]
+                        scrape_counters[slot, i, m, COUNTER_BUSY_SECONDS] += (
+                            busy * busy / batches / 2 if batches > 0 else 0.0
+                        )
             while scrape_t[oldest] < now - window:
                 oldest, held = (oldest + 1) % depth, held - 1
-            # Scrapes.rates: per live pod, from its oldest sample in the window.
+            # Scrapes.rates: per live pod's series, from its oldest sample in the window; and signals.busiest.
             total = np.zeros(4)
+            busiest = 0.0
             if held >= 2:
                 for i in range(count):
                     for h in range(held - 1):
@@ -717,22 +812,32 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                                 found = k
                                 break
                         if found >= 0 and scrape_t[past] < now:
-                            for c in range(4):
-                                since = scrape_counters[slot, i, c] - scrape_counters[past, found, c]
-                                total[c] += since / (now - scrape_t[past])
+                            most = 0.0
+                            for m in range(count_models):
+                                for c in range(4):
+                                    since = scrape_counters[slot, i, m, c] - scrape_counters[past, found, m, c]
+                                    total[c] += since / (now - scrape_t[past])
+                                since = (
+                                    scrape_counters[slot, i, m, COUNTER_BUSY_SECONDS]
+                                    - scrape_counters[past, found, m, COUNTER_BUSY_SECONDS]
+                                )
+                                most = max(most, since / (now - scrape_t[past]) / models[m, 2])
+                            busiest += most
                             break
-            # signals.read
+            # signals.read, and with several models engine.scrape's busiest.
             pending = float(gauge.sum())
             if kind == 0:
                 values[0] = pending
             elif kind == 1:
                 values[0] = max(pending - total[COUNTER_SUCCESS] * delay, 0.0)
+            elif kind == 3 and count_models > 1:
+                values[0] = busiest
             elif total[COUNTER_SUCCESS] <= 0:
                 values[0] = 0.0
             elif kind == 2:
                 values[0] = total[COUNTER_QUEUE_SECONDS] / total[COUNTER_SUCCESS]
             else:
-                values[0] = total[COUNTER_BUSY_SECONDS] / instances
+                values[0] = total[COUNTER_BUSY_SECONDS] / models[0, 2]
             if len(values) > 1:
                 values[1] = count * memory_ratio
         if first % sync == 0 and first > 0:
@@ -741,7 +846,7 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                 if np.isnan(pod_draining[p]):
                     current += 1
                     ready += 1 if pod_ready[p] <= now else 0
-            desired = _desired(now, current, ready, values, min_replicas, max_replicas, hpa, state)
+            desired = _desired(now, current, ready, values, min_replicas, max_replicas, hpa, hpa_state)
             # engine.rescale
             if desired < current:
                 # The ReplicaSet removes the newest pods first.
@@ -804,26 +909,32 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
             )
             staying += 1
         pods = staying
-        backlog = _data_plane(first, end, arrivals, serving, backlog, pod, queue_cap, out)
+        _data_plane(first, end, arrivals, serving, pod, models, state, out)
         # As np.cumsum from `first`, added to the counters there.
-        running = np.zeros(4)
+        running = np.zeros((count_models, 4))
         for t in range(first, end):
-            for c in range(4):
-                running[c] += per_pod[t, c]
-                counters[t + 1, c] = counters[first, c] + running[c]
-    return backlog
+            for m in range(count_models):
+                for c in range(4):
+                    running[m, c] += per_pod[t, m, c]
+                    counters[t + 1, m, c] = counters[first, m, c] + running[m, c]
 
 
 def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str, float | int | None]:
     """What engine.summary reports for `simulate(s, rate, seed)`, from the fluid model: evaluate_reference's
-    results, its control plane compiled."""
-    sf, rng, timeline, run = _start(s, rate, seed)
+    results, its control plane compiled. With several models (Scenario.others) `rate` has a column per model."""
+    return evaluate_models(s, rate, seed)[0]
+
+
+def evaluate_models(
+    s: Scenario, rate: NDArray[np.float64], seed: int = 0
+) -> tuple[dict[str, float | int | None], dict[str, dict[str, float | int]]]:
+    """`evaluate`'s summary, and with several models each one's (engine.model_summaries; empty with one)."""
+    rng, timeline, run = _start(s, rate, seed)
     n = len(rate)
     every, sync = max(int(s.scrape_seconds), 1), int(SYNC_SECONDS)
     events = np.array(sorted({*range(0, n, every), *range(sync, n, sync)}), np.int64)
-    metrics = _metrics(s)
     b = s.batcher
-    run.backlog = _control(
+    _control(
         events,
         every,
         sync,
@@ -840,7 +951,6 @@ def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str,
                 s.node_provision_seconds,
                 s.pod_start_seconds,
                 s.drain_seconds,
-                b.max_queue_size,
             ],
             np.float64,
         ),
@@ -848,38 +958,66 @@ def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str,
             [
                 SIGNAL_CODES[s.signal.name],
                 b.max_queue_delay_s if b.dynamic else 0.0,
-                b.instances,
                 np.nan if s.gpu_memory_ratio is None else s.gpu_memory_ratio,
             ]
         ),
-        _hpa_inputs(metrics, s.behavior),
-        sf.pending,
-        sf.arrays,
-        _queue_cap(s, sf.capacity),
+        _hpa_inputs(_metrics(s), s.behavior),
+        np.stack([sf.pending for sf in run.surfaces]),
+        run.pod,
+        run.models,
         run.arrivals,
         run.serving,
         timeline.ready,
         timeline.gpus,
         run.counters,
+        run.state,
         run.arrays,
     )
-    return _summary(s, run, timeline)
+    return _summary(s, run, timeline), model_summaries(timeline)
+
+
+def _shifted(histogram: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
+    """`histogram` moved up `bins` EDGES bins, what passes the last bin kept in it."""
+    if not bins:
+        return histogram
+    moved = np.zeros_like(histogram)
+    moved[bins:] = histogram[: BINS - bins]
+    moved[-1] += histogram[BINS - bins :].sum()
+    return moved
+
+
+def _histogram(sf: Surface, weights: NDArray[np.float64], waits: NDArray[np.float64]) -> NDArray[np.float64]:
+    """One model's latency counts over EDGES: its `weights` and `waits` (by stretch bin, _Run) over its surface."""
+    total = weights[0] @ sf.histogram
+    for shift in range(1, STRETCH_BINS):
+        if weights[shift].any():
+            total += _shifted(weights[shift] @ sf.histogram, shift)
+    # Backlogged requests: a full batch's latency (stretched), later by the wait.
+    for shift in range(STRETCH_BINS):
+        service = CENTRES * BIN_RATIO**shift
+        for wait_bin in np.flatnonzero(waits[shift]):
+            shifted = np.clip(np.searchsorted(EDGES, service + CENTRES[wait_bin]) - 1, 0, BINS - 1)
+            total += np.bincount(shifted, sf.saturated * waits[shift, wait_bin], minlength=BINS)
+    return np.asarray(total, np.float64)
 
 
 def _summary(s: Scenario, run: _Run, timeline: Timeline) -> dict[str, float | int | None]:
-    """engine.summary over the fluid run, with the one figure it would read from per-second histograms."""
-    sf = run.sf
-    total = run.weights @ sf.histogram
-    # Backlogged requests: a full batch's latency, later by the wait.
-    for wait_bin in np.flatnonzero(run.waits):
-        shifted = np.clip(np.searchsorted(EDGES, CENTRES + CENTRES[wait_bin]) - 1, 0, BINS - 1)
-        total += np.bincount(shifted, sf.saturated * run.waits[wait_bin], minlength=BINS)
-    timeline.histogram[0] = np.rint(total).astype(np.int64)
-    timeline.rejected[:] = np.rint(run.rejected).astype(np.int64)
+    """engine.summary over the fluid run, with the one figure it would read from per-second histograms; with several
+    models, each one's counts in timeline.per_model."""
+    totals = [_histogram(sf, run.weights[m], run.waits[m]) for m, sf in enumerate(run.surfaces)]
+    rejected = run.rejected.sum(axis=1)
+    timeline.histogram[0] = np.rint(sum(totals[1:], totals[0])).astype(np.int64)
+    timeline.rejected[:] = np.rint(rejected).astype(np.int64)
     timeline.arrived = int(timeline.arrival_rps.sum())
-    timeline.dropped = round(float(run.rejected.sum()))
+    timeline.dropped = round(float(rejected.sum()))
     timeline.in_flight = round(run.backlog)
     timeline.served = timeline.arrived - timeline.dropped - timeline.in_flight
+    if s.others:
+        for m, model in enumerate(s.models):
+            counts = ModelCounts(np.rint(totals[m]).astype(np.int64), int(run.arrivals[:, m].sum()))
+            counts.dropped = round(float(run.rejected[:, m].sum()))
+            counts.served = int(counts.histogram.sum())
+            timeline.per_model[model] = counts
     result = summary(s, timeline)
     result["slo_violation_seconds"] = int(np.nansum(run.p95_at > s.slo_seconds))
     return result

@@ -31,8 +31,16 @@ import numpy as np
 import pytest
 
 from platform_config.loader import load_stack
-from simulator.engine import simulate, summary
-from simulator.fluid import _desired, _hpa_inputs, _hpa_state, evaluate, evaluate_reference, surface
+from simulator.engine import model_summaries, simulate, summary
+from simulator.fluid import (
+    _desired,
+    _hpa_inputs,
+    _hpa_state,
+    evaluate,
+    evaluate_models,
+    evaluate_reference,
+    surface,
+)
 from simulator.hpa import Behavior, Hpa, Metric, Policy, Rules
 from simulator.scenario import Scenario, scenario, shaped_trace, trigger_rps
 from simulator.signals import SIGNALS, Signal, SignalSpec, derived_target
@@ -225,3 +233,109 @@ def test_the_compiled_hpa_decides_as_simulator_hpa() -> None:
             got = _desired(now, current, ready, np.array(values), hpa.min_replicas, hpa.max_replicas, inputs, state)
             assert got == expected, (behavior, metrics, sync)
             current = expected
+
+
+# Several models on one pod (Scenario.others): the fluid model's contention (fluid._data_plane) against the detailed
+# engine's (engine.Shared), two models of production's `general`, 40% and 60% of the load, 15-minute traces at
+# 0.6x, 1.3x and 2.7x of the trigger load. Measured (2 cores, seed 3): GPU-hours within 2.8% in all 9 cases;
+# rejected within 0.5 points or 15%, in total and per model; p95 within 22% in 7 cases. Where a second's load sits
+# at production's queue timeout the p95 lands on either side of the timeout's cliff (the detailed engine's at
+# 107-119 ms, a request timed out at the 100 ms queue timeout plus its batch; the fluid model's below it):
+# step 1.3x 54.8 vs 107 ms, spike 0.6x 59.3 vs 101 ms.
+AT_THE_TIMEOUT_CLIFF = pytest.mark.xfail(strict=True, reason="p95 on the other side of the queue timeout's cliff")
+CLIFF = {("step", 1.3), ("spike", 0.6)}
+MIX = (0.4, 0.6)
+
+
+def two_models() -> Scenario:
+    return scenario(load_stack("production"), "general", "classifier", others=["preprocess"], mix=MIX)
+
+
+def shared_disagreements(detailed: Summary, fluid: Summary) -> list[str]:
+    """`disagreements`, with p95 within 30% (the module's bound is 20%)."""
+    found = [f for f in disagreements(detailed, fluid) if not f.startswith("p95_ms")]
+    p95 = float(fluid["p95_ms"] or 0), float(detailed["p95_ms"] or 0)
+    if abs(p95[0] - p95[1]) > 0.3 * p95[1]:
+        found.append(f"p95_ms: fluid {p95[0]:.4g}, detailed {p95[1]:.4g}")
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("shape", "multiple"),
+    [
+        pytest.param(shape, multiple, marks=AT_THE_TIMEOUT_CLIFF if (shape, multiple) in CLIFF else ())
+        for shape in ("step", "diurnal", "spike")
+        for multiple in MULTIPLES
+    ],
+)
+def test_two_models_sharing_a_gpu_match_the_detailed_engine(shape: str, multiple: float) -> None:
+    s = two_models()
+    base = shaped_trace(shape, multiple * trigger_rps(s), HOURS)
+    rate = np.stack([base * share for share in MIX], axis=1)
+    timeline = simulate(s, rate, SEED)
+    detailed, per_model = summary(s, timeline), model_summaries(timeline)
+    fluid, fluid_models = evaluate_models(s, rate, SEED)
+    found = shared_disagreements(detailed, fluid)
+    for model in s.models:
+        ours, theirs = fluid_models[model]["rejected_pct"], per_model[model]["rejected_pct"]
+        if abs(ours - theirs) > max(0.5, 0.15 * theirs):
+            found.append(f"{model} rejected_pct: fluid {ours:.4g}, detailed {theirs:.4g}")
+    assert found == []
+
+
+def random_models(rng: np.random.Generator) -> Scenario:
+    """random_scenario's control plane with two or three models of staging's or production's `general`, at a
+    random mix."""
+    stack = str(rng.choice(["staging", "production"]))
+    served = [m for m in ("classifier", "preprocess", "ranker") if stack == "staging" or m != "ranker"]
+    count = int(rng.integers(2, len(served) + 1))
+    chosen = list(rng.permutation(served)[:count])
+    mix = rng.dirichlet(np.ones(count))
+    models = scenario(load_stack(stack), "general", chosen[0], others=chosen[1:], mix=tuple(mix))
+    s = random_scenario(rng)
+    # The control plane drawn; the models', their batchers (a random queue bound each) and the mix from `models`.
+    others = tuple(
+        replace(m, batcher=replace(m.batcher, max_queue_size=int(rng.choice([0, 0, 8, 64, 500]))))
+        for m in models.others
+    )
+    return replace(
+        s,
+        model=models.model,
+        batcher=replace(models.batcher, max_queue_size=s.batcher.max_queue_size),
+        tau=models.tau,
+        others=others,
+        mix=models.mix,
+        signal=SignalSpec(s.signal.name, derived_target(s.signal.name, models.batcher, 10.0, 0.75)),
+    )
+
+
+def test_the_compiled_control_plane_gives_the_reference_results_with_several_models() -> None:
+    """As the one-model test: with several models the reference's pods are the engine's (engine.new_pod: a Shared
+    replica per model), scraped by engine.scrape (a series per pod and model, signals.busiest)."""
+    rng = np.random.default_rng(41)
+    for case in range(40):
+        s = random_models(rng)
+        shape = str(rng.choice(["step", "spike", "diurnal"]))
+        base = shaped_trace(shape, float(rng.uniform(0.3, 3.0)) * trigger_rps(s), 0.25)
+        rate = np.stack([base * share for share in s.mix], axis=1)
+        compiled, reference = evaluate(s, rate, case), evaluate_reference(s, rate, case)
+        differ = {k: (compiled[k], reference[k]) for k in reference if not _same(compiled[k], reference[k])}
+        assert not differ, (case, shape, s.models, differ)
+
+
+def test_a_model_runs_slower_beside_a_busy_one() -> None:
+    """Contention: the classifier's own load, with and without preprocess busy beside it on the same pods."""
+    s = two_models()
+    base = shaped_trace("diurnal", 0.6 * trigger_rps(s), HOURS)
+    rate = np.stack([base * MIX[0], base * MIX[1]], axis=1)
+    idle = np.stack([base * MIX[0], np.zeros_like(base)], axis=1)
+    _, busy = evaluate_models(s, rate, SEED)
+    _, alone = evaluate_models(s, idle, SEED)
+    assert busy["classifier"]["p95_ms"] > 1.1 * alone["classifier"]["p95_ms"]
+    assert alone["preprocess"]["requests"] == 0
+
+
+def test_several_models_need_a_column_each() -> None:
+    with pytest.raises(ValueError, match="1 columns of rates for the 2 models classifier, preprocess"):
+        evaluate(two_models(), shaped_trace("step", 100.0, HOURS), SEED)
