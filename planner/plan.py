@@ -17,7 +17,7 @@ from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig
 from platform_config.paths import DEFAULT_MODEL_REPO
 from simulator.oracle import oracle
-from simulator.scenario import Scenario
+from simulator.scenario import Scenario, ensemble_steps
 from triton_platform.model_packaging.source import read_repository
 
 
@@ -44,7 +44,12 @@ class Plan:
     holdings: tuple[Holding, ...] = ()
     """Per derived shape no candidate holds, the cheapest single reaction setting that would (planner.holding)."""
     unplanned: tuple[str, ...] = ()
-    """The deployment's other models: served on the same pods, not simulated by the plan (plan.md says so)."""
+    """The deployment's models the plan does not simulate: served on the same pods, carrying none of the trace's
+    load (plan.md says so)."""
+    models: tuple[str, ...] = ()
+    """With several models simulated together, each (Scenario.models, `model` first); empty: `model` alone."""
+    mix: tuple[float, ...] = ()
+    """With several models, each one's share of the trace's requests."""
 
     @property
     def current(self) -> Result:
@@ -82,11 +87,14 @@ def make_plan(
     scheduler: str | None = None,
 ) -> Plan:
     """Search `budget` candidates for `head`'s deployment of the stack in `path` (validated as `loaded`), on `engine`
-    (planner.search.search)."""
-    shapes = plan_shapes(rate)
+    (planner.search.search). With several models (`head.others`) `rate` has a column per model: they run together
+    on the deployment's pods, every one held to the bounds; the candidates tune `head.model`'s batching and the
+    deployment's scaling, the others keep the stack's batching."""
+    columns = rate if head.others else None
+    shapes = plan_shapes(np.asarray(rate.sum(axis=1), np.float64) if head.others else rate, columns, head.mix)
     measurable(shapes, trace)  # before anything is read or run: ValueError, an input error
     repo = read_repository(DEFAULT_MODEL_REPO)
-    stack = StackInputs.read(path, loaded, repo, head.deployment)
+    stack = StackInputs.read(path, loaded, repo, head)
     current = current_settings(loaded, head)
     places = locations(head.deployment, head.model, head.signal.name)
 
@@ -139,5 +147,13 @@ def make_plan(
         head.pod_start_seconds,
         head.node_provision_seconds,
         holdings,
-        tuple(m for m in loaded.config.serving.deployments[head.deployment].models if m != head.model),
+        tuple(
+            m
+            for m in loaded.config.serving.deployments[head.deployment].models
+            if m not in head.models
+            # An ensemble runs on its steps' instances: simulated with them when they all are.
+            and not (head.others and set(ensemble_steps(repo.models[m].config)) <= set(head.models))
+        ),
+        head.models if head.others else (),
+        head.mix,
     )

@@ -379,14 +379,45 @@ def _shapes_section(plan: Plan) -> list[str]:
 
 
 def _unplanned(plan: Plan) -> str:
-    """What the plan leaves out: the deployment's other models share its pods' GPUs, and it simulates one."""
+    """What the plan leaves out: the deployment's models it does not simulate share its pods' GPUs."""
     others = ", ".join(plan.unplanned)
+    if plan.models:
+        return (
+            f"Deployment {plan.deployment} also serves {others}, which the trace gives no load: not in these figures."
+        )
     return (
         f"Models: this plan simulates {plan.model} alone. Deployment {plan.deployment} also serves {others}, whose "
-        "load shares the same pods and GPUs and is not in these figures: check the chosen settings with every model "
-        "(`stackctl simulate` with a trace column per model or scaling.simulation.shares; docs/simulation.md, "
-        '"Several models").'
+        "load shares the same pods and GPUs and is not in these figures: plan them together with a trace column per "
+        'model or scaling.simulation.shares (docs/simulation.md, "Several models").'
     )
+
+
+def _models_section(plan: Plan) -> list[str]:
+    """With several models: which ran together, what the candidates tune, and each model's figures on the trace for
+    the current settings and the chosen (or, with none, the closest) candidate."""
+    if not plan.models:
+        return []
+    shares = ", ".join(f"{model} {share:.1%}" for model, share in zip(plan.models, plan.mix, strict=True))
+    shown = [("current", plan.current)]
+    if plan.chosen is not None and plan.chosen is not plan.current:
+        shown.append(("chosen", plan.chosen))
+    lines = [
+        f"Models: this plan simulates {', '.join(plan.models)} together on the deployment's pods, their instances "
+        "sharing each pod's GPUs (docs/simulation.md, \"Several models\"), each with its share of the trace's "
+        f"requests ({shares}; an ensemble's requests count on each of its steps), and holds every one of them to the "
+        f"bounds. The candidates tune {plan.model}'s batching and the deployment's replicas and scaling; the other "
+        "models keep the stack's batching.",
+        "",
+        "| settings | model | p95 ms | p99 ms | rejected % |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for label, result in shown:
+        lines += [
+            f"| {label} #{result.index} | {model} | {_figure(result, f'{model}/p95_ms')} | "
+            f"{_figure(result, f'{model}/p99_ms')} | {_figure(result, f'{model}/rejected_pct')} |"
+            for model in plan.models
+        ]
+    return [*lines, ""]
 
 
 def plan_markdown(plan: Plan) -> str:
@@ -406,6 +437,7 @@ def plan_markdown(plan: Plan) -> str:
         f"{plan.budget}, seed {plan.seed}).",
         "",
         *([_tail(plan, chosen), ""] if chosen is not None else []),
+        *_models_section(plan),
         *([_unplanned(plan), ""] if plan.unplanned else []),
     ]
     if chosen is None:
@@ -485,6 +517,8 @@ def plan_json(plan: Plan, inputs: Mapping[str, Any]) -> str:
         "deployment": plan.deployment,
         "model": plan.model,
         "models_not_simulated": list(plan.unplanned),
+        # With several models simulated together: each, and its share of the trace's requests.
+        **({"models": dict(zip(plan.models, plan.mix, strict=True))} if plan.models else {}),
         "trace": plan.trace,
         "slo_ms": plan.bounds.slo_ms,
         "p99_slo_ms": plan.bounds.p99_ms,

@@ -60,17 +60,24 @@ REFINE_AROUND = 5
 """How many of the best candidates the refinement walks around."""
 
 
+MODEL_REPORTED = ("p95_ms", "p99_ms", "rejected_pct")
+"""With several models, each one's figures, reported and held to the bounds as `<model>/<figure>`."""
+
+
 def evaluate(
-    s: Scenario, rate: NDArray[np.float64], seed: int, slo_seconds: float, p99_seconds: float | None = None
+    s: Scenario, load: NDArray[np.float64], seed: int, slo_seconds: float, p99_seconds: float | None = None
 ) -> dict[str, Any]:
     """One run's summary (simulator.engine.summary's keys), from the fluid model: fast enough for a plan's many runs;
     with `static_gpu_hours`, what a fixed fleet sized for the trace's peak would use with these batching settings,
     and the oracle's GPU-hours at the plan's SLO `slo_seconds` (and p99 bound `p99_seconds`) with the run's as a
-    multiple of them (simulator.oracle)."""
+    multiple of them (simulator.oracle). With several models (Scenario.others) `load` has a column per model, and
+    the summary each model's MODEL_REPORTED as `<model>/<figure>`."""
+    rate = np.asarray(load.sum(axis=1), np.float64) if load.ndim > 1 else load
     static = math.ceil(float(rate.max()) / capacity_rps(s)) * s.gpus_per_pod * len(rate) / 3600
-    run = fluid.evaluate(s, rate, seed)
+    run, models = fluid.evaluate_models(s, load, seed)
     bound = oracle(s, rate, slo_seconds, p99_seconds)
-    return {**run, "static_gpu_hours": static, **bound.figures(float(run["gpu_hours"] or 0))}
+    per_model = {f"{model}/{key}": figures[key] for model, figures in models.items() for key in MODEL_REPORTED}
+    return {**run, "static_gpu_hours": static, **bound.figures(float(run["gpu_hours"] or 0)), **per_model}
 
 
 @dataclass(frozen=True)
@@ -174,29 +181,38 @@ def _mean(values: Sequence[Any]) -> float | None:
 
 
 def _failures(per_seed: Sequence[dict[str, Any]], bounds: Bounds) -> tuple[str, ...]:
+    """Each bound broken, `kind: detail`: by the deployment's figures, then by each model's (`<model>/<figure>`,
+    named in the detail), so that with several models every one of them is held to the SLO."""
     failures = []
     checked: list[tuple[str, float, str, str]] = [("p95_ms", bounds.slo_ms, "p95", " ms")]
     if bounds.p99_ms is not None:
         checked.append(("p99_ms", bounds.p99_ms, "p99", " ms"))
     checked.append(("rejected_pct", bounds.max_rejected_pct, "rejected", "%"))
-    for key, bound, label, unit in checked:
-        broken = [(seed, run[key]) for seed, run in enumerate(per_seed) if not run[key] <= bound]
-        unmeasured = [value for _, value in broken if math.isnan(value)]
-        if unmeasured:
-            # No request served on those seeds: nothing to compare with the bound, rather than "nan ms".
-            failures.append(f"{label}: not measured (no request served) in {len(unmeasured)} of {len(per_seed)} seeds")
-        elif broken:
-            worst = max(value for _, value in broken)
-            failures.append(f"{label}: {worst:.4g}{unit} > {bound:g}{unit} in {len(broken)} of {len(per_seed)} seeds")
+    models = dict.fromkeys(key.split("/")[0] for key in per_seed[0] if "/" in key)
+    for prefix in ("", *(f"{model}/" for model in models)):
+        who = f"{prefix[:-1]} " if prefix else ""
+        for figure, bound, label, unit in checked:
+            key = prefix + figure
+            broken = [(seed, run[key]) for seed, run in enumerate(per_seed) if not run[key] <= bound]
+            unmeasured = [value for _, value in broken if math.isnan(value)]
+            if unmeasured:
+                # No request served on those seeds: nothing to compare with the bound, rather than "nan ms".
+                failures.append(
+                    f"{label}: {who}not measured (no request served) in {len(unmeasured)} of {len(per_seed)} seeds"
+                )
+            elif broken:
+                worst = max(value for _, value in broken)
+                failures.append(
+                    f"{label}: {who}{worst:.4g}{unit} > {bound:g}{unit} in {len(broken)} of {len(per_seed)} seeds"
+                )
     return tuple(failures)
 
 
 def _shape_run(job: Job, s: Scenario, shape: Shape, yardstick: float) -> ShapeRun:
-    per_seed = tuple(
-        {key: run[key] for key in REPORTED}
-        for run in (evaluate(s, shape.rate, seed, *job.bounds.seconds) for seed in job.seeds)
-    )
-    mean = {key: _mean([run[key] for run in per_seed]) for key in REPORTED}
+    runs = [evaluate(s, shape.load, seed, *job.bounds.seconds) for seed in job.seeds]
+    keys = (*REPORTED, *(key for key in runs[0] if "/" in key))
+    per_seed = tuple({key: run[key] for key in keys} for run in runs)
+    mean = {key: _mean([run[key] for run in per_seed]) for key in keys}
     gpu_hours = mean["gpu_hours"]
     multiple = None if gpu_hours is None else gpu_hours / yardstick
     return ShapeRun(shape.name, mean, per_seed, _failures(per_seed, job.bounds), multiple)

@@ -182,11 +182,17 @@ class StackInputs:
     secret_keys: tuple[str, ...]
     repo: ModelRepository
     deployment: str
+    models: tuple[str, ...] = ()
+    """With several models, the head scenario's (Scenario.models), simulated together; empty: the stack's one."""
+    mix: tuple[float, ...] = ()
+    """With several models, each one's share of the trace's requests (Scenario.mix)."""
 
     @classmethod
-    def read(cls, path: Path, loaded: StackConfig, repo: ModelRepository, deployment: str) -> StackInputs:
+    def read(cls, path: Path, loaded: StackConfig, repo: ModelRepository, head: Scenario) -> StackInputs:
+        """The stack file at `path`, whose candidates run the head scenario's deployment and models."""
         flat, secret_keys = pulumi_config_from_stack_file(path)
-        return cls(path, loaded.stack, loaded.source, flat, tuple(secret_keys), repo, deployment)
+        models = head.models if head.others else ()
+        return cls(path, loaded.stack, loaded.source, flat, tuple(secret_keys), repo, head.deployment, models, head.mix)
 
     def scenario(self, changes: Mapping[Place, Value]) -> Scenario:
         """The scenario of the stack with `changes`, validated as `stackctl validate` does; else ConfigError."""
@@ -197,4 +203,7 @@ class StackInputs:
         apply_edits(sections, changes, lambda _: {})
         flat = {**self.flat, **{key: json.dumps(value) for key, value in sections.items()}}
         config = parse_config(flat, self.source, self.repo, self.secret_keys, from_stack_file=True)
-        return scenario(StackConfig(self.stack, self.source, config), self.deployment)
+        stack = StackConfig(self.stack, self.source, config)
+        if not self.models:
+            return scenario(stack, self.deployment)
+        return scenario(stack, self.deployment, self.models[0], others=self.models[1:], mix=self.mix)

@@ -41,38 +41,58 @@ class Shape:
     what: str
     """What the shape is, for plan.md."""
     rate: NDArray[np.float64]
-    """Requests per second, each second."""
+    """Requests per second, each second: with several models, their sum."""
+    columns: NDArray[np.float64] | None = None
+    """With several models (Scenario.others), each one's req/s, a column each in Scenario.models' order; None: one."""
+
+    @property
+    def load(self) -> NDArray[np.float64]:
+        """What the simulator runs: the columns, or with one model the rate."""
+        return self.rate if self.columns is None else self.columns
 
 
-def plan_shapes(rate: NDArray[np.float64]) -> tuple[Shape, ...]:
-    """The trace `rate` itself, then the shapes derived from its peak and length:
+def plan_shapes(
+    rate: NDArray[np.float64], columns: NDArray[np.float64] | None = None, mix: tuple[float, ...] = ()
+) -> tuple[Shape, ...]:
+    """The trace `rate` itself (with several models its sum, and `columns` a column per model), then the shapes
+    derived from its peak and length, with several models split by the trace's `mix` (each model's share of its
+    requests):
 
     - step: a quarter of the peak, then the peak from a quarter of the way in;
     - spike: a diurnal day whose one-minute burst of 3x, 0.6 of the way in, reaches the peak;
     - diurnal: a diurnal day at DIURNAL_PEAK_SHARE of the peak.
     """
+
+    def split(total: NDArray[np.float64]) -> NDArray[np.float64] | None:
+        return None if columns is None else np.asarray(total[:, None] * np.array(mix), np.float64)
+
     peak = float(rate.max())
     event = min(len(rate), EVENT_SECONDS) / 3600
     day = min(len(rate), DAY_SECONDS) / 3600
     # shaped_trace's burst is 3x the day's level at 0.6 of the way in: scaled so that its top is the peak.
     spike = shaped_trace("spike", 1.0, event)
     return (
-        Shape(TRACE, "the plan's own trace", rate),
-        Shape(
-            "step",
-            "a quarter of the peak, then the peak from a quarter of the way in: a 4x step",
-            shaped_trace("step", peak, event),
-        ),
-        Shape(
-            "spike",
-            "a day compressed into the shape's length at about a third of the peak, with a 3x burst of a minute to "
-            "the peak at 0.6 of the way in",
-            spike * (peak / float(spike.max())),
-        ),
-        Shape(
-            "diurnal",
-            f"a day compressed into the shape's length, peaking at {DIURNAL_PEAK_SHARE:g}x the trace's peak",
-            shaped_trace("diurnal", DIURNAL_PEAK_SHARE * peak, day),
+        Shape(TRACE, "the plan's own trace", rate, columns),
+        *(
+            Shape(name, what, total, split(total))
+            for name, what, total in (
+                (
+                    "step",
+                    "a quarter of the peak, then the peak from a quarter of the way in: a 4x step",
+                    shaped_trace("step", peak, event),
+                ),
+                (
+                    "spike",
+                    "a day compressed into the shape's length at about a third of the peak, with a 3x burst of a "
+                    "minute to the peak at 0.6 of the way in",
+                    spike * (peak / float(spike.max())),
+                ),
+                (
+                    "diurnal",
+                    f"a day compressed into the shape's length, peaking at {DIURNAL_PEAK_SHARE:g}x the trace's peak",
+                    shaped_trace("diurnal", DIURNAL_PEAK_SHARE * peak, day),
+                ),
+            )
         ),
     )
 

@@ -347,14 +347,9 @@ def _in_flight_busy(per_second: NDArray[np.float64]) -> float:
     return float(busy * busy / batches / 2) if batches > 0 else 0.0
 
 
-def _batchers(s: Scenario) -> list[tuple[BatcherConfig, LatencyProfile]]:
-    """Each simulated model's batcher and latency profile, the scenario's own model first (Scenario.models)."""
-    return [(s.batcher, s.tau), *((m.batcher, m.tau) for m in s.others)]
-
-
 def _model_limits(s: Scenario) -> NDArray[np.float64]:
     """Per model (Scenario.models): its max queue size (0: unbounded), queue timeout seconds (0: none), instances."""
-    return np.array([[b.max_queue_size, b.timeout_s, b.instances] for b, _ in _batchers(s)], np.float64)
+    return np.array([[b.max_queue_size, b.timeout_s, b.instances] for b, _ in s.batchers], np.float64)
 
 
 def _surface_arrays(surfaces: Sequence[Surface]) -> SurfaceArrays:
@@ -475,7 +470,7 @@ def _place(s: Scenario, pods: list[Pod], run: _Run, timeline: Timeline, *, first
 def _start(s: Scenario, rate: NDArray[np.float64], seed: int) -> tuple[np.random.Generator, Timeline, _Run]:
     """A run's random numbers, timeline and data plane, its arrivals drawn: with several models (Scenario.others),
     `rate` has a column per model (Scenario.models), as engine.simulate reads it."""
-    surfaces = [surface(b, tau) for b, tau in _batchers(s)]
+    surfaces = [surface(b, tau) for b, tau in s.batchers]
     rng = np.random.default_rng(seed)
     # The run's histogram summed into one row: a day's by second would be half a gigabyte.
     timeline = Timeline.empty(len(rate), histogram_rows=1)

@@ -120,13 +120,30 @@ class Oracle:
         }
 
 
+def replica_rps(s: Scenario, slo_seconds: float, p99_seconds: float | None = None) -> float:
+    """What one replica carries with p95 within `slo_seconds` (and p99 within `p99_seconds`): its surface's rate at
+    the SLO. With several models (Scenario.others), of the run's mix (Scenario.mix): the models share the pod's GPU
+    time (simulator.engine's contention), so a replica carries R req/s of the mix where each model's share of the
+    time at its own rate at the SLO adds up to 1, R = 1 / sum(share / rate at the SLO), as capacity_rps counts
+    full-batch capacity."""
+    at_slo = [surface(b, tau).slo_rate(slo_seconds, p99_seconds) for b, tau in s.batchers]
+    if not s.others:
+        return at_slo[0]
+    if min(at_slo) <= 0:
+        return 0.0
+    return 1 / sum(share / rps for share, rps in zip(s.mix, at_slo, strict=True))
+
+
 def oracle(
     s: Scenario, rate: NDArray[np.float64], slo_seconds: float | None = None, p99_seconds: float | None = None
 ) -> Oracle:
     """The oracle of `s` on the trace `rate`, at the SLO `slo_seconds` (default: the stack's p95 bound) and the p99
-    bound `p99_seconds` (None: none)."""
+    bound `p99_seconds` (None: none). With several models `rate` is their summed req/s, carried at the run's mix
+    (replica_rps); a column per model is summed."""
+    if rate.ndim > 1:
+        rate = np.asarray(rate.sum(axis=1), np.float64)
     slo = s.slo_seconds if slo_seconds is None else slo_seconds
-    per_replica = surface(s.batcher, s.tau).slo_rate(slo, p99_seconds)
+    per_replica = replica_rps(s, slo, p99_seconds)
     need = replicas(rate, per_replica, s.min_replicas, s.max_replicas)
     beyond = int(np.count_nonzero(rate > per_replica * s.max_replicas))
     start, node = math.ceil(s.pod_start_seconds), math.ceil(s.node_provision_seconds)

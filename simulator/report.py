@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from offline.out_folder import claim
 from simulator.engine import Timeline, simulate, summary
-from simulator.oracle import Oracle, oracle
+from simulator.oracle import Oracle
 from simulator.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -83,24 +83,6 @@ def plot_title(s: Scenario, peak_rps: float, seed: int) -> str:
         f"{''.join(f' + {Path(m.profile).name}' for m in s.others)}, "
         f"peak demand {peak_rps:,.0f} req/s, seed {seed}"
     )
-
-
-def deployment_oracle(s: Scenario, rate: NDArray[np.float64], p99_seconds: float | None = None) -> Oracle:
-    """The oracle of a run (simulator.oracle, at the stack's SLO and the p99 bound `p99_seconds`); with several
-    models (a column of `rate` each), of their load in the first model's req/s: each model's req/s times the
-    first's rate per replica at the SLO over its own, as the models share the pod's GPU time (simulator.engine's
-    contention), so a replica carries their sum up to that rate. Its `oracle_replica_rps` is then in the first
-    model's req/s."""
-    if not s.others:
-        return oracle(s, rate, None, p99_seconds)
-    from simulator.fluid import surface  # noqa: PLC0415 - only a run of several models needs it
-
-    at_slo = [
-        surface(batcher, tau).slo_rate(s.slo_seconds, p99_seconds)
-        for batcher, tau in [(s.batcher, s.tau), *((m.batcher, m.tau) for m in s.others)]
-    ]
-    weights = np.array([at_slo[0] / rps for rps in at_slo])
-    return oracle(s, np.asarray(rate @ weights, dtype=np.float64), None, p99_seconds)
 
 
 def runs(mask: NDArray[np.bool_]) -> list[tuple[int, int]]:

@@ -104,6 +104,11 @@ class Scenario:
         """Every model simulated, `model` first."""
         return (self.model, *(m.model for m in self.others))
 
+    @property
+    def batchers(self) -> tuple[tuple[BatcherConfig, LatencyProfile], ...]:
+        """Every simulated model's batcher and latency profile, in `models`' order."""
+        return ((self.batcher, self.tau), *((m.batcher, m.tau) for m in self.others))
+
 
 def rules(policy: ScalePolicy) -> Rules:
     policies = [Policy("Percent", policy.percent, policy.period_seconds)]

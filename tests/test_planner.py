@@ -253,3 +253,47 @@ def test_a_trace_with_too_little_load_to_measure_is_named_not_planned_as_nan(
         "1.192 req/s",
     )
     assert not (tmp_path / "out").exists()
+
+
+SHARED = "t_seconds,rps\n0,200\n60,400\n119,400\n"
+
+
+@pytest.fixture(scope="module")
+def shared_plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two plans of production with scaling.simulation.shares (classifier called by name and through the pipeline
+    ensemble: preprocess, then classifier): at a 7 ms SLO, which the stack holds, and at 4 ms, which its batching
+    delays miss (exit 1: no candidate passes)."""
+    root = tmp_path_factory.mktemp("shared")
+    stack = stack_copy(root)
+    text = stack.read_text()
+    anchor = "      gpuMemoryRatio: 0.35\n"
+    assert text.count(anchor) == 1
+    stack.write_text(text.replace(anchor, anchor + "      shares:\n        classifier: 0.4\n        pipeline: 0.6\n"))
+    trace = root / "shared.csv"
+    trace.write_text(SHARED)
+    args = ["--config", str(stack), "--trace", str(trace), "--budget", "12", "--seeds", "2"]
+    assert main(["plan", *args, "--slo-ms", "7", "--out", str(root / "held")]) == 0
+    assert main(["plan", *args, "--slo-ms", "4", "--out", str(root / "missed")]) == 1
+    return root / "held", root / "missed"
+
+
+def test_a_deployments_models_are_planned_together(shared_plans: tuple[Path, Path]) -> None:
+    held = shared_plans[0]
+    data = read_json(held)
+    # pipeline's 60% runs on its steps: classifier carries 0.4 + 0.6 of the requests, preprocess 0.6, of 1.6.
+    assert data["models"] == {"classifier": pytest.approx(1 / 1.6), "preprocess": pytest.approx(0.6 / 1.6)}
+    assert data["models_not_simulated"] == []
+    assert data["candidates"][data["chosen"]]["passed"]
+    for model in ("classifier", "preprocess"):
+        for figure in ("p95_ms", "p99_ms", "rejected_pct"):
+            assert data["candidates"][0]["mean"][f"{model}/{figure}"] is not None, (model, figure)
+    md = (held / "plan.md").read_text()
+    assert "Models: this plan simulates classifier, preprocess together on the deployment's pods" in md
+    assert "(classifier 62.5%, preprocess 37.5%;" in md
+    assert re.search(r"\| current #0 \| preprocess \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|", md)
+
+
+def test_each_model_is_held_to_the_bounds(shared_plans: tuple[Path, Path]) -> None:
+    failures = read_json(shared_plans[1])["candidates"][0]["failures"]
+    for model in ("classifier", "preprocess"):
+        assert any(re.fullmatch(rf"p95: {model} [0-9.]+ ms > 4 ms in 2 of 2 seeds", f) for f in failures), failures

@@ -22,7 +22,11 @@ if TYPE_CHECKING:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     stack_arguments(parser)
     load = parser.add_mutually_exclusive_group(required=True)
-    load.add_argument("--trace", metavar="FILE", help="CSV t_seconds,rps, as `stackctl simulate --trace` reads")
+    load.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="CSV t_seconds,rps (or a column per model), as `stackctl simulate --trace` reads",
+    )
     load.add_argument(
         "--profile",
         type=shape_argument,
@@ -62,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", help="with --engine dask: the Dask scheduler, e.g. tcp://10.0.0.5:8786"
     )
-    # What run_inputs reads of simulate's options: the plan runs the stack's model, no outage, no base.
+    # What run_inputs reads of simulate's options: the plan runs the stack's models, no outage, no base.
     parser.set_defaults(model=None, compare=None, metrics_outage=[])
 
 
@@ -112,7 +116,8 @@ def run(args: argparse.Namespace) -> Exit:
 
     if args.scheduler is not None and args.engine != "dask":
         raise ValueError("--scheduler is the Dask scheduler's address: give --engine dask with it")
-    path, loaded, head, rate, _, inputs, _ = warned_inputs(args, "plan")
+    # models: a trace with a column per model, or scaling.simulation.shares, plans the models together.
+    path, loaded, head, rate, _, inputs, _ = warned_inputs(args, "plan", models=True)
     trace = inputs["trace"]
     label = (
         trace.get("file") or f"--profile {trace['shape']} --peak-rps {trace['peak_rps']:g} --hours {trace['hours']:g}"

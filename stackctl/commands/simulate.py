@@ -175,10 +175,10 @@ def ensemble_summaries(
 
 def run(args: argparse.Namespace) -> Exit:
     from simulator.engine import model_summaries, simulate, summary  # noqa: PLC0415
+    from simulator.oracle import oracle  # noqa: PLC0415
     from simulator.report import (  # noqa: PLC0415
         FIGURES,
         compare,
-        deployment_oracle,
         plot_title,
         write_compare,
         write_outputs,
@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> Exit:
         bar.close()
     run_summary = summary(head, timeline)
     p99_slo_ms = loaded.config.serving.p99_latency_slo_ms
-    bound = deployment_oracle(head, rate, None if p99_slo_ms is None else p99_slo_ms / 1000)
+    bound = oracle(head, rate, None, None if p99_slo_ms is None else p99_slo_ms / 1000)
     # The inputs lead summary.json, so that the file alone says what ran and how to rerun it.
     result = {"inputs": inputs, **run_summary, **bound.figures(float(run_summary["gpu_hours"] or 0))}
     per_model = model_summaries(timeline) | ensemble_summaries(args, loaded, head, named, timeline)
