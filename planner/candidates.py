@@ -10,12 +10,12 @@ seeded random combinations; `neighbours` refines around the best found.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from planner.settings import FIELDS, Settings
+from planner.settings import BATCHING, Settings, knob_value, knobs, with_values
 
 POWERS_OF_TWO = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 DELAYS_US = (0, 100, 500, 1000, 2000, 5000, 10_000, 20_000)
@@ -46,25 +46,35 @@ class Limits:
     keep_floor: bool = False
     """Production: the replica floor is an availability decision (drains, node loss) no trace measures, so the
     plan may raise it but not lower it."""
+    others_max_batch: tuple[tuple[str, int], ...] = ()
+    """With several models planned together, each other model's largest batch, as `max_batch` is the planned one's."""
 
 
-def grid(current: Settings, limits: Limits) -> dict[str, tuple[Any, ...]]:
-    """Each field's values before validation, the current one first."""
-    batches = tuple(b for b in POWERS_OF_TWO if b <= limits.max_batch)
+def _batching_grid(max_batch: int, instances: int, slo_us: int) -> dict[str, tuple[Any, ...]]:
+    """One model's batching values up to its largest batch and its current instances."""
+    batches = tuple(b for b in POWERS_OF_TWO if b <= max_batch)
     preferred: tuple[tuple[int, ...], ...] = (
         (),
         *((b,) for b in batches if b > 1),
         *((b // 2, b) for b in batches if b > 2),
     )
-    ceiling = current.max_replicas
-    values: dict[str, tuple[Any, ...]] = {
+    return {
         "max_batch_size": batches,
-        "max_queue_delay_us": tuple(d for d in DELAYS_US if d <= limits.slo_us),
+        "max_queue_delay_us": tuple(d for d in DELAYS_US if d <= slo_us),
         "preferred_sizes": preferred,
         # tau(b) was measured with the current instances sharing the hardware; more would extrapolate it.
-        "instances": tuple(n for n in INSTANCES if n <= current.instances),
+        "instances": tuple(n for n in INSTANCES if n <= instances),
         "max_queue_size": QUEUE_SIZES,
-        "timeout_us": (0, *(round(limits.slo_us * share) for share in TIMEOUT_SHARES)),
+        "timeout_us": (0, *(round(slo_us * share) for share in TIMEOUT_SHARES)),
+    }
+
+
+def grid(current: Settings, limits: Limits) -> dict[str, tuple[Any, ...]]:
+    """Each knob's values before validation, the current one first."""
+    ceiling = current.max_replicas
+    largest = dict(limits.others_max_batch)
+    values: dict[str, tuple[Any, ...]] = {
+        **_batching_grid(limits.max_batch, current.instances, limits.slo_us),
         "min_replicas": tuple(
             n
             for n in range(1, min(MIN_REPLICAS_GRID, ceiling) + 1)
@@ -83,38 +93,42 @@ def grid(current: Settings, limits: Limits) -> dict[str, tuple[Any, ...]]:
         # Follows the replica range (Settings.consistent), never searched on its own.
         "fallback_replicas": (),
     }
-    return {name: tuple(dict.fromkeys((getattr(current, name), *values[name]))) for name in FIELDS}
+    for model, batching in current.others:
+        own = _batching_grid(largest[model], batching.instances, limits.slo_us)
+        values |= {f"{model}.{name}": own[name] for name in BATCHING}
+    return {knob: tuple(dict.fromkeys((knob_value(current, knob), *values[knob]))) for knob in knobs(current)}
 
 
 @dataclass(frozen=True)
 class Space:
     current: Settings
     options: Mapping[str, tuple[Any, ...]]
-    """Each field's valid values, the current one first."""
+    """Each knob's valid values, the current one first."""
 
     def sweeps(self) -> Iterator[Settings]:
-        """The current settings with one field changed, field by field."""
-        for name in dict.fromkeys((*SWEEP_FIRST, *FIELDS)):
+        """The current settings with one knob changed, knob by knob."""
+        for name in dict.fromkeys((*SWEEP_FIRST, *knobs(self.current))):
             for value in self.options[name][1:]:
-                yield replace(self.current, **{name: value}).consistent()
+                yield with_values(self.current, {name: value})
 
     def sample(self, rng: np.random.Generator) -> Settings:
         chosen = {name: values[int(rng.integers(len(values)))] for name, values in self.options.items()}
-        return Settings(**chosen).consistent()
+        return with_values(self.current, chosen)
 
     def neighbour(self, around: Settings, rng: np.random.Generator) -> Settings:
-        """`around` with one to three fields moved to a value next to theirs in the grid."""
-        movable = [name for name in FIELDS if len(self.options[name]) > 1]
+        """`around` with one to three knobs moved to a value next to theirs in the grid."""
+        movable = [name for name in knobs(around) if len(self.options[name]) > 1]
         if not movable:
             return around
         changes: dict[str, Any] = {}
         for index in rng.choice(len(movable), size=min(int(rng.integers(1, 4)), len(movable)), replace=False):
             name = movable[int(index)]
             ordered = sorted(self.options[name], key=_order)
-            at = ordered.index(getattr(around, name)) if getattr(around, name) in ordered else 0
+            now = knob_value(around, name)
+            at = ordered.index(now) if now in ordered else 0
             step = int(rng.choice((-1, 1)))
             changes[name] = ordered[min(max(at + step, 0), len(ordered) - 1)]
-        return replace(around, **changes).consistent()
+        return with_values(around, changes)
 
 
 def _order(value: Any) -> tuple[int, Any]:
@@ -127,7 +141,7 @@ def _order(value: Any) -> tuple[int, Any]:
 def space(current: Settings, limits: Limits, valid: Callable[[Settings], bool]) -> Space:
     """The grid with each value kept only where the stack with that one change is `valid`."""
     options = {
-        name: (values[0], *(v for v in values[1:] if valid(replace(current, **{name: v}).consistent())))
+        name: (values[0], *(v for v in values[1:] if valid(with_values(current, {name: v}))))
         for name, values in grid(current, limits).items()
     }
     return Space(current, options)

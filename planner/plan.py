@@ -16,6 +16,7 @@ from planner.shapes import Shape, measurable, plan_shapes
 from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig
 from platform_config.paths import DEFAULT_MODEL_REPO
+from simulator.batcher import LatencyProfile
 from simulator.oracle import oracle
 from simulator.scenario import Scenario, ensemble_steps
 from triton_platform.model_packaging.source import read_repository
@@ -88,15 +89,16 @@ def make_plan(
 ) -> Plan:
     """Search `budget` candidates for `head`'s deployment of the stack in `path` (validated as `loaded`), on `engine`
     (planner.search.search). With several models (`head.others`) `rate` has a column per model: they run together
-    on the deployment's pods, every one held to the bounds; the candidates tune `head.model`'s batching and the
-    deployment's scaling, the others keep the stack's batching."""
+    on the deployment's pods, every one held to the bounds; the candidates tune every one's batching and the
+    deployment's scaling together."""
     columns = rate if head.others else None
     shapes = plan_shapes(np.asarray(rate.sum(axis=1), np.float64) if head.others else rate, columns, head.mix)
     measurable(shapes, trace)  # before anything is read or run: ValueError, an input error
     repo = read_repository(DEFAULT_MODEL_REPO)
     stack = StackInputs.read(path, loaded, repo, head)
     current = current_settings(loaded, head)
-    places = locations(head.deployment, head.model, head.signal.name)
+    others = tuple(m.model for m in head.others)
+    places = locations(head.deployment, head.model, head.signal.name, others)
 
     def refusal(settings: Settings) -> str | None:
         """Why the stack with `settings` does not validate (its first issue); None when it does."""
@@ -110,13 +112,16 @@ def make_plan(
     def valid(settings: Settings) -> bool:
         return refusal(settings) is None
 
-    # Beyond the largest measured batch tau(b) is extrapolated, and past the model's own it is refused.
-    largest = min(repo.models[head.model].config.max_batch_size, max(head.tau.sizes))
+    def largest(model: str, tau: LatencyProfile) -> int:
+        # Beyond the largest measured batch tau(b) is extrapolated, and past the model's own it is refused.
+        return max(min(int(repo.models[model].config.max_batch_size), max(tau.sizes)), 1)
+
     limits = Limits(
-        max(largest, 1),
+        largest(head.model, head.tau),
         loaded.config.serving.p95_latency_slo_ms * 1000,
         head.signal.name,
         keep_floor=loaded.config.environment == "production",
+        others_max_batch=tuple((m.model, largest(m.model, m.tau)) for m in head.others),
     )
     candidates = space(current, limits, valid)
     run_seeds = tuple(range(seed, seed + seeds))

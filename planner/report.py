@@ -15,7 +15,7 @@ from planner.holding import REACTION_FIELDS
 from planner.pareto import binding, kinds, pareto_front, span
 from planner.plan import Plan
 from planner.search import ORACLE_TARGET, Result, ShapeRun, rank
-from planner.settings import FIELDS, Place
+from planner.settings import BATCHING, Place, knob_value, knobs
 from planner.shapes import rise
 
 if TYPE_CHECKING:
@@ -46,6 +46,16 @@ LABELS = {
     "fallback_replicas": "KEDA fallback replicas (kept inside the replica range)",
 }
 REACTION_LABELS = tuple(LABELS[name] for name in REACTION_FIELDS)
+
+
+def knob_label(knob: str, planned: str | None = None) -> str:
+    """A knob's label: another model's batching value (`<model>.<field>`) names the model, and with several models
+    planned (`planned`: the first) so does the first's."""
+    model, _, name = knob.rpartition(".")
+    model = model or (planned if planned and name in BATCHING else "")
+    return f"{model}: {LABELS[name]}" if model else LABELS[name]
+
+
 METRICS = (
     ("gpu_hours", "GPU-hours"),
     ("p95_ms", "p95 ms"),
@@ -91,7 +101,7 @@ def _figure(result: Result, key: str) -> str:
 
 
 def _differs(a: Result, b: Result) -> list[str]:
-    return [LABELS[name] for name in FIELDS if getattr(a.settings, name) != getattr(b.settings, name)]
+    return [knob_label(k) for k in knobs(a.settings) if knob_value(a.settings, k) != knob_value(b.settings, k)]
 
 
 def _cost(result: Result) -> str:
@@ -405,8 +415,7 @@ def _models_section(plan: Plan) -> list[str]:
         f"Models: this plan simulates {', '.join(plan.models)} together on the deployment's pods, their instances "
         "sharing each pod's GPUs (docs/simulation.md, \"Several models\"), each with its share of the trace's "
         f"requests ({shares}; an ensemble's requests count on each of its steps), and holds every one of them to the "
-        f"bounds. The candidates tune {plan.model}'s batching and the deployment's replicas and scaling; the other "
-        "models keep the stack's batching.",
+        "bounds. The candidates tune every one's batching and the deployment's replicas and scaling together.",
         "",
         "| settings | model | p95 ms | p99 ms | rejected % |",
         "|---|---|---:|---:|---:|",
@@ -457,11 +466,12 @@ def plan_markdown(plan: Plan) -> str:
             "| setting | current | chosen | stack file |",
             "|---|---:|---:|---|",
         ]
-        for name in FIELDS:
-            old, new = getattr(current.settings, name), getattr(chosen.settings, name)
+        for name in knobs(current.settings):
+            old, new = knob_value(current.settings, name), knob_value(chosen.settings, name)
             where = _place(plan.places[name]) if name in plan.places else "derived from the batching config"
             changed = "**" if old != new else ""
-            lines.append(f"| {LABELS[name]} | {_shown(old)} | {changed}{_shown(new)}{changed} | {where} |")
+            shown = knob_label(name, plan.model if plan.models else None)
+            lines.append(f"| {shown} | {_shown(old)} | {changed}{_shown(new)}{changed} | {where} |")
         lines += ["", f"| result on the trace | current #0 | chosen #{chosen.index} |"]
         lines[-1] += f" runner-up #{runner_up.index} |" if runner_up else ""
         lines.append("|---|---:|---:|" + ("---:|" if runner_up else ""))
@@ -485,14 +495,17 @@ def plan_markdown(plan: Plan) -> str:
     kinds = Counter(kind for r in failed for kind in r.failure_kinds())
     why = ", ".join(f"{KIND_TEXT[kind]}: {count}" for kind, count in sorted(kinds.items()))
     lines.append(f"- {len(failed)} of {len(plan.results)} candidates failed" + (f" ({why})." if why else "."))
-    fixed = [LABELS[name] for name in FIELDS if len(plan.space.options[name]) == 1]
+    fixed = [knob_label(name) for name in knobs(current.settings) if len(plan.space.options[name]) == 1]
     if fixed:
         lines.append(
             f"- Held at their current values (no other value of the grid validates, or the signal derives it): "
             f"{', '.join(fixed)}."
         )
     lines += [
-        "- Batching values go to the model's own settings (triton-platform:models), which override "
+        "- Batching values go to each planned model's own settings (triton-platform:models), which override "
+        "serving.modelDefaults for that model only: the plan measured no other model."
+        if plan.models
+        else "- Batching values go to the model's own settings (triton-platform:models), which override "
         "serving.modelDefaults for this model only: the plan measured no other model.",
         "",
         *_shapes_section(plan),
@@ -551,7 +564,8 @@ def plan_json(plan: Plan, inputs: Mapping[str, Any]) -> str:
             for h in plan.holdings
         ],
         "options": {
-            name: [list(v) if isinstance(v, tuple) else v for v in plan.space.options[name]] for name in FIELDS
+            name: [list(v) if isinstance(v, tuple) else v for v in plan.space.options[name]]
+            for name in knobs(plan.current.settings)
         },
         "candidates": [
             {

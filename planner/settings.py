@@ -1,20 +1,25 @@
 """What `stackctl plan` tunes for one deployment, where each value lives in the stack file, and what it runs as.
 
-Batching values go to the simulated model's own settings (`triton-platform:models.<model>`), never to
-`serving.modelDefaults`: the defaults reach every model of the stack, and the plan measured only this one.
+Batching values go to each simulated model's own settings (`triton-platform:models.<model>`), never to
+`serving.modelDefaults`: the defaults reach every model of the stack, and the plan measured only these.
 Replica bounds go to the deployment, scaling policies and the signal's target to `triton-platform:scaling`.
+
+A candidate's values are named by knob: Settings' own fields (the planned model's batching, the deployment's
+replicas and scaling), then, with several models planned together, each other model's batching as
+`<model>.<field>` (Settings.others).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file
 from platform_config.schema import section_key
+from simulator.batcher import BatcherConfig
 from simulator.scenario import Scenario, scenario
 from triton_platform.model_packaging.source import ModelRepository
 
@@ -25,6 +30,25 @@ Place = tuple[str, ...]
 
 TARGET_KEYS = {"queue-depth": "queueDepthTarget", "busy-ratio": "busyRatioTarget"}
 """The signals whose target the stack sets; the others derive theirs from the batching config."""
+
+
+@dataclass(frozen=True)
+class Batching:
+    """One model's batching values, as Settings holds the planned model's."""
+
+    max_batch_size: int
+    max_queue_delay_us: int
+    preferred_sizes: tuple[int, ...]
+    instances: int
+    max_queue_size: int
+    timeout_us: int
+
+    def consistent(self) -> Batching:
+        """Preferred sizes <= max batch."""
+        return replace(self, preferred_sizes=tuple(p for p in self.preferred_sizes if p <= self.max_batch_size))
+
+
+BATCHING = tuple(f.name for f in fields(Batching))
 
 
 @dataclass(frozen=True)
@@ -54,10 +78,12 @@ class Settings:
     fallback_replicas: int | None = None
     """KEDA's fallback replica count; None where the stack sets no fallback. Not searched: it follows the replica
     range, which validation holds it inside, so a floor above it is a floor the plan can try."""
+    others: tuple[tuple[str, Batching], ...] = ()
+    """With several models planned together, each other model's batching, in Scenario.models' order."""
 
     def consistent(self) -> Settings:
-        """The same settings with the cross-field rules kept: preferred sizes <= max batch, min <= max replicas,
-        the fallback inside the replica range."""
+        """The same settings with the cross-field rules kept: preferred sizes <= max batch (every model's), min <=
+        max replicas, the fallback inside the replica range."""
         max_replicas = max(self.max_replicas, self.min_replicas)
         fallback = self.fallback_replicas
         return replace(
@@ -65,30 +91,62 @@ class Settings:
             preferred_sizes=tuple(p for p in self.preferred_sizes if p <= self.max_batch_size),
             max_replicas=max_replicas,
             fallback_replicas=None if fallback is None else min(max(fallback, self.min_replicas), max_replicas),
+            others=tuple((model, batching.consistent()) for model, batching in self.others),
         )
 
     def as_json(self) -> dict[str, Any]:
-        values = asdict(self)
-        values["preferred_sizes"] = list(self.preferred_sizes)
-        return values
+        """Every knob's value (JSON lists for tuples)."""
+        values = {knob: knob_value(self, knob) for knob in knobs(self)}
+        return {knob: list(v) if isinstance(v, tuple) else v for knob, v in values.items()}
 
 
-FIELDS = tuple(f.name for f in fields(Settings))
+FIELDS = tuple(f.name for f in fields(Settings) if f.name != "others")
+"""Settings' own knobs."""
 
 
-def locations(deployment: str, model: str, signal: str) -> dict[str, Place]:
-    """Each field's place in the stack file."""
+def knobs(settings: Settings) -> tuple[str, ...]:
+    """Every value a candidate sets: FIELDS, then each other model's batching as `<model>.<field>`."""
+    return (*FIELDS, *(f"{model}.{name}" for model, _ in settings.others for name in BATCHING))
+
+
+def knob_value(settings: Settings, knob: str) -> Any:
+    """A knob's value in `settings`."""
+    model, _, name = knob.rpartition(".")
+    return getattr(dict(settings.others)[model] if model else settings, name)
+
+
+def with_values(settings: Settings, changes: Mapping[str, Any]) -> Settings:
+    """`settings` with each knob of `changes` set, the cross-field rules kept (Settings.consistent)."""
+    own = {knob: v for knob, v in changes.items() if "." not in knob}
+    theirs: dict[str, dict[str, Any]] = {}
+    for knob, v in changes.items():
+        model, _, name = knob.rpartition(".")
+        if model:
+            theirs.setdefault(model, {})[name] = v
+    others = tuple((model, replace(batching, **theirs.get(model, {}))) for model, batching in settings.others)
+    return replace(settings, **own, others=others).consistent()
+
+
+def _batching_places(model: str) -> dict[str, Place]:
+    """Each batching field's place in the stack file: the model's own settings."""
     own = (section_key("models"), model)
     batching = (*own, "dynamicBatching")
-    scaling = section_key("scaling")
-    replicas = (section_key("serving"), "deployments", deployment, "replicas")
-    places: dict[str, Place] = {
+    return {
         "max_batch_size": (*own, "maxBatchSize"),
         "max_queue_delay_us": (*batching, "maxQueueDelayMicroseconds"),
         "preferred_sizes": (*batching, "preferredBatchSize"),
         "instances": (*own, "instanceGroup", "count"),
         "max_queue_size": (*batching, "defaultQueuePolicy", "maxQueueSize"),
         "timeout_us": (*batching, "defaultQueuePolicy", "defaultTimeoutMicroseconds"),
+    }
+
+
+def locations(deployment: str, model: str, signal: str, others: Sequence[str] = ()) -> dict[str, Place]:
+    """Each knob's place in the stack file; `others`: the other models planned with `model`."""
+    scaling = section_key("scaling")
+    replicas = (section_key("serving"), "deployments", deployment, "replicas")
+    places: dict[str, Place] = {
+        **_batching_places(model),
         "min_replicas": (*replicas, "min"),
         "max_replicas": (*replicas, "max"),
     }
@@ -103,21 +161,28 @@ def locations(deployment: str, model: str, signal: str) -> dict[str, Place]:
     if signal in TARGET_KEYS:
         places["target"] = (scaling, TARGET_KEYS[signal])
     places["fallback_replicas"] = (scaling, "fallback", "replicas")
+    for other in others:
+        places |= {f"{other}.{name}": place for name, place in _batching_places(other).items()}
     return places
 
 
-def current_settings(stack: StackConfig, s: Scenario) -> Settings:
-    """The settings the stack runs now, as the scenario of its deployment sees them."""
-    scaling = stack.config.scaling
-    targets = {"queue-depth": scaling.queue_depth_target, "busy-ratio": scaling.busy_ratio_target}
-    b = s.batcher
-    return Settings(
+def _batching(b: BatcherConfig) -> Batching:
+    return Batching(
         max_batch_size=b.max_batch_size,
         max_queue_delay_us=round(b.max_queue_delay_s * 1e6),
         preferred_sizes=b.preferred_sizes,
         instances=b.instances,
         max_queue_size=b.max_queue_size,
         timeout_us=round(b.timeout_s * 1e6),
+    )
+
+
+def current_settings(stack: StackConfig, s: Scenario) -> Settings:
+    """The settings the stack runs now, as the scenario of its deployment sees them."""
+    scaling = stack.config.scaling
+    targets = {"queue-depth": scaling.queue_depth_target, "busy-ratio": scaling.busy_ratio_target}
+    return Settings(
+        **asdict(_batching(s.batcher)),
         min_replicas=s.min_replicas,
         max_replicas=s.max_replicas,
         up_stabilization_s=scaling.scale_up.stabilization_seconds,
@@ -130,6 +195,7 @@ def current_settings(stack: StackConfig, s: Scenario) -> Settings:
         down_period_s=scaling.scale_down.period_seconds,
         target=targets.get(s.signal.name),
         fallback_replicas=scaling.fallback.replicas if scaling.fallback is not None else None,
+        others=tuple((m.model, _batching(m.batcher)) for m in s.others),
     )
 
 
@@ -144,11 +210,11 @@ def _value(value: object) -> Value:
 
 
 def edits(current: Settings, chosen: Settings, places: Mapping[str, Place]) -> dict[Place, Value]:
-    """The stack-file values that change from `current` to `chosen`, in field order."""
+    """The stack-file values that change from `current` to `chosen`, in knob order."""
     return {
-        places[name]: _value(getattr(chosen, name))
-        for name in FIELDS
-        if name in places and getattr(chosen, name) != getattr(current, name)
+        places[knob]: _value(knob_value(chosen, knob))
+        for knob in knobs(chosen)
+        if knob in places and knob_value(chosen, knob) != knob_value(current, knob)
     }
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import stackctl.progress
-from planner.settings import current_settings
+from planner.settings import BATCHING, current_settings, edits, knob_value, knobs, locations, with_values
 from platform_config.loader import load_stack_file
 from platform_config.paths import PROJECT_ROOT
 from simulator.scenario import scenario
@@ -271,9 +271,9 @@ def shared_plans(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     stack.write_text(text.replace(anchor, anchor + "      shares:\n        classifier: 0.4\n        pipeline: 0.6\n"))
     trace = root / "shared.csv"
     trace.write_text(SHARED)
-    args = ["--config", str(stack), "--trace", str(trace), "--budget", "12", "--seeds", "2"]
-    assert main(["plan", *args, "--slo-ms", "7", "--out", str(root / "held")]) == 0
-    assert main(["plan", *args, "--slo-ms", "4", "--out", str(root / "missed")]) == 1
+    args = ["--config", str(stack), "--trace", str(trace), "--seeds", "2"]
+    assert main(["plan", *args, "--budget", "12", "--slo-ms", "4", "--out", str(root / "missed")]) == 1
+    assert main(["plan", *args, "--budget", "30", "--slo-ms", "7", "--out", str(root / "held"), "--apply"]) == 0
     return root / "held", root / "missed"
 
 
@@ -297,3 +297,39 @@ def test_each_model_is_held_to_the_bounds(shared_plans: tuple[Path, Path]) -> No
     failures = read_json(shared_plans[1])["candidates"][0]["failures"]
     for model in ("classifier", "preprocess"):
         assert any(re.fullmatch(rf"p95: {model} [0-9.]+ ms > 4 ms in 2 of 2 seeds", f) for f in failures), failures
+
+
+def test_every_models_batching_is_planned_and_applied(shared_plans: tuple[Path, Path]) -> None:
+    """The candidates tune preprocess's batching beside classifier's, and --apply writes each to its model's own
+    settings in the stack file, which then loads back as the chosen values."""
+    held = shared_plans[0]
+    data = read_json(held)
+    assert {"preprocess.max_queue_delay_us", "preprocess.instances", "preprocess.timeout_us"} <= set(data["options"])
+    assert len(data["options"]["preprocess.max_queue_delay_us"]) > 1
+    chosen = data["candidates"][data["chosen"]]["settings"]
+    moved = {k for k in chosen if data["candidates"][0]["settings"][k] != chosen[k]}
+    assert any(k.startswith("preprocess.") for k in moved), moved
+    md = (held / "plan.md").read_text()
+    assert "| preprocess: max queue delay (µs) |" in md
+    assert "| classifier: max queue delay (µs) |" in md
+    loaded = load_stack_file(held.parent / PRODUCTION.name, "production")
+    s = scenario(loaded, "general", "classifier", others=["preprocess"], mix=tuple(data["models"].values()))
+    settings = current_settings(loaded, s).as_json()
+    assert {k: settings[k] for k in chosen} == chosen
+
+
+def test_another_models_knob_changes_its_batching_alone_and_lands_in_its_own_settings() -> None:
+    loaded = load_stack_file(PRODUCTION, "production")
+    s = scenario(loaded, "general", "classifier", others=["preprocess"], mix=(0.5, 0.5))
+    current = current_settings(loaded, s)
+    assert knobs(current)[-6:] == tuple(f"preprocess.{name}" for name in BATCHING)
+    # A preferred size above the new max batch goes, as for the planned model (Settings.consistent).
+    changed = with_values(current, {"preprocess.max_batch_size": 4, "preprocess.preferred_sizes": (2, 8)})
+    assert knob_value(changed, "preprocess.max_batch_size") == 4
+    assert knob_value(changed, "preprocess.preferred_sizes") == (2,)
+    assert knob_value(changed, "max_batch_size") == current.max_batch_size
+    places = locations("general", "classifier", "busy-ratio", ["preprocess"])
+    assert edits(current, changed, places) == {
+        ("triton-platform:models", "preprocess", "maxBatchSize"): 4,
+        ("triton-platform:models", "preprocess", "dynamicBatching", "preferredBatchSize"): [2],
+    }
