@@ -41,7 +41,9 @@ class Batching:
     preferred_sizes: tuple[int, ...]
     instances: int
     max_queue_size: int
+    """0: unbounded."""
     timeout_us: int
+    """0: no timeout."""
 
     def consistent(self) -> Batching:
         """Preferred sizes <= max batch."""
@@ -52,17 +54,9 @@ BATCHING = tuple(f.name for f in fields(Batching))
 
 
 @dataclass(frozen=True)
-class Settings:
-    """One candidate: every value the plan may change."""
+class Settings(Batching):
+    """One candidate: every value the plan may change. Batching's fields are the planned model's."""
 
-    max_batch_size: int
-    max_queue_delay_us: int
-    preferred_sizes: tuple[int, ...]
-    instances: int
-    max_queue_size: int
-    """0: unbounded."""
-    timeout_us: int
-    """0: no timeout."""
     min_replicas: int
     max_replicas: int
     up_stabilization_s: int
