@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from platform_config.loader import load_stack_file  # noqa: E402
 from simulator import fluid  # noqa: E402
-from simulator.scenario import capacity_rps, read_trace, scenario  # noqa: E402
+from simulator.scenario import capacity_rps, read_trace_columns, scenario  # noqa: E402
 
 STACKS = ("dev", "staging", "production")
 SEEDS = (0, 1, 2)
@@ -74,7 +74,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for stack in STACKS:
             trace = ROOT / "stacks" / "traces" / f"{stack}.csv"
-            rate = read_trace(trace)
+            # One model runs (the stack's): a trace with a column per model runs their sum on it.
+            rate = read_trace_columns(trace)[1].sum(axis=1)
             old = figures(before_file(args.before, stack, Path(tmp)), stack, rate)
             new = figures(ROOT / "stacks" / f"Pulumi.{stack}.yaml", stack, rate)
             lines.append(

@@ -189,12 +189,18 @@ def _tail(plan: Plan, chosen: Result) -> str:
         if plan.bounds.p99_ms is not None
         else "with no p99 bound set (serving.p99LatencySloMs or --p99-slo-ms would hold it)"
     )
-    return (
+    text = (
         f"Tail: the chosen #{chosen.index} {change} {after:.1f} ms ({after / before:.2f}× the current) and p95 "
         f"from {_figure(current, 'p95_ms')} ms to {_figure(chosen, 'p95_ms')} ms, {bound}."
         if before > 0
         else f"Tail: the chosen #{chosen.index} runs p99 at {after:.1f} ms on the trace, {bound}."
     )
+    # With several models each has its own tail, which the deployment's mixes away.
+    per_model = [
+        f"{model} {_figure(current, f'{model}/p99_ms')} ms to {_figure(chosen, f'{model}/p99_ms')} ms"
+        for model in plan.models
+    ]
+    return text + (f" Per model, p99 from {', '.join(per_model)}." if per_model else "")
 
 
 COST_LABEL = "cost: worst-case GPU-hours over the shapes ÷ the current settings' oracle"

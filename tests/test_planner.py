@@ -290,6 +290,9 @@ def test_a_deployments_models_are_planned_together(shared_plans: tuple[Path, Pat
     md = (held / "plan.md").read_text()
     assert "Models: this plan simulates classifier, preprocess together on the deployment's pods" in md
     assert "(classifier 62.5%, preprocess 37.5%;" in md
+    assert re.search(
+        r"Per model, p99 from classifier [0-9.]+ ms to [0-9.]+ ms, preprocess [0-9.]+ ms to [0-9.]+ ms\.", md
+    )
     assert re.search(r"\| current #0 \| preprocess \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|", md)
 
 
