@@ -72,6 +72,11 @@ class Plan:
         return edits(self.current.settings, chosen.settings, self.places) if chosen else {}
 
 
+def _runs_on(steps: tuple[str, ...], head: Scenario) -> bool:
+    """Whether an ensemble of `steps` runs on models the head simulates: it has no instances of its own."""
+    return bool(steps) and set(steps) <= set(head.models)
+
+
 def make_plan(
     path: Path,
     loaded: StackConfig,
@@ -93,7 +98,7 @@ def make_plan(
     deployment's scaling together."""
     columns = rate if head.others else None
     shapes = plan_shapes(np.asarray(rate.sum(axis=1), np.float64) if head.others else rate, columns, head.mix)
-    measurable(shapes, trace)  # before anything is read or run: ValueError, an input error
+    measurable(shapes, trace, head.models if head.others else ())  # before anything runs: ValueError, an input error
     repo = read_repository(DEFAULT_MODEL_REPO)
     stack = StackInputs.read(path, loaded, repo, head)
     current = current_settings(loaded, head)
@@ -155,9 +160,7 @@ def make_plan(
         tuple(
             m
             for m in loaded.config.serving.deployments[head.deployment].models
-            if m not in head.models
-            # An ensemble runs on its steps' instances: simulated with them when they all are.
-            and not (head.others and set(ensemble_steps(repo.models[m].config)) <= set(head.models))
+            if m not in head.models and not (head.others and _runs_on(ensemble_steps(repo.models[m].config), head))
         ),
         head.models if head.others else (),
         head.mix,

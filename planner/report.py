@@ -100,8 +100,9 @@ def _figure(result: Result, key: str) -> str:
     return f"{value:.3f}" if key.endswith("gpu_hours") else f"{value:.2f}" if key.endswith("ratio") else f"{value:.1f}"
 
 
-def _differs(a: Result, b: Result) -> list[str]:
-    return [knob_label(k) for k in knobs(a.settings) if knob_value(a.settings, k) != knob_value(b.settings, k)]
+def _differs(plan: Plan, a: Result, b: Result) -> list[str]:
+    planned = plan.model if plan.models else None
+    return [knob_label(k, planned) for k in knobs(a.settings) if knob_value(a.settings, k) != knob_value(b.settings, k)]
 
 
 def _cost(result: Result) -> str:
@@ -492,7 +493,7 @@ def plan_markdown(plan: Plan) -> str:
             lines.append(
                 f"- Runner-up: #{runner_up.index} ({runner_up.origin}), {_cost(runner_up)} the oracle at worst, "
                 f"{_figure(runner_up, 'gpu_hours')} GPU-hours and p95 {_figure(runner_up, 'p95_ms')} ms on the trace; "
-                f"it differs in {', '.join(_differs(chosen, runner_up))}."
+                f"it differs in {', '.join(_differs(plan, chosen, runner_up))}."
             )
         else:
             lines.append("- Runner-up: none; no other candidate passed.")
@@ -501,7 +502,8 @@ def plan_markdown(plan: Plan) -> str:
     kinds = Counter(kind for r in failed for kind in r.failure_kinds())
     why = ", ".join(f"{KIND_TEXT[kind]}: {count}" for kind, count in sorted(kinds.items()))
     lines.append(f"- {len(failed)} of {len(plan.results)} candidates failed" + (f" ({why})." if why else "."))
-    fixed = [knob_label(name) for name in knobs(current.settings) if len(plan.space.options[name]) == 1]
+    planned = plan.model if plan.models else None
+    fixed = [knob_label(name, planned) for name in knobs(current.settings) if len(plan.space.options[name]) == 1]
     if fixed:
         lines.append(
             f"- Held at their current values (no other value of the grid validates, or the signal derives it): "

@@ -117,6 +117,9 @@ def with_values(settings: Settings, changes: Mapping[str, Any]) -> Settings:
         model, _, name = knob.rpartition(".")
         if model:
             theirs.setdefault(model, {})[name] = v
+    unknown = set(theirs) - {model for model, _ in settings.others}
+    if unknown:
+        raise KeyError(f"no planned model {', '.join(sorted(unknown))} in these settings")
     others = tuple((model, replace(batching, **theirs.get(model, {}))) for model, batching in settings.others)
     return replace(settings, **own, others=others).consistent()
 

@@ -97,11 +97,21 @@ def plan_shapes(
     )
 
 
-def measurable(shapes: tuple[Shape, ...], trace: str) -> None:
+def measurable(shapes: tuple[Shape, ...], trace: str, models: tuple[str, ...] = ()) -> None:
     """Refuse a trace (named `trace`) whose derived shapes would carry fewer than MIN_REQUESTS requests each (their
     rates summed over their seconds): a shape that serves none has no p95 (NaN), which would read as a missed SLO.
     The trace itself is checked as `stackctl simulate` checks it (stackctl.run_inputs.measurable); the shapes
-    scale with its peak, so the message names the peak that gives every one of them enough."""
+    scale with its peak, so the message names the peak that gives every one of them enough. With several models
+    (`models`, the shapes' columns), each is held to the bound on every shape, the trace's too: each is held to the
+    SLO on its own."""
+    for shape in shapes:
+        for model, offered in zip(models, shape.load.sum(axis=0) if shape.columns is not None else (), strict=True):
+            if offered < MIN_REQUESTS:
+                raise ValueError(
+                    f"{trace}: model {model} carries {offered:,.4g} requests on the {shape.name} shape of "
+                    f"`stackctl plan` ({shape.what}), too little load to measure: a p95 needs at least "
+                    f"{MIN_REQUESTS} requests of every model on every shape; raise its rate or plan without it"
+                )
     trace_rate = shapes[0].rate
     peak = float(trace_rate.max())
     short = [(float(shape.rate.sum()), shape) for shape in shapes[1:]]

@@ -5,7 +5,9 @@ oracle runs the fewest replicas that carry that second's rate at the SLO, never 
 (`replicas.min`) and never above its ceiling (`replicas.max`: the run is held to it too, so the oracle is the best
 this stack's fleet could do, not a larger one), and its pods start at once. A replica carries what the
 simulator's own response surface (simulator.fluid.surface: the batcher under Poisson load, with the run's batching
-settings and latency profile) serves with p95 within the SLO. It reads the trace's rates, the means the Poisson
+settings and latency profile) serves with p95 within the SLO; with several models on a pod, what it serves of the
+run's mix (`replica_rps`: R = 1 / Σ(share ÷ each model's rate at the SLO)), counted in the models' summed req/s
+(their work: an ensemble's request counts once on each step). It reads the trace's rates, the means the Poisson
 arrivals are drawn at, so every seed of a trace shares one oracle.
 
 **Hindsight** (`hindsight`, `hindsight_gpu_hours`): the same replicas ready each second, but each pod pays what the

@@ -333,7 +333,6 @@ def test_a_model_runs_slower_beside_a_busy_one() -> None:
     _, busy = evaluate_models(s, rate, SEED)
     _, alone = evaluate_models(s, idle, SEED)
     assert busy["classifier"]["p95_ms"] > 1.1 * alone["classifier"]["p95_ms"]
-    assert alone["preprocess"]["requests"] == 0
 
 
 def test_several_models_need_a_column_each() -> None:

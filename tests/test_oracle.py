@@ -14,7 +14,7 @@ import pytest
 from platform_config.loader import load_stack
 from simulator.engine import rescale
 from simulator.fluid import surface
-from simulator.oracle import Oracle, ahead_max, hindsight, oracle, replicas
+from simulator.oracle import Oracle, ahead_max, hindsight, oracle, replica_rps, replicas
 from simulator.scenario import Scenario, capacity_rps, scenario
 from stackctl.main import main
 
@@ -293,3 +293,22 @@ def test_plan_reports_the_oracle_per_candidate_and_for_the_choice(
     oracle_row = rows["GPU-hours of the oracle (each second's fewest replicas, no start delay)"]
     assert oracle_row[1] == f"{chosen['oracle_gpu_hours']:.3f}"
     assert rows["GPU-hours as a multiple of the oracle's"][1] == f"{chosen['oracle_ratio']:.2f}"
+
+
+def test_several_models_share_a_replica_at_their_mix() -> None:
+    """Two models on a pod: a replica carries R req/s of the mix, each model's share of the pod's time at its own
+    rate at the SLO adding up to 1; a column per model is the load summed."""
+    s = scenario(load_stack("production"), "general", "classifier", others=["preprocess"], mix=(0.25, 0.75))
+    alone = [surface(b, tau).slo_rate(s.slo_seconds) for b, tau in s.batchers]
+    assert min(alone) > 0
+    expected = 1 / (0.25 / alone[0] + 0.75 / alone[1])
+    assert replica_rps(s, s.slo_seconds) == pytest.approx(expected, rel=1e-12)
+    assert min(alone) < expected < max(alone)
+    columns = np.stack([np.full(600, 0.25 * 4.5 * expected), np.full(600, 0.75 * 4.5 * expected)], axis=1)
+    split, summed = oracle(s, columns), oracle(s, columns.sum(axis=1))
+    assert split.replica_rps == summed.replica_rps == replica_rps(s, s.slo_seconds)
+    assert np.array_equal(split.replicas, summed.replicas)
+    assert set(split.replicas.tolist()) == {5}
+    # A model that holds the SLO at no rate: no replica carries the mix.
+    tight = replace(s, slo_seconds=1e-6)
+    assert replica_rps(tight, tight.slo_seconds) == 0.0

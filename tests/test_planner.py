@@ -336,3 +336,40 @@ def test_another_models_knob_changes_its_batching_alone_and_lands_in_its_own_set
         ("triton-platform:models", "preprocess", "maxBatchSize"): 4,
         ("triton-platform:models", "preprocess", "dynamicBatching", "preferredBatchSize"): [2],
     }
+
+
+STAGING = PROJECT_ROOT / "stacks" / "Pulumi.staging.yaml"
+
+
+def test_a_model_the_load_leaves_out_is_named_and_one_too_light_to_measure_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """staging's general serves classifier, ranker, preprocess and pipeline (an ensemble of preprocess and
+    classifier): a trace of classifier and preprocess plans them, pipeline runs on them, ranker is left out."""
+    trace = tmp_path / "two.csv"
+    trace.write_text("t_seconds,classifier,preprocess\n0,200,100\n60,400,200\n119,400,200\n")
+    args = ["--config", str(STAGING), "--trace", str(trace), "--budget", "2", "--seeds", "1"]
+    code, _, err = plan(capsys, *args, "--out", str(tmp_path / "out"))
+    assert code in {0, 1}, err
+    data = read_json(tmp_path / "out")
+    assert list(data["models"]) == ["classifier", "preprocess"]
+    assert data["models_not_simulated"] == ["ranker"]
+    assert (
+        "Deployment general also serves ranker, which the trace gives no load"
+        in (tmp_path / "out" / "plan.md").read_text()
+    )
+    trace.write_text("t_seconds,classifier,preprocess\n0,200,0\n60,400,0.01\n119,400,0.01\n")
+    code, _, err = plan(capsys, *args, "--out", str(tmp_path / "light"))
+    assert code == 2
+    assert (
+        f"stackctl plan: {trace}: model preprocess carries 0.6 requests on the trace shape of `stackctl plan` "
+        "(the plan's own trace), too little load to measure: a p95 needs at least 20 requests of every model on "
+        "every shape; raise its rate or plan without it"
+    ) in err
+
+
+def test_a_knob_of_a_model_not_planned_is_refused() -> None:
+    loaded = load_stack_file(PRODUCTION, "production")
+    current = current_settings(loaded, scenario(loaded, "general", "classifier", others=["preprocess"], mix=(1, 1)))
+    with pytest.raises(KeyError, match="no planned model ranker in these settings"):
+        with_values(current, {"ranker.max_batch_size": 4})

@@ -161,6 +161,7 @@ def run(args: argparse.Namespace) -> Exit:
                 "stack": loaded.stack,
                 "deployment": head.deployment,
                 "model": head.model,
+                "models": list(head.models),
                 "out": args.out,
                 "candidates": len(plan.results),
                 "slo": {"p95_ms": slo_ms, "p99_ms": p99_ms, "max_rejected_pct": args.max_rejected_pct},
@@ -184,7 +185,10 @@ def run(args: argparse.Namespace) -> Exit:
             }
         )
     else:
-        print(f"{loaded.source}: {head.deployment}/{head.model}, {len(plan.results)} candidates; outputs in {args.out}")
+        print(
+            f"{loaded.source}: {head.deployment}/{'+'.join(head.models)}, {len(plan.results)} candidates; "
+            f"outputs in {args.out}"
+        )
     if chosen is None:
         if not args.json:
             print("  no candidate passed; plan.md names the closest")
