@@ -988,15 +988,20 @@ def _shifted(histogram: NDArray[np.float64], bins: int) -> NDArray[np.float64]:
 def _histogram(sf: Surface, weights: NDArray[np.float64], waits: NDArray[np.float64]) -> NDArray[np.float64]:
     """One model's latency counts over EDGES: its `weights` and `waits` (by stretch bin, _Run) over its surface."""
     total = weights[0] @ sf.histogram
-    for shift in range(1, STRETCH_BINS):
-        if weights[shift].any():
-            total += _shifted(weights[shift] @ sf.histogram, shift)
-    # Backlogged requests: a full batch's latency (stretched), later by the wait.
-    for shift in range(STRETCH_BINS):
-        service = CENTRES * BIN_RATIO**shift
-        for wait_bin in np.flatnonzero(waits[shift]):
-            shifted = np.clip(np.searchsorted(EDGES, service + CENTRES[wait_bin]) - 1, 0, BINS - 1)
-            total += np.bincount(shifted, sf.saturated * waits[shift, wait_bin], minlength=BINS)
+    stretched = np.flatnonzero(weights[1:].any(axis=1)) + 1
+    for shift, row in zip(stretched, weights[stretched] @ sf.histogram, strict=True):
+        total += _shifted(row, int(shift))
+    # Backlogged requests: a full batch's latency, later by the wait; unstretched one wait bin at a time (the one-model
+    # run's order of sums), stretched all in one count (a run of several models has hundreds of them).
+    for wait_bin in np.flatnonzero(waits[0]):
+        shifted = np.clip(np.searchsorted(EDGES, CENTRES + CENTRES[wait_bin]) - 1, 0, BINS - 1)
+        total += np.bincount(shifted, sf.saturated * waits[0, wait_bin], minlength=BINS)
+    shifts, wait_bins = np.nonzero(waits[1:])
+    if shifts.size:
+        service = CENTRES[None, :] * BIN_RATIO ** (shifts[:, None] + 1.0)
+        index = np.clip(np.searchsorted(EDGES, service + CENTRES[wait_bins][:, None]) - 1, 0, BINS - 1)
+        counts = sf.saturated[None, :] * waits[1:][shifts, wait_bins][:, None]
+        total += np.bincount(index.ravel(), counts.ravel(), minlength=BINS)
     return np.asarray(total, np.float64)
 
 
