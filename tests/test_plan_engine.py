@@ -1,4 +1,6 @@
-"""`stackctl plan --engine dask`: the candidates on a Dask cluster give the local run's plan, byte for byte."""
+"""`stackctl plan --engine dask`: the candidates on a Dask cluster give the local run's plan, byte for byte, with one
+model and with two planned together (a trace column per model: classifier by name and through pipeline, whose
+steps are preprocess and classifier)."""
 
 from __future__ import annotations
 
@@ -11,11 +13,12 @@ from stackctl.main import main
 from tests.test_planner import LIGHT, plan, stack_copy
 
 ARGS = ("--slo-ms", "10", "--budget", "12", "--seeds", "2")
+MODELS = "t_seconds,classifier,pipeline\n0,8,12\n60,16,24\n119,16,24\n"
 
 
-def run(root: Path, out: str, *extra: str) -> tuple[str, str]:
-    """A plan of the light trace on production's stack file: plan.json and plan.md."""
-    args = ["--config", str(root / "Pulumi.production.yaml"), "--trace", str(root / "light.csv"), *ARGS]
+def run(root: Path, out: str, *extra: str, trace: str = "models.csv") -> tuple[str, str]:
+    """A plan of a light trace on production's stack file: plan.json and plan.md."""
+    args = ["--config", str(root / "Pulumi.production.yaml"), "--trace", str(root / trace), *ARGS]
     assert main(["plan", *args, "--out", str(root / out), *extra]) == 0
     return (root / out / "plan.json").read_text(), (root / out / "plan.md").read_text()
 
@@ -25,17 +28,26 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("engine")
     stack_copy(folder)
     (folder / "light.csv").write_text(LIGHT)
+    (folder / "models.csv").write_text(MODELS)
     return folder
 
 
 @pytest.fixture(scope="module")
 def local(root: Path) -> tuple[str, str]:
-    return run(root, "local")
+    plan_json, plan_md = run(root, "local")
+    assert "Models: this plan simulates classifier, preprocess together" in plan_md
+    return plan_json, plan_md
 
 
 def test_a_local_dask_cluster_gives_the_local_plan(root: Path, local: tuple[str, str]) -> None:
     """Without --scheduler: a LocalCluster of worker processes on loopback, started and stopped by the plan."""
     assert run(root, "dask", "--engine", "dask") == local
+
+
+def test_one_model_on_a_local_dask_cluster_gives_the_local_plan(root: Path) -> None:
+    alone = run(root, "alone-local", trace="light.csv")
+    assert "Models: this plan simulates classifier alone" in alone[1]
+    assert run(root, "alone-dask", "--engine", "dask", trace="light.csv") == alone
 
 
 def test_a_dask_scheduler_gives_the_local_plan(root: Path, local: tuple[str, str]) -> None:
