@@ -17,7 +17,7 @@ class SimulationConfig(Strict):
     """Model whose batching and latency profile drive the simulation. Unset: the deployment's first model with a profile."""
 
     shares: dict[Annotated[str, Field(pattern=MODEL_NAME)], Annotated[float, Field(gt=0, le=1)]] | None = None
-    """Each model's fraction of its deployment's load, for `stackctl simulate` to split a one-column load (a `--trace` of `t_seconds,rps` or a `--profile`) over the deployment's models and run them together (docs/simulation.md, "Several models"); the fractions of one deployment's models sum to 1, each above 0 up to 1; an ensemble's share runs on its steps. Unset: a one-column load runs one model (`model`)."""
+    """Each model's fraction of its deployment's load, for `stackctl simulate` and `stackctl plan` to split a one-column load (a `--trace` of `t_seconds,rps` or a `--profile`) over the deployment's models and run them together (docs/simulation.md, "Several models"); the fractions of one deployment's models sum to 1, each above 0 up to 1; an ensemble's share runs on its steps. Unset: a one-column load runs one model (`model`)."""
 
     profile: Annotated[str, inside_project("file", "bench/results/profiles/classifier.json")] | None = None
     """Latency profile tau(b) of that model, a JSON file written by `stackctl profile` (docs/profiling.md), relative to the project root and inside it (links followed), so the stack's simulation runs the same in every checkout. Unset: `bench/results/profiles/<model>.json`."""
