@@ -100,9 +100,13 @@ def _figure(result: Result, key: str) -> str:
     return f"{value:.3f}" if key.endswith("gpu_hours") else f"{value:.2f}" if key.endswith("ratio") else f"{value:.1f}"
 
 
+def _label(plan: Plan, knob: str) -> str:
+    """knob_label, naming the planned model's own knobs when the plan runs several models."""
+    return knob_label(knob, plan.model if plan.models else None)
+
+
 def _differs(plan: Plan, a: Result, b: Result) -> list[str]:
-    planned = plan.model if plan.models else None
-    return [knob_label(k, planned) for k in knobs(a.settings) if knob_value(a.settings, k) != knob_value(b.settings, k)]
+    return [_label(plan, k) for k in knobs(a.settings) if knob_value(a.settings, k) != knob_value(b.settings, k)]
 
 
 def _cost(result: Result) -> str:
@@ -477,8 +481,7 @@ def plan_markdown(plan: Plan) -> str:
             old, new = knob_value(current.settings, name), knob_value(chosen.settings, name)
             where = _place(plan.places[name]) if name in plan.places else "derived from the batching config"
             changed = "**" if old != new else ""
-            shown = knob_label(name, plan.model if plan.models else None)
-            lines.append(f"| {shown} | {_shown(old)} | {changed}{_shown(new)}{changed} | {where} |")
+            lines.append(f"| {_label(plan, name)} | {_shown(old)} | {changed}{_shown(new)}{changed} | {where} |")
         lines += ["", f"| result on the trace | current #0 | chosen #{chosen.index} |"]
         lines[-1] += f" runner-up #{runner_up.index} |" if runner_up else ""
         lines.append("|---|---:|---:|" + ("---:|" if runner_up else ""))
@@ -502,8 +505,7 @@ def plan_markdown(plan: Plan) -> str:
     kinds = Counter(kind for r in failed for kind in r.failure_kinds())
     why = ", ".join(f"{KIND_TEXT[kind]}: {count}" for kind, count in sorted(kinds.items()))
     lines.append(f"- {len(failed)} of {len(plan.results)} candidates failed" + (f" ({why})." if why else "."))
-    planned = plan.model if plan.models else None
-    fixed = [knob_label(name, planned) for name in knobs(current.settings) if len(plan.space.options[name]) == 1]
+    fixed = [_label(plan, name) for name in knobs(current.settings) if len(plan.space.options[name]) == 1]
     if fixed:
         lines.append(
             f"- Held at their current values (no other value of the grid validates, or the signal derives it): "
