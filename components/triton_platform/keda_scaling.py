@@ -8,6 +8,7 @@ Deployments it scales. The Deployments carry no `replicas`: KEDA's HPA owns it. 
 """
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, Optional
 
 import pulumi
@@ -15,6 +16,15 @@ import pulumi
 from triton_platform.arg_problems import ArgProblems
 from triton_platform.component_types import type_token, with_former_type
 from triton_platform.helm_chart import HelmChartArgs, InstalledChart
+from triton_platform.http_add_on import API_VERSION as HTTP_API
+from triton_platform.http_add_on import (
+    CHART_NAME,
+    add_on_values,
+    disruption_budgets,
+    interceptor_routes,
+    wake_service_manifest,
+    wake_triggers,
+)
 from triton_platform.keda_scaling_args import (
     GPU_TRIGGER,
     KedaInstall,
@@ -23,6 +33,7 @@ from triton_platform.keda_scaling_args import (
     PrometheusAuth,
     ScalePolicy,
     ScaleTarget,
+    WakeRoute,
     scaling_of,
 )
 from triton_platform.kubernetes_objects import create_object
@@ -110,15 +121,16 @@ def _behavior(policy: ScalePolicy) -> dict[str, Any]:
     return {"stabilizationWindowSeconds": policy["stabilization_seconds"], "selectPolicy": "Max", "policies": policies}
 
 
-def _trigger(load: LoadTrigger, prometheus_url: str, auth: PrometheusAuth | None) -> dict[str, Any]:
+def _trigger(load: LoadTrigger, prometheus_url: str, auth: PrometheusAuth | None, *, at_zero: bool) -> dict[str, Any]:
     metadata = {
         "serverAddress": prometheus_url,
         "query": load["query"],
         "threshold": f"{load['threshold']:g}",
         "activationThreshold": f"{load.get('activation_threshold', 0):g}",
         # KEDA's default (true) reads a missing series as 0 and scales down; false makes it an error,
-        # so the fallback holds capacity instead.
-        "ignoreNullValues": "false",
+        # so the fallback holds capacity instead. A target woken on request has no pod, so no series, at zero:
+        # there a missing series is no load, and the wake triggers answer for the first request.
+        "ignoreNullValues": "true" if at_zero else "false",
     }
     trigger: dict[str, Any] = {
         "type": "prometheus",
@@ -141,9 +153,10 @@ def scaled_object_manifest(
     trigger: LoadTrigger,
     prometheus_url: str,
     scaling: KedaScalingArgs,
+    wake: WakeRoute | None = None,
 ) -> dict[str, Any]:
     """The ScaledObject of one Deployment, named after it, in its namespace; `scaling` is checked
-    (`scaling_of`): how fast and on what every target scales."""
+    (`scaling_of`): how fast and on what every target scales; `wake`, the target's, if it wakes on request."""
     annotations = {}
     if scaling["paused"]:
         annotations["autoscaling.keda.sh/paused"] = "true"
@@ -153,17 +166,21 @@ def scaled_object_manifest(
     if annotations:
         metadata["annotations"] = annotations
     auth = scaling.get("prometheus_auth")
-    triggers = [_trigger(trigger, prometheus_url, auth)]
+    at_zero = wake is not None
+    triggers = [_trigger(trigger, prometheus_url, auth, at_zero=at_zero)]
     if scaling["gpu_memory_ratio_target"]:
         gpu: LoadTrigger = {
             "name": GPU_TRIGGER,
             "query": gpu_memory_query(namespace, deployment),
             "threshold": scaling["gpu_memory_ratio_target"],
         }
-        triggers.append(_trigger(gpu, prometheus_url, auth))
+        triggers.append(_trigger(gpu, prometheus_url, auth, at_zero=at_zero))
+    if at_zero:
+        triggers += wake_triggers(deployment, scaling["http_add_on"]["namespace"])
     spec: dict[str, Any] = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment},
         "pollingInterval": scaling["polling_interval_seconds"],
+        **({"cooldownPeriod": scaling["cooldown_seconds"]} if min_replicas == 0 else {}),
         "minReplicaCount": min_replicas,
         "maxReplicaCount": max_replicas,
         "advanced": {
@@ -197,14 +214,20 @@ def trigger_authentication_manifest(auth: PrometheusAuth, namespace: str, labels
     }
 
 
-def one_namespace(namespaces: list[str], problems: ArgProblems) -> str:
-    """The namespace every target is in: a TriggerAuthentication serves the ScaledObjects of its own namespace."""
+def one_namespace(namespaces: list[str], problems: ArgProblems, key: str = "prometheus_auth") -> str:
+    """The namespace every target is in: a TriggerAuthentication serves the ScaledObjects of its own namespace,
+    and one wake Service the woken Deployments of one namespace."""
     distinct = sorted(set(namespaces))
     if len(distinct) != 1:
+        what = (
+            "the TriggerAuthentication goes in the namespace of the Deployments"
+            if key == "prometheus_auth"
+            else "the wake Service serves the Deployments of one namespace"
+        )
         problems.add(
-            "prometheus_auth",
-            f"the TriggerAuthentication goes in the namespace of the Deployments, but the targets are in "
-            f"{distinct or 'none'}; give targets of one namespace, or one KedaScaling per namespace",
+            key,
+            f"{what}, but the targets are in {distinct or 'none'}; give targets of one namespace, or one "
+            "KedaScaling per namespace",
         )
     problems.check()
     return distinct[0]
@@ -235,17 +258,61 @@ class KedaScaling(pulumi.ComponentResource):
                     auth, one_namespace(values, ArgProblems("KedaScaling", name)), scaling["labels"]
                 )
             )
-            _create(f"{name}-prometheus-auth", "TriggerAuthentication", manifest, ordered)
+            _create(f"{name}-prometheus-auth", manifest, ordered, "TriggerAuthentication")
+        woken = [(key, target) for key, target in targets if "wake" in target]
+        if woken:
+            self._wake(name, scaling, woken, ordered)
         manifests = {key: _scaled_object(scaling, target) for key, target in targets}
         # Not an output of the component's schema (a resource has no schema type there): a handle for Python callers.
         self.scaled_objects: dict[str, pulumi.CustomResource] = {
-            key: _create(f"{name}-{key}-scaled-object", "ScaledObject", manifest, ordered)
+            key: _create(f"{name}-{key}-scaled-object", manifest, ordered, "ScaledObject")
             for key, manifest in manifests.items()
         }
         self.scaled_object_names = pulumi.Output.all(
             **{key: manifest.apply(lambda m: str(m["metadata"]["name"])) for key, manifest in manifests.items()}
         )
         self.register_outputs({"scaled_object_names": self.scaled_object_names})
+
+    def _wake(
+        self, name: str, scaling: KedaScalingArgs, woken: list[tuple[str, ScaleTarget]], ordered: pulumi.ResourceOptions
+    ) -> None:
+        """The add-on (in install mode, after KEDA), each woken target's routes, and the wake Service of their
+        namespace in the add-on's."""
+        add_on = scaling["http_add_on"]
+        after = ordered
+        if add_on["mode"] == "install":
+            chart = InstalledChart(
+                f"{name}-http-add-on",
+                HelmChartArgs(
+                    chart_name=CHART_NAME,
+                    chart=add_on["chart"],
+                    release=CHART_NAME,
+                    namespace=add_on["namespace"],
+                    values=add_on_values(),
+                    kube_version=scaling.get("kube_version"),
+                    image_digests=dict(scaling["image_digests"]),
+                ),
+                ordered,
+            )
+            after = pulumi.ResourceOptions.merge(ordered, pulumi.ResourceOptions(depends_on=[chart]))
+            for component, budget in disruption_budgets(add_on["namespace"], scaling["labels"]).items():
+                create_object(f"{name}-http-add-on-{component}-pdb", budget, after)
+        for key, target in woken:
+            wake = target["wake"]
+            known = pulumi.Output.all(target["namespace"], target["deployment_name"], wake["service"])
+            routes = known.apply(partial(_routes, wake, scaling["labels"]))
+            for protocol in ("http", "grpc"):
+                _create(f"{name}-{key}-{protocol}-route", routes[protocol], after, "InterceptorRoute", HTTP_API)
+        # One wake Service takes the traffic of every woken Deployment: they share one namespace.
+        namespaces = pulumi.Output.all(*(target["namespace"] for _, target in woken))
+        service = namespaces.apply(
+            lambda values: wake_service_manifest(
+                one_namespace(values, ArgProblems("KedaScaling", name), "targets.*.wake"),
+                add_on["namespace"],
+                scaling["labels"],
+            )
+        )
+        _create(f"{name}-wake-service", service, after, "Service", "v1")
 
     def _install(self, name: str, scaling: KedaScalingArgs, child: pulumi.ResourceOptions) -> pulumi.Resource:
         keda = scaling["keda"]
@@ -286,6 +353,20 @@ class KedaScaling(pulumi.ComponentResource):
         )
 
 
+def _routes(wake: WakeRoute, labels: dict[str, str], known: list[str]) -> dict[str, dict[str, Any]]:
+    """A woken target's InterceptorRoutes, once its namespace, Deployment and Service names are known."""
+    namespace, deployment, service = known
+    return interceptor_routes(
+        deployment=deployment,
+        namespace=namespace,
+        service=service,
+        hosts=wake["hosts"],
+        budget_seconds=wake["budget_seconds"],
+        concurrency_target=wake["concurrency_target"],
+        labels=labels,
+    )
+
+
 def _scaled_object(scaling: KedaScalingArgs, target: ScaleTarget) -> pulumi.Output[dict[str, Any]]:
     """The target's ScaledObject, once its Deployment's name and namespace, the Prometheus URL and the load query
     are known."""
@@ -302,16 +383,21 @@ def _scaled_object(scaling: KedaScalingArgs, target: ScaleTarget) -> pulumi.Outp
             trigger={**trigger, "query": values[3]},
             prometheus_url=values[2],
             scaling=scaling,
+            wake=target.get("wake"),
         )
     )
 
 
 def _create(
-    resource_name: str, kind: str, manifest: pulumi.Output[dict[str, Any]], opts: pulumi.ResourceOptions
+    resource_name: str,
+    manifest: pulumi.Output[dict[str, Any]],
+    opts: pulumi.ResourceOptions,
+    kind: str,
+    api_version: str = API_VERSION,
 ) -> pulumi.CustomResource:
     # The kind must be known now, to type the resource; metadata and spec may wait for their inputs.
     return create_object(
         resource_name,
-        {"apiVersion": API_VERSION, "kind": kind, "metadata": manifest["metadata"], "spec": manifest["spec"]},
+        {"apiVersion": api_version, "kind": kind, "metadata": manifest["metadata"], "spec": manifest["spec"]},
         opts,
     )

@@ -19,6 +19,7 @@ from triton_platform.arg_problems import ArgProblems
 from triton_platform.arg_schema import Setting, declare, resolve_record
 from triton_platform.formats import (
     DNS_LABEL,
+    HOST_NAME,
     HTTP_URL,
     IMAGE_DIGEST,
     IMAGE_TAG,
@@ -30,6 +31,7 @@ from triton_platform.formats import (
     Format,
 )
 from triton_platform.helm_chart import ChartSource, chart_source_problem
+from triton_platform.http_add_on import HTTP_ADD_ON_CHART
 from triton_platform.model_packaging.settings import INT32_MAX
 
 KEDA_MODES = ("existing", "install")
@@ -58,6 +60,31 @@ class LoadTrigger(TypedDict):
     `min_replicas >= 1`. Default 0, KEDA's."""
 
 
+class WakeRoute(TypedDict):
+    """Wake a Deployment at zero on its first HTTP or gRPC request, through the KEDA HTTP add-on
+    (triton_platform/http_add_on.py): two InterceptorRoutes (`<deployment>-http`, `<deployment>-grpc`, gRPC by
+    its paths) target the pods' Service `<service>-pods`, and the ScaledObject gets an `external-push` trigger on
+    each. The Deployment's clients must reach the interceptor: TritonServing's `wake_on_request` points its
+    Service there."""
+
+    service: pulumi.Input[str]
+    """The Service clients call: the routes target `<service>-pods` on its `http` and `grpc` port numbers.
+    Required."""
+
+    hosts: list[str]
+    """Every host name clients send (the port is ignored): the Service's in-cluster names, and an Ingress's hosts.
+    Required, at least one."""
+
+    budget_seconds: int
+    """How long a request may wait for the first pod, 1-3600: each route's readiness timeout; a request still
+    waiting then is answered 504. Required."""
+
+    concurrency_target: NotRequired[int]
+    """Requests in flight through the interceptor per replica the routes' triggers aim for (`scalingMetric
+    .concurrency.targetValue`), 1 or more: set it above what the load trigger lets a replica carry, so that
+    trigger, not this one, scales above one replica. Default 100."""
+
+
 class ScaleTarget(TypedDict):
     """One Deployment KEDA scales, and on what. Leave the Deployment's `spec.replicas` unset: KEDA's HPA owns
     the count, and a set one is reset on every `pulumi up`."""
@@ -79,6 +106,10 @@ class ScaleTarget(TypedDict):
 
     trigger: LoadTrigger
     """The load query it scales on; the GPU-memory trigger (`gpu_memory_ratio_target`) is added. Required."""
+
+    wake: NotRequired[WakeRoute]
+    """Wake on the first request while at zero; `min_replicas` must then be 0. The Prometheus triggers then read
+    a missing series as no load (`ignoreNullValues`), since at zero Triton's series are gone. Default: unset."""
 
 
 class ScalePolicy(TypedDict):
@@ -152,6 +183,22 @@ class KedaInstall(TypedDict):
     for KEDA's pods: scaling must outlive the workloads it scales. Default: unset (the cluster's default)."""
 
 
+class HttpAddOnInstall(TypedDict):
+    """Where the KEDA HTTP add-on (kedacore/http-add-on) comes from: the targets' `wake` need it."""
+
+    mode: NotRequired[str]
+    """`existing`: the add-on already runs in `namespace`. `install`: its pinned chart (`chart`) into `namespace`,
+    after KEDA. Default `existing`."""
+
+    namespace: NotRequired[str]
+    """The add-on's namespace, where its scaler and interceptor run and the wake Service goes. Default `keda`,
+    beside KEDA, as the add-on's docs install it."""
+
+    chart: NotRequired[ChartSource]
+    """The add-on's chart (named `keda-add-ons-http` in its repository), for mode `install`.
+    Default: version 0.15.0 from https://kedacore.github.io/charts."""
+
+
 class KedaScalingArgs(TypedDict):
     """What `KedaScaling` needs: the Deployments to scale, where Prometheus is, how fast to scale, and how KEDA
     is provided."""
@@ -184,6 +231,13 @@ class KedaScalingArgs(TypedDict):
     """GPU memory used/total per replica, 0-1, above which a `gpu-memory` trigger adds replicas; 0 leaves that
     trigger out. Its query selects Triton's `nv_gpu_memory_used_bytes` and `nv_gpu_memory_total_bytes` by the
     labels `namespace` and `deployment` (the Deployment's name), which the scrape must attach. Default 0.8."""
+
+    cooldown_seconds: NotRequired[int]
+    """`cooldownPeriod`, 0-86400: how long every trigger of a target at `min_replicas` 0 must stay inactive before
+    KEDA scales it from 1 to 0; written only on such targets. Default 300, KEDA's."""
+
+    http_add_on: NotRequired[HttpAddOnInstall]
+    """How the KEDA HTTP add-on is provided, for targets with `wake`. Default: mode `existing`, namespace `keda`."""
 
     paused: NotRequired[bool]
     """Pause autoscaling (`autoscaling.keda.sh/paused`); replicas stay where they are. Default false."""
@@ -226,11 +280,19 @@ declare(
     activation_threshold=Setting(default=0.0, minimum=0),
 )
 declare(
+    WakeRoute,
+    service=Setting(format=OBJECT_NAME),
+    hosts=Setting(format=HOST_NAME, min_items=1, unique=True),
+    budget_seconds=Setting(minimum=1, maximum=3600),
+    concurrency_target=Setting(default=100, minimum=1, maximum=INT32_MAX),
+)
+declare(
     ScaleTarget,
     deployment_name=Setting(format=OBJECT_NAME),
     namespace=Setting(format=NAMESPACE),
     min_replicas=Setting(minimum=0, maximum=INT32_MAX),
     max_replicas=Setting(minimum=1, maximum=INT32_MAX),
+    wake=Setting(),
 )
 declare(
     ScalePolicy,
@@ -255,6 +317,12 @@ declare(
     priority_class_name=Setting(format=OBJECT_NAME),
 )
 declare(
+    HttpAddOnInstall,
+    mode=Setting(default="existing", choices=KEDA_MODES),
+    namespace=Setting(default="keda", format=NAMESPACE),
+    chart=Setting(default=HTTP_ADD_ON_CHART),
+)
+declare(
     KedaScalingArgs,
     targets=Setting(keys=Format(DNS_LABEL, 63)),
     prometheus_url=Setting(format=HTTP_URL),
@@ -262,6 +330,8 @@ declare(
     scale_up=Setting(default=DEFAULT_SCALE_UP),
     scale_down=Setting(default=DEFAULT_SCALE_DOWN),
     gpu_memory_ratio_target=Setting(default=0.8, minimum=0, maximum=1),
+    cooldown_seconds=Setting(default=300, minimum=0, maximum=86400),
+    http_add_on=Setting(default={}),
     paused=Setting(default=False),
     paused_replicas=Setting(minimum=0, maximum=INT32_MAX),
     prometheus_auth=Setting(),
@@ -284,6 +354,12 @@ def scaling_of(name: str, args: KedaScalingArgs) -> KedaScalingArgs:
             problems.add(
                 f"targets.{key}.min_replicas", f"{low} is above max_replicas ({high}); it must be at most that"
             )
+        if "wake" in target and problems.clean(f"targets.{key}.min_replicas") and low != 0:
+            problems.add(
+                f"targets.{key}.wake",
+                f"is set but min_replicas is {low}: a Deployment wakes on a request only from 0; set min_replicas 0 "
+                "or remove wake",
+            )
         trigger = target.get("trigger", {})
         if scaling.get("gpu_memory_ratio_target") and trigger.get("name") == GPU_TRIGGER:
             problems.add(
@@ -300,10 +376,15 @@ def scaling_of(name: str, args: KedaScalingArgs) -> KedaScalingArgs:
                     f"{fallback['replicas']} is above targets.{key}.max_replicas ({target['max_replicas']}); KEDA "
                     "would hold more replicas than the target may have",
                 )
-    chart = scaling.get("keda", {}).get("chart")
-    if scaling.get("keda", {}).get("mode") == "install" and chart is not None:
-        problem = chart_source_problem(chart)
-        if problem is not None:
-            problems.add("keda.chart", problem)
+    installs: dict[str, KedaInstall | HttpAddOnInstall] = {
+        "keda": scaling.get("keda", {}),
+        "http_add_on": scaling.get("http_add_on", {}),
+    }
+    for key, install in installs.items():
+        chart = install.get("chart")
+        if install.get("mode") == "install" and chart is not None:
+            problem = chart_source_problem(chart)
+            if problem is not None:
+                problems.add(f"{key}.chart", problem)
     problems.check()
     return scaling

@@ -40,6 +40,7 @@ CUSTOM_KINDS = {
     ("keda.sh/v1alpha1", "ScaledObject"),
     ("keda.sh/v1alpha1", "TriggerAuthentication"),
     ("karpenter.sh/v1", "NodePool"),
+    ("http.keda.sh/v1beta1", "InterceptorRoute"),
 }
 """Custom resources the builders emit; anything else is a typo, not a new kind."""
 

@@ -23,6 +23,7 @@ from triton_platform.component_types import type_token, with_former_type
 from triton_platform.dashboards import FOLDER_ANNOTATION, dashboard_manifest
 from triton_platform.durations import duration_seconds
 from triton_platform.helm_chart import HelmChartArgs, InstalledChart
+from triton_platform.http_add_on import WAKE_SERVICE_LABELS, wake_service_name
 from triton_platform.kubernetes_objects import create_object
 from triton_platform.kubernetes_values import quantity_value
 from triton_platform.monitoring_args import (
@@ -99,6 +100,31 @@ def service_monitor_manifest(settings: MonitoringArgs) -> dict[str, Any]:
                     "relabelings": relabelings,
                 }
             ],
+        },
+    }
+
+
+def interceptor_monitor_manifest(settings: MonitoringArgs) -> dict[str, Any]:
+    """Scrapes the KEDA HTTP add-on's interceptors through this namespace's wake Service (http_add_on.py), for the
+    wake alert; the interceptors label each series with the route it counts (`route_name`, `route_namespace`)."""
+    ns = settings["namespace"]
+    endpoint = {
+        "port": "metrics",
+        "path": "/metrics",
+        "interval": settings["scrape_interval"],
+        # Other namespaces' wake Services select the same pods: scraped once, through this one.
+        "relabelings": [
+            {"sourceLabels": ["__meta_kubernetes_service_name"], "regex": wake_service_name(ns), "action": "keep"}
+        ],
+    }
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {"name": "triton-interceptor", "namespace": ns, "labels": _selected_labels(settings)},
+        "spec": {
+            "selector": {"matchLabels": dict(WAKE_SERVICE_LABELS)},
+            "namespaceSelector": {"matchNames": [settings["interceptor_namespace"]]},
+            "endpoints": [endpoint],
         },
     }
 
@@ -295,6 +321,8 @@ def monitoring_manifests(settings: MonitoringArgs) -> dict[str, dict[str, Any]]:
             settings["receivers"], settings["routes"], settings["namespace"], _selected_labels(settings)
         ),
     }
+    if any("wake_budget_seconds" in d for d in settings["deployments"].values()):
+        out["interceptor-monitor"] = interceptor_monitor_manifest(settings)
     for key, deployment in sorted(settings["deployments"].items()):
         out[f"{key}-dashboard"] = dashboard_manifest(settings, deployment)
     return out

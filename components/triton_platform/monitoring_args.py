@@ -212,6 +212,12 @@ class MonitoredDeployment(TypedDict):
     signal: DeploymentSignal
     """What it scales on."""
 
+    wake_budget_seconds: NotRequired[int]
+    """Set when it idles at zero and wakes on a request through the KEDA HTTP add-on's interceptor (TritonServing's
+    `wake_on_request`): the longest a request may wait for the wake, 1-3600. Its pods are then scraped through
+    their own Service, `<object_name>-pods`, the interceptor through its wake Service in `interceptor_namespace`,
+    and `TritonWakeOverBudget` fires when requests wait at zero ready replicas for longer. Default: unset."""
+
 
 class MonitoringStorage(TypedDict):
     """Persistent volumes for Prometheus and Alertmanager in mode `install`: each replica claims its own through
@@ -293,6 +299,9 @@ class MonitoringArgs(TypedDict):
     labels: NotRequired[dict[str, str]]
     """Labels every object created carries (the operator's selector labels are added where it selects).
     Default: none."""
+
+    interceptor_namespace: NotRequired[str]
+    """Namespace of the KEDA HTTP add-on's interceptor, for deployments with `wake_budget_seconds`. Default `keda`."""
 
     scaling_enabled: NotRequired[bool]
     """Whether an autoscaler (KEDA) scales the Deployments: adds the KEDA-errors and at-max-replicas alerts.
@@ -399,6 +408,7 @@ declare(
     max_replicas=Setting(minimum=1, maximum=INT32_MAX),
     models=Setting(format=MODEL, unique=True),
     signal=Setting(),
+    wake_budget_seconds=Setting(minimum=1, maximum=3600),
 )
 declare(
     MonitoringArgs,
@@ -424,6 +434,7 @@ declare(
     scrape_interval=Setting(default="15s", format=SCRAPE_INTERVAL),
     alerts=Setting(default={}),
     labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
+    interceptor_namespace=Setting(default="keda", format=NAMESPACE),
     scaling_enabled=Setting(default=False),
     dcgm_metrics=Setting(default=False),
     dashboard_tags=Setting(default=DASHBOARD_TAGS, min_length=1, unique=True),

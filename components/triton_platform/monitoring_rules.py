@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from triton_platform.gpu_health_rules import gpu_health_groups
+from triton_platform.http_add_on import pods_service_name, wake_over_budget_expr
 from triton_platform.monitoring_args import (
     MonitoredDeployment,
     MonitoringArgs,
@@ -245,12 +246,29 @@ def _per_deployment_alerts(settings: MonitoringArgs, deployment: MonitoredDeploy
                 (("deployment", target),),
             )
         )
+    budget = deployment.get("wake_budget_seconds")
+    if budget is not None:
+        out.append(
+            Alert(
+                "TritonWakeOverBudget",
+                wake_over_budget_expr(ns, target),
+                f"{budget}s",
+                "warning",
+                f"Requests to {target} have waited longer than its {budget} s wake budget",
+                f"Requests to {target} are held by the KEDA HTTP add-on's interceptor while none of its pods is "
+                f"available, for longer than its wake budget of {budget} s: the wake is slower than the stack "
+                "states (a node, the image pull or the model load), or the Deployment cannot start. Past the "
+                "budget the interceptor answers them 504.",
+                (("deployment", target),),
+            )
+        )
+    service = target if budget is None else pods_service_name(target)
     for model in sorted(served_models(deployment)):
         out.append(
             Alert(
                 "TritonModelNotLoaded",
                 # Per pod: a model missing on one replica of several is caught too.
-                f"up{{namespace={label_value(ns)}, service={label_value(target)}}} == 1"
+                f"up{{namespace={label_value(ns)}, service={label_value(service)}}} == 1"
                 f" unless on (namespace, pod) nv_inference_count{{{sel}, model={label_value(model)}}}",
                 thresholds["model_missing_for"],
                 "critical",

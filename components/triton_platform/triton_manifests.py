@@ -20,6 +20,7 @@ from typing import Any
 
 import pulumi
 
+from triton_platform.http_add_on import INTERCEPTOR_LABELS, pods_service_name, wake_service_address
 from triton_platform.images import image_fields
 from triton_platform.input_files import InputFile, InputKind
 from triton_platform.kubernetes_values import quantity_value
@@ -28,6 +29,7 @@ from triton_platform.model_packaging.digest import files_digest, repository_dige
 from triton_platform.model_packaging.layout import MANIFEST, assemble_script
 from triton_platform.model_packaging.store import StoreUri, rclone_settings
 from triton_platform.namespace import DNS_EGRESS
+from triton_platform.triton_ports import GRPC_PORT, HTTP_PORT, METRICS_PORT
 from triton_platform.triton_serving_args import (
     ModelClaimArgs,
     ModelRepositoryArgs,
@@ -37,8 +39,9 @@ from triton_platform.triton_serving_args import (
 from triton_platform.triton_serving_spec import ServingSpec
 from triton_platform.workload_identity import identity_pod_labels
 
-HTTP_PORT, GRPC_PORT, METRICS_PORT = 8000, 8001, 8002
 MODELS_DIR, STORE_DIR, RENDERED_DIR, CLAIM_DIR = "/models", "/store", "/rendered", "/claim"
+STARTUP_PROBE_SECONDS, READINESS_PROBE_SECONDS = 10, 5
+"""The probes' periods: a pod ready to serve is seen ready up to one of each later (a wake's last part)."""
 TRITON_UID = 1000  # the `triton-server` user of the NGC tritonserver images
 SERVICE_ACCOUNT = "triton-server"
 ADMIN_KEY_SECRET = "triton-admin-key"
@@ -408,11 +411,16 @@ def _triton_container(ctx: ServingContext, deployment: TritonDeploymentArgs) -> 
         # Model loading can take minutes: the startup probe allows for it, the others start after it.
         "startupProbe": {
             "httpGet": http,
-            "periodSeconds": 10,
+            "periodSeconds": STARTUP_PROBE_SECONDS,
             "timeoutSeconds": 5,
-            "failureThreshold": math.ceil(serving["startup_timeout_seconds"] / 10),
+            "failureThreshold": math.ceil(serving["startup_timeout_seconds"] / STARTUP_PROBE_SECONDS),
         },
-        "readinessProbe": {"httpGet": http, "periodSeconds": 5, "timeoutSeconds": 3, "failureThreshold": 3},
+        "readinessProbe": {
+            "httpGet": http,
+            "periodSeconds": READINESS_PROBE_SECONDS,
+            "timeoutSeconds": 3,
+            "failureThreshold": 3,
+        },
         "livenessProbe": {
             "httpGet": {"path": "/v2/health/live", "port": "http"},
             "periodSeconds": 10,
@@ -616,11 +624,13 @@ def deployment_manifest(ctx: ServingContext, name: str, deployment: TritonDeploy
     }
 
 
-def service_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
+def service_manifest(ctx: ServingContext, name: str, service_name: str | None = None) -> dict[str, Any]:
+    """The Service of a deployment's pods: the one clients call (`triton-<name>`), or, for a deployment woken on
+    request, the interceptor's target (`service_name`)."""
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": ctx.metadata(deployment_object_name(name), name),
+        "metadata": ctx.metadata(service_name or deployment_object_name(name), name),
         "spec": {
             "type": "ClusterIP",
             "selector": selector_labels(name),
@@ -640,6 +650,26 @@ def service_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
                     "protocol": "TCP",
                     "appProtocol": "http",
                 },
+            ],
+        },
+    }
+
+
+def wake_service_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
+    """The Service clients call a deployment woken on request by: an ExternalName to the add-on's wake Service,
+    which the interceptor's pods behind it serve on the same ports (triton_platform/http_add_on.py)."""
+    address = wake_service_address(ctx.namespace, ctx.args["interceptor_namespace"], ctx.args["cluster_domain"])
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": ctx.metadata(deployment_object_name(name), name),
+        "spec": {
+            "type": "ExternalName",
+            "externalName": address,
+            # Informational for an ExternalName (the client's port is kept): what the wake Service listens on.
+            "ports": [
+                {"name": "http", "port": HTTP_PORT, "protocol": "TCP", "appProtocol": "http"},
+                {"name": "grpc", "port": GRPC_PORT, "protocol": "TCP", "appProtocol": "kubernetes.io/h2c"},
             ],
         },
     }
@@ -680,8 +710,9 @@ def loader_network_policy(ctx: ServingContext) -> dict[str, Any]:
     }
 
 
-def network_policy_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
-    """Metrics only from Prometheus; inference only from the configured clients and the ingress controller.
+def network_policy_manifest(ctx: ServingContext, name: str, woken: bool = False) -> dict[str, Any]:
+    """Metrics only from Prometheus; inference only from the configured clients and the ingress controller, and,
+    for a deployment woken on request (`woken`), the KEDA HTTP add-on's interceptor, which forwards their requests.
 
     Egress: DNS, and the object store when Triton reads it itself (s3, gcs); the namespace denies the rest.
     """
@@ -695,6 +726,8 @@ def network_policy_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
     ingress = ctx.args["ingress"]
     if ingress["enabled"]:
         clients.append(_peer(ingress["controller_namespace"], {}))
+    if woken:
+        clients.append(_peer(ctx.args["interceptor_namespace"], INTERCEPTOR_LABELS))
     if clients:
         ports = [{"protocol": "TCP", "port": HTTP_PORT}, {"protocol": "TCP", "port": GRPC_PORT}]
         rules.append({"from": clients, "ports": ports})
@@ -726,16 +759,22 @@ def pdb_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
     }
 
 
+def ingress_hosts(name: str, base_domain: str) -> dict[str, str]:
+    """The host of each protocol's Ingress of a deployment, by protocol."""
+    return {"http": f"{name}.{base_domain}", "grpc": f"{name}-grpc.{base_domain}"}
+
+
 def ingress_manifests(ctx: ServingContext, name: str) -> list[dict[str, Any]]:
     """One Ingress per protocol: ingress-nginx's backend-protocol annotation applies to a whole Ingress."""
     ingress = ctx.args["ingress"]
     out = []
     body = {"nginx.ingress.kubernetes.io/proxy-body-size": ingress["max_request_body"]}
-    for protocol, host_suffix, extra in (
-        ("http", "", body),
-        ("grpc", "-grpc", {**body, "nginx.ingress.kubernetes.io/backend-protocol": "GRPC"}),
+    hosts = ingress_hosts(name, ingress["base_domain"])
+    for protocol, extra in (
+        ("http", body),
+        ("grpc", {**body, "nginx.ingress.kubernetes.io/backend-protocol": "GRPC"}),
     ):
-        host = f"{name}{host_suffix}.{ingress['base_domain']}"
+        host = hosts[protocol]
         backend = {"service": {"name": deployment_object_name(name), "port": {"name": protocol}}}
         out.append(
             {
@@ -813,8 +852,13 @@ def deployment_manifests(ctx: ServingContext, name: str, deployment: TritonDeplo
         if ctx.source == "bundled":
             out[f"{name}-models"] = _bundle_map(ctx, name, deployment)
     out[f"{name}-deployment"] = deployment_manifest(ctx, name, deployment)
-    out[f"{name}-service"] = service_manifest(ctx, name)
-    out[f"{name}-network-policy"] = network_policy_manifest(ctx, name)
+    woken = deployment["wake_on_request"]
+    if woken:
+        out[f"{name}-pods-service"] = service_manifest(ctx, name, pods_service_name(deployment_object_name(name)))
+        out[f"{name}-service"] = wake_service_manifest(ctx, name)
+    else:
+        out[f"{name}-service"] = service_manifest(ctx, name)
+    out[f"{name}-network-policy"] = network_policy_manifest(ctx, name, woken)
     if deployment["replicas"]["max"] > 1:
         out[f"{name}-pdb"] = pdb_manifest(ctx, name)
     if ctx.args["ingress"]["enabled"]:

@@ -93,7 +93,7 @@ class TritonServing(pulumi.ComponentResource):
                     )
                     continue
                 created.append(create_object(f"{name}-{role}", manifest, child))
-                if manifest["kind"] == "Service":
+                if role == f"{dep_name}-service":
                     services[dep_name] = manifest["metadata"]["name"]
         self.services = pulumi.Output.from_input(services)
         served = spec.args["deployments"]

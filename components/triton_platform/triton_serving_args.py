@@ -197,6 +197,13 @@ class TritonDeploymentArgs(TypedDict):
     resources: NotRequired[ContainerResourcesArgs]
     """CPU and memory of each Triton pod. Default: requests cpu `2`, memory `8Gi`; limits cpu `4`, memory `8Gi`."""
 
+    wake_on_request: NotRequired[bool]
+    """Send the Service's HTTP and gRPC traffic through the KEDA HTTP add-on's interceptor, which holds requests
+    while the Deployment is at zero (`replicas.min` 0, `autoscaled`, an autoscaler that routes and wakes it, e.g.
+    KedaScaling's target `wake`): the Service `triton-<key>` becomes an ExternalName to the add-on's wake Service
+    (`interceptor_namespace`), on the same ports, and the pods get the Service `triton-<key>-pods`, which the
+    interceptor forwards to and Prometheus scrapes. Default: false."""
+
 
 class ModelClaimArgs(TypedDict):
     """A PersistentVolumeClaim holding the model repository."""
@@ -407,6 +414,13 @@ class TritonServingArgs(TypedDict):
     labels: NotRequired[dict[str, str]]
     """Labels every object carries besides its own, never used in selectors. Default: none."""
 
+    interceptor_namespace: NotRequired[str]
+    """Namespace of the KEDA HTTP add-on's interceptor, for deployments with `wake_on_request`: their Services point
+    there, and their pods admit the interceptor's. Default `keda`."""
+
+    cluster_domain: NotRequired[str]
+    """The cluster's DNS domain: an ExternalName's target is a fully qualified name. Default `cluster.local`."""
+
     autoscaled: NotRequired[bool]
     """An autoscaler (e.g. `KedaScaling`) owns each Deployment's replica count, so `spec.replicas` is left unset.
     Default: false, each Deployment runs `replicas.min` pods."""
@@ -509,6 +523,7 @@ declare(
     replicas=Setting(),
     gpus_per_pod=Setting(default=1, minimum=1, maximum=16),
     resources=Setting(default={}),
+    wake_on_request=Setting(default=False),
 )
 declare(
     ModelClaimArgs,
@@ -573,6 +588,8 @@ declare(
     pod_labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
     metrics_pod_labels=Setting(default=PROMETHEUS_POD_LABELS, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
     labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
+    interceptor_namespace=Setting(default="keda", format=NAMESPACE),
+    cluster_domain=Setting(default="cluster.local", format=HOST_NAME),
     autoscaled=Setting(default=False),
     image_digests=Setting(default={}, keys=IMAGE_TAG, format=IMAGE_DIGEST),
     protect_model_claim=Setting(default=False),

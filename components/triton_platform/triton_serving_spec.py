@@ -18,6 +18,7 @@ from triton_platform.arg_problems import ArgProblems
 from triton_platform.arg_schema import join_key, resolve_record
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import DEPLOYMENT_KEY, MODEL
+from triton_platform.http_add_on import wake_service_problem
 from triton_platform.kubernetes_values import quantity_value
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging.bundle import bundle_problems
@@ -160,6 +161,31 @@ def _deployment_rules(problems: ArgProblems, key: str, deployment: TritonDeploym
         )
     replica_rules(problems, f"{path}.replicas", deployment.get("replicas", {}))
     resource_rules(problems, f"{path}.resources", deployment.get("resources", {}))
+
+
+def _wake_rules(problems: ArgProblems, key: str, deployment: TritonDeploymentArgs, args: TritonServingArgs) -> None:
+    """A deployment woken on request starts at zero, something must scale it up, and its namespace names the wake
+    Service (`triton-wake-<namespace>`, a DNS label)."""
+    path = f"deployments.{key}"
+    if not deployment.get("wake_on_request") or not problems.clean(f"{path}.replicas.min"):
+        return
+    namespace = args.get("namespace")
+    problem = wake_service_problem(namespace) if isinstance(namespace, str) and problems.clean("namespace") else None
+    if problem is not None:
+        problems.add(f"{path}.wake_on_request", problem)
+    autoscaled = args.get("autoscaled", False)
+    low = deployment.get("replicas", {}).get("min")
+    if low is not None and low != 0:
+        problems.add(
+            f"{path}.wake_on_request",
+            f"is true but replicas.min is {low}: only a deployment at zero waits for a request to wake it; set "
+            "replicas.min 0 or wake_on_request false",
+        )
+    if not autoscaled:
+        problems.add(
+            f"{path}.wake_on_request",
+            "is true but autoscaled is false: without an autoscaler nothing scales the deployment up from zero",
+        )
 
 
 def replica_rules(problems: ArgProblems, path: str, replicas: ReplicaRangeArgs) -> None:
@@ -406,6 +432,7 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
     for key, deployment in deployments.items():
         if DEPLOYMENT_KEY.problem(key) is None:  # a key refused already: its rules would only add noise
             _deployment_rules(problems, key, deployment)
+            _wake_rules(problems, key, deployment, given)
     folder, store, egress = _model_source(problems, given.get("model_repository", {}))
     served_by = {key: deployment.get("models", []) for key, deployment in deployments.items()}
     served = sorted({model for models in served_by.values() for model in models})

@@ -409,6 +409,12 @@ def test_defaults_and_whole_floats_from_another_language() -> None:
         "scale_up": {"stabilization_seconds": 0, "percent": 100, "pods": 3, "period_seconds": 30},
         "scale_down": {"stabilization_seconds": 300, "percent": 25, "period_seconds": 60},
         "gpu_memory_ratio_target": 0.8,
+        "cooldown_seconds": 300,
+        "http_add_on": {
+            "mode": "existing",
+            "namespace": "keda",
+            "chart": {"version": "0.15.0", "repository": "https://kedacore.github.io/charts", "values": {}},
+        },
         "paused": False,
         "keda": {
             "mode": "existing",
@@ -451,8 +457,9 @@ def _target(**changes: Any) -> dict[str, Any]:
         pytest.param(
             _args(prometheus_address="http://prometheus:9090"),
             [
-                "args.prometheus_address: unknown key; known keys: fallback, gpu_memory_ratio_target, image_digests, "
-                "keda, kube_version, labels, paused, paused_replicas, polling_interval_seconds, prometheus_auth, "
+                "args.prometheus_address: unknown key; known keys: cooldown_seconds, fallback, gpu_memory_ratio_target, "
+                "http_add_on, image_digests, keda, kube_version, labels, paused, paused_replicas, "
+                "polling_interval_seconds, prometheus_auth, "
                 "prometheus_url, scale_down, scale_up, targets (did you mean 'prometheus_url'?)"
             ],
             id="unknown-key",

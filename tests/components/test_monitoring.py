@@ -520,7 +520,8 @@ ONCALL = "receivers.oncall"
 
 
 KNOWN_KEYS = (
-    "alerts, chart, dashboard_tags, dcgm_metrics, deployments, grafana_folder, image_digests, kube_version, labels, "
+    "alerts, chart, dashboard_tags, dcgm_metrics, deployments, grafana_folder, image_digests, interceptor_namespace, "
+    "kube_version, labels, "
     "latency_p99_slo_ms, latency_slo_ms, managed_control_plane, mode, namespace, priority_class_name, prometheus_namespace, "
     "prometheus_pod_labels, receivers, replicas, retention, routes, runbook_base_url, scaling_enabled, "
     "scrape_interval, selector_labels, storage"
@@ -683,7 +684,7 @@ PROM_DURATION = "must be a Prometheus duration such as 30s, 5m or 1h30m"
             f"{DEMO}.replicas",
             3,
             [
-                f"args.{DEMO}.replicas: unknown key; known keys: max_replicas, models, object_name, signal "
+                f"args.{DEMO}.replicas: unknown key; known keys: max_replicas, models, object_name, signal, wake_budget_seconds "
                 "(did you mean 'max_replicas'?)"
             ],
         ),

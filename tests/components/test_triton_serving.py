@@ -421,7 +421,7 @@ DEPLOYMENT_CASES = {
     ),
     "a misspelt key": (
         {"demo": {"models": ["classifier"], "replicas": {"min": 1, "max": 1}, "gpus": 1}},
-        ["deployments.demo.gpus: unknown key; known keys: gpus_per_pod, models, replicas, resources"],
+        ["deployments.demo.gpus: unknown key; known keys: gpus_per_pod, models, replicas, resources, wake_on_request"],
     ),
     "resources": (
         {
@@ -723,7 +723,7 @@ WRONG_ARGS = {
     "a misspelt deployment key": (
         valid(deployments={"general": {"models": ["classifier"], "replica": {"min": 1, "max": 2}}}),
         [
-            "deployments.general.replica: unknown key; known keys: gpus_per_pod, models, replicas, resources "
+            "deployments.general.replica: unknown key; known keys: gpus_per_pod, models, replicas, resources, wake_on_request "
             "(did you mean 'replicas'?)",
             "deployments.general.replicas: missing (required)",
         ],
