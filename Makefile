@@ -143,7 +143,7 @@ local-cluster:
 # (tests/conftest.py). Most real-tool tests wait on servers, rollouts and scrapes rather than compute, so three
 # overlap on two cores. The 15 slowest tests are listed at the end (docs/testing.md records them).
 TEST_WORKERS ?= 3
-synth scan test: export TRITON_CHART_MIRROR = $(CHART_MIRROR)
+synth scan test test-fast: export TRITON_CHART_MIRROR = $(CHART_MIRROR)
 
 test: lint tools
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist load --durations=15

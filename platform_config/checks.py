@@ -23,6 +23,8 @@ from platform_config.paths import display_path
 from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
 from platform_config.serving import ModelSettings, ServingConfig
+from platform_config.wake import wake_estimate
+from triton_platform.http_add_on import wake_service_problem
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging import settings as plain
 from triton_platform.model_packaging.bundle import bundle_problems
@@ -324,6 +326,10 @@ def _production_drain_floor(sections: Sections, _repo: ModelRepository) -> Itera
         return
     serving: ServingConfig = sections["serving"]
     for name, dep in sorted(serving.deployments.items()):
+        # A deployment allowed to idle at zero has accepted that its next request waits for a wake
+        # (`wake.allowInProduction`): a drain of its last pod is one more such wait, held by the interceptor.
+        if dep.wake is not None and dep.wake.allow_in_production:
+            continue
         if dep.replicas.min < DRAIN_FLOOR:
             yield ConfigIssue(
                 f"{SERVING}.deployments.{name}.replicas.min",
@@ -360,6 +366,68 @@ def _production_scaling_path(sections: Sections, _repo: ModelRepository) -> Iter
             f"{section_key('scaling')}.keda.replicas",
             f"{scaling.keda.replicas} in production: one KEDA operator and metrics server leave the HPA blind while "
             f"it restarts or is drained; use replicas >= {DRAIN_FLOOR}",
+        )
+
+
+def _wake(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """A deployment woken on request starts at zero, is scaled, and in production is at zero only when the stack
+    says so."""
+    serving: ServingConfig = sections["serving"]
+    scaling: ScalingConfig = sections["scaling"]
+    for name, dep in sorted(serving.deployments.items()):
+        if dep.wake is None:
+            continue
+        path = f"{SERVING}.deployments.{name}.wake"
+        if dep.replicas.min != 0:
+            yield ConfigIssue(
+                path,
+                f"is set but replicas.min is {dep.replicas.min}: a deployment wakes on a request only from zero; "
+                "set replicas.min 0 or remove wake",
+            )
+        if not scaling.enabled:
+            yield ConfigIssue(
+                path,
+                f"is set but {section_key('scaling')}.enabled is false: KEDA scales a deployment up from zero",
+            )
+        problem = wake_service_problem(sections["kubernetes"].namespace) if "kubernetes" in sections else None
+        if problem is not None:
+            yield ConfigIssue(path, f"is set but the namespace {problem}")
+        if sections["environment"] == "production" and not dep.wake.allow_in_production:
+            yield ConfigIssue(
+                f"{path}.allowInProduction",
+                "required to be true for a production deployment at zero: its first request after an idle period "
+                "waits for the whole wake (node, image pull, model load); say so explicitly, or keep replicas.min >= 1",
+            )
+
+
+def _wake_budget(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """A wake budget at least the stack's estimate of the wake (platform_config/wake.py)."""
+    serving: ServingConfig = sections["serving"]
+    scaling: ScalingConfig = sections["scaling"]
+    for name, dep in sorted(serving.deployments.items()):
+        if dep.wake is None:
+            continue
+        estimate = wake_estimate(sections["gpu_pool"], scaling.simulation, repo, dep.models)
+        if dep.wake.budget_seconds < estimate.seconds:
+            yield ConfigIssue(
+                f"{SERVING}.deployments.{name}.wake.budgetSeconds",
+                f"{dep.wake.budget_seconds} is below the wake's estimate of {math.ceil(estimate.seconds)} s: "
+                f"{estimate.describe()}; raise the budget to at least {math.ceil(estimate.seconds)}, or give measured "
+                "figures for the parts",
+            )
+
+
+def _pool_at_zero(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """When every deployment idles at zero, the GPU pool may too: no placeholder pod holds a node for nothing."""
+    serving: ServingConfig = sections["serving"]
+    pool: GpuPoolConfig = sections["gpu_pool"]
+    deployments = serving.deployments.values()
+    if pool.overprovisioning_replicas and deployments and all(d.wake is not None for d in deployments):
+        yield ConfigIssue(
+            f"{POOL}.overprovisioningReplicas",
+            f"{pool.overprovisioning_replicas} placeholder pod(s) would hold GPU nodes while every deployment idles "
+            "at zero (wake), so the pool never drops to zero; set 0 (the wake then includes a node), or keep a "
+            "deployment's replicas.min >= 1",
         )
 
 
@@ -429,11 +497,12 @@ def _scaling_bounds(sections: Sections, _repo: ModelRepository) -> Iterator[Conf
             "(fallback: {replicas: N}); without it a Prometheus outage leaves scaling unattended",
         )
     for name, dep in sorted(serving.deployments.items()):
-        if dep.replicas.min == 0:
+        if dep.replicas.min == 0 and dep.wake is None:
             yield ConfigIssue(
                 f"{SERVING}.deployments.{name}.replicas.min",
-                "0 with autoscaling: a deployment at zero exports no queue series, which KEDA (ignoreNullValues "
-                "false) reads as an error, not as 'no load'; use min >= 1",
+                "0 without wake: at zero Triton exports no series, so nothing would scale the deployment up again; "
+                "add wake: {budgetSeconds: N} (the KEDA HTTP add-on then holds the first request and wakes it), or "
+                "use min >= 1",
             )
         for field, value in (
             ("fallback.replicas", scaling.fallback.replicas if scaling.fallback else None),
@@ -489,6 +558,9 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("environment", "serving"), _model_delivery),
     (("environment", "serving", "scaling"), _scaling_bounds),
     (("serving", "scaling"), _static_replicas),
+    (("environment", "serving", "scaling"), _wake),
+    (("serving", "scaling", "gpu_pool"), _wake_budget),
+    (("serving", "gpu_pool"), _pool_at_zero),
     (("serving", "scaling"), _simulation_shares),
     (("environment", "serving"), _production_drain_floor),
     (("environment", "monitoring", "scaling"), _production_scaling_path),

@@ -68,6 +68,8 @@ STACK_MODELS: dict[type, str] = {
     keda.Fallback: "scaling.Fallback",
     keda.KedaInstall: "scaling.KedaInstall",
     keda.PrometheusAuth: "scaling.PrometheusAuth",
+    keda.HttpAddOnInstall: "scaling.HttpAddOnInstall",
+    keda.WakeRoute: "serving.Wake",
     mon.MonitoringArgs: "monitoring.MonitoringConfig",
     mon.AlertThresholds: "monitoring.AlertsConfig",
     mon.MonitoringStorage: "monitoring.StorageConfig",

@@ -17,6 +17,7 @@ from platform_config.types import (
 )
 from simulator.config import SimulationConfig
 from triton_platform import keda_scaling_args
+from triton_platform.http_add_on import HTTP_ADD_ON_CHART
 from triton_platform.keda_scaling_args import KEDA_CHART
 
 # [[[cog
@@ -36,6 +37,33 @@ class KedaChart(HelmChart):
 
     version: ChartVersion = KEDA_CHART["version"]
     """Exact chart version; 2.20.2 is the operator the local cluster's tests run. With `path`, the folder's `Chart.yaml` must declare this version."""
+
+
+class HttpAddOnChart(HelmChart):
+    """The KEDA HTTP add-on's chart, `keda-add-ons-http` (kedacore/charts)."""
+
+    repository: ChartRepository = HTTP_ADD_ON_CHART["repository"]
+    """Chart repository URL."""
+
+    version: ChartVersion = HTTP_ADD_ON_CHART["version"]
+    """Exact chart version; 0.15.0 is the first whose interceptor proxies HTTP/2 and h2c (gRPC). With `path`, the folder's `Chart.yaml` must declare this version."""
+
+
+class HttpAddOnInstall(Strict):
+    """Where the KEDA HTTP add-on comes from, for deployments that wake on request."""
+
+    # [[[cog fields(keda_scaling_args.HttpAddOnInstall, exclude=['chart'])]]]
+    # fmt: off
+    mode: Literal["existing", "install"] = from_component(keda_scaling_args.HttpAddOnInstall, "mode")
+    """`existing`: the add-on already runs in `namespace`. `install`: its pinned chart (`chart`) into `namespace`, after KEDA."""
+
+    namespace: Annotated[str, arg_format(keda_scaling_args.HttpAddOnInstall, "namespace")] = from_component(keda_scaling_args.HttpAddOnInstall, "namespace")
+    """The add-on's namespace, where its scaler and interceptor run and the wake Service goes."""
+    # fmt: on
+    # [[[end]]]
+
+    chart: HttpAddOnChart = HttpAddOnChart()
+    """The add-on's chart, for mode `install`."""
 
 
 class ScalePolicy(Strict):
@@ -142,6 +170,12 @@ class ScalingConfig(Strict):
     gpu_memory_ratio_target: float = from_component(keda_scaling_args.KedaScalingArgs, "gpu_memory_ratio_target", gt=0)
     """GPU memory used/total per replica, 0-1, above which a `gpu-memory` trigger adds replicas; 0 leaves that trigger out. Its query selects Triton's `nv_gpu_memory_used_bytes` and `nv_gpu_memory_total_bytes` by the labels `namespace` and `deployment` (the Deployment's name), which the scrape must attach."""
 
+    cooldown_seconds: int = from_component(keda_scaling_args.KedaScalingArgs, "cooldown_seconds")
+    """`cooldownPeriod`, 0-86400: how long every trigger of a target at `min_replicas` 0 must stay inactive before KEDA scales it from 1 to 0; written only on such targets."""
+
+    http_add_on: HttpAddOnInstall = from_component(keda_scaling_args.KedaScalingArgs, "http_add_on")
+    """How the KEDA HTTP add-on is provided, for targets with `wake`."""
+
     paused: bool = from_component(keda_scaling_args.KedaScalingArgs, "paused")
     """Pause autoscaling (`autoscaling.keda.sh/paused`); replicas stay where they are."""
 
@@ -166,7 +200,7 @@ class ScalingConfig(Strict):
     """Share of time each model instance runs a batch that the `busy-ratio` signal aims for."""
 
     activation_queue_depth: Annotated[float, Field(ge=0)] = 0.0
-    """KEDA `activationThreshold`: pending requests above which a deployment at zero wakes up. Inert while `replicas.min >= 1`, which autoscaling requires."""
+    """KEDA `activationThreshold`: pending requests above which a deployment at zero wakes up. Inert while `replicas.min >= 1`; a deployment at zero wakes on its first request through the KEDA HTTP add-on (`wake`)."""
 
     prometheus_address: HttpUrl | None = None
     """Prometheus URL KEDA queries. Unset: `http://prometheus-operated.<monitoring.prometheus.namespace>.svc:9090`, the operator's Service."""

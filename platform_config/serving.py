@@ -8,7 +8,7 @@ from pydantic import Field
 
 from platform_config.component_fields import arg_format, arg_unique, component_rule, from_component
 from platform_config.types import Strict
-from triton_platform import triton_serving_args, triton_serving_spec
+from triton_platform import keda_scaling_args, triton_serving_args, triton_serving_spec
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
 
 T = TypeVar("T")
@@ -17,7 +17,7 @@ T = TypeVar("T")
 # [[[cog
 # import cog
 # from platform_config.component_fields import stack_fields
-# from triton_platform import triton_serving_args
+# from triton_platform import keda_scaling_args, triton_serving_args
 # def fields(args_type, **options): cog.outl(stack_fields(args_type, **options))
 # ]]]
 # [[[end]]]
@@ -210,10 +210,28 @@ class ContainerResources(Strict):
     _rules = component_rule(triton_serving_spec.resource_rules)
 
 
+class Wake(Strict):
+    """Wake the deployment at zero on its first request: `replicas.min` 0, the KEDA HTTP add-on's interceptor in
+    front of it (`scaling.httpAddOn`), and a budget for the first request's wait (docs/scale-to-zero.md)."""
+
+    # [[[cog fields(keda_scaling_args.WakeRoute, exclude=['service', 'hosts'])]]]
+    # fmt: off
+    budget_seconds: int = from_component(keda_scaling_args.WakeRoute, "budget_seconds")
+    """How long a request may wait for the first pod, 1-3600: each route's readiness timeout; a request still waiting then is answered 504. Required."""
+
+    concurrency_target: int = from_component(keda_scaling_args.WakeRoute, "concurrency_target")
+    """Requests in flight through the interceptor per replica the routes' triggers aim for (`scalingMetric .concurrency.targetValue`), 1 or more: set it above what the load trigger lets a replica carry, so that trigger, not this one, scales above one replica."""
+    # fmt: on
+    # [[[end]]]
+
+    allow_in_production: bool = False
+    """Production refuses a deployment at zero unless this says so: its first request after an idle period waits for the whole wake."""
+
+
 class DeploymentConfig(Strict):
     """One Triton Deployment and the models it serves."""
 
-    # [[[cog fields(triton_serving_args.TritonDeploymentArgs)]]]
+    # [[[cog fields(triton_serving_args.TritonDeploymentArgs, exclude=['wake_on_request'])]]]
     # fmt: off
     models: Annotated[list[Annotated[str, arg_format(triton_serving_args.TritonDeploymentArgs, "models")]], arg_unique(triton_serving_args.TritonDeploymentArgs, "models")] = from_component(triton_serving_args.TritonDeploymentArgs, "models")
     """Model folders of `modelRepository.path` this deployment loads, each once; at least one."""
@@ -228,6 +246,9 @@ class DeploymentConfig(Strict):
     """CPU and memory of each Triton pod."""
     # fmt: on
     # [[[end]]]
+
+    wake: Wake | None = None
+    """Wake on the first request while at zero; requires `replicas.min` 0 and scaling enabled. Unset: `replicas.min` must be at least 1 with scaling on."""
 
 
 class PvcSource(Strict):
@@ -384,7 +405,7 @@ class InferenceClient(Strict):
 class ServingConfig(Strict):
     """The Triton serving stack."""
 
-    # [[[cog fields(triton_serving_args.TritonServingArgs, exclude=['namespace', 'pool', 'metrics_namespace', 'config_name', 'models', 'pod_labels', 'metrics_pod_labels', 'labels', 'autoscaled', 'image_digests', 'protect_model_claim'])]]]
+    # [[[cog fields(triton_serving_args.TritonServingArgs, exclude=['namespace', 'pool', 'metrics_namespace', 'config_name', 'models', 'pod_labels', 'metrics_pod_labels', 'labels', 'autoscaled', 'image_digests', 'protect_model_claim', 'interceptor_namespace'])]]]
     # fmt: off
     deployments: dict[Annotated[str, arg_format(triton_serving_args.TritonServingArgs, "deployments", "key")], DeploymentConfig] = from_component(triton_serving_args.TritonServingArgs, "deployments")
     """Triton Deployments by name (a DNS label of at most 40 characters: objects are named `triton-<name>`); each serves a set of models. At least one."""
@@ -418,6 +439,9 @@ class ServingConfig(Strict):
 
     service_account_annotations: dict[Annotated[str, arg_format(triton_serving_args.TritonServingArgs, "service_account_annotations", "key")], str] = from_component(triton_serving_args.TritonServingArgs, "service_account_annotations")
     """Annotations of Triton's ServiceAccount, e.g. `eks.amazonaws.com/role-arn` or `iam.gke.io/gcp-service-account` for workload identity. A workload-identity annotation must hold its cloud's form of identity (an IAM role ARN, a Google service account email, an Azure client ID); with `azure.workload.identity/client-id` the pods get the `azure.workload.identity/use: "true"` label Azure's webhook needs."""
+
+    cluster_domain: Annotated[str, arg_format(triton_serving_args.TritonServingArgs, "cluster_domain")] = from_component(triton_serving_args.TritonServingArgs, "cluster_domain")
+    """The cluster's DNS domain: an ExternalName's target is a fully qualified name."""
     # fmt: on
     # [[[end]]]
 

@@ -334,17 +334,33 @@ def load_balancer(resource: Resource) -> list[str]:
     return []
 
 
+def wakes_on_request(spec: dict[str, Any]) -> bool:
+    """A ScaledObject at zero that the KEDA HTTP add-on wakes: minReplicaCount 0 and an `external-push` trigger on
+    one of its InterceptorRoutes (triton_platform/http_add_on.py)."""
+    return int(spec.get("minReplicaCount") or 0) == 0 and any(
+        t.get("type") == "external-push" and "interceptorRoute" in (t.get("metadata") or {})
+        for t in spec.get("triggers") or []
+    )
+
+
 def keda_safety(resource: Resource) -> list[str]:
-    """ScaledObject: ignoreNullValues false on Prometheus triggers; a fallback in production."""
+    """ScaledObject: ignoreNullValues false on Prometheus triggers, but where the add-on wakes it from zero (no pod,
+    so no series: there a missing one is no load); a fallback in production wherever Prometheus is read."""
     if resource.kind != "ScaledObject":
         return []
     spec = resource.props.get("spec") or {}
+    triggers = spec.get("triggers") or []
     out = [
         f'trigger {i} ({t.get("type")}) must set ignoreNullValues: "false" so a missing metric is an error'
-        for i, t in enumerate(spec.get("triggers") or [])
-        if t.get("type") == "prometheus" and str((t.get("metadata") or {}).get("ignoreNullValues")).lower() != "false"
+        for i, t in enumerate(triggers)
+        if t.get("type") == "prometheus"
+        and not wakes_on_request(spec)
+        and str((t.get("metadata") or {}).get("ignoreNullValues")).lower() != "false"
     ]
-    if resource.production and not spec.get("fallback"):
+    # The fallback holds replicas while Prometheus cannot be read; a ScaledObject reading none (the add-on's own,
+    # for its interceptors, reads its scaler) has no such failure to hold through.
+    reads_prometheus = any(t.get("type") == "prometheus" for t in triggers)
+    if resource.production and reads_prometheus and not spec.get("fallback"):
         out.append("production ScaledObjects need a fallback (replicas to hold while metrics fail)")
     return out
 
@@ -396,6 +412,16 @@ def max_replicas(deployment: Resource, resources: list[Resource]) -> int:
     return int((deployment.props.get("spec") or {}).get("replicas") or 1)
 
 
+def woken(deployment: Resource, resources: list[Resource]) -> bool:
+    """Whether the Deployment's ScaledObject wakes it on request (`wakes_on_request`)."""
+    for scaled in resources:
+        spec = scaled.props.get("spec") or {}
+        target = (spec.get("scaleTargetRef") or {}).get("name")
+        if scaled.kind == "ScaledObject" and target == deployment.name and scaled.namespace == deployment.namespace:
+            return wakes_on_request(spec)
+    return False
+
+
 def min_replicas(deployment: Resource, resources: list[Resource]) -> tuple[int, str]:
     """The fewest replicas the Deployment runs, and who says so: its ScaledObject (KEDA's default
     minReplicaCount is 0) or its own spec.replicas (the API server's default is 1)."""
@@ -432,7 +458,9 @@ def drains(resources: list[Resource]) -> list[tuple[Resource, str]]:
                     )
                 )
         floor, source = min_replicas(deployment, resources)
-        if deployment.production and floor < DRAIN_FLOOR:
+        # A deployment woken on request (its stack said so: wake.allowInProduction) has its requests held by the
+        # interceptor through a drain of its last pod, as through any wake.
+        if deployment.production and floor < DRAIN_FLOOR and not woken(deployment, resources):
             out.append(
                 (
                     deployment,
@@ -592,7 +620,8 @@ RULES = (
     ),
     Rule(
         "keda-scaling-safety",
-        "ignoreNullValues false on Prometheus triggers; a fallback in production.",
+        "ignoreNullValues false on Prometheus triggers (but at zero, woken by the KEDA HTTP add-on); a fallback in "
+        "production where Prometheus is read.",
         "KEDA docs",
         check=keda_safety,
     ),

@@ -21,8 +21,9 @@ from platform_config.secrets_provider import default_passphrase_problem
 from triton_platform.gpu_node_pool import GpuNodePool
 from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
 from triton_platform.gpu_pool_contract import PoolPlacement
+from triton_platform.http_add_on import service_hosts
 from triton_platform.keda_scaling import KedaScaling
-from triton_platform.keda_scaling_args import KedaScalingArgs, LoadTrigger
+from triton_platform.keda_scaling_args import KedaScalingArgs, LoadTrigger, WakeRoute
 from triton_platform.kubernetes_objects import create_object
 from triton_platform.kubernetes_provider import check_reachable, create_provider, kubernetes_target, provider_options
 from triton_platform.model_packaging.render import RenderedRepository
@@ -31,6 +32,7 @@ from triton_platform.monitoring_args import DASHBOARD_TAGS, DeploymentSignal, Mo
 from triton_platform.namespace import namespace_manifests, platform_labels
 from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL
 from triton_platform.served_deployments import deployment_instances, deployment_names, served_models
+from triton_platform.triton_manifests import deployment_object_name, ingress_hosts
 from triton_platform.triton_serving import TritonServing, TritonServingArgs
 
 TYPE_TOKEN = "triton-platform:index:TritonPlatform"
@@ -144,9 +146,11 @@ def monitoring_args(
                     "max_replicas": deployment.replicas.max,
                     "models": served[key].models,
                     "signal": deployment_signal(config, served[key]),
+                    **({} if deployment.wake is None else {"wake_budget_seconds": deployment.wake.budget_seconds}),
                 }
                 for key, deployment in config.serving.deployments.items()
             },
+            "interceptor_namespace": config.scaling.http_add_on.namespace,
             "chart": monitoring.chart.source(),
             "prometheus_namespace": monitoring.prometheus.namespace,
             "prometheus_pod_labels": monitoring.prometheus.pod_labels,
@@ -206,10 +210,17 @@ def serving_args(
     serving = config.serving
     platform, identity = config.cluster.platform, config.cluster.workload_identity.models
     args = section_args(serving)
+    deployments = {}
+    for key, deployment in args["deployments"].items():
+        # The stack's `wake` is KEDA's (scaling_args); serving only routes the Service through the interceptor.
+        woken = deployment.pop("wake", None) is not None
+        deployments[key] = {**deployment, "wake_on_request": woken}
     return cast(
         "TritonServingArgs",
         {
             **args,
+            "deployments": deployments,
+            "interceptor_namespace": config.scaling.http_add_on.namespace,
             "namespace": config.kubernetes.namespace,
             "model_repository": {**args["model_repository"], "path": str(rendered.source.path.absolute())},
             "config_name": rendered.config_name,
@@ -227,6 +238,23 @@ def serving_args(
             "protect_model_claim": protects_model_data(config),
         },
     )
+
+
+def wake_route(config: PlatformConfig, key: str) -> WakeRoute:
+    """How KEDA wakes deployment `key` on a request: its Service, by every name a client may send (in the cluster,
+    and its Ingress hosts), and the stack's budget for the wait."""
+    serving, wake = config.serving, config.serving.deployments[key].wake
+    assert wake is not None
+    service = deployment_object_name(key)
+    hosts = service_hosts(service, config.kubernetes.namespace, serving.cluster_domain)
+    if serving.ingress.enabled and serving.ingress.base_domain is not None:
+        hosts += ingress_hosts(key, serving.ingress.base_domain).values()
+    return {
+        "service": service,
+        "hosts": hosts,
+        "budget_seconds": wake.budget_seconds,
+        "concurrency_target": wake.concurrency_target,
+    }
 
 
 def scaling_args(
@@ -251,6 +279,7 @@ def scaling_args(
                     "min_replicas": deployment.replicas.min,
                     "max_replicas": deployment.replicas.max,
                     "trigger": load_trigger(config, load_queries[key]),
+                    **({} if deployment.wake is None else {"wake": wake_route(config, key)}),
                 }
                 for key, deployment in config.serving.deployments.items()
             },
@@ -259,6 +288,7 @@ def scaling_args(
         },
     )
     args["keda"]["chart"] = scaling.keda.chart.source()
+    args["http_add_on"]["chart"] = scaling.http_add_on.chart.source()
     args["image_digests"] = dict(config.image_digests)
     if kube_version is not None:
         args["kube_version"] = kube_version

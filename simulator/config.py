@@ -30,3 +30,12 @@ class SimulationConfig(Strict):
 
     pod_start_seconds: Annotated[int, Field(ge=1, le=3600)] = 60
     """Image pull, model load and first readiness of a pod on a node already up (a Triton cold start is 30-60 s)."""
+
+    image_bytes: Annotated[int, Field(ge=0)] = 16_000_000_000
+    """Size of the Triton image a new node pulls and unpacks, for the wake estimate of a deployment at zero (docs/scale-to-zero.md). Default: 16 GB, about an NGC `tritonserver:<yy.mm>-py3` image unpacked; give yours (`docker image inspect --format '{{.Size}}'`)."""
+
+    image_pull_bytes_per_second: Annotated[int, Field(ge=1)] = 100_000_000
+    """How fast a node pulls and unpacks that image, for the wake estimate. Default: 100 MB/s, an assumption; measure yours from the kubelet's `Successfully pulled image ... in <time>` event."""
+
+    model_load_bytes_per_second: Annotated[int, Field(ge=1)] = 200_000_000
+    """How fast Triton reads and loads a deployment's model files, for the wake estimate. Default: 200 MB/s, an assumption; measure yours from Triton's `successfully loaded` log lines."""

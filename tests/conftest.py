@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file
 from platform_config.paths import PROJECT_ROOT, stack_file
 from platform_config.schema import PlatformConfig
-from tests.local_cluster import SHARED_CHARTS
+from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
 from tests.pulumi_cli import TOOLCHAIN_HOME, TOOLS_BIN
 from triton_platform.model_packaging.source import ModelRepository
 
@@ -171,6 +173,26 @@ def synth_with_charts(stack: str) -> SynthResult:
         charts = HelmTemplater(str(PROJECT_HELM), SHARED_CHARTS)
         _CHART_SYNTH_CACHE[stack] = synthesize(stack_file(stack), stack, charts)
     return _CHART_SYNTH_CACHE[stack]
+
+
+def production_at_zero(config: dict[str, Any]) -> None:
+    """Production with `general` idling at zero (docs/scale-to-zero.md), the KEDA HTTP add-on installed; every
+    chart from its offline folder, as an air-gapped user sets `chart.path`."""
+    general = config[SERVING]["deployments"]["general"]
+    general["replicas"]["min"] = 0
+    general["wake"] = {"budgetSeconds": 900, "allowInProduction": True}
+    config[SCALING]["httpAddOn"] = {"mode": "install"}
+    use_offline_charts(config)
+
+
+@functools.cache
+def synth_production_at_zero() -> SynthResult:
+    """`production_at_zero` as `stackctl synth` lists it, its charts templated (real_tools); once per session."""
+    folder = Path(tempfile.mkdtemp(prefix="production-at-zero-"))
+    stack = folder / "Pulumi.production.yaml"
+    shutil.copy(stack_file("production"), stack)
+    edit_stack(stack, production_at_zero)
+    return synthesize(stack, "production", HelmTemplater(str(PROJECT_HELM), SHARED_CHARTS))
 
 
 @pytest.fixture(params=STACKS)

@@ -65,7 +65,7 @@ def test_a_deployment_named_like_the_loaders_objects_fails_validate(
     bad, err = _validate(tmp_path, document, capsys)
     assert err == [
         f"{bad}: 1 config error",
-        f"{bad}:57:7: triton-platform:serving.deployments.model-loader: 'model-loader' would name this deployment's "
+        f"{bad}:60:7: triton-platform:serving.deployments.model-loader: 'model-loader' would name this deployment's "
         "objects triton-model-loader, the name of the NetworkPolicy this component adds for its model loader; name "
         "the deployment otherwise",
     ]
@@ -91,7 +91,8 @@ def test_two_deployments_with_one_ingress_host_fail_validate(
 ) -> None:
     document = _dev_config()
     serving = document["config"]["triton-platform:serving"]
-    general = serving["deployments"]["general"]
+    # At one replica each: no wake from zero (dev's `general` idles at zero).
+    general = {key: value for key, value in serving["deployments"]["general"].items() if key != "wake"}
     # `api`'s gRPC host is `api-grpc.<baseDomain>`, the HTTP host of deployment `api-grpc`.
     serving["deployments"] = {
         "api": {**general, "replicas": {"min": 1, "max": 1}},
@@ -101,7 +102,7 @@ def test_two_deployments_with_one_ingress_host_fail_validate(
     bad, err = _validate(tmp_path, document, capsys)
     assert err == [
         f"{bad}: 1 config error",
-        f"{bad}:67:7: triton-platform:serving.deployments.api-grpc: its ingress host 'api-grpc.ml.example.com' is also "
+        f"{bad}:70:7: triton-platform:serving.deployments.api-grpc: its ingress host 'api-grpc.ml.example.com' is also "
         "deployment 'api''s; name the deployment otherwise",
     ]
 

@@ -34,7 +34,7 @@ SETS: list[tuple[type[BaseModel], type]] = [
     for args_type, (module, name) in ((a, m.split(".")) for a, m in STACK_MODELS.items())
 ]
 """Which stack model sets which component Args type (component_fields.STACK_MODELS)."""
-STACK_ONLY = ("KedaChart", "PrometheusStackChart")
+STACK_ONLY = ("KedaChart", "HttpAddOnChart", "PrometheusStackChart")
 """Models of the listed sections that set no Args of their own: a chart pin is a `ChartSource` (helm_chart.py)."""
 
 
@@ -159,7 +159,7 @@ def test_the_node_minimum_defaults_as_the_component_computes_it(
 # No field declared twice: every stack field that sets an Arg is written from the Arg's declaration.
 
 REGION_START, REGION_END = "# [[[cog", "# [[[end]]]"
-CHART_PINS = {"KedaInstall.chart", "MonitoringConfig.chart"}
+CHART_PINS = {"KedaInstall.chart", "HttpAddOnInstall.chart", "MonitoringConfig.chart"}
 """Fields named like an Arg that are the stack's own: a chart pin is a HelmChart (a folder relative to the project,
 its Chart.yaml checked), which the root hands on as the component's ChartSource."""
 

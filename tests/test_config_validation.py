@@ -283,9 +283,9 @@ def test_every_error_is_reported_in_one_run() -> None:
 
 
 def test_min_replicas_above_max() -> None:
-    [error] = errors_of("dev", setting(SERVING, *GENERAL, "replicas", value={"min": 3, "max": 2}))
+    [error] = errors_of("staging", setting(SERVING, *GENERAL, "replicas", value={"min": 3, "max": 2}))
     assert error == "triton-platform:serving.deployments.general.replicas: min 3 is above max 2; min must be <= max"
-    assert validate("dev", setting(SERVING, *GENERAL, "replicas", value={"min": 1, "max": 1}))
+    assert validate("staging", setting(SERVING, *GENERAL, "replicas", value={"min": 2, "max": 2}))
 
 
 def test_pool_min_nodes_above_max() -> None:
@@ -513,7 +513,9 @@ def test_production_keeps_its_scaling_path_through_a_restart_and_a_drain() -> No
 
 
 def test_static_replicas_need_min_equal_max() -> None:
-    [error] = errors_of("dev", setting(SCALING, "enabled", value=False))
+    # Dev's `general` at one replica, not idling at zero (a wake needs scaling).
+    awake = (removing(SERVING, *GENERAL, "wake"), setting(SERVING, *GENERAL, "replicas", "min", value=1))
+    [error] = errors_of("dev", setting(SCALING, "enabled", value=False), *awake)
     assert error == (
         "triton-platform:serving.deployments.general.replicas.max: max (2) differs from min (1) but "
         "triton-platform:scaling.enabled is false, so nothing would scale between them; set max equal to min, "
@@ -522,6 +524,7 @@ def test_static_replicas_need_min_equal_max() -> None:
     assert validate(
         "dev",
         setting(SCALING, "enabled", value=False),
+        removing(SERVING, *GENERAL, "wake"),
         setting(SERVING, *GENERAL, "replicas", value={"min": 2, "max": 2}),
     )
 

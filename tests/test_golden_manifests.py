@@ -95,7 +95,7 @@ def test_the_command_reports_differences_and_update_clears_them(
 ) -> None:
     monkeypatch.setattr(golden, "GOLDEN_DIR", tmp_path)
     assert main(["--update", "dev"]) == 0
-    assert capsys.readouterr().out == "tests/golden/dev: 0 changed, 24 added, 0 removed\n"
+    assert capsys.readouterr().out == "tests/golden/dev: 0 changed, 29 added, 0 removed\n"
     deployment = tmp_path / "dev" / "deployment-triton-dev-triton-general.yaml"
     deployment.write_text(deployment.read_text().replace("name: triton-general\n", "name: triton-other\n", 1))
     assert main(["dev"]) == 1
@@ -105,7 +105,7 @@ def test_the_command_reports_differences_and_update_clears_them(
     assert main(["--update", "dev"]) == 0
     assert capsys.readouterr().out == "tests/golden/dev: 1 changed, 0 added, 0 removed\n"
     assert main(["dev"]) == 0
-    assert capsys.readouterr().out == "tests/golden/dev: 24 files, as synthesized\n"
+    assert capsys.readouterr().out == "tests/golden/dev: 29 files, as synthesized\n"
 
 
 def test_the_command_refuses_an_unknown_stack(capsys: pytest.CaptureFixture[str]) -> None:

@@ -48,11 +48,13 @@ def test_scaled_object_fields(stack: str, deployment: str) -> None:
         "replicas": scaling.fallback.replicas,
         "behavior": scaling.fallback.behavior,
     }
-    queue, gpu = spec["triggers"]
+    queue, gpu, *wake = spec["triggers"]
+    # A deployment woken on request has no series at zero: there a missing one is no load, not an error.
+    null_values = "false" if dep.wake is None else "true"
     for trigger in (queue, gpu):
         assert trigger["type"] == "prometheus"
         assert trigger["metricType"] == "AverageValue"
-        assert trigger["metadata"]["ignoreNullValues"] == "false"
+        assert trigger["metadata"]["ignoreNullValues"] == null_values
         # No stack sets `scaling.prometheusAddress`: the operator's Service in `monitoring.prometheus.namespace`.
         assert trigger["metadata"]["serverAddress"] == "http://prometheus-operated.monitoring.svc:9090"
     assert queue["name"] == "busy-ratio"
@@ -67,6 +69,8 @@ def test_scaled_object_fields(stack: str, deployment: str) -> None:
     )
     assert gpu["metadata"]["activationThreshold"] == "0"
     assert gpu["metadata"]["threshold"] == f"{scaling.gpu_memory_ratio_target:g}"
+    assert [t["type"] for t in wake] == ([] if dep.wake is None else ["external-push", "external-push"])
+    assert ("cooldownPeriod" in spec) == (dep.replicas.min == 0)
     deployment_spec = next(
         m for m in result.manifests() if m["kind"] == "Deployment" and m["metadata"]["name"] == f"triton-{deployment}"
     )["spec"]
@@ -104,7 +108,8 @@ def test_prometheus_auth_goes_through_a_trigger_authentication() -> None:
 def test_a_configured_prometheus_address_is_what_keda_queries() -> None:
     result = synth_mutated("dev", setting(SCALING, "prometheusAddress", value="https://prometheus.example.com:9443"))
     triggers = scaled_objects(result)["triton-general"]["spec"]["triggers"]
-    assert [t["metadata"]["serverAddress"] for t in triggers] == ["https://prometheus.example.com:9443"] * 2
+    addresses = [t["metadata"]["serverAddress"] for t in triggers if t["type"] == "prometheus"]
+    assert addresses == ["https://prometheus.example.com:9443"] * 2
 
 
 def test_disabled_scaling_creates_no_scaled_object_and_sets_replicas() -> None:
@@ -112,6 +117,7 @@ def test_disabled_scaling_creates_no_scaled_object_and_sets_replicas() -> None:
         "dev",
         setting(SCALING, "enabled", value=False),
         setting(SERVING, "deployments", "general", "replicas", value={"min": 2, "max": 2}),
+        removing(SERVING, "deployments", "general", "wake"),
     )
     assert scaled_objects(result) == {}
     assert not any(r.type == "triton-platform:index:KedaScaling" for r in result.resources)
@@ -154,13 +160,15 @@ def test_production_needs_a_fallback() -> None:
     assert validate("staging", drop)
 
 
-def test_scaling_to_zero_is_rejected_with_autoscaling() -> None:
+def test_scaling_to_zero_without_wake_is_rejected_with_autoscaling() -> None:
     [error] = errors_of(
-        "dev",
+        "staging",
         setting(SERVING, "deployments", "general", "replicas", "min", value=0),
         setting(SCALING, "fallback", "replicas", value=1),
     )
-    assert error.startswith("triton-platform:serving.deployments.general.replicas.min: 0 with autoscaling")
+    assert error.startswith(
+        "triton-platform:serving.deployments.general.replicas.min: 0 without wake: at zero Triton exports no series"
+    )
 
 
 def test_fallback_replicas_must_fit_every_deployment() -> None:
@@ -220,7 +228,7 @@ def test_the_queue_depth_signal_reads_the_pending_gauge() -> None:
         setting(SCALING, "activationQueueDepth", value=1),
         removing(SCALING, "busyRatioTarget"),
     )
-    [trigger, _] = scaled_objects(result)["triton-general"]["spec"]["triggers"]
+    trigger = scaled_objects(result)["triton-general"]["spec"]["triggers"][0]
     assert trigger["name"] == "queue-depth"
     assert trigger["metadata"]["query"] == (
         'sum(nv_inference_pending_request_count{namespace="triton-dev", deployment="triton-general"})'

@@ -287,7 +287,7 @@ def test_read_write_once_claims_cannot_serve_many_pods() -> None:
     assert validate(
         "dev",
         setting(SERVING, "modelRepository", value=claim),
-        setting(SERVING, *GENERAL, "replicas", value={"min": 1, "max": 1}),
+        setting(SERVING, *GENERAL, "replicas", value={"min": 0, "max": 1}),
     )
 
 

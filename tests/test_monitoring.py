@@ -160,6 +160,9 @@ KUBE_STATE_METRICS = {"kube_deployment_status_replicas_available", "kube_deploym
 """kube-state-metrics deployment metrics (docs/metrics/workload/deployment-metrics.md)."""
 KEDA_METRICS = {"keda_scaler_detail_errors_total"}
 """KEDA 2.21, pkg/metricscollector/prommetrics.go: namespace "keda", subsystem "scaler"."""
+HTTP_ADD_ON_METRICS = {"interceptor_request_concurrency"}
+"""The KEDA HTTP add-on's interceptor, v0.15.0: interceptor/metrics/instruments.go, and the names its own e2e tests
+expect on :2223/metrics (test/helpers/constants.go)."""
 PROMETHEUS_METRICS = {"up"}
 DCGM_METRICS = {
     # On in NVIDIA/dcgm-exporter 4.6.0-4.8.3 etc/default-counters.csv.
@@ -238,6 +241,7 @@ def triton_metric_names() -> set[str]:
 def test_every_promql_names_a_real_metric(triton_metric_names: set[str]) -> None:
     assert {"nv_inference_pending_request_count", "nv_inference_request_summary_us"} <= triton_metric_names
     known = triton_metric_names | TRITON_GPU_METRICS | KUBE_STATE_METRICS | KEDA_METRICS | PROMETHEUS_METRICS
+    known |= HTTP_ADD_ON_METRICS
     known |= DCGM_METRICS
     for stack in STACKS:
         loaded = synth_stack(stack).stack
@@ -287,6 +291,8 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
     triton = {"namespace": ns, "deployment": dep, "model": model, "version": "1", "pod": pod, "service": dep}
     by_model = {"namespace": ns, "deployment": dep, "model": model}
     a = args["alerts"]
+    # A deployment woken on request is scraped through its pods' own Service.
+    scraped = dep if "wake_budget_seconds" not in deployment else f"{dep}-pods"
 
     def latency(alert: str, quantile: str, slo_ms: int) -> Scenario:
         """The quantile at half its objective, then at twice it."""
@@ -363,7 +369,7 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
         Scenario(
             "TritonModelNotLoaded",
             [
-                (_selector("up", {"namespace": ns, "service": dep, "pod": pod, "job": dep}), "1", "1"),
+                (_selector("up", {"namespace": ns, "service": scraped, "pod": pod, "job": scraped}), "1", "1"),
                 (_selector("nv_inference_count", triton), "+1", "_"),
                 # The deployment's other models keep reporting: only this one went missing.
                 *(
@@ -372,7 +378,7 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
                     if other != model
                 ),
             ],
-            {"namespace": ns, "service": dep, "pod": pod, "job": dep},
+            {"namespace": ns, "service": scraped, "pod": pod, "job": scraped},
             onset=6,  # the last sample goes stale after Prometheus' 5 m lookback
             extra={"deployment": dep, "model": model},
         ),
@@ -380,6 +386,29 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
     p99_slo_ms = args.get("latency_p99_slo_ms")
     if p99_slo_ms is not None:
         out.append(latency("TritonLatencyP99AboveSLO", "0.99", p99_slo_ms))
+    if "wake_budget_seconds" in deployment:
+        interceptor = {"namespace": args["interceptor_namespace"], "pod": "keda-add-ons-http-interceptor-abcde"}
+        held = _selector(
+            "interceptor_request_concurrency", {**interceptor, "route_namespace": ns, "route_name": f"{dep}-grpc"}
+        )
+        out.append(
+            Scenario(
+                "TritonWakeOverBudget",
+                [
+                    # A request in flight all along: silent while a pod serves it, firing once none is available
+                    # for longer than the budget.
+                    (held, "1", "1"),
+                    (
+                        _selector("kube_deployment_status_replicas_available", {"namespace": ns, "deployment": dep}),
+                        "1",
+                        "0",
+                    ),
+                ],
+                {},
+                onset=0,
+                extra={"deployment": dep},
+            )
+        )
     if args["scaling_enabled"]:
         max_replicas = deployment["max_replicas"]
         signal = deployment["signal"]
@@ -489,8 +518,9 @@ def promtool_tests(args: MonitoringArgs) -> list[dict[str, Any]]:
 
 
 ALERTS = {*ALERT_NAMES, "TritonModelNotLoaded", "KedaScalerErrors", "TritonQueueBacklogAtMaxReplicas"}
-"""Every alert of a stack that KEDA scales (all three do); production also states a p99 objective."""
-TAIL_ALERTS = {"production": {"TritonLatencyP99AboveSLO"}}
+"""Every alert of a stack that KEDA scales (all three do); production also states a p99 objective, and dev's
+deployment wakes from zero."""
+TAIL_ALERTS = {"production": {"TritonLatencyP99AboveSLO"}, "dev": {"TritonWakeOverBudget"}}
 
 
 def test_every_alert_has_a_promtool_unit_test() -> None:

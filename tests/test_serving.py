@@ -188,6 +188,7 @@ def test_static_scaling_sets_replicas_from_config() -> None:
         "dev",
         setting(SCALING, "enabled", value=False),
         setting(SERVING, "deployments", "general", "replicas", value={"min": 2, "max": 2}),
+        removing(SERVING, "deployments", "general", "wake"),
     )
     assert objects(result, "Deployment")["triton-general"]["spec"]["replicas"] == 2
 
@@ -196,7 +197,10 @@ def test_static_scaling_sets_replicas_from_config() -> None:
 def test_service_and_network_policy(stack: str, deployment: str) -> None:
     result = synth_stack(stack)
     config = result.stack.config
-    service = objects(result, "Service")[f"triton-{deployment}"]["spec"]
+    # A deployment at zero keeps its pods' Service under another name (the client's goes to the interceptor:
+    # tests/test_scale_to_zero.py).
+    woken = config.serving.deployments[deployment].wake is not None
+    service = objects(result, "Service")[f"triton-{deployment}{'-pods' if woken else ''}"]["spec"]
     assert [(p["name"], p["port"]) for p in service["ports"]] == [("http", 8000), ("grpc", 8001), ("metrics", 8002)]
     assert service["selector"] == selector(deployment)
     policy = objects(result, "NetworkPolicy")[f"triton-{deployment}"]["spec"]
@@ -215,7 +219,7 @@ def test_service_and_network_policy(stack: str, deployment: str) -> None:
     allowed = [
         peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] for peer in inference_rule["from"]
     ]
-    assert allowed == [c.namespace for c in config.serving.inference_clients]
+    assert allowed == [c.namespace for c in config.serving.inference_clients] + (["keda"] if woken else [])
     assert objects(result, "NetworkPolicy")["default-deny-ingress"]["spec"] == {
         "podSelector": {},
         "policyTypes": ["Ingress"],

@@ -23,8 +23,9 @@ def test_validate_stack_prints_a_one_line_summary(stack: str, capsys: pytest.Cap
     assert main(["validate", "--stack", stack]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"stacks/Pulumi.{stack}.yaml: OK: stack {stack} ({stack}, ")
-    # Production's one more line: Triton's image, which the deploy workflow pins (no public digest to commit).
-    assert out.count("\n") == (2 if stack == "production" else 1)
+    # Production's one more line: Triton's image, which the deploy workflow pins (no public digest to commit);
+    # dev's, the wake estimate of its deployment at zero.
+    assert out.count("\n") == (1 if stack == "staging" else 2)
 
 
 def test_validate_config_file_anywhere_lists_every_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -37,7 +38,7 @@ def test_validate_config_file_anywhere_lists_every_error(tmp_path: Path, capsys:
     assert err == [
         f"{bad}: 2 config errors",
         f"{bad}:20:5: triton-platform:gpuPool.maxNodes: Input should be greater than or equal to 1; got 0",
-        f"{bad}:56:9: triton-platform:serving.modelDefaults.instanceGroup.count: Input should be a valid integer; got 'many'",
+        f"{bad}:60:9: triton-platform:serving.modelDefaults.instanceGroup.count: Input should be a valid integer; got 'many'",
     ]
 
 

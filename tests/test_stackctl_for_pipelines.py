@@ -52,6 +52,13 @@ def test_validate_passes_with_exit_0_and_one_json_object(capsys: pytest.CaptureF
         "deferred": [],
         "unpinned": [],
         "errors": [],
+        # Dev's `general` idles at zero: the estimate of its wake, by part (platform_config/wake.py).
+        "wakes": {
+            "general": {
+                "seconds": 15.0,
+                "parts": {"node": 0, "image pull": 0, "model load": 0.0, "readiness": 15},
+            }
+        },
     }
 
 

@@ -35,6 +35,8 @@ REFERENCE = PATTERN_NAMES[IMAGE_REFERENCE]
 CLUSTER_AUTOSCALER = (
     setting(POOL, "autoscaler", value="cluster-autoscaler"),
     setting(POOL, "clusterAutoscaler", value={"cloudProvider": "aws", "nodeGroups": ["gpu"]}),
+    # An autoscaled pool's wake from zero adds a node and the image pull to dev's budget (platform_config/wake.py).
+    setting(SERVING, "deployments", "general", "wake", "budgetSeconds", value=600),
 )
 
 # --- images ----------------------------------------------------------------

@@ -13,6 +13,8 @@ from stackctl.command import Command, Exit, print_json, stack_arguments, stack_s
 
 if TYPE_CHECKING:
     from platform_config.loader import StackConfig
+    from platform_config.wake import WakeEstimate
+    from triton_platform.model_packaging.source import ModelRepository
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,6 +58,24 @@ def _annotate(errors: list[dict[str, Any]]) -> None:
         print(f"::error {where},title={title}::{_escape(error['key'] + ': ' + error['message'])}", file=sys.stderr)
 
 
+def _wakes(loaded: StackConfig, repo: ModelRepository | None) -> dict[str, WakeEstimate]:
+    """The wake estimate of each deployment at zero (platform_config/wake.py), where the file holds what it reads."""
+    from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: PLC0415
+    from platform_config.schema import section_key  # noqa: PLC0415
+    from platform_config.wake import wake_estimate  # noqa: PLC0415
+    from triton_platform.model_packaging.source import read_repository  # noqa: PLC0415
+
+    config = loaded.config
+    if {section_key(key) for key in ("serving", "scaling", "gpuPool")} & set(loaded.deferred):
+        return {}
+    repo = read_repository(DEFAULT_MODEL_REPO) if repo is None else repo
+    return {
+        name: wake_estimate(config.gpu_pool, config.scaling.simulation, repo, deployment.models)
+        for name, deployment in sorted(config.serving.deployments.items())
+        if deployment.wake is not None
+    }
+
+
 def run(args: argparse.Namespace) -> Exit:
     from platform_config.loader import load_stack_file  # noqa: PLC0415
     from platform_config.schema import section_key  # noqa: PLC0415
@@ -92,11 +112,16 @@ def run(args: argparse.Namespace) -> Exit:
         deployments = config.serving.deployments
         models = sorted({m for d in deployments.values() for m in d.models})
         summary += f", {len(deployments)} deployment(s), {len(models)} model(s)"
+    wakes = _wakes(loaded, repo)
     if args.json:
         print_json(
             {
                 "command": "validate",
                 "passed": True,
+                "wakes": {
+                    name: {"seconds": round(e.seconds, 3), "parts": {p.name: round(p.seconds, 3) for p in e.parts}}
+                    for name, e in wakes.items()
+                },
                 "file": loaded.source,
                 "stack": loaded.stack,
                 "summary": summary,
@@ -113,6 +138,13 @@ def run(args: argparse.Namespace) -> Exit:
             f"(`stackctl pin-images --stack {loaded.stack}` resolves them and the charts' images into "
             "triton-platform:imageDigests; the deploy workflow runs it before its preview, whose policy pack "
             "refuses any production image by tag)"
+        )
+    for name, estimate in wakes.items():
+        budget = config.serving.deployments[name].wake
+        assert budget is not None
+        print(
+            f"{loaded.source}: deployment {name} wakes from zero in about {estimate.seconds:.0f} s, within its "
+            f"{budget.budget_seconds} s budget: {estimate.describe()}"
         )
     if loaded.deferred:
         print(
