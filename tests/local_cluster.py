@@ -75,6 +75,27 @@ class LocalCluster:
     def stop(self) -> None:
         self.script("stop")
 
+    # A cluster started with `wake=True` (scripts/local-cluster start --wake): the KEDA HTTP add-on and the node
+    # wake-0, whose pods turn Ready only when a test marks them (tests/wake_cluster.py).
+
+    @property
+    def wake_ip(self) -> str:
+        """The loopback address the names given to `wake_host` resolve to, for the add-on and KEDA."""
+        return (self.folder / "ports" / "wake-ip").read_text().strip()
+
+    @property
+    def interceptor_proxy_port(self) -> int:
+        """The add-on interceptor's proxy port on 127.0.0.1 (the chart's 8080, free here)."""
+        return int((self.folder / "ports" / "interceptor-proxy").read_text())
+
+    @property
+    def interceptor_metrics_url(self) -> str:
+        return f"http://127.0.0.1:{int((self.folder / 'ports' / 'interceptor-metrics').read_text())}/metrics"
+
+    def wake_host(self, *names: str) -> str:
+        """Make `names` (a Service's `<name>.<namespace>`) resolve to `wake_ip` for the add-on; returns it."""
+        return self.script("wake-host", *names).stdout.strip()
+
 
 def module_file(module: str, version: str, path: str) -> str:
     """A file of a Go module as the module proxy serves it (its zip, read in place: the module's own `go`
@@ -93,9 +114,10 @@ def module_file(module: str, version: str, path: str) -> str:
         return zipped.read(f"{module}@{version}/{path}").decode()
 
 
-def start_cluster(folder: Path, *, operators: bool = True) -> LocalCluster:
+def start_cluster(folder: Path, *, operators: bool = True, wake: bool = False) -> LocalCluster:
+    """`wake`: with the KEDA HTTP add-on and the node wake-0 (scripts/local-cluster start --wake)."""
     cluster = LocalCluster(folder)
-    cluster.script("start", *([] if operators else ["--no-operators"]))
+    cluster.script("start", *([] if operators else ["--no-operators"]), *(["--wake"] if wake else []))
     return cluster
 
 
@@ -114,12 +136,13 @@ def use_offline_charts(config: dict[str, Any]) -> None:
     The offline kube-prometheus-stack folder holds every subchart its Chart.yaml lists, so production
     installs grafana and kube-state-metrics (node-exporter and windows-exporter stay off by its values).
     """
-    for section, chart in (
-        ("triton-platform:monitoring", "kube-prometheus-stack"),
-        ("triton-platform:scaling", "keda"),
+    for section, chart, key in (
+        ("triton-platform:monitoring", "kube-prometheus-stack", None),
+        ("triton-platform:scaling", "keda", "keda"),
+        ("triton-platform:scaling", "keda-add-ons-http", "httpAddOn"),
     ):
         settings = config.get(section) or {}
-        owner = settings.get("keda", {}) if chart == "keda" else settings
+        owner = settings.get(key, {}) if key else settings
         if owner.get("mode") == "install":
             pinned = owner.setdefault("chart", {})
             pinned.pop("repository", None)
