@@ -48,6 +48,8 @@ class Limits:
     plan may raise it but not lower it."""
     others_max_batch: tuple[tuple[str, int], ...] = ()
     """With several models planned together, each other model's largest batch, as `max_batch` is the planned one's."""
+    may_idle: bool = False
+    """The deployment has a wake budget (`wake`): its floor may be 0 (scale to zero) as well as 1 or more."""
 
 
 def _batching_grid(max_batch: int, instances: int, slo_us: int) -> dict[str, tuple[Any, ...]]:
@@ -77,7 +79,7 @@ def grid(current: Settings, limits: Limits) -> dict[str, tuple[Any, ...]]:
         **_batching_grid(limits.max_batch, current.instances, limits.slo_us),
         "min_replicas": tuple(
             n
-            for n in range(1, min(MIN_REPLICAS_GRID, ceiling) + 1)
+            for n in range(0 if limits.may_idle else 1, min(MIN_REPLICAS_GRID, ceiling) + 1)
             if n >= current.min_replicas or not limits.keep_floor
         ),
         "max_replicas": (max(ceiling // 2, 1), ceiling, ceiling + max(ceiling // 2, 1), 2 * ceiling),

@@ -127,6 +127,7 @@ def make_plan(
         head.signal.name,
         keep_floor=loaded.config.environment == "production",
         others_max_batch=tuple((m.model, largest(m.model, m.tau)) for m in head.others),
+        may_idle=head.wake_timeout_seconds is not None,
     )
     candidates = space(current, limits, valid)
     run_seeds = tuple(range(seed, seed + seeds))

@@ -76,6 +76,7 @@ KIND_TEXT = {
     "rejected": "rejections over the bound",
     "invalid": "not a valid stack",
     "shapes": "fewer shapes held",
+    "wake": "scale to zero not worth it (a wait over the budget, or nothing saved)",
 }
 
 
@@ -440,6 +441,83 @@ def _models_section(plan: Plan) -> list[str]:
     return [*lines, ""]
 
 
+def zero_figures(result: Result) -> dict[str, Any]:
+    """A candidate at `replicas.min` 0 on the trace: wakes, the held requests' wait (p99, max), those failed at the
+    interceptor's timeout, its GPU-hours, those of the same settings at min 1, and the saving (means over the
+    seeds; None where not measured)."""
+    mean = result.mean
+    at_zero, at_one = mean.get("gpu_hours"), mean.get("gpu_hours_at_min_1")
+    return {
+        "wakes": mean.get("wakes"),
+        "waited_p99_s": mean.get("waited_p99_s"),
+        "waited_max_s": mean.get("waited_max_s"),
+        "wake_failed": mean.get("wake_failed"),
+        "gpu_hours": at_zero,
+        "gpu_hours_at_min_1": at_one,
+        "gpu_hours_saved": None if at_zero is None or at_one is None else at_one - at_zero,
+    }
+
+
+def _number(value: float | None, form: str) -> str:
+    return "—" if value is None else format(value, form)
+
+
+def _zero_section(plan: Plan) -> list[str]:
+    """For a deployment with a wake budget: the choice between a floor of 0 (scale to zero) and 1 or more, and what
+    zero gives on the trace (the chosen candidate's, or the best at 0 when a floor of 1 or more won)."""
+    budget = plan.bounds.wake_budget_s
+    if budget is None:
+        return []
+    chosen = plan.chosen
+    at_zero = [r for r in plan.ranked if r.settings.min_replicas == 0]
+    tried = [r for r in plan.results if r.settings.min_replicas == 0]
+    lines = [
+        "## Scale to zero",
+        "",
+        f"The deployment has a wake budget of {budget:g} s (`wake.budgetSeconds`), so the candidates tried replicas "
+        "min 0, idle at zero GPUs after KEDA's cooldown and woken by the first request, beside 1 or more; a floor "
+        f"of 0 passes when the requests held during a wake wait p99 within the budget and those failed at its "
+        f"timeout (504) stay within the rejection bound. {len(tried)} of {len(plan.results)} candidates ran at 0, "
+        f"{len(at_zero)} passed.",
+        "",
+    ]
+    subject: Result | None = chosen if chosen is not None and chosen.settings.min_replicas == 0 else None
+    if subject is None and (at_zero or tried):
+        subject = (at_zero or tried)[0]
+    if chosen is not None:
+        floor = chosen.settings.min_replicas
+        above = [r for r in plan.ranked if r.settings.min_replicas > 0]
+        if floor == 0 and above:
+            why = (
+                f" (scale to zero); the best at 1 or more, #{above[0].index} (min {above[0].settings.min_replicas}), "
+                f"ranks lower at {_cost(above[0])} the oracle at worst, {_figure(above[0], 'gpu_hours')} GPU-hours."
+            )
+        elif floor == 0:
+            why = " (scale to zero); no candidate at 1 or more passed."
+        elif subject is None:
+            why = "; no candidate at 0 was tried."
+        elif subject.passed:
+            why = f"; the best at 0, #{subject.index}, ranks lower ({_cost(subject)} the oracle at worst)."
+        else:
+            why = f"; the best at 0, #{subject.index}, failed: {'; '.join(subject.failures)}."
+        lines += [f"Chosen: replicas min **{floor}**{why}", ""]
+    if subject is not None:
+        f = zero_figures(subject)
+        lines += [
+            f"| at min 0, #{subject.index} on the trace | value |",
+            "|---|---:|",
+            f"| wakes | {_number(f['wakes'], '.1f')} |",
+            f"| waited p99 s (budget {budget:g}) | {_number(f['waited_p99_s'], '.1f')} |",
+            f"| waited max s | {_number(f['waited_max_s'], '.1f')} |",
+            f"| failed at the timeout | {_number(f['wake_failed'], '.1f')} |",
+            f"| GPU-hours at min 0 | {_number(f['gpu_hours'], '.3f')} |",
+            f"| GPU-hours, same settings at min 1 | {_number(f['gpu_hours_at_min_1'], '.3f')} |",
+            f"| GPU-hours saved | {_number(f['gpu_hours_saved'], '.3f')} |",
+            "",
+        ]
+    return lines
+
+
 def plan_markdown(plan: Plan) -> str:
     current, chosen, ranked = plan.current, plan.chosen, plan.ranked
     runner_up = ranked[1] if len(ranked) > 1 else None
@@ -502,6 +580,7 @@ def plan_markdown(plan: Plan) -> str:
             lines.append("- Runner-up: none; no other candidate passed.")
         status = "pass" if current.passed else f"fail ({'; '.join(current.failures)})"
         lines.append(f"- The current settings (#0) {status}.")
+    zero = _zero_section(plan)
     kinds = Counter(kind for r in failed for kind in r.failure_kinds())
     why = ", ".join(f"{KIND_TEXT[kind]}: {count}" for kind, count in sorted(kinds.items()))
     lines.append(f"- {len(failed)} of {len(plan.results)} candidates failed" + (f" ({why})." if why else "."))
@@ -518,6 +597,7 @@ def plan_markdown(plan: Plan) -> str:
         else "- Batching values go to the model's own settings (triton-platform:models), which override "
         "serving.modelDefaults for this model only: the plan measured no other model.",
         "",
+        *zero,
         *_shapes_section(plan),
         "## Passed candidates",
         "",
@@ -549,6 +629,15 @@ def plan_json(plan: Plan, inputs: Mapping[str, Any]) -> str:
         "seeds": list(plan.seeds),
         "budget": plan.budget,
         "chosen": chosen.index if chosen else None,
+        **(
+            {
+                "wake_budget_s": plan.bounds.wake_budget_s,
+                "scale_to_zero": None if chosen is None else chosen.settings.min_replicas == 0,
+                "chosen_at_zero": zero_figures(chosen) if chosen and chosen.settings.min_replicas == 0 else None,
+            }
+            if plan.bounds.wake_budget_s is not None
+            else {}
+        ),
         "shapes": [
             {
                 "name": shape.name,

@@ -34,7 +34,7 @@ from planner.shapes import TRACE, Shape
 from platform_config.errors import ConfigError
 from simulator import fluid
 from simulator.oracle import oracle
-from simulator.scenario import Scenario, capacity_rps
+from simulator.scenario import Scenario, at_floor_one, capacity_rps
 
 REPORTED = (
     "gpu_hours",
@@ -60,6 +60,10 @@ REFINE_AROUND = 5
 """How many of the best candidates the refinement walks around."""
 
 
+WAKE_REPORTED = ("wakes", "waited_p99_s", "waited_max_s", "wake_failed", "gpu_hours_at_min_1")
+"""At `replicas.min` 0 (Scenario.scales_to_zero), besides REPORTED: the wakes, the held requests' wait (p99, max;
+seconds), those failed at the interceptor's timeout (also rejected), and the GPU-hours of the same settings at
+`replicas.min` 1, which the saving of zero is measured against (engine.wake_summary)."""
 MODEL_REPORTED = ("p95_ms", "p99_ms", "rejected_pct")
 """With several models, each one's figures, reported and held to the bounds as `<model>/<figure>`."""
 
@@ -77,6 +81,8 @@ def evaluate(
     run, models = fluid.evaluate_models(s, load, seed)
     bound = oracle(s, rate, slo_seconds, p99_seconds)
     per_model = {f"{model}/{key}": figures[key] for model, figures in models.items() for key in MODEL_REPORTED}
+    if s.scales_to_zero:
+        run["gpu_hours_at_min_1"] = fluid.evaluate(at_floor_one(s), load, seed)["gpu_hours"]
     return {**run, "static_gpu_hours": static, **bound.figures(float(run["gpu_hours"] or 0)), **per_model}
 
 
@@ -87,6 +93,9 @@ class Bounds:
     max_rejected_pct: float
     p99_ms: float | None = None
     """The p99 bound; None: none (plan.md still shows each candidate's p99)."""
+    wake_budget_s: float | None = None
+    """At `replicas.min` 0: the deployment's `wake.budgetSeconds`, which the p99 wait of the requests held during a
+    wake is held to (their failures at the timeout count as rejected); None: the deployment has no wake."""
 
     @property
     def seconds(self) -> tuple[float, float | None]:
@@ -188,6 +197,13 @@ def _failures(per_seed: Sequence[dict[str, Any]], bounds: Bounds) -> tuple[str, 
     if bounds.p99_ms is not None:
         checked.append(("p99_ms", bounds.p99_ms, "p99", " ms"))
     checked.append(("rejected_pct", bounds.max_rejected_pct, "rejected", "%"))
+    if bounds.wake_budget_s is not None and "waited_p99_s" in per_seed[0]:
+        waits = [run["waited_p99_s"] for run in per_seed if run["waited_p99_s"] is not None]
+        if any(not wait <= bounds.wake_budget_s for wait in waits):
+            failures.append(
+                f"wake: waited p99 {max(waits):.4g} s > {bounds.wake_budget_s:g} s budget in "
+                f"{sum(not w <= bounds.wake_budget_s for w in waits)} of {len(per_seed)} seeds"
+            )
     models = dict.fromkeys(key.split("/")[0] for key in per_seed[0] if "/" in key)
     for prefix in ("", *(f"{model}/" for model in models)):
         who = f"{prefix[:-1]} " if prefix else ""
@@ -210,7 +226,7 @@ def _failures(per_seed: Sequence[dict[str, Any]], bounds: Bounds) -> tuple[str, 
 
 def _shape_run(job: Job, s: Scenario, shape: Shape, yardstick: float) -> ShapeRun:
     runs = [evaluate(s, shape.load, seed, *job.bounds.seconds) for seed in job.seeds]
-    keys = (*REPORTED, *(key for key in runs[0] if "/" in key))
+    keys = (*REPORTED, *(key for key in runs[0] if "/" in key), *(key for key in WAKE_REPORTED if key in runs[0]))
     per_seed = tuple({key: run[key] for key in keys} for run in runs)
     mean = {key: _mean([run[key] for run in per_seed]) for key in keys}
     gpu_hours = mean["gpu_hours"]
@@ -233,7 +249,19 @@ def evaluate_candidate(job: Job, index: int, origin: str, settings: Settings) ->
     trace, *shapes = (
         _shape_run(job, s, shape, yardstick) for shape, yardstick in zip(job.shapes, job.yardsticks, strict=True)
     )
-    return Result(index, origin, settings, trace.mean, trace.per_seed, trace.failures, tuple(shapes), trace.multiple)
+    failures = (*trace.failures, *_never_idle(trace.per_seed))
+    return Result(index, origin, settings, trace.mean, trace.per_seed, failures, tuple(shapes), trace.multiple)
+
+
+def _never_idle(per_seed: Sequence[dict[str, Any]]) -> tuple[str, ...]:
+    """At a floor of 0, on the plan's own trace: a failure when no seed ever reached zero. Such a floor saves
+    nothing and leaves the next request after any restart of its pod to wait for a wake: a floor of 1 or more is
+    the same run without that risk. (The derived shapes, built from the trace's peak, have no idle spell to show.)"""
+    if "gpu_hours_at_min_1" in per_seed[0] and all(
+        not run["gpu_hours_at_min_1"] > run["gpu_hours"] for run in per_seed
+    ):
+        return ("wake: never idle at zero on any seed (no GPU-hours saved against replicas min 1)",)
+    return ()
 
 
 _JOB: Job | None = None

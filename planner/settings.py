@@ -29,6 +29,8 @@ Place = tuple[str, ...]
 """A value's place in the stack file's `config:`: the section key, then the keys below it."""
 
 TARGET_KEYS = {"queue-depth": "queueDepthTarget", "busy-ratio": "busyRatioTarget"}
+WAKE = "wake"
+"""The deployment's `wake` in `locations`: no knob, but removed by `edits` with a floor raised from 0."""
 """The signals whose target the stack sets; the others derive theirs from the batching config."""
 
 
@@ -158,6 +160,8 @@ def locations(deployment: str, model: str, signal: str, others: Sequence[str] = 
     if signal in TARGET_KEYS:
         places["target"] = (scaling, TARGET_KEYS[signal])
     places["fallback_replicas"] = (scaling, "fallback", "replicas")
+    # Not a knob: a floor of 1 or more leaves `wake` out (it requires replicas.min 0; edits).
+    places[WAKE] = (section_key("serving"), "deployments", deployment, "wake")
     for other in others:
         places |= {f"{other}.{name}": place for name, place in _batching_places(other).items()}
     return places
@@ -207,12 +211,16 @@ def _value(value: object) -> Value:
 
 
 def edits(current: Settings, chosen: Settings, places: Mapping[str, Place]) -> dict[Place, Value]:
-    """The stack-file values that change from `current` to `chosen`, in knob order."""
-    return {
+    """The stack-file values that change from `current` to `chosen`, in knob order; from a floor of 0 (scale to
+    zero) to 1 or more, the deployment's `wake` removed too, which validation allows only at 0."""
+    changes = {
         places[knob]: _value(knob_value(chosen, knob))
         for knob in knobs(chosen)
         if knob in places and knob_value(chosen, knob) != knob_value(current, knob)
     }
+    if WAKE in places and current.min_replicas == 0 and chosen.min_replicas > 0:
+        changes[places[WAKE]] = None
+    return changes
 
 
 def apply_edits(

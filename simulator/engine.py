@@ -8,10 +8,28 @@ interval; at each 15 s HPA sync KEDA's adapter (simulator.keda) answers each
 trigger's query (simulator.signals: the gauge at the latest scrape, counters as
 `rate()` over the window), or fails while Prometheus is out (`outages`) and
 falls back after `failureThreshold` failures; the HPA (simulator.hpa) decides.
-KEDA's own polling loop only moves 0 <-> 1, which `replicas.min >= 1` rules out. Pods need a free GPU: without one the
+KEDA's own polling loop only moves 0 <-> 1 (below, "Scale to zero"). Pods need a free GPU: without one the
 pool adds a node (provisioning delay); then image pull and model load; only a
 ready pod gets traffic. Scale-down removes the newest pods: they leave the
 endpoints at once, drain their queue, and free their GPU.
+
+Scale to zero (Scenario.scales_to_zero: `replicas.min` 0 with `wake`, docs/scale-to-zero.md), as KEDA 2.21 and the
+KEDA HTTP add-on do it (keda.sh/docs/2.21/reference/scaledobject-spec; github.com/kedacore/http-add-on):
+- The HPA's floor is 1 (KEDA writes `minReplicas: 1` for a ScaledObject at `minReplicaCount: 0`), and the HPA does
+  nothing while the target has no replica.
+- A run starts awake, as at a floor of 1 (what ran before the trace is unknown; a deployment under load at its
+  start would be up): its first pod ready, its node up, KEDA's cooldown counted from the start (`starting`).
+- Every `pollingInterval` (Scenario.polling_seconds) KEDA's own loop checks the triggers: active when a request
+  arrived since the last check or one is still queued or held (the interceptor's in-flight count, the load
+  trigger's value above its activation threshold 0). Once no trigger has been active for `cooldownPeriod`
+  (Scenario.cooldown_seconds) since the last active check, KEDA scales the Deployment to 0: every pod drains.
+- At zero, the interceptor holds each request (no ready endpoint) and its scaler pushes the activity to KEDA at
+  once (`external-push`: no polling wait), so the first request scales the Deployment 0 -> 1 at its arrival: a
+  wake, whose pod waits for a GPU node like any other (a node up, or one provisioned) and then starts.
+- Held requests are forwarded when the first pod is ready (at the next whole second, as any traffic here), each
+  having waited from its arrival; one still held `wake_timeout_seconds` after its arrival fails (the interceptor's
+  504 at the route's readiness timeout) and counts as rejected. Their waits are counted apart (Timeline.wait_*):
+  the latency percentiles are those of the requests' service once forwarded.
 
 Several models (Scenario.others, `stackctl simulate` with a load per model): a pod holds a Replica of each
 model, with the model's own batcher, instances and latency profile; each model's arrivals are Poisson at its own
@@ -31,6 +49,7 @@ Deterministic for a given seed.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,6 +196,14 @@ class Timeline:
     hpa_changes: list[tuple[float, int]] = field(default_factory=list)
     per_model: dict[str, ModelCounts] = field(default_factory=dict)
     """With several models: each one's requests (the other fields count them all together)."""
+    wakes: int = 0
+    """Scale to zero: times KEDA scaled the deployment 0 -> 1 on a request."""
+    wait_histogram: NDArray[np.int64] = field(default_factory=lambda: np.zeros(len(EDGES) - 1, np.int64))
+    """Scale to zero: the requests held by the interceptor and then forwarded, by their wait, over EDGES."""
+    wait_max: float = 0.0
+    """Scale to zero: the longest wait of a forwarded request (seconds)."""
+    wake_failed: int = 0
+    """Scale to zero: held requests that failed at the interceptor's timeout (504), also in `dropped`."""
 
     @classmethod
     def empty(cls, n: int, histogram_rows: int | None = None) -> Timeline:
@@ -253,7 +280,7 @@ PROGRESS_SECONDS = 300
 """How often, in simulated seconds, `simulate` reports its progress."""
 
 
-def simulate(
+def simulate(  # noqa: PLR0915 - one second's control plane, then its data plane, in order
     s: Scenario,
     rate: NDArray[np.float64],
     seed: int = 0,
@@ -274,14 +301,17 @@ def simulate(
     metrics = [Metric(s.signal.target_type, s.signal.target)]
     if s.gpu_memory_ratio is not None:
         metrics.append(Metric("AverageValue", s.gpu_memory_target))
-    hpa = Hpa(s.min_replicas, s.max_replicas, tuple(metrics), s.behavior)
+    # At `min_replicas` 0 the HPA's floor is 1: KEDA's own loop moves 0 <-> 1 (Scale to zero, above).
+    hpa = Hpa(max(s.min_replicas, 1), s.max_replicas, tuple(metrics), s.behavior)
     keda = KedaAdapter(tuple(m.target for m in metrics), s.fallback)
     scrapes = Scrapes(rate_window_seconds(s.scrape_seconds), [])
     signal = np.nan
-    pods: list[Pod] = [new_pod(s, seed + i, 0.0, 0.0) for i in range(s.min_replicas)]
-    nodes_ready: list[float] = [0.0] * s.warm_nodes
+    wake = Held(s) if s.scales_to_zero else None
+    first_pods, warm_nodes = starting(s)
+    pods: list[Pod] = [new_pod(s, seed + i, 0.0, 0.0) for i in range(first_pods)]
+    nodes_ready: list[float] = [0.0] * warm_nodes
     scraped: list[float | None] = [0.0] * len(metrics)
-    desired = s.min_replicas
+    desired = first_pods
 
     for second in range(n):
         if progress is not None and second % PROGRESS_SECONDS == 0:
@@ -294,7 +324,9 @@ def simulate(
         timeline.metrics_failing += outage
         timeline.fallback += keda.falling_back()
         timeline.falling_back[second] = keda.falling_back()
-        if second % int(SYNC_SECONDS) == 0 and second > 0:
+        # The HPA does nothing while its target has no replica (scale to zero).
+        awake = wake is None or any(p.draining_since is None for p in pods)
+        if second % int(SYNC_SECONDS) == 0 and second > 0 and awake:
             current = sum(1 for p in pods if p.draining_since is None)
             ready = sum(1 for p in pods if p.draining_since is None and p.ready_at <= now)
             answers = keda.read([None] * len(metrics) if outage else scraped, current)
@@ -305,10 +337,22 @@ def simulate(
             if desired != current:
                 timeline.hpa_changes.append((now, desired))
             pods, nodes_ready = rescale(s, pods, nodes_ready, desired, now, seed=seed + second)
+        if wake is not None:
+            desired, pods, nodes_ready = wake.before(s, pods, nodes_ready, desired, second, rng, timeline, seed)
         # Data plane: this second's arrivals over the ready pods.
-        count = data_plane(pods, rng, now, columns[second], outcomes=outcomes, timeline=timeline)
+        count = data_plane(
+            pods,
+            rng,
+            now,
+            columns[second],
+            outcomes=outcomes,
+            timeline=timeline,
+            held=None if wake is None else wake.held,
+        )
         timeline.arrival_rps[second] = count
         timeline.arrived += count
+        if wake is not None:
+            desired, pods, nodes_ready = wake.after(s, pods, nodes_ready, desired, second, count, timeline, seed)
         pods = [p for p in pods if not drained(s, p, end)]
         timeline.desired[second] = desired
         timeline.signal[second] = signal
@@ -317,6 +361,14 @@ def simulate(
         timeline.gpus[second] = len(pods) * s.gpus_per_pod
     timeline.in_flight = sum(p.queued() for p in pods)
     return timeline
+
+
+def starting(s: Scenario) -> tuple[int, int]:
+    """The pods and the warm nodes a run starts with: the floor's; at zero (Scale to zero, above), awake as at a
+    floor of 1, with a node for its pod."""
+    if not s.scales_to_zero:
+        return s.min_replicas, s.warm_nodes
+    return 1, max(s.warm_nodes, math.ceil(s.gpus_per_pod / s.gpus_per_node))
 
 
 def model_columns(s: Scenario, rate: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -335,12 +387,15 @@ def data_plane(
     *,
     outcomes: list[Outcome],
     timeline: Timeline,
+    held: list[list[NDArray[np.float64]]] | None = None,
 ) -> int:
     """One second: each model's arrivals (`rates`, req/s per model) over the ready pods, with several models each
-    pod's GPU shared (the contention model above), every replica advanced; returns the requests that arrived."""
+    pod's GPU shared (the contention model above), every replica advanced; returns the requests that arrived.
+    `held`: at scale to zero, per model the requests the interceptor holds, to which arrivals without a ready pod
+    are added (else rejected)."""
     if len(outcomes) == 1:
         [outcome] = outcomes
-        count = arrive(pods, rng, now, rates[0], outcome)
+        count = arrive(pods, rng, now, rates[0], outcome, held=held)
         for pod in pods:
             pod.replica.advance(now + 1, outcome)
         timeline.record(outcome)
@@ -348,7 +403,7 @@ def data_plane(
     count = 0
     counts = list(timeline.per_model.values())
     for model, (rps, outcome) in enumerate(zip(rates, outcomes, strict=True)):
-        arrived = arrive(pods, rng, now, rps, outcome, model=model)
+        arrived = arrive(pods, rng, now, rps, outcome, model=model, held=held)
         counts[model].arrived += arrived
         count += arrived
     for pod in pods:
@@ -363,10 +418,18 @@ def data_plane(
 
 
 def arrive(
-    pods: list[Pod], rng: np.random.Generator, now: float, rps: float, outcome: Outcome, *, model: int = 0
+    pods: list[Pod],
+    rng: np.random.Generator,
+    now: float,
+    rps: float,
+    outcome: Outcome,
+    *,
+    model: int = 0,
+    held: list[list[NDArray[np.float64]]] | None = None,
 ) -> int:
-    """One second of Poisson arrivals from `now`, each to a ready pod at random; none ready: rejected. `model`:
-    which of the pods' replicas (Pod.replicas) they go to."""
+    """One second of Poisson arrivals from `now`, each to a ready pod at random; none ready: rejected, or held by
+    the interceptor (`held`, per model, at scale to zero). `model`: which of the pods' replicas (Pod.replicas) they
+    go to."""
     count = int(rng.poisson(rps))
     arrivals = np.sort(now + rng.random(count))
     serving = [p for p in pods if p.draining_since is None and p.ready_at <= now]
@@ -374,9 +437,122 @@ def arrive(
         choice = rng.integers(0, len(serving), count)
         for i, pod in enumerate(serving):
             (pod.replica if model == 0 else pod.others[model - 1]).offer(arrivals[choice == i])
+    elif count and held is not None:
+        held[model].append(arrivals)
     elif count:
         outcome.rejected_at.append(arrivals)
     return count
+
+
+class Held:
+    """Scale to zero (above): the requests the KEDA HTTP add-on's interceptor holds while no pod is ready, and what
+    KEDA's own loop needs to decide 1 -> 0."""
+
+    def __init__(self, s: Scenario) -> None:
+        self.held: list[list[NDArray[np.float64]]] = [[] for _ in s.models]
+        self.timeout = math.inf if s.wake_timeout_seconds is None else s.wake_timeout_seconds
+        self.arrived = 0
+        """Requests since KEDA's last check."""
+        self.last_active = 0.0
+        """When KEDA last found a trigger active."""
+
+    def first(self) -> float | None:
+        """The earliest held request's arrival; None when none is held."""
+        times = [float(arrivals[0]) for model in self.held for arrivals in model if len(arrivals)]
+        return min(times) if times else None
+
+    def idle(self, s: Scenario, pods: list[Pod], now: float) -> bool:
+        """KEDA's check at `now`: whether to scale to zero, every trigger inactive for the cooldown."""
+        active = self.arrived > 0 or self.first() is not None or any(p.queued() for p in pods)
+        self.arrived = 0
+        if active:
+            self.last_active = now
+            return False
+        running = any(p.draining_since is None for p in pods)
+        return running and now - self.last_active >= s.cooldown_seconds
+
+    def before(  # noqa: PLR0917 - engine.simulate's state, passed through
+        self,
+        s: Scenario,
+        pods: list[Pod],
+        nodes_ready: list[float],
+        desired: int,
+        second: int,
+        rng: np.random.Generator,
+        timeline: Timeline,
+        seed: int,
+    ) -> tuple[int, list[Pod], list[float]]:
+        """Before the second's arrivals: KEDA's check, scaling to zero after the cooldown; held requests forwarded
+        once a pod is ready. The desired replicas, the pods and the nodes after."""
+        now = float(second)
+        if second % max(int(s.polling_seconds), 1) == 0 and second > 0 and self.idle(s, pods, now):
+            desired = 0
+            timeline.hpa_changes.append((now, desired))
+            pods, nodes_ready = rescale(s, pods, nodes_ready, desired, now, seed=seed + second)
+        self.forward(pods, rng, now, timeline)
+        return desired, pods, nodes_ready
+
+    def after(  # noqa: PLR0917 - engine.simulate's state, passed through
+        self,
+        s: Scenario,
+        pods: list[Pod],
+        nodes_ready: list[float],
+        desired: int,
+        second: int,
+        count: int,
+        timeline: Timeline,
+        seed: int,
+    ) -> tuple[int, list[Pod], list[float]]:
+        """After the second's `count` arrivals: a wake on the first held request at zero, and the held requests
+        past the timeout failed. The desired replicas, the pods and the nodes after."""
+        self.arrived += count
+        first = self.first()
+        if desired == 0 and first is not None:
+            # The interceptor's scaler pushes the first held request to KEDA at once: 0 -> 1 at its arrival.
+            desired = 1
+            timeline.wakes += 1
+            timeline.hpa_changes.append((first, desired))
+            pods, nodes_ready = rescale(s, pods, nodes_ready, desired, first, seed=seed + second)
+        self.fail(second + 1.0, timeline)
+        return desired, pods, nodes_ready
+
+    def forward(self, pods: list[Pod], rng: np.random.Generator, now: float, timeline: Timeline) -> None:
+        """Once a pod is ready, every held request goes to a ready pod at random at `now`, its wait counted."""
+        serving = [p for p in pods if p.draining_since is None and p.ready_at <= now]
+        if not serving or self.first() is None:
+            return
+        bins = len(EDGES) - 1
+        for model, parts in enumerate(self.held):
+            if not parts:
+                continue
+            waits = now - np.concatenate(parts)
+            parts.clear()
+            timeline.wait_histogram += np.bincount(
+                np.clip(np.searchsorted(EDGES, waits) - 1, 0, bins - 1), minlength=bins
+            )
+            timeline.wait_max = max(timeline.wait_max, float(waits.max()))
+            choice = rng.integers(0, len(serving), len(waits))
+            for i, pod in enumerate(serving):
+                forwarded = np.full(int(np.count_nonzero(choice == i)), now)
+                (pod.replica if model == 0 else pod.others[model - 1]).offer(forwarded)
+
+    def fail(self, end: float, timeline: Timeline) -> None:
+        """Held requests that cannot be forwarded within the timeout (by `end` at the earliest) fail: a 504."""
+        counts = list(timeline.per_model.values())
+        for model, parts in enumerate(self.held):
+            if not parts:
+                continue
+            arrivals = np.concatenate(parts)
+            late = arrivals < end - self.timeout
+            if not late.any():
+                continue
+            parts[:] = [arrivals[~late]] if not late.all() else []
+            out = Outcome()
+            out.rejected_at.append(arrivals[late])
+            timeline.wake_failed += int(late.sum())
+            if counts:
+                counts[model].dropped += int(late.sum())
+            timeline.record(out)
 
 
 def scrape(s: Scenario, pods: list[Pod], now: float, scrapes: Scrapes) -> list[float | None]:
@@ -462,6 +638,20 @@ def summary(s: Scenario, timeline: Timeline) -> dict[str, float | int | None]:
         "metrics_failing_seconds": timeline.metrics_failing,
         "fallback_seconds": timeline.fallback,
         "replica_capacity_rps": per_replica,
+        **(wake_summary(timeline) if s.scales_to_zero else {}),
+    }
+
+
+def wake_summary(timeline: Timeline) -> dict[str, float | int | None]:
+    """Scale to zero: the wakes, the requests held and forwarded with their wait's p99 and max (None: none waited),
+    and those that failed at the interceptor's timeout."""
+    waited = int(timeline.wait_histogram.sum())
+    return {
+        "wakes": timeline.wakes,
+        "waited": waited,
+        "waited_p99_s": float(percentiles(timeline.wait_histogram[None, :], 99)[0]) if waited else None,
+        "waited_max_s": timeline.wait_max if waited else None,
+        "wake_failed": timeline.wake_failed,
     }
 
 

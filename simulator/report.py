@@ -48,6 +48,18 @@ FIGURES = (
     "reaction_floor_seconds",
 )
 """The summary's figures `stackctl simulate` prints, and docs/simulation.md's example quotes."""
+WAKE_FIGURES = (
+    "wakes",
+    "waited",
+    "waited_p99_s",
+    "waited_max_s",
+    "wake_failed",
+    "gpu_hours_at_min_1",
+    "gpu_hours_saved",
+)
+"""What `stackctl simulate` prints besides FIGURES for a deployment at `replicas.min` 0 (engine.wake_summary): its
+wakes, the requests the interceptor held and forwarded with their wait's p99 and max (seconds), those failed at
+its timeout, and the GPU-hours of the same run at `replicas.min` 1 (the fluid model, both) and what zero saves."""
 TIMELINE_FILE = "timeline.csv"
 SUMMARY_FILE = "summary.json"
 PLOT_FILE = "timeline.png"

@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +98,20 @@ class Scenario:
     pods; empty: one model, as `stackctl plan` runs."""
     mix: tuple[float, ...] = ()
     """Each simulated model's share of the run's requests, `model` first, then `others`; empty with one model."""
+    cooldown_seconds: float = 300.0
+    """KEDA's `cooldownPeriod` (keda.sh/docs/2.21/reference/scaledobject-spec): with `min_replicas` 0, how long every
+    trigger must have been inactive, since its last active check, before KEDA's own loop scales 1 -> 0."""
+    polling_seconds: float = 30.0
+    """KEDA's `pollingInterval`: how often its own loop checks the triggers (the 1 -> 0 decision)."""
+    wake_timeout_seconds: float | None = None
+    """With `min_replicas` 0: how long the KEDA HTTP add-on's interceptor holds a request while no pod is ready (the
+    route's readiness timeout, which the platform sets to the deployment's `wake.budgetSeconds`) before answering
+    504; None: no timeout (the deployment has no wake budget)."""
+
+    @property
+    def scales_to_zero(self) -> bool:
+        """Whether the deployment idles at zero pods and wakes on a request (simulator.engine, "Scale to zero")."""
+        return self.min_replicas == 0
 
     @property
     def models(self) -> tuple[str, ...]:
@@ -428,6 +442,22 @@ def scenario(
         profile_warnings=warnings,
         others=tuple(served),
         mix=tuple(mix),
+        # At zero (docs/scale-to-zero.md): KEDA's cooldown and loop, and the interceptor's readiness timeout, the
+        # deployment's wake budget (None: it never idles at zero).
+        cooldown_seconds=config.scaling.cooldown_seconds,
+        polling_seconds=config.scaling.polling_interval_seconds,
+        wake_timeout_seconds=spec.wake.budget_seconds if spec.wake is not None else None,
+    )
+
+
+def at_floor_one(s: Scenario) -> Scenario:
+    """A scenario at `replicas.min` 0 kept at one replica instead: what going to zero is measured against (its
+    first pod's node warm, as the stack's floor would keep it)."""
+    return replace(
+        s,
+        min_replicas=1,
+        warm_nodes=max(s.warm_nodes, math.ceil(s.gpus_per_pod / s.gpus_per_node)),
+        max_replicas=max(s.max_replicas, 1),
     )
 
 
@@ -448,17 +478,19 @@ def capacity_rps(s: Scenario) -> float:
 
 
 def trigger_rps(s: Scenario) -> float:
-    """Load at which the replica floor's signal reaches its target, about.
+    """Load at which the replica floor's signal reaches its target, about (the floor: 1 at `replicas.min` 0).
 
     queue-depth: a request waits up to the batching delay, so a pod holds about rate x delay pending;
     busy-ratio: instances are busy about rate / capacity of the time at full batches; queue-excess and
     queue-time stay low until the floor saturates.
     """
+    # At `replicas.min` 0 the HPA's floor is 1 (simulator.engine, "Scale to zero").
+    floor = max(s.min_replicas, 1)
     if s.signal.name == "queue-depth":
-        return s.signal.target / max(s.batcher.max_queue_delay_s, 0.001) * s.min_replicas
+        return s.signal.target / max(s.batcher.max_queue_delay_s, 0.001) * floor
     if s.signal.name == "busy-ratio":
-        return s.signal.target * capacity_rps(s) * s.min_replicas
-    return capacity_rps(s) * s.min_replicas
+        return s.signal.target * capacity_rps(s) * floor
+    return capacity_rps(s) * floor
 
 
 def _trace_row(

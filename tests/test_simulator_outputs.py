@@ -24,7 +24,7 @@ from simulator.engine import Timeline, reaction_seconds, simulate, summary
 from simulator.oracle import Oracle
 from simulator.reaction import reaction_floor, warm_slots
 from simulator.report import COLUMNS, deltas, plot_title, runs, timeline_csv
-from simulator.scenario import Scenario, capacity_rps, scenario, shaped_trace, trigger_rps
+from simulator.scenario import Scenario, at_floor_one, capacity_rps, scenario, shaped_trace, trigger_rps
 from stackctl.main import main
 
 STAGING = PROJECT_ROOT / "stacks" / "Pulumi.staging.yaml"
@@ -87,7 +87,8 @@ def test_devs_reaction_floor_never_waits_for_a_node() -> None:
 
 
 def test_a_flat_trace_far_below_one_replica_has_nothing_to_react_to() -> None:
-    s = scenario(load_stack("dev"))
+    # dev idles at zero (its first minute is a wake, demand above no capacity): here its floor of 1 before.
+    s = at_floor_one(scenario(load_stack("dev")))
     rate = np.full(300, capacity_rps(s) / 100)
     assert summary(s, simulate(s, rate, seed=0))["reaction_seconds"] is None
 
@@ -219,7 +220,8 @@ def test_simulate_prints_none_when_demand_never_exceeded_capacity(
     trace = tmp_path / "flat.csv"
     trace.write_text("t_seconds,rps\n0,20\n119,20\n")
     out = tmp_path / "out"
-    code = main(["simulate", "--stack", "dev", "--trace", str(trace), "--no-plot", "--out", str(out)])
+    # staging keeps a warm replica (dev idles at zero: its first minute is a wake to react to).
+    code = main(["simulate", "--stack", "staging", "--trace", str(trace), "--no-plot", "--out", str(out)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "  reaction_seconds: none (demand never exceeded ready capacity)\n" in captured.out

@@ -110,7 +110,7 @@ def _patch(path: Path, loaded: StackConfig, plan: Plan, label: str) -> tuple[str
 
 def run(args: argparse.Namespace) -> Exit:
     from planner.plan import make_plan  # noqa: PLC0415
-    from planner.report import write_outputs  # noqa: PLC0415
+    from planner.report import write_outputs, zero_figures  # noqa: PLC0415
     from planner.search import ORACLE_TARGET, Bounds  # noqa: PLC0415
     from stackctl.commands.simulate import warned_inputs  # noqa: PLC0415
 
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> Exit:
             head,
             rate,
             trace=label,
-            bounds=Bounds(slo_ms, args.max_rejected_pct, p99_ms),
+            bounds=Bounds(slo_ms, args.max_rejected_pct, p99_ms, head.wake_timeout_seconds),
             budget=args.budget,
             seeds=args.seeds,
             seed=args.seed,
@@ -149,6 +149,8 @@ def run(args: argparse.Namespace) -> Exit:
     after, patch, refusal = _patch(path, loaded, plan, label)
     write_outputs(plan, inputs, patch, f"{path.name}.patch", Path(args.out))
     chosen = plan.chosen
+    # A deployment with a wake budget: the plan chose between a floor of 0 and 1 or more (planner.report).
+    zero = plan.bounds.wake_budget_s is not None and chosen is not None and chosen.settings.min_replicas == 0
     applied = bool(args.apply and after is not None and plan.changes and chosen is not None and refusal is None)
     if applied and after is not None:
         path.write_bytes(after.encode("utf-8"))
@@ -178,6 +180,7 @@ def run(args: argparse.Namespace) -> Exit:
                     "p95_ms": chosen.mean["p95_ms"],
                     "p99_ms": chosen.mean["p99_ms"],
                     "shapes_not_held": list(chosen.unheld),
+                    **({"scale_to_zero": zero_figures(chosen)} if zero else {}),
                 },
                 "changes": len(plan.changes),
                 "applied": applied,
@@ -204,6 +207,8 @@ def run(args: argparse.Namespace) -> Exit:
         worst = "unmeasured" if chosen.cost is None else f"{chosen.cost:.2f}x the current settings' oracle"
         held = f"{len(plan.shapes) - len(chosen.unheld)} of {len(plan.shapes)}{unheld}"
         print(f"  shapes held within {ORACLE_TARGET:g}x the current settings' oracle: {held}; worst case {worst}")
+        if zero:
+            print(f"  {zero_line(chosen, plan.bounds.wake_budget_s)}")
     if refusal is not None:
         # The outputs are written (plan.md lists the values), the patch is not: the file cannot take it as it is.
         print(refusal, file=sys.stderr)
@@ -211,6 +216,18 @@ def run(args: argparse.Namespace) -> Exit:
     if applied and not args.json:
         print(f"  applied to {loaded.source}")
     return Exit.PASSED
+
+
+def zero_line(chosen: Result, budget: float | None) -> str:
+    """What scale to zero gives the chosen candidate at a floor of 0, on the trace."""
+    from planner.report import zero_figures  # noqa: PLC0415
+
+    f = zero_figures(chosen)
+    return (
+        f"scale to zero (replicas min 0): {f['wakes']:.1f} wakes, waited p99 {f['waited_p99_s'] or 0:.1f} s "
+        f"(budget {budget:g} s), {f['wake_failed']:.1f} failed at the timeout, {f['gpu_hours_saved'] or 0:.3f} "
+        "GPU-hours saved against replicas min 1"
+    )
 
 
 COMMAND = Command(

@@ -173,11 +173,36 @@ def ensemble_summaries(
     }
 
 
+def print_figures(result: dict[str, Any], keys: list[str]) -> None:
+    """The run's figures of `keys`, a line each."""
+    for key in keys:
+        value = result[key]
+        if value is None:
+            # reaction_seconds, and at scale to zero the waits when no request waited.
+            why = "no request waited" if key.startswith("waited") else "demand never exceeded ready capacity"
+            print(f"  {key}: none ({why})")
+        else:
+            print(f"  {key}: {value:.1f}" if isinstance(value, float) else f"  {key}: {value}")
+
+
+def floor_one_saving(head: Scenario, rate: NDArray[np.float64], seed: int) -> dict[str, float]:
+    """For a deployment at `replicas.min` 0: the GPU-hours of the same load kept at one replica instead, and the
+    saving, both from the fluid model (simulator.fluid: a second's work, where a second detailed run could take
+    minutes), so that the saving compares like with like; the detailed run's own `gpu_hours` stays as measured."""
+    from simulator import fluid  # noqa: PLC0415
+    from simulator.scenario import at_floor_one  # noqa: PLC0415
+
+    at_one = float(fluid.evaluate(at_floor_one(head), rate, seed)["gpu_hours"] or 0)
+    at_zero = float(fluid.evaluate(head, rate, seed)["gpu_hours"] or 0)
+    return {"gpu_hours_at_min_1": at_one, "gpu_hours_saved": at_one - at_zero}
+
+
 def run(args: argparse.Namespace) -> Exit:
     from simulator.engine import model_summaries, simulate, summary  # noqa: PLC0415
     from simulator.oracle import oracle  # noqa: PLC0415
     from simulator.report import (  # noqa: PLC0415
         FIGURES,
+        WAKE_FIGURES,
         compare,
         plot_title,
         write_compare,
@@ -197,6 +222,8 @@ def run(args: argparse.Namespace) -> Exit:
     bound = oracle(head, rate, None, None if p99_slo_ms is None else p99_slo_ms / 1000)
     # The inputs lead summary.json, so that the file alone says what ran and how to rerun it.
     result = {"inputs": inputs, **run_summary, **bound.figures(float(run_summary["gpu_hours"] or 0))}
+    if head.scales_to_zero:
+        result |= floor_one_saving(head, rate, args.seed)
     per_model = model_summaries(timeline) | ensemble_summaries(args, loaded, head, named, timeline)
     if per_model:
         result["models"] = per_model
@@ -209,6 +236,8 @@ def run(args: argparse.Namespace) -> Exit:
         own = {**figures, "slo_ms": result["slo_ms"]}
         failures += [f"{model}: {failure}" for failure in slo_failures(own, args.max_rejected_pct, p99_slo_ms)]
     keys = list(FIGURES)
+    if head.scales_to_zero:
+        keys += WAKE_FIGURES
     if args.metrics_outage:
         keys += ["metrics_failing_seconds", "fallback_seconds"]
     table = None
@@ -237,13 +266,7 @@ def run(args: argparse.Namespace) -> Exit:
             f"{loaded.source}: {head.deployment}/{'+'.join(head.models)}, {len(rate)} s simulated; "
             f"outputs in {args.out}"
         )
-        for key in keys:
-            value = result[key]
-            if value is None:
-                # Only reaction_seconds is ever None among these.
-                print(f"  {key}: none (demand never exceeded ready capacity)")
-            else:
-                print(f"  {key}: {value:.1f}" if isinstance(value, float) else f"  {key}: {value}")
+        print_figures(result, keys)
         if per_model:
             print(model_table(per_model))
         verdict = "; ".join(failures) if failures else "held"
