@@ -70,6 +70,23 @@ def by_tag(message: str) -> str:
     return message.split(" runs ", 1)[1].split(" by tag;", 1)[0]
 
 
+def policy_findings(resources: list[Resource], unpinned: set[str]) -> list[tuple[str, str, str, str]]:
+    """Every rule's findings on a stack's objects but images by tag, which must be exactly `unpinned` (what the
+    deploy workflow's `stackctl pin-images` resolves): (rule, kind, name, message)."""
+    found = []
+    for rule in RULES:
+        if rule.name == "production-image-digests":
+            assert {by_tag(m) for r in resources for m in violations(rule, r)[0]} == unpinned
+        elif rule.check:
+            found += [(rule.name, r.kind, r.name, m) for r in resources for m in violations(rule, r)[0]]
+        else:
+            assert rule.stack_check is not None
+            found += [
+                (rule.name, r.kind, r.name, m) for r, m in rule.stack_check(resources) if not r.exception(rule.name)
+            ]
+    return found
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_program_passes_every_rule(stack: str) -> None:
     resources = built(synth_stack(stack))
