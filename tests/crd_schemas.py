@@ -2,7 +2,8 @@
 
 The CRD YAMLs ship inside the modules : KEDA's in
 config/crd/bases, the Prometheus Operator's in example/prometheus-operator-crd.
-They are downloaded once into .tools/go (ignored) and cached there.
+They are downloaded once into .tools/go (ignored) and cached there. The KEDA HTTP add-on's module is not
+served by the proxy: its CRDs are read from its v0.15.0 source in ../shared/http-add-on (SOURCES).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ MODULES = {
         "example/prometheus-operator-crd",
     ),
 }
+SOURCES = {"http.keda.sh": PROJECT_ROOT.parent / "shared" / "http-add-on" / "config" / "crd" / "bases"}
+"""CRD folders of groups whose module the proxy lacks: the unmodified upstream source at its pinned tag."""
 GOPATH = PROJECT_ROOT / ".tools" / "go"
 
 
@@ -47,6 +50,9 @@ Yaml12Loader.add_constructor("tag:yaml.org,2002:value", _plain_scalar)
 
 @functools.cache
 def crd_folder(group: str) -> Path:
+    if group in SOURCES:
+        assert SOURCES[group].is_dir(), f"no CRDs of {group} in {SOURCES[group]}"
+        return SOURCES[group]
     module, version, folder = MODULES[group]
     go = shutil.which("go")
     assert go, "the `go` toolchain is needed to fetch CRDs from the Go module proxy: install Go (golang.org/dl)"

@@ -36,9 +36,10 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "402d3d45a103fb8ec07a8d07607142c93d598ae4"
-"""The last commit that changed what is deployed (every stack's ServiceMonitor states its relabelings' `replace`
-action, which the CRD defaulted). Before it: 681d527 (issue 39: production's p99 objective, `p99LatencySloMs`, and
+BASE_REVISION = "f99fbc47834a1f1fde26a5831c0dda634702edfe"
+"""The last commit that changed what is deployed (issue 41: dev's `general` idles at zero, woken through the KEDA
+HTTP add-on: its ExternalName and pods' Services, InterceptorRoutes, ScaledObject triggers, wake alert). Before it:
+402d3d4 (every stack's ServiceMonitor states its relabelings' `replace` action, which the CRD defaulted). Before it: 681d527 (issue 39: production's p99 objective, `p99LatencySloMs`, and
 its `TritonLatencyP99AboveSLO` alert, one rule more in production's PrometheusRule). Before it: 42e3935 (issue 40: production's Prometheus and Alertmanager with volumes, two
 replicas, resources and a PriorityClass; KEDA at two replicas with PDBs, spread, narrowed RBAC; every chart image
 by the platform's pull rule; the control-plane jobs off on EKS). Before it: c812397 (issue 37: the device plugin
