@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from triton_platform.helm_chart import ChartSource
+from triton_platform.pod_spread import preferred_host_spread
 from triton_platform.promql import label_value
 from triton_platform.triton_ports import GRPC_PORT, HTTP_PORT
 
@@ -197,18 +198,7 @@ ADD_ON_UID = 65532
 
 
 def _spread(component: str) -> dict[str, Any]:
-    """A preferred anti-affinity between the add-on's pods of one component, over nodes."""
-    term = {
-        "labelSelector": {
-            "matchLabels": {"app.kubernetes.io/component": component, "app.kubernetes.io/name": "http-add-on"}
-        },
-        "topologyKey": "kubernetes.io/hostname",
-    }
-    return {
-        "podAntiAffinity": {
-            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": term}]
-        }
-    }
+    return preferred_host_spread({"app.kubernetes.io/component": component, "app.kubernetes.io/name": "http-add-on"})
 
 
 def add_on_values() -> dict[str, Any]:

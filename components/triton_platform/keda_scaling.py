@@ -37,6 +37,7 @@ from triton_platform.keda_scaling_args import (
     scaling_of,
 )
 from triton_platform.kubernetes_objects import create_object
+from triton_platform.pod_spread import preferred_host_spread
 from triton_platform.policy_exceptions import exception_annotations
 from triton_platform.priority_classes import SCALING_PRIORITY, priority_class
 from triton_platform.promql import label_value
@@ -72,23 +73,10 @@ def keda_values(keda: KedaInstall) -> dict[str, Any]:
         values["podDisruptionBudget"] = {"operator": budget, "metricServer": budget}
         # Replicas on one node fall together: spread each Deployment's pods over nodes where the nodes allow.
         for part, app in (("operator", "keda-operator"), ("metricsServer", "keda-operator-metrics-apiserver")):
-            values[part]["affinity"] = _spread(app)
+            values[part]["affinity"] = preferred_host_spread({"app.kubernetes.io/name": app})
     if "priority_class_name" in keda:
         values["priorityClassName"] = keda["priority_class_name"]
     return values
-
-
-def _spread(app: str) -> dict[str, Any]:
-    """A preferred anti-affinity between the pods the chart labels `app.kubernetes.io/name: <app>`."""
-    term = {
-        "labelSelector": {"matchLabels": {"app.kubernetes.io/name": app}},
-        "topologyKey": "kubernetes.io/hostname",
-    }
-    return {
-        "podAntiAffinity": {
-            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": term}]
-        }
-    }
 
 
 def keda_priority_class(keda: KedaInstall, labels: Mapping[str, str]) -> dict[str, Any] | None:
@@ -214,16 +202,16 @@ def trigger_authentication_manifest(auth: PrometheusAuth, namespace: str, labels
     }
 
 
-def one_namespace(namespaces: list[str], problems: ArgProblems, key: str = "prometheus_auth") -> str:
+def one_namespace(
+    namespaces: list[str],
+    problems: ArgProblems,
+    key: str = "prometheus_auth",
+    what: str = "the TriggerAuthentication goes in the namespace of the Deployments",
+) -> str:
     """The namespace every target is in: a TriggerAuthentication serves the ScaledObjects of its own namespace,
     and one wake Service the woken Deployments of one namespace."""
     distinct = sorted(set(namespaces))
     if len(distinct) != 1:
-        what = (
-            "the TriggerAuthentication goes in the namespace of the Deployments"
-            if key == "prometheus_auth"
-            else "the wake Service serves the Deployments of one namespace"
-        )
         problems.add(
             key,
             f"{what}, but the targets are in {distinct or 'none'}; give targets of one namespace, or one "
@@ -307,7 +295,12 @@ class KedaScaling(pulumi.ComponentResource):
         namespaces = pulumi.Output.all(*(target["namespace"] for _, target in woken))
         service = namespaces.apply(
             lambda values: wake_service_manifest(
-                one_namespace(values, ArgProblems("KedaScaling", name), "targets.*.wake"),
+                one_namespace(
+                    values,
+                    ArgProblems("KedaScaling", name),
+                    "targets.*.wake",
+                    "the wake Service serves the Deployments of one namespace",
+                ),
                 add_on["namespace"],
                 scaling["labels"],
             )

@@ -29,6 +29,7 @@ from triton_platform.model_packaging.digest import files_digest, repository_dige
 from triton_platform.model_packaging.layout import MANIFEST, assemble_script
 from triton_platform.model_packaging.store import StoreUri, rclone_settings
 from triton_platform.namespace import DNS_EGRESS
+from triton_platform.pod_spread import preferred_host_spread
 from triton_platform.triton_ports import GRPC_PORT, HTTP_PORT, METRICS_PORT
 from triton_platform.triton_serving_args import (
     ModelClaimArgs,
@@ -578,19 +579,7 @@ def deployment_manifest(ctx: ServingContext, name: str, deployment: TritonDeploy
         pod_spec["initContainers"] = [_assemble_container(ctx, deployment)]
     if deployment["replicas"]["max"] > 1:
         # Prefer one replica per node and zone; never block scheduling when the pool is short of nodes.
-        pod_spec["affinity"] = {
-            "podAntiAffinity": {
-                "preferredDuringSchedulingIgnoredDuringExecution": [
-                    {
-                        "weight": 100,
-                        "podAffinityTerm": {
-                            "topologyKey": "kubernetes.io/hostname",
-                            "labelSelector": {"matchLabels": selector},
-                        },
-                    }
-                ]
-            }
-        }
+        pod_spec["affinity"] = preferred_host_spread(selector)
         pod_spec["topologySpreadConstraints"] = [
             {
                 "maxSkew": 1,
