@@ -285,7 +285,10 @@ def wake_once(wake: Wake, scrape: bool) -> dict[str, Any]:
 
 
 def test_http_and_grpc_requests_wake_a_deployment_at_zero(wake: Wake) -> None:
+    # Each wake is checked held and served where it happens (wake_once); here, that every one was, within the budget.
     wakes = [wake_once(wake, scrape=index == 0) for index in range(WAKES)]
+    assert [(w["http"]["status"], w["grpc"]["status"]) for w in wakes] == [("200", "OK")] * WAKES, wakes
+    assert all(w[p]["answered"] < BUDGET_SECONDS for w in wakes for p in ("http", "grpc")), wakes
     summary = {
         "wakes": wakes,
         "budget_seconds": BUDGET_SECONDS,
