@@ -19,6 +19,7 @@ from platform_config.gpu_pool import GpuPoolConfig
 from platform_config.kubernetes import KubernetesConfig
 from platform_config.model_settings import plain_settings, served_models
 from platform_config.monitoring import MonitoringConfig
+from platform_config.node_provisioning import pool_node_provisioning
 from platform_config.paths import display_path
 from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
@@ -404,10 +405,11 @@ def _wake_budget(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIs
     """A wake budget at least the stack's estimate of the wake (platform_config/wake.py)."""
     serving: ServingConfig = sections["serving"]
     scaling: ScalingConfig = sections["scaling"]
+    node = pool_node_provisioning(sections["cluster"], sections["gpu_pool"], scaling.simulation)
     for name, dep in sorted(serving.deployments.items()):
         if dep.wake is None:
             continue
-        estimate = wake_estimate(sections["gpu_pool"], scaling.simulation, repo, dep.models)
+        estimate = wake_estimate(node, scaling.simulation, repo, dep.models)
         if dep.wake.budget_seconds < estimate.seconds:
             yield ConfigIssue(
                 f"{SERVING}.deployments.{name}.wake.budgetSeconds",
@@ -415,6 +417,19 @@ def _wake_budget(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIs
                 f"{estimate.describe()}; raise the budget to at least {math.ceil(estimate.seconds)}, or give measured "
                 "figures for the parts",
             )
+
+
+def _node_provisioning(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """A node time only where the pool provisions nodes."""
+    scaling: ScalingConfig = sections["scaling"]
+    pool: GpuPoolConfig = sections["gpu_pool"]
+    given = scaling.simulation.node_provision_seconds
+    if given is not None and pool.autoscaler == "static":
+        yield ConfigIssue(
+            f"{section_key('scaling')}.simulation.nodeProvisionSeconds",
+            f"{given}, but {POOL}.autoscaler is static: its nodes stay up and none is provisioned, so nothing reads "
+            "it; remove it",
+        )
 
 
 def _pool_at_zero(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -559,7 +574,8 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("environment", "serving", "scaling"), _scaling_bounds),
     (("serving", "scaling"), _static_replicas),
     (("environment", "serving", "scaling"), _wake),
-    (("serving", "scaling", "gpu_pool"), _wake_budget),
+    (("cluster", "serving", "scaling", "gpu_pool"), _wake_budget),
+    (("scaling", "gpu_pool"), _node_provisioning),
     (("serving", "gpu_pool"), _pool_at_zero),
     (("serving", "scaling"), _simulation_shares),
     (("environment", "serving"), _production_drain_floor),

@@ -2,7 +2,7 @@
 
 A request to a deployment at zero is held by the KEDA HTTP add-on's interceptor, whose scaler pushes it to KEDA
 at once (an `external-push` trigger); KEDA scales the Deployment to one replica. Then, in turn: a GPU node, when
-the pool keeps none (`scaling.simulation.nodeProvisionSeconds`; a static pool's nodes stay up); the Triton
+the pool keeps none (platform_config/node_provisioning.py; a static pool's nodes stay up); the Triton
 image, unless a node the pool kept has it already (`imageBytes` at `imagePullBytesPerSecond`); the models
 (`modelLoadBytesPerSecond` over the deployment's model files); and the probes' periods, by which the kubelet
 sees the server ready (triton_manifests.py). `stackctl validate` refuses a `wake.budgetSeconds` below the sum,
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from platform_config.gpu_pool import GpuPoolConfig
+from platform_config.node_provisioning import NodeProvisioning
 from simulator.config import SimulationConfig
 from triton_platform.model_packaging.digest import version_paths
 from triton_platform.model_packaging.source import ModelRepository
@@ -58,14 +58,11 @@ def _size_of(path: Path) -> int:
 
 
 def wake_estimate(
-    pool: GpuPoolConfig, simulation: SimulationConfig, repo: ModelRepository, models: list[str]
+    node: NodeProvisioning, sim: SimulationConfig, repo: ModelRepository, models: list[str]
 ) -> WakeEstimate:
-    """The wake of a deployment serving `models` (in `repo`) on `pool`, by part."""
-    sim, static = simulation, pool.autoscaler == "static"
-    node = WakePart("node", 0, "the static pool's nodes stay up")
+    """The wake of a deployment serving `models` (in `repo`) on a pool whose nodes come up in `node`, by part."""
     pull = WakePart("image pull", 0, "the static pool's nodes keep the image")
-    if not static:
-        node = WakePart("node", sim.node_provision_seconds, "scaling.simulation.nodeProvisionSeconds")
+    if node.provisions:
         pull = WakePart(
             "image pull",
             sim.image_bytes / sim.image_pull_bytes_per_second,
@@ -85,4 +82,4 @@ def wake_estimate(
         STARTUP_PROBE_SECONDS + READINESS_PROBE_SECONDS,
         f"the startup probe's {STARTUP_PROBE_SECONDS} s period, then the readiness probe's {READINESS_PROBE_SECONDS} s",
     )
-    return WakeEstimate((node, pull, load, ready))
+    return WakeEstimate((WakePart("node", node.seconds, node.why), pull, load, ready))

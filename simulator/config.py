@@ -25,8 +25,8 @@ class SimulationConfig(Strict):
     gpu_memory_ratio: Annotated[float, Field(ge=0, le=1)] | None = None
     """GPU memory used/total of one serving pod (its models' footprint; read it off the dashboard's GPU memory panel), below `gpuMemoryRatioTarget`. Unset: the GPU-memory trigger is left out of the simulation."""
 
-    node_provision_seconds: Annotated[int, Field(ge=0, le=3600)] = 120
-    """Time for the autoscaler to bring up a GPU node (launch, boot, GPU driver, device plugin)."""
+    node_provision_seconds: Annotated[int, Field(ge=0, le=3600)] | None = None
+    """Time for the node autoscaler to bring up a GPU node (launch, boot, GPU driver, device plugin), for `stackctl simulate`, `stackctl plan` and the wake estimate. Unset: the stated default of `gpuPool.autoscaler` on `cluster.platform` (docs/scale-to-zero.md, "Node provisioning"): 110 s for Karpenter, 270 s for the cluster-autoscaler and a cloud's managed node autoscaling. Refused on a static pool, whose nodes stay up."""
 
     pod_start_seconds: Annotated[int, Field(ge=1, le=3600)] = 60
     """Image pull, model load and first readiness of a pod on a node already up (a Triton cold start is 30-60 s)."""

@@ -25,6 +25,7 @@ from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from platform_config.loader import StackConfig
 from platform_config.model_settings import render_stack
+from platform_config.node_provisioning import pool_node_provisioning
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, display_path
 from platform_config.scaling import ScalePolicy
 from simulator.batcher import BatcherConfig, LatencyProfile
@@ -431,7 +432,7 @@ def scenario(
         gpus_per_node=pool.gpus_per_node,
         max_nodes=pool.max_nodes,
         warm_nodes=max(pool.min_nodes, math.ceil(floor_gpus / pool.gpus_per_node)),
-        node_provision_seconds=sim.node_provision_seconds,
+        node_provision_seconds=pool_node_provisioning(config.cluster, pool, sim).seconds,
         pod_start_seconds=sim.pod_start_seconds,
         drain_seconds=config.serving.drain.pre_stop_seconds,
         slo_seconds=config.serving.p95_latency_slo_ms / 1000,

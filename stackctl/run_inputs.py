@@ -164,6 +164,9 @@ def run_inputs(
         **({"models": _model_inputs(head)} if head.others else {}),
         "seed": args.seed,
         "metrics_outages": [list(outage) for outage in args.metrics_outage],
+        # A default by autoscaler and platform (platform_config/node_provisioning.py): a new default moves results
+        # without the stack file changing.
+        "node_provision_seconds": head.node_provision_seconds,
     }
     return path, loaded, head, rate, base, inputs, named
 

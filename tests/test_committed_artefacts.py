@@ -26,6 +26,9 @@ from bench.plan_traces import traces
 from planner.pareto import binding, pareto_front
 from planner.search import Result
 from planner.settings import Settings
+from platform_config.errors import ConfigError
+from platform_config.loader import load_stack_file
+from platform_config.node_provisioning import pool_node_provisioning
 from platform_config.paths import PROJECT_ROOT
 from simulator.report import FIGURES
 from simulator.scenario import shaped_trace
@@ -104,6 +107,19 @@ def dotted(record: dict[str, Any], key: str) -> Any:
     return value
 
 
+def _node_time(root: Path, inputs: dict[str, Any]) -> int | None:
+    """The node time the recorded stack file gives now (platform_config/node_provisioning.py); None where it no
+    longer loads, which its changed digest names."""
+    stack_file = inputs.get("stack_file")
+    if not stack_file or not (root / stack_file).is_file():
+        return None
+    try:
+        config = load_stack_file(root / stack_file, inputs.get("stack")).config
+    except ConfigError:
+        return None
+    return pool_node_provisioning(config.cluster, config.gpu_pool, config.scaling.simulation).seconds
+
+
 def _stale_record(root: Path, record_path: str, command: Command) -> list[str]:
     regenerate = f"regenerate with `make {TARGET}` ({command.line})"
     record = json.loads((root / record_path).read_text(encoding="utf-8"))
@@ -118,6 +134,12 @@ def _stale_record(root: Path, record_path: str, command: Command) -> list[str]:
     digests = [("inputs.stack_sha256", inputs.get("stack_file")), ("inputs.profile_sha256", inputs.get("profile"))]
     if command.args.trace:
         digests.append(("inputs.trace.sha256", inputs.get("trace", {}).get("file")))
+    node = _node_time(root, inputs)
+    if node is not None and inputs.get("node_provision_seconds") != node:
+        problems.append(
+            f"{record_path}: inputs.node_provision_seconds records {inputs.get('node_provision_seconds')!r}, "
+            f"the stack's node time is now {node!r}; {regenerate}"
+        )
     for key, file in digests:
         recorded = dotted(record, key)
         if not file or not (root / file).is_file():
@@ -269,6 +291,18 @@ def test_a_changed_trace_or_profile_is_named(tree: Path) -> None:
             ("docs/plan/staging", "plan.json", PLAN_PRODUCTION.replace("production", "staging")),
             ("docs/simulation/production-spike", "summary.json", SIMULATE),
         )
+    ]
+
+
+def test_a_changed_node_time_is_named(tree: Path) -> None:
+    # The stack file unchanged, its node time moved (a new default for its autoscaler): staging's plan ran on 120 s.
+    record = tree / "docs" / "plan" / "staging" / "plan.json"
+    plan = json.loads(record.read_text(encoding="utf-8"))
+    plan["inputs"]["node_provision_seconds"] = 120
+    record.write_text(json.dumps(plan), encoding="utf-8")
+    assert stale(tree) == [
+        "docs/plan/staging/plan.json: inputs.node_provision_seconds records 120, the stack's node time is now 270; "
+        + PLAN_PRODUCTION.replace("production", "staging")
     ]
 
 

@@ -105,7 +105,7 @@ def test_a_pod_in_a_later_slot_of_a_provisioning_node_waits_what_remains_of_it_i
     # engine.rescale, which the oracle follows: with two slots a node and two warm nodes, the fifth pod, asked for
     # at t=100, adds a node up at 220 and is ready at 280; the sixth, asked for at 150, takes that node's second
     # slot and waits the 70 s left of it, ready at 280 too; the seventh, at 250, adds another node.
-    s = replace(production(), gpus_per_node=2, warm_nodes=2)
+    s = replace(production(), gpus_per_node=2, warm_nodes=2, node_provision_seconds=120)
     pods, nodes = rescale(s, [], [0.0, 0.0], 5, 100.0)
     assert [p.ready_at for p in pods] == [160.0] * 4 + [280.0]
     assert nodes == [0.0, 0.0, 220.0]
@@ -160,19 +160,19 @@ def test_a_replica_carries_its_full_batch_capacity_where_the_slo_holds_at_satura
 
 def test_productions_hindsight_oracle_pays_the_pod_start_and_the_fourth_pods_node() -> None:
     # Production: floor 2, warm nodes for 3 pods (the floor and one overprovisioning spare, one GPU a node), a pod
-    # starts in 60 s (podStartSeconds' default) and a node in 120 s (nodeProvisionSeconds' default). 2 replicas'
-    # need, then 4 from t=400 of 600: the third pod starts at 340 on the spare, the fourth is started at 220 and
-    # waits on its node until 340. 220 s of 2, 120 of 3, 260 of 4 = 1,840 pod-seconds; the instant 800 + 800.
+    # starts in 60 s (podStartSeconds' default) and a node in 110 s (Karpenter's stated node time). 2 replicas'
+    # need, then 4 from t=400 of 600: the third pod starts at 340 on the spare, the fourth is started at 230 and
+    # waits on its node until 340. 230 s of 2, 110 of 3, 260 of 4 = 1,830 pod-seconds; the instant 800 + 800.
     s = production()
     assert (s.min_replicas, s.warm_nodes, s.gpus_per_node, s.gpus_per_pod) == (2, 3, 1, 1)
-    assert (s.pod_start_seconds, s.node_provision_seconds) == (60, 120)
+    assert (s.pod_start_seconds, s.node_provision_seconds) == (60, 110)
     cap = capacity_rps(s)
     bound = oracle(s, np.where(np.arange(600) < 400, 1.5 * cap, 3.5 * cap))
     assert bound.replicas.sum() == 1600
-    assert bound.hindsight.tolist() == [2] * 220 + [3] * 120 + [4] * 260
+    assert bound.hindsight.tolist() == [2] * 230 + [3] * 110 + [4] * 260
     figures = bound.figures(2000 / 3600)
-    assert figures["oracle_hindsight_gpu_hours"] == pytest.approx(1840 / 3600)
-    assert figures["oracle_hindsight_ratio"] == pytest.approx(2000 / 1840)
+    assert figures["oracle_hindsight_gpu_hours"] == pytest.approx(1830 / 3600)
+    assert figures["oracle_hindsight_ratio"] == pytest.approx(2000 / 1830)
     assert figures["oracle_ratio"] == pytest.approx(2000 / 1600)
     # Past the ceiling (10 replicas' worth) no fleet of the stack holds the SLO: the seconds are counted.
     assert oracle(s, np.array([cap, 10 * cap, 10.5 * cap])).beyond_ceiling_seconds == 1
@@ -181,16 +181,16 @@ def test_productions_hindsight_oracle_pays_the_pod_start_and_the_fourth_pods_nod
 def test_with_two_gpus_a_node_the_hindsight_oracle_pays_one_node_for_two_pods() -> None:
     # Production on nodes of 2 GPUs: its floor 2 and spare 1 take ceil(3 / 2) = 2 warm nodes, 4 slots. 2 replicas'
     # need, then 6 from t=400 of 600: the third and fourth pods start at 340 in the warm slots; the fifth opens a
-    # node, started at 400 - 60 - 120 = 220 and up at 340; the sixth takes its second slot, started at 340 with the
-    # node up. 220 s of 2, 120 of 3, 260 of 6 = 2,360 pod-seconds (a node each for the fifth and sixth: 2,480).
+    # node, started at 400 - 60 - 110 = 230 and up at 340; the sixth takes its second slot, started at 340 with the
+    # node up. 230 s of 2, 110 of 3, 260 of 6 = 2,350 pod-seconds (a node each for the fifth and sixth: 2,460).
     s = replace(production(), gpus_per_node=2, warm_nodes=2)
     assert (s.min_replicas, s.gpus_per_pod, s.max_nodes > s.warm_nodes) == (2, 1, True)
-    assert (s.pod_start_seconds, s.node_provision_seconds) == (60, 120)
+    assert (s.pod_start_seconds, s.node_provision_seconds) == (60, 110)
     cap = capacity_rps(s)
     bound = oracle(s, np.where(np.arange(600) < 400, 1.5 * cap, 5.5 * cap))
     assert bound.replicas.sum() == 800 + 1200
-    assert bound.hindsight.tolist() == [2] * 220 + [3] * 120 + [6] * 260
-    assert bound.hindsight_gpu_hours == pytest.approx((440 + 360 + 1560) / 3600)
+    assert bound.hindsight.tolist() == [2] * 230 + [3] * 110 + [6] * 260
+    assert bound.hindsight_gpu_hours == pytest.approx((460 + 330 + 1560) / 3600)
 
 
 def test_a_tighter_slo_caps_a_replica_below_the_first_rate_that_breaks_it() -> None:
@@ -255,11 +255,12 @@ def test_simulate_writes_the_oracle_beside_the_runs_gpu_hours(
     assert result["oracle_replica_rps"] == capacity_rps(s)
     assert f"oracle_gpu_hours: {267 / 3600:.1f}" in printed
     assert "oracle_ratio: " in printed
-    # Hindsight: a pod starts in 60 s, and past staging's one warm GPU a node takes 120 s more. The second and third
-    # pods, needed at 60, start at 0 (the trace's first second: what came before is not charged), the fourth,
-    # needed at 90 and the first past the warm nodes' GPUs, is started at 90 - 180 < 0 too: 4 pods from 0 until
+    # Hindsight: a pod starts in 60 s, and past staging's one warm GPU a node takes 270 s more (the
+    # cluster-autoscaler's stated node time). The second and third pods, needed at 60, start at 0 (the trace's first
+    # second: what came before is not charged), the fourth, needed at 90 and the first past the warm nodes' GPUs, is
+    # started at 90 - 330 < 0 too: 4 pods from 0 until
     # 118, the last second whose need a start covers, and the floor's 1 at 119. 119 x 4 + 1 = 477 GPU-seconds.
-    assert (s.warm_nodes, s.pod_start_seconds, s.node_provision_seconds) == (1, 60, 120)
+    assert (s.warm_nodes, s.pod_start_seconds, s.node_provision_seconds) == (1, 60, 270)
     assert result["oracle_hindsight_gpu_hours"] == pytest.approx(477 / 3600)
     assert result["oracle_hindsight_ratio"] == pytest.approx(result["gpu_hours"] / (477 / 3600))
     # 90-118 need 4.58 replicas against the ceiling's 4: no fleet of staging carries them at the SLO.

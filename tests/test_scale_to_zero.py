@@ -107,7 +107,7 @@ def test_stacks_that_do_not_opt_in_keep_their_services(stack: str) -> None:
 
 
 def test_a_wake_needs_replicas_min_zero() -> None:
-    [error] = errors_of("staging", setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 300}))
+    [error] = errors_of("staging", setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 600}))
     assert error == (
         "triton-platform:serving.deployments.general.wake: is set but replicas.min is 1: a deployment wakes on a "
         "request only from zero; set replicas.min 0 or remove wake"
@@ -157,22 +157,61 @@ def test_a_budget_below_the_estimate_names_each_part() -> None:
     )
 
 
+AT_ZERO = (
+    setting(SERVING, "deployments", "general", "replicas", "min", value=0),
+    setting(SCALING, "fallback", "replicas", value=1),
+)
+
+
 def test_an_autoscaled_pool_adds_a_node_and_the_image_pull() -> None:
-    # Staging's cluster-autoscaler pool: a wake brings up a node and pulls the 16 GB image at 100 MB/s.
-    at_zero = (
-        setting(SERVING, "deployments", "general", "replicas", "min", value=0),
-        setting(SCALING, "fallback", "replicas", value=1),
-    )
+    # Staging's cluster-autoscaler pool: a wake brings up a node (the cluster-autoscaler's stated default) and
+    # pulls the 16 GB image at 100 MB/s.
     [error] = errors_of(
-        "staging", *at_zero, setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 200})
+        "staging", *AT_ZERO, setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 300})
     )
     assert error.startswith(
-        "triton-platform:serving.deployments.general.wake.budgetSeconds: 200 is below the wake's estimate of 296 s: "
-        "node 120 s (scaling.simulation.nodeProvisionSeconds); image pull 160 s (16.0 GB at 100.0 MB/s: "
-        "scaling.simulation.imageBytes, imagePullBytesPerSecond);"
+        "triton-platform:serving.deployments.general.wake.budgetSeconds: 300 is below the wake's estimate of 446 s: "
+        "node 270 s (the cluster-autoscaler: scale-up decision 30 s (cluster-autoscaler FAQ) + node group to a "
+        "schedulable node 240 s (cluster-autoscaler FAQ, on GCE); set scaling.simulation.nodeProvisionSeconds to "
+        "yours); image pull 160 s (16.0 GB at 100.0 MB/s: scaling.simulation.imageBytes, imagePullBytesPerSecond);"
     )
     assert validate(
-        "staging", *at_zero, setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 300})
+        "staging", *AT_ZERO, setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 450})
+    )
+
+
+def test_a_measured_node_time_replaces_the_default() -> None:
+    [error] = errors_of(
+        "staging",
+        *AT_ZERO,
+        setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 200}),
+        setting(SCALING, "simulation", "nodeProvisionSeconds", value=90),
+    )
+    assert error.startswith(
+        "triton-platform:serving.deployments.general.wake.budgetSeconds: 200 is below the wake's estimate of 266 s: "
+        "node 90 s (scaling.simulation.nodeProvisionSeconds); image pull 160 s"
+    )
+
+
+def test_karpenter_states_its_own_node_time() -> None:
+    [error] = errors_of(
+        "production",
+        *_production_at_zero(True)[:1],
+        setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 120, "allowInProduction": True}),
+    )
+    assert error.startswith(
+        "triton-platform:serving.deployments.general.wake.budgetSeconds: 120 is below the wake's estimate of 286 s: "
+        "node 110 s (Karpenter (EC2NodeClass): batch window 10 s (Karpenter --batch-max-duration default) + launch "
+        "to a Ready node 40 s (aws/karpenter-provider-aws#6165) + device plugin advertises the GPU 60 s "
+        "(cloudpilot-ai/karpenter-provider-gcp#148); set scaling.simulation.nodeProvisionSeconds to yours); "
+    )
+
+
+def test_a_node_time_on_a_static_pool_is_refused() -> None:
+    [error] = errors_of("dev", setting(SCALING, "simulation", "nodeProvisionSeconds", value=60))
+    assert error == (
+        "triton-platform:scaling.simulation.nodeProvisionSeconds: 60, but triton-platform:gpuPool.autoscaler is "
+        "static: its nodes stay up and none is provisioned, so nothing reads it; remove it"
     )
 
 

@@ -43,11 +43,12 @@ def test_reaction_is_the_longest_shortfall_and_none_without_one() -> None:
 
 def test_a_4x_step_past_the_floor_takes_a_node_and_a_pod_start_to_catch_up() -> None:
     s = scenario(load_stack("staging"))
-    rate = shaped_trace("step", 2 * trigger_rps(s), hours=0.1)
+    # 12 minutes: the cluster-autoscaler's node (270 s) and a pod (60 s) fit after the step.
+    rate = shaped_trace("step", 2 * trigger_rps(s), hours=0.2)
     step_at = int(np.argmax(rate > rate[0]))
     # The built-in step: a quarter of the peak under the floor's estimated capacity, then the peak above it.
     floor = capacity_rps(s) * s.min_replicas
-    assert (rate[-1] / rate[0], step_at) == (4.0, 90)
+    assert (rate[-1] / rate[0], step_at) == (4.0, 180)
     assert rate[0] < floor < rate[-1]
     result = summary(s, simulate(s, rate, seed=0))
     reaction = result["reaction_seconds"]
@@ -55,13 +56,14 @@ def test_a_4x_step_past_the_floor_takes_a_node_and_a_pod_start_to_catch_up() -> 
     # Staging's one warm GPU node is taken, so capacity catches up only once a new node and a pod on it are up,
     # and it does before the run ends.
     assert s.node_provision_seconds + s.pod_start_seconds <= reaction < len(rate) - step_at
-    # The floor of that rise: the 15 s scrape, the 15 s sync, the 120 s node and the 60 s pod start.
-    assert result["reaction_floor_seconds"] == 15 + 15 + 120 + 60
+    # The floor of that rise: the 15 s scrape, the 15 s sync, the 270 s node (the cluster-autoscaler's stated node
+    # time) and the 60 s pod start.
+    assert result["reaction_floor_seconds"] == 15 + 15 + 270 + 60
 
 
 def test_productions_reaction_floor_is_scrape_sync_and_pod_start_and_past_its_warm_nodes_a_node() -> None:
     # stacks/Pulumi.production.yaml: monitoring.scrapeInterval 15s; the HPA syncs every 15 s; scaling.simulation
-    # leaves podStartSeconds (60) and nodeProvisionSeconds (120) at their defaults; replicas.min 2 and
+    # leaves podStartSeconds (60) and nodeProvisionSeconds (Karpenter's 110) at their defaults; replicas.min 2 and
     # gpuPool.overprovisioningReplicas 1 keep 3 one-GPU nodes (gpusPerNode 1) warm, gpuPool.maxNodes 14.
     # pollingIntervalSeconds (10) never enters: KEDA's loop only moves 0 <-> 1, and replicas.min is 2.
     s = scenario(load_stack("production"))
@@ -72,9 +74,9 @@ def test_productions_reaction_floor_is_scrape_sync_and_pod_start_and_past_its_wa
     assert first.seconds == 15 + 15 + 60
     # A rise that 3 replicas carry finds the spare's GPU; one that needs a 4th waits for a node too.
     assert reaction_floor(s, np.full(60, 2.9 * cap)).seconds == 15 + 15 + 60
-    assert reaction_floor(s, np.full(60, 3.5 * cap)).seconds == 15 + 15 + 60 + 120
+    assert reaction_floor(s, np.full(60, 3.5 * cap)).seconds == 15 + 15 + 60 + 110
     # The built-in step at the default peak (twice the trigger's load, 2 x 0.9 x 2 replicas' worth) needs 4.
-    assert reaction_floor(s, shaped_trace("step", 2 * trigger_rps(s))).seconds == 210
+    assert reaction_floor(s, shaped_trace("step", 2 * trigger_rps(s))).seconds == 200
 
 
 def test_devs_reaction_floor_never_waits_for_a_node() -> None:
@@ -178,6 +180,7 @@ def test_simulate_records_a_trace_file_and_titles_the_plot(
         "trace": {"file": str(trace), "sha256": hashlib.sha256(trace.read_bytes()).hexdigest()},
         "seed": 5,
         "metrics_outages": [],
+        "node_provision_seconds": 270,  # staging's cluster-autoscaler, its stated default
     }
     # The earlier keys stay beside the inputs.
     assert {"p95_ms", "rejected_pct", "gpu_hours", "reaction_seconds", "replica_capacity_rps"} <= set(result)
@@ -204,13 +207,14 @@ def test_simulate_records_a_built_in_shape(tmp_path: Path, capsys: pytest.Captur
         "trace": {"shape": "step", "peak_rps": 2 * trigger_rps(s), "hours": 0.1},
         "seed": 0,
         "metrics_outages": [[200.0, 30.0]],
+        "node_provision_seconds": 270,
     }
     assert result["reaction_seconds"] > 0
     assert f"reaction_seconds: {result['reaction_seconds']:.1f}" in captured.out
     # Next to it the floor, as summary.json records it: the step needs a second replica, past staging's one warm
     # GPU node.
-    assert result["reaction_floor_seconds"] == 15 + 15 + 60 + 120
-    assert f"reaction_seconds: {result['reaction_seconds']:.1f}\n  reaction_floor_seconds: 210.0\n" in captured.out
+    assert result["reaction_floor_seconds"] == 15 + 15 + 60 + 270
+    assert f"reaction_seconds: {result['reaction_seconds']:.1f}\n  reaction_floor_seconds: 360.0\n" in captured.out
     assert not (out / "timeline.png").exists()
 
 

@@ -60,17 +60,19 @@ def _annotate(errors: list[dict[str, Any]]) -> None:
 
 def _wakes(loaded: StackConfig, repo: ModelRepository | None) -> dict[str, WakeEstimate]:
     """The wake estimate of each deployment at zero (platform_config/wake.py), where the file holds what it reads."""
+    from platform_config.node_provisioning import pool_node_provisioning  # noqa: PLC0415
     from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: PLC0415
     from platform_config.schema import section_key  # noqa: PLC0415
     from platform_config.wake import wake_estimate  # noqa: PLC0415
     from triton_platform.model_packaging.source import read_repository  # noqa: PLC0415
 
     config = loaded.config
-    if {section_key(key) for key in ("serving", "scaling", "gpuPool")} & set(loaded.deferred):
+    if {section_key(key) for key in ("cluster", "serving", "scaling", "gpuPool")} & set(loaded.deferred):
         return {}
     repo = read_repository(DEFAULT_MODEL_REPO) if repo is None else repo
+    node = pool_node_provisioning(config.cluster, config.gpu_pool, config.scaling.simulation)
     return {
-        name: wake_estimate(config.gpu_pool, config.scaling.simulation, repo, deployment.models)
+        name: wake_estimate(node, config.scaling.simulation, repo, deployment.models)
         for name, deployment in sorted(config.serving.deployments.items())
         if deployment.wake is not None
     }
