@@ -23,6 +23,9 @@ KEDA HTTP add-on do it (keda.sh/docs/2.21/reference/scaledobject-spec; github.co
   arrived since the last check or one is still queued or held (the interceptor's in-flight count, the load
   trigger's value above its activation threshold 0). Once no trigger has been active for `cooldownPeriod`
   (Scenario.cooldown_seconds) since the last active check, KEDA scales the Deployment to 0: every pod drains.
+  The GPU pool follows: it keeps only the nodes it holds at the deployment's floor of 0 (Scenario.warm_nodes:
+  `gpuPool.minNodes`, the placeholders' nodes), the others go at once (a real cluster-autoscaler or Karpenter
+  removes an idle node minutes later: a wake in between finds it, which this does not count).
 - At zero, the interceptor holds each request (no ready endpoint) and its scaler pushes the activity to KEDA at
   once (`external-push`: no polling wait), so the first request scales the Deployment 0 -> 1 at its arrival: a
   wake, whose pod waits for a GPU node like any other (a node up, or one provisioned) and then starts.
@@ -595,6 +598,9 @@ def rescale(
         # The ReplicaSet removes the newest pods first.
         for pod in sorted(active, key=lambda p: p.ready_at)[desired:]:
             pod.draining_since = now
+        if desired == 0:
+            # At zero the pool keeps its floor's nodes only (above, Scale to zero).
+            nodes_ready = nodes_ready[: s.warm_nodes]
         return pods, nodes_ready
     per_node = max(s.gpus_per_node // s.gpus_per_pod, 1)
     for _ in range(desired - len(active)):

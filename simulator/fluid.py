@@ -853,11 +853,12 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
 ) -> None:
     """evaluate_reference's loop over `events`, the scrapes and syncs (every second at scale to zero), with the data
     plane between; `zero`: scale to zero or not (1, 0), KEDA's polling and cooldown seconds, the interceptor's
-    timeout; `offered`: arrivals per second, all models; `holding` (_Run.held), `wake`, `wait_histogram`: _Run's.
-    `scenario`: min and max replicas, scrape seconds, GPUs per pod and per node, max and warm nodes, node provision,
-    pod start and drain seconds; `signal`: SIGNAL_CODES' code, the batching delay and the GPU-memory ratio (NaN: no
-    GPU-memory trigger); the HPA's as `_hpa_inputs`; per model its gauge samples (model, grid point, sample); the
-    surfaces (_surface_arrays) and _model_limits; then evaluate_reference's run arrays, which it fills (_Run)."""
+    timeout, the nodes the pool keeps at zero; `offered`: arrivals per second, all models; `holding` (_Run.held),
+    `wake`, `wait_histogram`: _Run's. `scenario`: min and max replicas, scrape seconds, GPUs per pod and per node,
+    max and warm nodes, node provision, pod start and drain seconds; `signal`: SIGNAL_CODES' code, the batching
+    delay and the GPU-memory ratio (NaN: no GPU-memory trigger); the HPA's as `_hpa_inputs`; per model its gauge
+    samples (model, grid point, sample); the surfaces (_surface_arrays) and _model_limits; then
+    evaluate_reference's run arrays, which it fills (_Run)."""
     n = len(arrivals)
     count_models = len(models)
     rates, per_pod = pod[0], out[0]
@@ -892,7 +893,7 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
     hpa_state = _hpa_state(len(events) + 1)
     up = np.zeros(max(max_replicas, min_replicas))
     desired = pods
-    scale_to_zero, poll, cooldown, timeout = zero[0] > 0, int(zero[1]), zero[2], zero[3]
+    scale_to_zero, poll, cooldown, timeout, floor_nodes = zero[0] > 0, int(zero[1]), zero[2], zero[3], int(zero[4])
     last_poll, last_active = 0, 0.0
     for e in range(len(events)):
         first = events[e]
@@ -1022,6 +1023,8 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                 order = np.argsort(pod_ready[active], kind="mergesort")
                 for i in range(desired, current):
                     pod_draining[active[order[i]]] = now
+                if desired == 0:
+                    node_count = min(node_count, floor_nodes)
             else:
                 for _ in range(desired - current):
                     slots = np.sort(np.repeat(nodes[:node_count], per_node))
@@ -1138,7 +1141,7 @@ def evaluate_models(
         run.counters,
         run.state,
         run.arrays,
-        np.array([float(zero), poll, s.cooldown_seconds, timeout]),
+        np.array([float(zero), poll, s.cooldown_seconds, timeout, s.warm_nodes]),
         timeline.arrival_rps,
         run.held,
         run.wake,

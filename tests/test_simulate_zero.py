@@ -99,6 +99,22 @@ def test_the_engine_fails_requests_held_past_the_interceptors_timeout() -> None:
     assert num(result, "served") + num(result, "rejected") == result["arrived"]
 
 
+def test_at_zero_an_autoscaled_pool_lets_its_node_go_and_the_wake_waits_for_one() -> None:
+    # A pool that keeps no node at the floor of 0 (minNodes 0, no placeholders): the node goes with the last pod,
+    # so the wake waits 40 s for a node, then 20 s for the pod. A pool that keeps one wakes in the pod's 20 s.
+    autoscaled = replace(at_zero(), warm_nodes=0, node_provision_seconds=40.0)
+    timeline = simulate(autoscaled, idle_gap(), seed=1)
+    result = summary(autoscaled, timeline)
+    assert num(result, "wakes") == 1
+    assert 55 <= num(result, "waited_p99_s") <= 61
+    assert num(result, "waited_max_s") <= 61
+    kept = replace(autoscaled, warm_nodes=1)
+    assert num(summary(kept, simulate(kept, idle_gap(), seed=1)), "waited_max_s") <= 21
+    # The fluid model lets the node go the same way.
+    model = fluid.evaluate(autoscaled, idle_gap(), 1)
+    assert num(model, "waited_p99_s") == pytest.approx(num(result, "waited_p99_s"), abs=1.5)
+
+
 def test_a_gap_shorter_than_the_cooldown_stays_awake() -> None:
     s = at_zero()
     timeline = simulate(s, idle_gap(idle=200), seed=1)
