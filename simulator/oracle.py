@@ -12,21 +12,21 @@ arrivals are drawn at, so every seed of a trace shares one oracle.
 
 **Hindsight** (`hindsight`, `hindsight_gpu_hours`): the same replicas ready each second, but each pod pays what the
 run's pods pay to become ready: it is started, and costs its GPUs, one start delay before the first second it is
-needed. The delay is the one engine.rescale charges a pod: a node holds `gpusPerNode // gpusPerPod` pods (at
-least one); a pod created while a node up or provisioning has a free slot takes it and waits what remains of that
-node's provisioning, max(0, node ready - created), then `podStartSeconds`; where none has, it adds a node and waits
-`nodeProvisionSeconds`, then its start, and later pods take the node's other slots. So every pod pays the pod
-start, and of the pods the warm nodes (reaction.warm_slots: the floor's, the overprovisioning spares',
-`gpuPool.minNodes`) cannot hold, one that opens a node (counts warm + 1, warm + 1 + a node's slots, ...) pays the
-node too, the first time its count is reached only, since a node added stays for the rest of a run as it does in
-the simulator. A pod in a later slot of that node pays the pod start only: its count is first reached no earlier
-than the one that opened the node, whose node is up one pod start before that, so created one pod start before its
-own first second it finds the node up (max(0, node ready - created) is 0). The replicas it pays for at second u are the
-most the next pod start's seconds need (a pod started ahead is already paid for), plus one for each pod then waiting on
-the node it opens. Starts before the trace's first second, and the drain of a pod no longer needed, cost it nothing (as
-the instant form). It waits for no scrape or sync, knowing the load: what it cannot skip is the time a pod, and a node,
-take to come up, so a run's ratio to it is what the control loop costs beyond that (reaction.py: the floor a loop that
-does not know the load adds).
+needed. The delay is the one engine.rescale charges a pod: a node holds `gpusPerNode // gpusPerPod` pods (at least
+one); a pod created while a node up or provisioning has a free slot takes it and waits what remains of that node's
+provisioning, max(0, node ready - created), then `podStartSeconds`; where none has, it adds a node and waits
+`nodeProvisionSeconds`, then its start, and later pods take the node's other slots. So every pod pays the pod start,
+and of the pods the warm nodes (reaction.warm_slots: the floor's, the overprovisioning spares', `gpuPool.minNodes`)
+cannot hold, one that opens a node (counts warm + 1, warm + 1 + a node's slots, ...) pays the node too, the first
+time its count is reached only: a node costs it nothing, so it keeps every node it adds (the simulator's stay while
+the deployment runs, and go only when it reaches zero). A pod in a later slot of that node pays the pod start only:
+its count is first reached no earlier than the one that opened the node, whose node is up one pod start before that,
+so created one pod start before its own first second it finds the node up (max(0, node ready - created) is 0). The
+replicas it pays for at second u are the most the next pod start's seconds need (a pod started ahead is already paid
+for), plus one for each pod then waiting on the node it opens. Starts before the trace's first second, and the drain
+of a pod no longer needed, cost it nothing (as the instant form). It waits for no scrape or sync, knowing the load:
+what it cannot skip is the time a pod, and a node, take to come up, so a run's ratio to it is what the control loop
+costs beyond that (reaction.py: the floor a loop that does not know the load adds).
 
 The hindsight form holds the SLO by construction: at every second it has, ready, the fewest replicas that carry
 that second's rate at the SLO. The one exception is a second whose rate needs more than the ceiling

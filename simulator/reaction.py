@@ -4,20 +4,21 @@ A rise the autoscaler did not see coming reaches ready capacity through a fixed 
 settings: Prometheus scrapes it from the pods (`monitoring.scrapeInterval`), the HPA reads it at its next sync
 (kube-controller-manager's 15 s; KEDA's metrics adapter answers each sync from the latest scrape), the new pods
 start (`scaling.simulation.podStartSeconds`), and where they find no free GPU a node is provisioned first
-(`scaling.simulation.nodeProvisionSeconds`). The floor is the sum: a rise that lands just after a scrape whose
+(platform_config/node_provisioning.py: `scaling.simulation.nodeProvisionSeconds`, else the autoscaler's stated
+default). The floor is the sum: a rise that lands just after a scrape whose
 read just missed a sync waits out both intervals.
 
 Which terms apply when:
 
 - the scrape interval and the HPA sync always;
-- KEDA's `pollingIntervalSeconds` never: with an HPA, KEDA's own loop only activates a deployment from 0 replicas
-  to 1 (and back), and validation refuses `replicas.min` 0 with scaling on (platform_config/checks.py), so every
-  scale-up goes through the adapter at the HPA's sync;
+- KEDA's `pollingIntervalSeconds` never: with an HPA, KEDA's own loop only moves a deployment between 0 replicas
+  and 1, and a deployment at zero wakes on a request the KEDA HTTP add-on pushes at once (engine.py, "Scale to
+  zero"), so every scale-up past one goes through the adapter at the HPA's sync;
 - the pod start always;
 - node provisioning where the rise needs more replicas than the nodes up before it hold (the warm nodes: the
   floor's, the overprovisioning spares', `gpuPool.minNodes`; engine.rescale places pods on them first) and the
-  pool may still add one (`gpuPool.maxNodes`). A node added stays for the rest of a run (engine.rescale never
-  removes one), so only the first rise past the warm nodes pays it.
+  pool may still add one (`gpuPool.maxNodes`). A node added stays while the deployment runs (engine.rescale
+  lets nodes go only when it reaches zero), so only the first rise past the warm nodes pays it.
 
 Not in the floor, because they are settings `stackctl plan` chooses, not physics: the scale-up stabilization
 window; the scale-up policies' pace (Pods/Percent per period); the signal's target, which decides how soon a rise
