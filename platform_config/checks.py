@@ -24,7 +24,7 @@ from platform_config.paths import display_path
 from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
 from platform_config.serving import ModelSettings, ServingConfig
-from platform_config.wake import wake_estimate
+from platform_config.wake import kept_gpu, wake_estimate
 from triton_platform.http_add_on import wake_service_problem
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging import settings as plain
@@ -409,7 +409,8 @@ def _wake_budget(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIs
     for name, dep in sorted(serving.deployments.items()):
         if dep.wake is None:
             continue
-        estimate = wake_estimate(node, scaling.simulation, repo, dep.models)
+        kept = kept_gpu(sections["gpu_pool"], serving, name)
+        estimate = wake_estimate(node, scaling.simulation, repo, dep.models, kept)
         if dep.wake.budget_seconds < estimate.seconds:
             yield ConfigIssue(
                 f"{SERVING}.deployments.{name}.wake.budgetSeconds",

@@ -37,11 +37,12 @@ class Default:
 # Karpenter (kubernetes-sigs/karpenter, karpenter.sh/docs/reference/settings): a pending pod waits for the
 # provisioning batch window to close (--batch-max-duration, default 10s), the instance to launch and its node to
 # turn Ready ("about 30-40s", a Karpenter maintainer, aws/karpenter-provider-aws#6165), then for the device plugin
-# to advertise nvidia.com/gpu ("about a minute" after Ready, cloudpilot-ai/karpenter-provider-gcp#148).
+# to advertise nvidia.com/gpu ("about a minute" after Ready, observed on GCP GPU nodes in
+# cloudpilot-ai/karpenter-provider-gcp#148: the one published figure for that step).
 KARPENTER = (
     Part(10, "batch window", "Karpenter --batch-max-duration default"),
     Part(40, "launch to a Ready node", "aws/karpenter-provider-aws#6165"),
-    Part(60, "device plugin advertises the GPU", "cloudpilot-ai/karpenter-provider-gcp#148"),
+    Part(60, "device plugin advertises the GPU", "cloudpilot-ai/karpenter-provider-gcp#148, on GCP"),
 )
 # The cluster-autoscaler (kubernetes/autoscaler, cluster-autoscaler/FAQ.md, "How fast is HPA when combined with
 # CA?"): its scale-up request "less than 30 seconds in most cases" after the pod turns unschedulable, then "3 to 4

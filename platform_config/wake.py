@@ -1,9 +1,10 @@
 """The wake of a deployment at zero, estimated from what the stack knows: how long its first request waits.
 
 A request to a deployment at zero is held by the KEDA HTTP add-on's interceptor, whose scaler pushes it to KEDA
-at once (an `external-push` trigger); KEDA scales the Deployment to one replica. Then, in turn: a GPU node, when
-the pool keeps none (platform_config/node_provisioning.py; a static pool's nodes stay up); the Triton
-image, unless a node the pool kept has it already (`imageBytes` at `imagePullBytesPerSecond`); the models
+at once (an `external-push` trigger); KEDA scales the Deployment to one replica. Then, in turn: a GPU node, unless
+the pool keeps one with a free GPU at zero (`kept_gpu`; a static pool's nodes stay up), else the autoscaler's node
+time (platform_config/node_provisioning.py); the Triton image, unless the node kept has it already (`imageBytes`
+at `imagePullBytesPerSecond`); the models
 (`modelLoadBytesPerSecond` over the deployment's model files); and the probes' periods, by which the kubelet
 sees the server ready (triton_manifests.py). `stackctl validate` refuses a `wake.budgetSeconds` below the sum,
 naming each part; docs/scale-to-zero.md sets the estimate beside a measured wake.
@@ -11,10 +12,13 @@ naming each part; docs/scale-to-zero.md sets the estimate beside a measured wake
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from platform_config.gpu_pool import GpuPoolConfig
 from platform_config.node_provisioning import NodeProvisioning
+from platform_config.serving import ServingConfig
 from simulator.config import SimulationConfig
 from triton_platform.model_packaging.digest import version_paths
 from triton_platform.model_packaging.source import ModelRepository
@@ -57,12 +61,32 @@ def _size_of(path: Path) -> int:
         return 0
 
 
+def kept_gpu(pool: GpuPoolConfig, serving: ServingConfig, name: str) -> str | None:
+    """Why an autoscaled pool keeps a GPU free for deployment `name` while it is at zero, or None where it keeps
+    none: the nodes it keeps (`gpuPool.minNodes`, or as many as the other deployments' floors and the placeholder
+    pods fill), less the GPUs those floors hold (a placeholder yields its GPU to a Triton pod)."""
+    others = sum(d.replicas.min * d.gpus_per_pod for other, d in serving.deployments.items() if other != name)
+    nodes = max(pool.min_nodes, math.ceil((others + pool.overprovisioning_replicas) / pool.gpus_per_node))
+    free = nodes * pool.gpus_per_node - others
+    if free < serving.deployments[name].gpus_per_pod:
+        return None
+    return (
+        f"the pool keeps {nodes} node(s) at zero (gpuPool.minNodes {pool.min_nodes}, overprovisioningReplicas "
+        f"{pool.overprovisioning_replicas}) with {free} GPU(s) the other deployments' floors leave free"
+    )
+
+
 def wake_estimate(
-    node: NodeProvisioning, sim: SimulationConfig, repo: ModelRepository, models: list[str]
+    node: NodeProvisioning, sim: SimulationConfig, repo: ModelRepository, models: list[str], kept: str | None = None
 ) -> WakeEstimate:
-    """The wake of a deployment serving `models` (in `repo`) on a pool whose nodes come up in `node`, by part."""
+    """The wake of a deployment serving `models` (in `repo`) on a pool whose nodes come up in `node`, by part;
+    `kept`: why the pool keeps a GPU free for it at zero (`kept_gpu`), None where it keeps none."""
+    node_part = WakePart("node", node.seconds, node.why)
     pull = WakePart("image pull", 0, "the static pool's nodes keep the image")
-    if node.provisions:
+    if node.provisions and kept is not None:
+        node_part = WakePart("node", 0, kept)
+        pull = WakePart("image pull", 0, "the node kept has the image its last pod pulled")
+    elif node.provisions:
         pull = WakePart(
             "image pull",
             sim.image_bytes / sim.image_pull_bytes_per_second,
@@ -82,4 +106,4 @@ def wake_estimate(
         STARTUP_PROBE_SECONDS + READINESS_PROBE_SECONDS,
         f"the startup probe's {STARTUP_PROBE_SECONDS} s period, then the readiness probe's {READINESS_PROBE_SECONDS} s",
     )
-    return WakeEstimate((WakePart("node", node.seconds, node.why), pull, load, ready))
+    return WakeEstimate((node_part, pull, load, ready))

@@ -157,15 +157,49 @@ def test_a_budget_below_the_estimate_names_each_part() -> None:
     )
 
 
+POOL = "triton-platform:gpuPool"
 AT_ZERO = (
     setting(SERVING, "deployments", "general", "replicas", "min", value=0),
     setting(SCALING, "fallback", "replicas", value=1),
+    # Staging's pool keeps no node while general idles (it keeps one by default: the next test).
+    setting(POOL, "minNodes", value=0),
 )
 
 
+def test_a_pool_that_keeps_a_free_gpu_at_zero_wakes_without_a_node() -> None:
+    # Staging as it is: the cluster-autoscaler keeps minNodes 1, and general is its only deployment.
+    [error] = errors_of(
+        "staging",
+        *AT_ZERO[:2],
+        setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 10}),
+    )
+    assert error.startswith(
+        "triton-platform:serving.deployments.general.wake.budgetSeconds: 10 is below the wake's estimate of 16 s: "
+        "node 0 s (the pool keeps 1 node(s) at zero (gpuPool.minNodes 1, overprovisioningReplicas 0) with 1 GPU(s) "
+        "the other deployments' floors leave free); image pull 0 s (the node kept has the image its last pod "
+        "pulled); model load 0 s ("
+    )
+
+
+def test_another_deployment_s_floor_takes_the_kept_gpu() -> None:
+    # Production: Karpenter keeps no node of its own, but ranker's floor of 2 and the one placeholder keep three;
+    # with general at zero, the placeholder's GPU is general's. Without the placeholder, ranker holds both nodes.
+    woken = (
+        *_production_at_zero(True)[:1],
+        setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 10, "allowInProduction": True}),
+    )
+    [kept] = errors_of("production", *woken)
+    assert (
+        "node 0 s (the pool keeps 3 node(s) at zero (gpuPool.minNodes 0, overprovisioningReplicas 1) with 1 GPU(s)"
+        in kept
+    )
+    [error] = errors_of("production", *woken, setting(POOL, "overprovisioningReplicas", value=0))
+    assert "node 110 s (Karpenter (EC2NodeClass): batch window 10 s" in error
+
+
 def test_an_autoscaled_pool_adds_a_node_and_the_image_pull() -> None:
-    # Staging's cluster-autoscaler pool: a wake brings up a node (the cluster-autoscaler's stated default) and
-    # pulls the 16 GB image at 100 MB/s.
+    # Staging's cluster-autoscaler pool, keeping no node: a wake brings up a node (the cluster-autoscaler's stated
+    # default) and pulls the 16 GB image at 100 MB/s.
     [error] = errors_of(
         "staging", *AT_ZERO, setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 300})
     )
@@ -198,12 +232,13 @@ def test_karpenter_states_its_own_node_time() -> None:
         "production",
         *_production_at_zero(True)[:1],
         setting(SERVING, "deployments", "general", "wake", value={"budgetSeconds": 120, "allowInProduction": True}),
+        setting(POOL, "overprovisioningReplicas", value=0),
     )
     assert error.startswith(
         "triton-platform:serving.deployments.general.wake.budgetSeconds: 120 is below the wake's estimate of 286 s: "
         "node 110 s (Karpenter (EC2NodeClass): batch window 10 s (Karpenter --batch-max-duration default) + launch "
         "to a Ready node 40 s (aws/karpenter-provider-aws#6165) + device plugin advertises the GPU 60 s "
-        "(cloudpilot-ai/karpenter-provider-gcp#148); set scaling.simulation.nodeProvisionSeconds to yours); "
+        "(cloudpilot-ai/karpenter-provider-gcp#148, on GCP); set scaling.simulation.nodeProvisionSeconds to yours); "
     )
 
 

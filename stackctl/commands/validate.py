@@ -63,7 +63,7 @@ def _wakes(loaded: StackConfig, repo: ModelRepository | None) -> dict[str, WakeE
     from platform_config.node_provisioning import pool_node_provisioning  # noqa: PLC0415
     from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: PLC0415
     from platform_config.schema import section_key  # noqa: PLC0415
-    from platform_config.wake import wake_estimate  # noqa: PLC0415
+    from platform_config.wake import kept_gpu, wake_estimate  # noqa: PLC0415
     from triton_platform.model_packaging.source import read_repository  # noqa: PLC0415
 
     config = loaded.config
@@ -72,7 +72,9 @@ def _wakes(loaded: StackConfig, repo: ModelRepository | None) -> dict[str, WakeE
     repo = read_repository(DEFAULT_MODEL_REPO) if repo is None else repo
     node = pool_node_provisioning(config.cluster, config.gpu_pool, config.scaling.simulation)
     return {
-        name: wake_estimate(node, config.scaling.simulation, repo, deployment.models)
+        name: wake_estimate(
+            node, config.scaling.simulation, repo, deployment.models, kept_gpu(config.gpu_pool, config.serving, name)
+        )
         for name, deployment in sorted(config.serving.deployments.items())
         if deployment.wake is not None
     }
