@@ -9,6 +9,7 @@ yours (docs/scale-to-zero.md, "Node provisioning") and give it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from platform_config.cluster import ClusterConfig
@@ -98,6 +99,12 @@ def node_provisioning(platform: str, autoscaler: str, override: int | None) -> N
         return NodeProvisioning(override, SETTING, provisions=True)
     parts = " + ".join(f"{part.what} {part.seconds} s ({part.source})" for part in default.parts)
     return NodeProvisioning(default.seconds, f"{default.who}: {parts}; set {SETTING} to yours", provisions=True)
+
+
+def kept_nodes(pool: GpuPoolConfig, held_gpus: int) -> int:
+    """The nodes a pool keeps up while its Triton pods hold `held_gpus` GPUs: `gpuPool.minNodes`, or as many as
+    those GPUs and the placeholder pods (one GPU each, gpu_node_pool.overprovisioning_manifest) fill."""
+    return max(pool.min_nodes, math.ceil((held_gpus + pool.overprovisioning_replicas) / pool.gpus_per_node))
 
 
 def pool_node_provisioning(cluster: ClusterConfig, pool: GpuPoolConfig, sim: SimulationConfig) -> NodeProvisioning:

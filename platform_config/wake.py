@@ -12,12 +12,11 @@ naming each part; docs/scale-to-zero.md sets the estimate beside a measured wake
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from platform_config.gpu_pool import GpuPoolConfig
-from platform_config.node_provisioning import NodeProvisioning
+from platform_config.node_provisioning import NodeProvisioning, kept_nodes
 from platform_config.serving import ServingConfig
 from simulator.config import SimulationConfig
 from triton_platform.model_packaging.digest import version_paths
@@ -66,7 +65,7 @@ def kept_gpu(pool: GpuPoolConfig, serving: ServingConfig, name: str) -> str | No
     none: the nodes it keeps (`gpuPool.minNodes`, or as many as the other deployments' floors and the placeholder
     pods fill), less the GPUs those floors hold (a placeholder yields its GPU to a Triton pod)."""
     others = sum(d.replicas.min * d.gpus_per_pod for other, d in serving.deployments.items() if other != name)
-    nodes = max(pool.min_nodes, math.ceil((others + pool.overprovisioning_replicas) / pool.gpus_per_node))
+    nodes = kept_nodes(pool, others)
     free = nodes * pool.gpus_per_node - others
     if free < serving.deployments[name].gpus_per_pod:
         return None

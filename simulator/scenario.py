@@ -25,7 +25,7 @@ from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from platform_config.loader import StackConfig
 from platform_config.model_settings import render_stack
-from platform_config.node_provisioning import pool_node_provisioning
+from platform_config.node_provisioning import kept_nodes, pool_node_provisioning
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, display_path
 from platform_config.scaling import ScalePolicy
 from simulator.batcher import BatcherConfig, LatencyProfile
@@ -411,7 +411,6 @@ def scenario(
         warnings += w
     pool = config.gpu_pool
     fallback = config.scaling.fallback
-    floor_gpus = spec.replicas.min * spec.gpus_per_pod + pool.overprovisioning_replicas * spec.gpus_per_pod
     return Scenario(
         stack=stack.stack,
         deployment=name,
@@ -431,7 +430,7 @@ def scenario(
         gpus_per_pod=spec.gpus_per_pod,
         gpus_per_node=pool.gpus_per_node,
         max_nodes=pool.max_nodes,
-        warm_nodes=max(pool.min_nodes, math.ceil(floor_gpus / pool.gpus_per_node)),
+        warm_nodes=kept_nodes(pool, spec.replicas.min * spec.gpus_per_pod),
         node_provision_seconds=pool_node_provisioning(config.cluster, pool, sim).seconds,
         pod_start_seconds=sim.pod_start_seconds,
         drain_seconds=config.serving.drain.pre_stop_seconds,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from platform_config.cluster import PROFILES
 from platform_config.loader import StackConfig, load_stack
-from platform_config.node_provisioning import DEFAULTS, node_provisioning
+from platform_config.node_provisioning import DEFAULTS, kept_nodes, node_provisioning
 from simulator.scenario import scenario
 from tests.conftest import SCALING, setting, validate
 
@@ -67,3 +67,14 @@ def test_the_simulator_waits_the_same_node_time() -> None:
     measured = validate("staging", setting(SCALING, "simulation", "nodeProvisionSeconds", value=90))
     loaded = StackConfig("staging", "stacks/Pulumi.staging.yaml", measured)
     assert scenario(loaded).node_provision_seconds == 90
+
+
+def test_the_pool_keeps_min_nodes_or_what_its_pods_and_placeholders_fill() -> None:
+    pool = validate("production").gpu_pool.model_copy(update={"gpus_per_node": 4, "overprovisioning_replicas": 2})
+    assert pool.min_nodes == 0
+    # 4 GPUs of Triton pods and 2 placeholders of one GPU each fill 2 nodes of 4.
+    assert kept_nodes(pool, 4) == 2
+    assert kept_nodes(pool, 2) == 1
+    assert kept_nodes(pool.model_copy(update={"min_nodes": 3}), 2) == 3
+    # Nothing held, no placeholders: nothing kept (the pool can drop to zero nodes).
+    assert kept_nodes(pool.model_copy(update={"overprovisioning_replicas": 0}), 0) == 0
