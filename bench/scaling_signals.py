@@ -21,6 +21,7 @@ import math
 import os
 import platform
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from platform_config.loader import load_stack  # noqa: E402
+from platform_config.scaling import SIGNAL_TARGETS  # noqa: E402
 from simulator.engine import simulate, summary  # noqa: E402
 from simulator.scenario import Scenario, capacity_rps, scenario, shaped_trace  # noqa: E402
 from simulator.signals import SIGNALS, SignalSpec, derived_target  # noqa: E402
@@ -38,8 +40,8 @@ from simulator.signals import SIGNALS, SignalSpec, derived_target  # noqa: E402
 SHAPES = ("step", "diurnal", "spike")
 
 
-def with_signal(s: Scenario, name: str, busy_ratio_target: float, queue_depth_target: float) -> Scenario:
-    target = derived_target(name, s.batcher, queue_depth_target, busy_ratio_target)  # type: ignore[arg-type]
+def with_signal(s: Scenario, name: str, configured: Mapping[str, float]) -> Scenario:
+    target = derived_target(name, s.batcher, configured)  # type: ignore[arg-type]
     return dataclasses.replace(s, signal=SignalSpec(name, target))  # type: ignore[arg-type]
 
 
@@ -96,7 +98,9 @@ def main() -> None:
         "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name in SIGNALS:
-        s = with_signal(base, name, config.scaling.busy_ratio_target, config.scaling.queue_depth_target)
+        s = with_signal(
+            base, name, {signal: getattr(config.scaling, field) for signal, (field, _) in SIGNAL_TARGETS.items()}
+        )
         for shape in SHAPES:
             rate = shaped_trace(shape, peak, args.hours)
             lines.append("| " + " | ".join(row(s, shape, rate, args.seeds)) + " |")

@@ -29,8 +29,23 @@ PERCENTS_UP = (50, 100, 200)
 PERCENTS_DOWN = (10, 25, 50, 100)
 PODS = (None, 1, 2, 4)
 PERIODS_S = (15, 30, 60)
-TARGETS = {"queue-depth": (2.0, 5.0, 10.0, 20.0, 40.0), "busy-ratio": (0.5, 0.6, 0.7, 0.8, 0.9)}
-SWEEP_FIRST = ("min_replicas", "target", "down_stabilization_s", "down_percent", "max_queue_delay_us", "instances")
+TARGETS = {
+    "queue-depth": (2.0, 5.0, 10.0, 20.0, 40.0),
+    "busy-ratio": (0.5, 0.6, 0.7, 0.8, 0.9),
+    "demand": (0.5, 0.6, 0.7, 0.8, 0.9),
+}
+SHARE_SIGNALS = ("busy-ratio", "demand")
+"""The signals whose target is a share of what a pod does at most, one grid for both: the plan may switch between
+them (to `demand` only where every model's profile was measured on the config the stack renders)."""
+SWEEP_FIRST = (
+    "min_replicas",
+    "target",
+    "down_stabilization_s",
+    "down_percent",
+    "max_queue_delay_us",
+    "instances",
+    "signal",
+)
 """Swept before the other fields: what most moves GPU-hours, so a small budget still tries it."""
 MIN_REPLICAS_GRID = 8
 """Replica floors tried: 1 up to this (and the current floor)."""
@@ -91,6 +106,7 @@ def grid(current: Settings, limits: Limits) -> dict[str, tuple[Any, ...]]:
         "down_percent": PERCENTS_DOWN,
         "down_pods": (None,),
         "down_period_s": PERIODS_S,
+        "signal": SHARE_SIGNALS if limits.signal in SHARE_SIGNALS else (limits.signal,),
         "target": TARGETS.get(limits.signal, (None,)),
         # Follows the replica range (Settings.consistent), never searched on its own.
         "fallback_replicas": (),

@@ -19,7 +19,7 @@ from typing import Any
 from planner.search import Job, ShapeRun, shape_run
 from planner.settings import Settings
 
-REACTION_FIELDS = ("min_replicas", "target", "up_stabilization_s", "up_percent", "up_pods", "up_period_s")
+REACTION_FIELDS = ("signal", "min_replicas", "target", "up_stabilization_s", "up_percent", "up_pods", "up_period_s")
 """The fields that decide how soon capacity follows a rise."""
 
 
@@ -46,6 +46,9 @@ class Holding:
 
 def _faster(name: str, value: Any, now: Any) -> bool:
     """Whether `value` of field `name` makes capacity follow a rise sooner than `now` does."""
+    if name == "signal":
+        # The demand reads a surge whole; a busy ratio or a queue only that pods are full.
+        return bool(value == "demand" and now != "demand")
     if value is None or now is None:
         # A scale-up pods policy added where none was (None: the percent policy alone); a target the signal
         # derives has no other value.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -11,15 +11,16 @@ from numpy.typing import NDArray
 from planner.candidates import Limits, Space, space
 from planner.holding import Holding, cheapest_holding
 from planner.search import Bounds, Job, Progress, Result, passing, search
-from planner.settings import Place, Settings, StackInputs, Value, current_settings, edits, locations
+from planner.settings import Pins, Place, Settings, StackInputs, Value, current_settings, edits, locations
 from planner.shapes import Shape, measurable, plan_shapes
 from platform_config.errors import ConfigError
+from platform_config.latency_profile import read_profile
 from platform_config.loader import StackConfig
-from platform_config.paths import DEFAULT_MODEL_REPO
+from platform_config.paths import DEFAULT_MODEL_REPO, display_path
 from simulator.batcher import LatencyProfile
 from simulator.oracle import oracle
-from simulator.scenario import Scenario, ensemble_steps
-from triton_platform.model_packaging.source import read_repository
+from simulator.scenario import PROFILES, Scenario, ensemble_steps
+from triton_platform.model_packaging.source import ModelRepository, read_repository
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class Plan:
     """With several models simulated together, each (Scenario.models, `model` first); empty: `model` alone."""
     mix: tuple[float, ...] = ()
     """With several models, each one's share of the trace's requests."""
+    pins: Pins = field(default_factory=dict)
+    """What a switch to the demand signal pins (capacity_pins)."""
 
     @property
     def current(self) -> Result:
@@ -69,7 +72,24 @@ class Plan:
     def changes(self) -> dict[Place, Value]:
         """The stack-file values the chosen candidate changes; none without one."""
         chosen = self.chosen
-        return edits(self.current.settings, chosen.settings, self.places) if chosen else {}
+        return edits(self.current.settings, chosen.settings, self.places, self.pins) if chosen else {}
+
+
+def capacity_pins(loaded: StackConfig, repo: ModelRepository) -> dict[str, tuple[str, str]]:
+    """Each model the stack serves that runs instances, with the latency profile it would be pinned to by a switch
+    to the `demand` signal and that file's sha256: the stack's own pin where it has one, else the profile the
+    simulator reads (bench/results/profiles/<model>.json), where there is one."""
+    pinned = loaded.config.scaling.capacity_profiles
+    pins = {}
+    for model in sorted({m for d in loaded.config.serving.deployments.values() for m in d.models}):
+        if ensemble_steps(repo.models[model].config):
+            continue
+        if model in pinned:
+            pins[model] = (pinned[model].path, pinned[model].sha256)
+        elif (PROFILES / f"{model}.json").is_file():
+            path = PROFILES / f"{model}.json"
+            pins[model] = (display_path(path), read_profile(path).sha256)
+    return pins
 
 
 def _runs_on(steps: tuple[str, ...], head: Scenario) -> bool:
@@ -104,11 +124,12 @@ def make_plan(
     current = current_settings(loaded, head)
     others = tuple(m.model for m in head.others)
     places = locations(head.deployment, head.model, head.signal.name, others)
+    pins = capacity_pins(loaded, repo)
 
     def refusal(settings: Settings) -> str | None:
         """Why the stack with `settings` does not validate (its first issue); None when it does."""
         try:
-            stack.scenario(edits(current, settings, places))
+            stack.scenario(edits(current, settings, places, pins))
         except ConfigError as err:
             issue = err.issues[0]
             return f"{issue.path}: {issue.message}"
@@ -132,7 +153,7 @@ def make_plan(
     candidates = space(current, limits, valid)
     run_seeds = tuple(range(seed, seed + seeds))
     yardsticks = tuple(oracle(head, shape.rate, *bounds.seconds).gpu_hours for shape in shapes)
-    job = Job(stack, current, places, shapes, yardsticks, run_seeds, bounds)
+    job = Job(stack, current, places, shapes, yardsticks, run_seeds, bounds, pins)
     results = search(job, candidates, budget, seed, progress, engine=engine, scheduler=scheduler)
     ranked = passing(results)
     base = ranked[0].settings if ranked else current
@@ -165,4 +186,5 @@ def make_plan(
         ),
         head.models if head.others else (),
         head.mix,
+        pins,
     )

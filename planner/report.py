@@ -42,6 +42,7 @@ LABELS = {
     "down_percent": "scale-down percent",
     "down_pods": "scale-down pods",
     "down_period_s": "scale-down period (s)",
+    "signal": "signal (the stack's, every deployment's)",
     "target": "signal target",
     "fallback_replicas": "KEDA fallback replicas (kept inside the replica range)",
 }

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from planner.candidates import Space, explore, refine
-from planner.settings import Place, Settings, StackInputs, edits
+from planner.settings import Pins, Place, Settings, StackInputs, edits
 from planner.shapes import TRACE, Shape
 from platform_config.errors import ConfigError
 from simulator import fluid
@@ -116,6 +116,8 @@ class Job:
     """Per shape, the GPU-hours of the current settings' oracle: what the objective divides each shape's by."""
     seeds: tuple[int, ...]
     bounds: Bounds
+    pins: Pins = field(default_factory=dict)
+    """What a switch to the demand signal pins (planner.plan.capacity_pins)."""
 
 
 @dataclass(frozen=True)
@@ -236,13 +238,13 @@ def _shape_run(job: Job, s: Scenario, shape: Shape, yardstick: float) -> ShapeRu
 
 def shape_run(job: Job, settings: Settings, shape: int) -> ShapeRun:
     """`settings` (valid: planner.holding checks them first) on job.shapes[`shape`] alone, over the job's seeds."""
-    s = job.stack.scenario(edits(job.current, settings, job.places))
+    s = job.stack.scenario(edits(job.current, settings, job.places, job.pins))
     return _shape_run(job, s, job.shapes[shape], job.yardsticks[shape])
 
 
 def evaluate_candidate(job: Job, index: int, origin: str, settings: Settings) -> Result:
     try:
-        s = job.stack.scenario(edits(job.current, settings, job.places))
+        s = job.stack.scenario(edits(job.current, settings, job.places, job.pins))
     except ConfigError as err:
         # Generation keeps candidates valid; should one slip through, it fails visibly rather than stops the plan.
         return Result(index, origin, settings, dict.fromkeys(REPORTED), (), (f"invalid: {err.issues[0].message}",))

@@ -18,20 +18,21 @@ from pathlib import Path
 from typing import Any
 
 from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file
+from platform_config.scaling import SIGNAL_TARGETS
 from platform_config.schema import section_key
 from simulator.batcher import BatcherConfig
 from simulator.scenario import Scenario, scenario
 from triton_platform.model_packaging.source import ModelRepository
 
-Value = int | float | list[int] | None
+Value = int | float | str | list[int] | None
 """A value written to the stack file; None removes the key (a scale policy without its `pods`)."""
+Pins = Mapping[str, tuple[str, str]]
+"""Each model's latency profile and its sha256: what a switch to the `demand` signal pins (scaling.capacityProfiles)."""
 Place = tuple[str, ...]
 """A value's place in the stack file's `config:`: the section key, then the keys below it."""
 
-TARGET_KEYS = {"queue-depth": "queueDepthTarget", "busy-ratio": "busyRatioTarget"}
 WAKE = "wake"
 """The deployment's `wake` in `locations`: no knob, but removed by `edits` with a floor raised from 0."""
-"""The signals whose target the stack sets; the others derive theirs from the batching config."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class Settings(Batching):
     down_percent: int
     down_pods: int | None
     down_period_s: int
+    signal: str
+    """The load trigger (`scaling.signal`): the stack's, for every deployment."""
     target: float | None
     """The signal's target; None where the signal derives it (queue-excess, queue-time)."""
     fallback_replicas: int | None = None
@@ -157,8 +160,9 @@ def locations(deployment: str, model: str, signal: str, others: Sequence[str] = 
             ("periodSeconds", "period_s"),
         ):
             places[f"{prefix}_{suffix}"] = (scaling, direction, key)
-    if signal in TARGET_KEYS:
-        places["target"] = (scaling, TARGET_KEYS[signal])
+    places["signal"] = (scaling, "signal")
+    if signal in SIGNAL_TARGETS:
+        places["target"] = (scaling, SIGNAL_TARGETS[signal][1])
     places["fallback_replicas"] = (scaling, "fallback", "replicas")
     # Not a knob: a floor of 1 or more leaves `wake` out (it requires replicas.min 0; edits).
     places[WAKE] = (section_key("serving"), "deployments", deployment, "wake")
@@ -181,7 +185,6 @@ def _batching(b: BatcherConfig) -> Batching:
 def current_settings(stack: StackConfig, s: Scenario) -> Settings:
     """The settings the stack runs now, as the scenario of its deployment sees them."""
     scaling = stack.config.scaling
-    targets = {"queue-depth": scaling.queue_depth_target, "busy-ratio": scaling.busy_ratio_target}
     return Settings(
         **asdict(_batching(s.batcher)),
         min_replicas=s.min_replicas,
@@ -194,7 +197,8 @@ def current_settings(stack: StackConfig, s: Scenario) -> Settings:
         down_percent=scaling.scale_down.percent,
         down_pods=scaling.scale_down.pods,
         down_period_s=scaling.scale_down.period_seconds,
-        target=targets.get(s.signal.name),
+        signal=s.signal.name,
+        target=scaling.signal_target() if s.signal.name in SIGNAL_TARGETS else None,
         fallback_replicas=scaling.fallback.replicas if scaling.fallback is not None else None,
         others=tuple((m.model, _batching(m.batcher)) for m in s.others),
     )
@@ -206,13 +210,16 @@ def _value(value: object) -> Value:
     # A whole-number target stays an integer in the file (`queueDepthTarget: 10`, not `10.0`).
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    assert value is None or isinstance(value, int | float)
+    assert value is None or isinstance(value, int | float | str)
     return value
 
 
-def edits(current: Settings, chosen: Settings, places: Mapping[str, Place]) -> dict[Place, Value]:
+def edits(
+    current: Settings, chosen: Settings, places: Mapping[str, Place], pins: Pins | None = None
+) -> dict[Place, Value]:
     """The stack-file values that change from `current` to `chosen`, in knob order; from a floor of 0 (scale to
-    zero) to 1 or more, the deployment's `wake` removed too, which validation allows only at 0."""
+    zero) to 1 or more, the deployment's `wake` removed too, which validation allows only at 0. Another signal
+    moves the target to its own key, and pins the models' profiles (`pins`) where it is `demand`."""
     changes = {
         places[knob]: _value(knob_value(chosen, knob))
         for knob in knobs(chosen)
@@ -220,6 +227,18 @@ def edits(current: Settings, chosen: Settings, places: Mapping[str, Place]) -> d
     }
     if WAKE in places and current.min_replicas == 0 and chosen.min_replicas > 0:
         changes[places[WAKE]] = None
+    if chosen.signal != current.signal:
+        scaling = section_key("scaling")
+        changes.pop(places.get("target", ()), None)
+        changes[(scaling, SIGNAL_TARGETS[current.signal][1])] = None
+        changes[(scaling, SIGNAL_TARGETS[chosen.signal][1])] = _value(chosen.target)
+        profiles = (scaling, "capacityProfiles")
+        if current.signal == "demand":
+            changes[profiles] = None
+        if chosen.signal == "demand":
+            for model, (path, sha256) in sorted((pins or {}).items()):
+                changes[(*profiles, model, "path")] = path
+                changes[(*profiles, model, "sha256")] = sha256
     return changes
 
 

@@ -13,11 +13,12 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from platform_config.capacity import demand_capacities
 from platform_config.cluster import ClusterConfig
 from platform_config.errors import ConfigIssue
 from platform_config.gpu_pool import GpuPoolConfig
 from platform_config.kubernetes import KubernetesConfig
-from platform_config.model_settings import plain_settings, served_models
+from platform_config.model_settings import plain_settings, render_stack, served_models
 from platform_config.monitoring import MonitoringConfig
 from platform_config.node_provisioning import pool_node_provisioning
 from platform_config.paths import display_path
@@ -557,6 +558,20 @@ def _simulation_shares(sections: Sections, _repo: ModelRepository) -> Iterator[C
             )
 
 
+def _demand_capacity(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """The `demand` signal's capacity per pod of each model, from the latency profiles the stack pins, measured on the
+    config it renders (platform_config/capacity.py)."""
+    scaling: ScalingConfig = sections["scaling"]
+    if scaling.signal != "demand":
+        return
+    serving: ServingConfig = sections["serving"]
+    try:
+        rendered = render_stack("validate", serving, sections["models"], repo)
+    except ValueError:
+        return  # the models' own checks name why they do not render
+    yield from demand_capacities(serving, scaling, {m: r.config for m, r in rendered.models.items()})[1]
+
+
 Check = Callable[[Sections, ModelRepository], Iterator[ConfigIssue]]
 
 CHECKS: list[tuple[tuple[str, ...], Check]] = [
@@ -579,6 +594,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("scaling", "gpu_pool"), _node_provisioning),
     (("serving", "gpu_pool"), _pool_at_zero),
     (("serving", "scaling"), _simulation_shares),
+    (("serving", "models", "scaling"), _demand_capacity),
     (("environment", "serving"), _production_drain_floor),
     (("environment", "monitoring", "scaling"), _production_scaling_path),
 ]

@@ -14,9 +14,11 @@ from platform_config.types import (
     HttpUrl,
     KeyProblemError,
     Strict,
+    inside_project,
 )
 from simulator.config import SimulationConfig
 from triton_platform import keda_scaling_args
+from triton_platform.formats import MODEL_NAME
 from triton_platform.http_add_on import HTTP_ADD_ON_CHART
 from triton_platform.keda_scaling_args import KEDA_CHART
 
@@ -141,8 +143,25 @@ class PrometheusAuth(Strict):
     # [[[end]]]
 
 
-ScalingSignal = Literal["busy-ratio", "queue-depth"]
+ScalingSignal = Literal["busy-ratio", "queue-depth", "demand"]
 """The signals `scaling.signal` may name (triton_platform/scaling_signal.py queries them, simulator/signals.py models them)."""
+SIGNAL_TARGETS: dict[str, tuple[str, str]] = {
+    "busy-ratio": ("busy_ratio_target", "busyRatioTarget"),
+    "queue-depth": ("queue_depth_target", "queueDepthTarget"),
+    "demand": ("demand_target", "demandTarget"),
+}
+"""Each signal's target: its field and its stack key. The one table of them (the program, the simulator and the
+planner read it)."""
+
+
+class CapacityProfile(Strict):
+    """Where a model's capacity per pod comes from, for the `demand` signal: a latency profile, pinned by its sha256."""
+
+    path: Annotated[str, inside_project("file", "bench/results/profiles/classifier.json")]
+    """The model's latency profile (`stackctl profile`, docs/profiling.md), relative to the project root and inside it. It must record the config it was measured on (`config`: max batch size, instance count, backend), and that config must be the one the stack renders: a pod's capacity is its instances x max batch size / tau(max batch size)."""
+
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    """The profile file's sha256 (`sha256sum`): a changed profile changes what the deployment scales on, so the stack names the one reviewed."""
 
 
 class ScalingConfig(Strict):
@@ -199,6 +218,12 @@ class ScalingConfig(Strict):
     busy_ratio_target: Annotated[float, Field(gt=0, le=1)] = 0.75
     """Share of time each model instance runs a batch that the `busy-ratio` signal aims for."""
 
+    demand_target: Annotated[float, Field(gt=0, le=1)] = 0.75
+    """Share of a pod's capacity (its models' profiled requests per second at full batches) that the `demand` signal aims for: each pod carries this much of what it could, the rest is headroom for a rise while new pods start."""
+
+    capacity_profiles: dict[Annotated[str, Field(pattern=MODEL_NAME)], CapacityProfile] = {}
+    """For the `demand` signal, and required there: each served model's latency profile, by model name (ensembles run no instances and are left out). What a pod of the model serves alone at full batches, instances x max batch size / tau(max batch size), is what the demand divides its requests by (platform_config/capacity.py; `stackctl validate` prints each figure)."""
+
     activation_queue_depth: Annotated[float, Field(ge=0)] = 0.0
     """KEDA `activationThreshold`: pending requests above which a deployment at zero wakes up. Inert while `replicas.min >= 1`; a deployment at zero wakes on its first request through the KEDA HTTP add-on (`wake`)."""
 
@@ -208,18 +233,23 @@ class ScalingConfig(Strict):
     simulation: SimulationConfig = SimulationConfig()
     """Cluster timings and the model profile `stackctl simulate` uses for this stack."""
 
+    def signal_target(self) -> float:
+        """The target of the load trigger: the chosen signal's."""
+        return float(getattr(self, SIGNAL_TARGETS[self.signal][0]))
+
     @model_validator(mode="after")
     def _targets_of_the_signal(self) -> ScalingConfig:
         # A target the chosen signal never reads would look tuned while doing nothing.
-        unread = {
-            "busy-ratio": {"queue_depth_target": "queueDepthTarget", "activation_queue_depth": "activationQueueDepth"},
-            "queue-depth": {"busy_ratio_target": "busyRatioTarget"},
-        }[self.signal]
+        unread = {field: key for signal, (field, key) in SIGNAL_TARGETS.items() if signal != self.signal}
+        if self.signal != "queue-depth":
+            unread["activation_queue_depth"] = "activationQueueDepth"
+        if self.signal != "demand":
+            unread["capacity_profiles"] = "capacityProfiles"
         given = [key for field, key in unread.items() if field in self.model_fields_set]
         if given:
             raise ValueError(
                 f"{' and '.join(given)} {'are' if len(given) > 1 else 'is'} only read by another signal; "
-                f"signal {self.signal!r} reads {'busyRatioTarget' if self.signal == 'busy-ratio' else 'queueDepthTarget'}"
+                f"signal {self.signal!r} reads {SIGNAL_TARGETS[self.signal][1]}"
                 f": remove {' and '.join(given)} or set signal"
             )
         return self

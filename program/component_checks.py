@@ -25,6 +25,7 @@ from pydantic.alias_generators import to_camel
 from platform_config.cluster import PROFILES
 from platform_config.errors import ConfigIssue
 from platform_config.loader import StackConfig, key_path
+from platform_config.scaling import SIGNAL_TARGETS
 from platform_config.schema import PlatformConfig, section_key
 from program.platform import (
     Workload,
@@ -256,7 +257,7 @@ MONITORING_KEYS: Renames = {
 
 def signal_target(config: PlatformConfig) -> str:
     """The scaling key that sets the target of the stack's signal."""
-    return "busyRatioTarget" if config.scaling.signal == "busy-ratio" else "queueDepthTarget"
+    return SIGNAL_TARGETS[config.scaling.signal][1]
 
 
 def monitoring_key(config: PlatformConfig, steps: Sequence[Step]) -> StackKey:
@@ -270,6 +271,8 @@ def monitoring_key(config: PlatformConfig, steps: Sequence[Step]) -> StackKey:
             return _at(SCALING, "signal")
         case [Field("deployments"), Key(_), Field("signal"), Field("target")]:
             return _at(SCALING, signal_target(config))
+        case [Field("deployments"), Key(_), Field("signal"), Field("capacity_per_pod"), *rest]:
+            return _at(SCALING, "capacityProfiles", *rest)
         case [Field("deployments"), Key(key), *_]:
             return _derived(SERVING, "what the program derives from this deployment", "deployments", Key(key))
         case [Field("labels"), Key(label), *_] if label in config.monitoring.selector_labels:
@@ -459,7 +462,7 @@ def component_issues(stack: StackConfig) -> list[ConfigIssue]:
     served = served_plainly(config, rendered)
     kube_version = None if config.kubernetes.mode == "deploy" else config.kubernetes.kube_version
 
-    monitoring_given: MonitoringArgs = monitoring_args(config, served, kube_version)
+    monitoring_given: MonitoringArgs = monitoring_args(config, served, rendered, kube_version)
     monitoring = Component(
         "Monitoring", f"{stack.stack}-monitoring", MonitoringArgs, monitoring_given, MONITORING, monitoring_key
     )

@@ -11,6 +11,7 @@ from typing import Optional, cast
 import pulumi
 import pulumi_kubernetes as k8s
 
+from platform_config.capacity import demand_capacities
 from platform_config.cluster import identity_annotations
 from platform_config.component_fields import section_args
 from platform_config.kubernetes import render_override
@@ -30,7 +31,7 @@ from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.monitoring import Monitoring
 from triton_platform.monitoring_args import DASHBOARD_TAGS, DeploymentSignal, MonitoringArgs
 from triton_platform.namespace import namespace_manifests, platform_labels
-from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL
+from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, DEMAND_SIGNAL, QUEUE_DEPTH_SIGNAL
 from triton_platform.served_deployments import deployment_instances, deployment_names, served_models
 from triton_platform.triton_manifests import deployment_object_name, ingress_hosts
 from triton_platform.triton_serving import TritonServing, TritonServingArgs
@@ -90,28 +91,38 @@ def served_plainly(config: PlatformConfig, rendered: RenderedRepository) -> dict
     return {key: Served(names[key], models[key], instances[key]) for key in deployments}
 
 
-def deployment_signal(config: PlatformConfig, served: Served) -> DeploymentSignal:
-    """What a deployment scales on (`scaling.signal`): for a busy ratio, with the instances per pod it divides by."""
+def demand_capacity(config: PlatformConfig, rendered: RenderedRepository) -> dict[str, dict[str, float]]:
+    """For the `demand` signal, each deployment's capacity per pod of each model (platform_config/capacity.py), from
+    the profiles the stack pins; validation has refused any problem with them. Empty for another signal."""
+    configs = {model: served.config for model, served in rendered.models.items()}
+    capacities, _ = demand_capacities(config.serving, config.scaling, configs)
+    return {key: {m: c.requests_per_second for m, c in models.items()} for key, models in capacities.items()}
+
+
+def deployment_signal(
+    config: PlatformConfig, served: Served, capacity: Mapping[str, float] | None = None
+) -> DeploymentSignal:
+    """What a deployment scales on (`scaling.signal`), with what it divides each model's series by: for a busy
+    ratio the instances per pod, for a demand the `capacity` per pod."""
     scaling = config.scaling
+    signal: DeploymentSignal = {"kind": scaling.signal, "target": scaling.signal_target()}
     if scaling.signal == BUSY_RATIO_SIGNAL:
-        return {
-            "kind": scaling.signal,
-            "target": scaling.busy_ratio_target,
-            "instances_per_pod": served.instances_per_pod,
-        }
-    return {"kind": scaling.signal, "target": scaling.queue_depth_target}
+        signal["instances_per_pod"] = served.instances_per_pod
+    if scaling.signal == DEMAND_SIGNAL:
+        signal["capacity_per_pod"] = dict(capacity or {})
+    return signal
 
 
 def load_trigger(config: PlatformConfig, query: pulumi.Input[str]) -> LoadTrigger:
     """KEDA's trigger for a deployment: `query`, Monitoring's load query for it (what its recording rule reads)."""
     scaling = config.scaling
-    busy = scaling.signal == BUSY_RATIO_SIGNAL
-    # A busy ratio has no activation step of its own; `activationQueueDepth` is the pending count's.
+    # Only the pending count has an activation step of its own (`activationQueueDepth`); a deployment at zero
+    # wakes through the HTTP add-on.
     return {
         "name": scaling.signal,
         "query": query,
-        "threshold": scaling.busy_ratio_target if busy else scaling.queue_depth_target,
-        "activation_threshold": 0 if busy else scaling.activation_queue_depth,
+        "threshold": scaling.signal_target(),
+        "activation_threshold": scaling.activation_queue_depth if scaling.signal == QUEUE_DEPTH_SIGNAL else 0,
     }
 
 
@@ -124,11 +135,12 @@ def dcgm_metrics(config: PlatformConfig) -> bool:
 
 
 def monitoring_args(
-    config: PlatformConfig, served: Mapping[str, Served], kube_version: str | None = None
+    config: PlatformConfig, served: Mapping[str, Served], rendered: RenderedRepository, kube_version: str | None = None
 ) -> MonitoringArgs:
-    """The stack's monitoring of the deployments `served`; `stackctl rules` writes the same, so the files it checks
-    are the rules deployed."""
+    """The stack's monitoring of the deployments `served` (their models as `rendered`); `stackctl rules` writes the
+    same, so the files it checks are the rules deployed."""
     monitoring = config.monitoring
+    capacities = demand_capacity(config, rendered)
     args = cast(
         "MonitoringArgs",
         {
@@ -145,7 +157,7 @@ def monitoring_args(
                     "object_name": served[key].object_name,
                     "max_replicas": deployment.replicas.max,
                     "models": served[key].models,
-                    "signal": deployment_signal(config, served[key]),
+                    "signal": deployment_signal(config, served[key], capacities.get(key)),
                     **({} if deployment.wake is None else {"wake_budget_seconds": deployment.wake.budget_seconds}),
                 }
                 for key, deployment in config.serving.deployments.items()
@@ -347,7 +359,7 @@ class TritonPlatform(pulumi.ComponentResource):
             )
             served = served_by(self.serving, config.serving.deployments)
             monitoring = Monitoring(
-                f"{name}-monitoring", monitoring_args(config, served, args.kube_version), in_namespace
+                f"{name}-monitoring", monitoring_args(config, served, args.rendered, args.kube_version), in_namespace
             )
         finally:
             # Resolved even when a component refused its Args, so nothing waits forever in a failed program.

@@ -30,6 +30,8 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from platform_config.capacity import tau_at
+
 
 @dataclass(frozen=True)
 class BatcherConfig:
@@ -64,7 +66,7 @@ class LatencyProfile:
     percentiles 0..100 (evenly spaced; one value: a constant)."""
 
     def __call__(self, batch: int) -> float:
-        return float(self.table(batch)[batch])
+        return tau_at(self.sizes, self.seconds, batch)
 
     def table(self, largest: int) -> NDArray[np.float64]:
         """tau(b) for b = 0..largest; beyond the last measured size, the last slope continues."""
@@ -200,9 +202,11 @@ def _advance(  # noqa: PLR0912, PLR0917 - one compiled loop over plain arrays an
 
 
 # Replica.counters: requests served (nv_inference_request_success), batches run (nv_inference_exec_count),
-# instance-seconds busy (from nv_inference_compute_infer_duration_us, per batch) and seconds queued
-# (nv_inference_queue_duration_us), each cumulative.
-COUNTER_SUCCESS, COUNTER_EXECUTIONS, COUNTER_BUSY_SECONDS, COUNTER_QUEUE_SECONDS = range(4)
+# instance-seconds busy (from nv_inference_compute_infer_duration_us, per batch), seconds queued
+# (nv_inference_queue_duration_us) and requests ended, served or rejected (nv_inference_request_success plus
+# nv_inference_request_failure, the demand signal's arrivals), each cumulative.
+COUNTER_SUCCESS, COUNTER_EXECUTIONS, COUNTER_BUSY_SECONDS, COUNTER_QUEUE_SECONDS, COUNTER_REQUESTS = range(5)
+COUNTERS = 5
 
 
 class Replica:
@@ -220,7 +224,7 @@ class Replica:
         self._max_batch = config.max_batch_size if config.dynamic else 1
         self._delay = config.max_queue_delay_s if config.dynamic else 0.0
         self._tau = tau.table(self._max_batch)
-        self.counters = np.zeros(4)
+        self.counters = np.zeros(COUNTERS)
         """Triton's cumulative counters for this replica, indexed by the COUNTER_* constants."""
 
     @property
@@ -290,6 +294,8 @@ class Replica:
             self.counters[COUNTER_EXECUTIONS] += batches
             self.counters[COUNTER_BUSY_SECONDS] += busy.sum()
             self.counters[COUNTER_QUEUE_SECONDS] += latency[:served].sum() - (busy * batch_sizes[:batches]).sum()
+        # Triton counts a request as it ends: a success, or a failure with reason REJECTED (a full queue, a timeout).
+        self.counters[COUNTER_REQUESTS] += served + dropped
         # Copies: a view would keep each step's arrays, sized for the whole queue, alive for the whole run.
         if served:
             out.arrivals.append(served_at[:served].copy())

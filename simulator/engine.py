@@ -43,8 +43,9 @@ model's tau(b) is stretched by 1 / (1 - u), u the other models' share in the sec
 MAX_OTHERS_SHARE (a model never runs slower than 10x its profile). Two models each at a quarter of the GPU run
 at 1 / 0.75 = 1.33x their tau(b); each at a half, 2x, and the pod is full. One model alone is never stretched:
 the one-model run is unchanged. The scaling signal is the deployment's, as KEDA's query computes it
-(triton_platform.scaling_signal): pending requests summed over every model, or the busy ratio of each pod's
-busiest model summed over the pods (signals.busiest).
+(triton_platform.scaling_signal): pending requests summed over every model, the busy ratio of each pod's
+busiest model summed over the pods (signals.busiest), or each model's requests over its capacity per pod, summed
+(signals.demand).
 
 Deterministic for a given seed.
 """
@@ -65,7 +66,7 @@ from simulator.hpa import SYNC_SECONDS, Hpa, Metric
 from simulator.keda import KedaAdapter
 from simulator.reaction import reaction_floor
 from simulator.scenario import Scenario, capacity_rps
-from simulator.signals import Scrapes, busiest, read
+from simulator.signals import Scrapes, busiest, demand, read
 
 # Latency histogram bins: 0.1 ms to 1000 s, 2% wide.
 EDGES = np.geomspace(1e-4, 1e3, 815)
@@ -567,9 +568,11 @@ def scrape(s: Scenario, pods: list[Pod], now: float, scrapes: Scrapes) -> list[f
         # A series per pod and model, as Triton labels its counters.
         scrapes.add(now, [((p.serial, k), r) for p in serving for k, r in enumerate(p.replicas)])
     pending = float(sum(p.queued() for p in serving))
-    if s.others and s.signal.name == "busy-ratio":
+    if s.signal.name == "demand":
+        values: list[float | None] = [demand(scrapes.by_series(), s.capacities)]
+    elif s.others and s.signal.name == "busy-ratio":
         instances = [s.batcher.instances, *(m.batcher.instances for m in s.others)]
-        values: list[float | None] = [busiest(scrapes.by_series(), instances)]
+        values = [busiest(scrapes.by_series(), instances)]
     else:
         values = [read(s.signal, s.batcher, pending, scrapes.rates())]
     if s.gpu_memory_ratio is not None:

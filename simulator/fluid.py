@@ -75,7 +75,9 @@ from simulator.batcher import (
     COUNTER_BUSY_SECONDS,
     COUNTER_EXECUTIONS,
     COUNTER_QUEUE_SECONDS,
+    COUNTER_REQUESTS,
     COUNTER_SUCCESS,
+    COUNTERS,
     BatcherConfig,
     LatencyProfile,
     Outcome,
@@ -100,7 +102,7 @@ from simulator.engine import (
 )
 from simulator.hpa import LEGACY_DOWNSCALE_WINDOW, SYNC_SECONDS, TOLERANCE, Behavior, Hpa, Metric, Rules
 from simulator.keda import KedaAdapter
-from simulator.scenario import Scenario
+from simulator.scenario import Scenario, model_capacity_rps
 from simulator.signals import Scrapes
 
 BINS = len(EDGES) - 1
@@ -114,6 +116,9 @@ GAUGE_SAMPLES = 400
 """Instants per grid point at which the pending gauge is read: its distribution, not just its mean."""
 WARMUP = 0.1
 """Share of each grid point's run left out of its statistics: the batcher starts empty."""
+MEASURED = COUNTER_REQUESTS
+"""The counters a surface holds per served request (COUNTER_* below COUNTER_REQUESTS); the requests ended are each
+second's arrivals, set apart by the data plane."""
 
 
 Floats = NDArray[np.float64]
@@ -201,7 +206,7 @@ def _measure(batcher: BatcherConfig, tau: LatencyProfile, rate: float, seed: int
         histogram / max(histogram.sum(), 1),
         pending,
         np.array([dropped / max(offered, 1)]),
-        counters / max(counters[COUNTER_SUCCESS], 1.0),
+        counters[:MEASURED] / max(counters[COUNTER_SUCCESS], 1.0),
     )
 
 
@@ -209,7 +214,7 @@ def _measure(batcher: BatcherConfig, tau: LatencyProfile, rate: float, seed: int
 def surface(batcher: BatcherConfig, tau: LatencyProfile) -> Surface:
     """The response surface of one pod with this batching config and latency profile, measured once."""
     largest = batcher.max_batch_size if batcher.dynamic else 1
-    capacity = batcher.instances * largest / tau(largest)
+    capacity = model_capacity_rps(batcher, tau)
     rates = GRID * capacity
     points = [_measure(batcher, tau, float(rate), seed) for seed, rate in enumerate(rates)]
     histogram = np.array([p[0] for p in points])
@@ -251,7 +256,7 @@ def _stretch_bin(factor: float) -> int:
 
 
 @numba.njit(cache=True)
-def _data_plane(  # noqa: PLR0917 - compiled: plain positional arrays and numbers
+def _data_plane(  # noqa: PLR0915, PLR0917 - compiled: plain positional arrays and numbers
     first: int,
     end: int,
     arrivals: NDArray[np.float64],
@@ -310,11 +315,13 @@ def _data_plane(  # noqa: PLR0917 - compiled: plain positional arrays and number
                 rejected[t, m] = count * lost
                 weights[m, shift, j] += count * (1 - lost) * (1 - w)
                 weights[m, shift, j + 1] += count * (1 - lost) * w
-                for c in range(4):
+                for c in range(MEASURED):
                     scale = k if c >= COUNTER_BUSY_SECONDS else 1.0
                     per_pod[t, m, c] = (
                         rate * (1 - lost) * ((1 - w) * per_request[m, j, c] + w * per_request[m, j + 1, c]) * scale
                     )
+                # Every arrival ends in the second: served, or rejected (Triton counts both).
+                per_pod[t, m, COUNTER_REQUESTS] = rate
                 latency = ((1 - w) * p95[m, j] + w * p95[m, j + 1]) * k
                 backlog[m] = 0.0
             else:
@@ -324,9 +331,10 @@ def _data_plane(  # noqa: PLR0917 - compiled: plain positional arrays and number
                 wait = 0.5 * (queued + left) / full
                 rejected[t, m] = dropped * pods
                 waits[m, shift, max(np.searchsorted(CENTRES, wait) - 1, 0)] += count - dropped * pods
-                for c in range(4):
+                for c in range(MEASURED):
                     scale = k if c >= COUNTER_BUSY_SECONDS else 1.0
                     per_pod[t, m, c] = served * saturated_counters[m, c] * scale
+                per_pod[t, m, COUNTER_REQUESTS] = served + dropped
                 per_pod[t, m, COUNTER_QUEUE_SECONDS] += served * wait
                 latency = wait + saturated_p95[m] * k
                 backlog[m] = left * pods
@@ -472,8 +480,8 @@ class _Run:
             _model_limits(s),
             arrivals,
             np.zeros(n, np.int64),
-            np.zeros((n, count, 4)),
-            np.zeros((n + 1, count, 4)),
+            np.zeros((n, count, COUNTERS)),
+            np.zeros((n + 1, count, COUNTERS)),
             np.zeros((n, count)),
             np.full(n, np.nan),
             np.zeros((count, STRETCH_BINS, len(GRID))),
@@ -671,7 +679,7 @@ def _zero_inputs(s: Scenario) -> tuple[bool, int, float]:
 # The control plane compiled (`_control`): what evaluate_reference does with the engine's objects at each scrape and
 # sync, over plain arrays. Without Prometheus outages no read fails, so KEDA passes every value through (its failure
 # counts stay 0 and its fallback never answers) and only the HPA decides.
-SIGNAL_CODES = {"queue-depth": 0, "queue-excess": 1, "queue-time": 2, "busy-ratio": 3}
+SIGNAL_CODES = {"queue-depth": 0, "queue-excess": 1, "queue-time": 2, "busy-ratio": 3, "demand": 4}
 TARGET_CODES = {"AverageValue": 0, "Value": 1}
 SELECT_CODES = {"Max": 0, "Min": 1, "Disabled": 2}
 POLICY_CODES = {"Pods": 0, "Percent": 1}
@@ -861,7 +869,7 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
     evaluate_reference's run arrays, which it fills (_Run)."""
     n = len(arrivals)
     count_models = len(models)
-    rates, per_pod = pod[0], out[0]
+    rates, capacity, per_pod = pod[0], pod[6], out[0]
     backlog, stretch = state[0], state[2]
     min_replicas, max_replicas, scrape_seconds = int(scenario[0]), int(scenario[1]), scenario[2]
     gpus_per_pod, gpus_per_node, max_nodes, warm_nodes = (
@@ -887,7 +895,7 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
     scrape_t = np.zeros(depth)
     scrape_n = np.zeros(depth, np.int64)
     scrape_serial = np.zeros((depth, max(max_replicas, min_replicas)), np.int64)
-    scrape_counters = np.zeros((depth, max(max_replicas, min_replicas), count_models, 4))
+    scrape_counters = np.zeros((depth, max(max_replicas, min_replicas), count_models, COUNTERS))
     oldest, held = 0, 0
     values = np.zeros(len(hpa[1]))
     hpa_state = _hpa_state(len(events) + 1)
@@ -934,7 +942,7 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                 start = min(max(math.ceil(pod_ready[p]), 0), first)
                 scrape_serial[slot, i] = pod_serial[p]
                 for m in range(count_models):
-                    for c in range(4):
+                    for c in range(COUNTERS):
                         scrape_counters[slot, i, m, c] = counters[first, m, c] - counters[start, m, c]
                     if start < first:
                         busy, batches = (
@@ -946,9 +954,10 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                         )
             while scrape_t[oldest] < now - window:
                 oldest, held = (oldest + 1) % depth, held - 1
-            # Scrapes.rates: per live pod's series, from its oldest sample in the window; and signals.busiest.
-            total = np.zeros(4)
-            busiest = 0.0
+            # Scrapes.rates: per live pod's series, from its oldest sample in the window; signals.busiest and
+            # signals.demand.
+            total = np.zeros(COUNTERS)
+            busiest, demand = 0.0, 0.0
             if held >= 2:
                 for i in range(count):
                     for h in range(held - 1):
@@ -961,9 +970,14 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                         if found >= 0 and scrape_t[past] < now:
                             most = 0.0
                             for m in range(count_models):
-                                for c in range(4):
+                                for c in range(COUNTERS):
                                     since = scrape_counters[slot, i, m, c] - scrape_counters[past, found, m, c]
                                     total[c] += since / (now - scrape_t[past])
+                                since = (
+                                    scrape_counters[slot, i, m, COUNTER_REQUESTS]
+                                    - scrape_counters[past, found, m, COUNTER_REQUESTS]
+                                )
+                                demand += since / (now - scrape_t[past]) / capacity[m]
                                 since = (
                                     scrape_counters[slot, i, m, COUNTER_BUSY_SECONDS]
                                     - scrape_counters[past, found, m, COUNTER_BUSY_SECONDS]
@@ -977,6 +991,8 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                 values[0] = pending
             elif kind == 1:
                 values[0] = max(pending - total[COUNTER_SUCCESS] * delay, 0.0)
+            elif kind == 4:
+                values[0] = demand
             elif kind == 3 and count_models > 1:
                 values[0] = busiest
             elif total[COUNTER_SUCCESS] <= 0:
@@ -1079,10 +1095,10 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
             _interceptor(first, serving[first], arrivals, holding, out[1], wake, wait_histogram, timeout)
         _data_plane(first, end, arrivals, serving, pod, models, state, out)
         # As np.cumsum from `first`, added to the counters there.
-        running = np.zeros((count_models, 4))
+        running = np.zeros((count_models, COUNTERS))
         for t in range(first, end):
             for m in range(count_models):
-                for c in range(4):
+                for c in range(COUNTERS):
                     running[m, c] += per_pod[t, m, c]
                     counters[t + 1, m, c] = counters[first, m, c] + running[m, c]
 

@@ -43,8 +43,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from platform_config.latency_profile import MAX_PROFILE_SECONDS, MIN_TAU_SECONDS, input_text
 from platform_config.paths import display_path
-from simulator.scenario import MAX_PROFILE_SECONDS, MIN_TAU_SECONDS, input_text
 from triton_platform.excerpts import excerpt
 from triton_platform.input_files import InputKind
 

@@ -38,52 +38,12 @@ from typing import Any
 
 import numpy as np
 
+from platform_config.latency_profile import tau_config
 from platform_config.paths import PROJECT_ROOT
 from triton_platform.excerpts import excerpt
 
-TAU_FIELDS = ("max_batch_size", "instance_count", "backend")
-"""The config fields that change tau(b): the batch sizes an instance runs, how many instances share a GPU (and
-its CPU), and what runs the model."""
-
-PLATFORM_BACKENDS = {
-    "tensorrt_plan": "tensorrt",
-    "onnxruntime_onnx": "onnxruntime",
-    "tensorflow_graphdef": "tensorflow",
-    "tensorflow_savedmodel": "tensorflow",
-    "pytorch_libtorch": "pytorch",
-}
-"""A config's `platform` as the backend Triton runs it with (core src/model_config_utils.cc, which fills in
-`backend` from `platform` when it loads a model), so a rendered config naming the platform compares equal to the
-server's, which names both."""
-
 SAMPLE_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
 """The batch sizes below the max batch size that a measured profile lists tau(b) at, beside the max itself."""
-
-
-def tau_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of a model config (Triton's JSON, as `GET /v2/models/<m>/config` returns it, or a ModelConfig
-    as a dict with proto field names) that change tau(b). instance_count: the sum of the instance groups'
-    `count` (1 where unset), per GPU for a GPU group, as Triton counts it."""
-    groups = config.get("instance_group") or []
-    count = sum(int(group.get("count") or 1) for group in groups) if groups else 1
-    platform = str(config.get("platform") or "")
-    return {
-        "max_batch_size": int(config.get("max_batch_size") or 0),
-        "instance_count": count,
-        "backend": str(config.get("backend") or PLATFORM_BACKENDS.get(platform, platform)) or None,
-    }
-
-
-def config_differences(recorded: object, current: Mapping[str, Any]) -> list[str]:
-    """`field recorded -> current` for each tau(b) field a profile recorded that differs from `current`
-    (tau_config of the stack's rendered config); a field the profile leaves out or null is not compared."""
-    if not isinstance(recorded, dict):
-        return []
-    return [
-        f"{field} {recorded[field]!r} -> {current[field]!r}"
-        for field in TAU_FIELDS
-        if recorded.get(field) is not None and recorded[field] != current[field]
-    ]
 
 
 def config_sha256(text: str) -> str:

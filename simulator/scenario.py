@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
-import json
 import math
 import re
 from collections.abc import Sequence
@@ -23,6 +21,15 @@ from google.protobuf.json_format import MessageToDict
 from numpy.typing import NDArray
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
+from platform_config.capacity import pod_capacity_rps
+from platform_config.latency_profile import (
+    MAX_PROFILE_SECONDS,
+    ProfileFile,
+    config_differences,
+    read_profile,
+    tau_config,
+    tau_fields,
+)
 from platform_config.loader import StackConfig
 from platform_config.model_settings import render_stack
 from platform_config.node_provisioning import kept_nodes, pool_node_provisioning
@@ -31,19 +38,15 @@ from platform_config.scaling import ScalePolicy
 from simulator.batcher import BatcherConfig, LatencyProfile
 from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
-from simulator.profiling import config_differences, tau_config
 from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES, TRACE_RULES
-from simulator.signals import SignalSpec, derived_target
+from simulator.signals import SignalSpec
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import MODEL_NAME
-from triton_platform.input_files import InputFile, InputFileError, InputKind
+from triton_platform.input_files import InputFile, InputKind
 from triton_platform.model_packaging.instances import instances_per_pod
 from triton_platform.model_packaging.source import read_repository
 
 PROFILES = PROJECT_ROOT / "bench" / "results" / "profiles"
-PROFILE_FILE = InputKind("latency profile", 1024 * 1024)
-"""bench/latency_profile.py writes about 6 KB (a time per batch size and a few percentiles): 1 MiB is far above
-any profile, and far below what would make the JSON parser a memory problem."""
 MODEL_NAME_RE = re.compile(MODEL_NAME)
 TRACE_FILE = InputKind("trace", 16 * 1024 * 1024)
 """A row for every second of the longest run (MAX_SECONDS, 2 days) at 90 characters a row is under 16 MiB; rows
@@ -124,150 +127,18 @@ class Scenario:
         """Every simulated model's batcher and latency profile, in `models`' order."""
         return ((self.batcher, self.tau), *((m.batcher, m.tau) for m in self.others))
 
+    @property
+    def capacities(self) -> tuple[float, ...]:
+        """Every simulated model's requests per second one pod serves alone at full batches, in `models`' order: what
+        the demand signal divides each model's arrivals by."""
+        return tuple(model_capacity_rps(batcher, tau) for batcher, tau in self.batchers)
+
 
 def rules(policy: ScalePolicy) -> Rules:
     policies = [Policy("Percent", policy.percent, policy.period_seconds)]
     if policy.pods:
         policies.append(Policy("Pods", policy.pods, policy.period_seconds))
     return Rules(policy.stabilization_seconds, tuple(policies), "Max")
-
-
-PROFILE_KEYS = (
-    "expected a JSON object with tau_seconds (batch size -> seconds) and optionally "
-    "request_overhead_percentiles_seconds, as bench/latency_profile.py writes"
-)
-OVERHEAD_KEY = "request_overhead_percentiles_seconds"
-
-MIN_TAU_SECONDS = 1e-6
-MAX_PROFILE_SECONDS = 60.0
-"""The range of a measured duration in a profile: a batch's tau(b), from MIN_TAU_SECONDS, and a request overhead,
-from 0. A GPU kernel launch alone takes microseconds, and the slowest inference batches (a large model's full
-batch) take seconds: a value outside is a unit slip (ms or us written as s) or no measurement, and beyond a minute
-the queueing on top would leave the engine's latency histogram (engine.EDGES, up to 1000 s), whose percentiles
-would then report the histogram's end instead of the latency."""
-
-
-def _seconds_value(value: object) -> float | None:
-    """A JSON number as finite seconds, else None."""
-    # bool is an int to Python, but `true` is no duration; an integer past float's range is not finite.
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        seconds = float(value)
-    except OverflowError:
-        return None
-    return seconds if math.isfinite(seconds) else None
-
-
-def input_text(
-    path: Path, kind: InputKind, noun: str, expected: str, *, encoding: str = "utf-8", newline: str | None = None
-) -> str:
-    """A profile's (or a profiler export's) text; ValueError naming the file, why it cannot be read (as `noun`)
-    and what is `expected`."""
-    where = display_path(path)
-    try:
-        return InputFile(path, kind).read_text(encoding=encoding, newline=newline)
-    except InputFileError as err:
-        raise ValueError(f"{where}: {err.problem}; {expected}") from None
-    except OSError as err:
-        raise ValueError(f"{where}: cannot read {noun} ({err.strerror}); {expected}") from None
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{where}: not UTF-8 text (byte {err.start}); {expected}") from None
-
-
-def _read_json(path: Path, where: str) -> dict[str, object]:
-    text = input_text(path, PROFILE_FILE, "the latency profile", PROFILE_KEYS)
-    try:
-        profile = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{where}:{err.lineno}: not JSON ({err.msg}); {PROFILE_KEYS}") from None
-    except ValueError:
-        # json's own limit: an integer of more than 4300 digits.
-        raise ValueError(f"{where}: holds a number too long to read; {PROFILE_KEYS}") from None
-    except RecursionError:
-        raise ValueError(f"{where}: nested too deeply to be a latency profile; {PROFILE_KEYS}") from None
-    if not isinstance(profile, dict):
-        raise ValueError(f"{where}: the top level is a JSON {type(profile).__name__}; {PROFILE_KEYS}")
-    return profile
-
-
-def _tau(tau: object, where: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
-    """tau_seconds as ascending batch sizes and their seconds."""
-    if not isinstance(tau, dict) or not tau:
-        found = "missing" if tau is None else f"a JSON {type(tau).__name__}" if tau else "empty"
-        raise ValueError(
-            f"{where}: tau_seconds is {found}; expected an object of batch sizes to seconds, "
-            'at least one, e.g. {"1": 0.0008, "32": 0.0048}'
-        )
-    by_size: dict[int, float] = {}
-    for key, value in tau.items():
-        size = int(key) if key.isdecimal() and key.isascii() and len(key) <= 9 else 0
-        if size < 1:
-            raise ValueError(f"{where}: tau_seconds key {excerpt(key)} is not a batch size; expected integers >= 1")
-        if size in by_size:
-            raise ValueError(f"{where}: tau_seconds gives batch size {size} twice; expected each size once")
-        seconds = _seconds_value(value)
-        if seconds is None or seconds <= 0:
-            shown = excerpt(json.dumps(value))
-            raise ValueError(f"{where}: tau_seconds[{key!r}] is {shown}; expected a finite number of seconds > 0")
-        if not MIN_TAU_SECONDS <= seconds <= MAX_PROFILE_SECONDS:
-            raise ValueError(
-                f"{where}: tau_seconds[{key!r}] = {seconds:g} s is outside {MIN_TAU_SECONDS:g} to "
-                f"{MAX_PROFILE_SECONDS:g} s; expected one batch's seconds on one model instance (is it in ms or us?)"
-            )
-        by_size[size] = seconds
-    sizes = tuple(sorted(by_size))
-    for smaller, larger in itertools.pairwise(sizes):
-        # Beyond the last measured size tau(b) continues the last slope: falling, it would reach 0.
-        if by_size[larger] < by_size[smaller]:
-            raise ValueError(
-                f"{where}: tau_seconds['{larger}'] = {by_size[larger]} is below tau_seconds['{smaller}'] = "
-                f"{by_size[smaller]}; expected seconds that do not fall as the batch grows"
-            )
-    return sizes, tuple(by_size[s] for s in sizes)
-
-
-def _overhead(overhead: object, where: str) -> tuple[float, ...]:
-    """request_overhead_percentiles_seconds: the percentiles 0..100 of the overhead, ascending."""
-    if not isinstance(overhead, list) or not overhead:
-        found = f"a JSON {type(overhead).__name__}" if overhead else "empty"
-        raise ValueError(
-            f"{where}: {OVERHEAD_KEY} is {found}; expected a list of seconds (percentiles 0..100), at least one"
-        )
-    percentiles: list[float] = []
-    for i, value in enumerate(overhead):
-        seconds = _seconds_value(value)
-        if seconds is None or seconds < 0:
-            shown = excerpt(json.dumps(value))
-            raise ValueError(f"{where}: {OVERHEAD_KEY}[{i}] is {shown}; expected a finite number of seconds >= 0")
-        if seconds > MAX_PROFILE_SECONDS:
-            raise ValueError(
-                f"{where}: {OVERHEAD_KEY}[{i}] = {seconds:g} s is above {MAX_PROFILE_SECONDS:g} s; expected one "
-                "request's seconds outside the instance: transport, (de)serialization (is it in ms or us?)"
-            )
-        # The inverse of the overhead's distribution, which cannot fall.
-        if percentiles and seconds < percentiles[-1]:
-            raise ValueError(
-                f"{where}: {OVERHEAD_KEY}[{i}] = {seconds} is below {OVERHEAD_KEY}[{i - 1}] = {percentiles[-1]}; "
-                "expected percentiles in ascending order"
-            )
-        percentiles.append(seconds)
-    return tuple(percentiles)
-
-
-@dataclass(frozen=True)
-class ProfileFile:
-    """A profile's file read and parsed once: what load_profile and profile_warnings both read."""
-
-    where: str
-    """The file as messages name it (display_path)."""
-    data: dict[str, object]
-
-
-def read_profile(path: Path) -> ProfileFile:
-    """A profile's JSON object; ValueError naming the file if it cannot be read or is no JSON object."""
-    where = display_path(path)
-    return ProfileFile(where, _read_json(path, where))
 
 
 def load_profile(source: Path | ProfileFile) -> LatencyProfile:
@@ -284,8 +155,7 @@ def load_profile(source: Path | ProfileFile) -> LatencyProfile:
 
 def profile_of(profile: dict[str, object], where: str) -> LatencyProfile:
     """A profile's JSON object as the simulator's LatencyProfile; ValueError naming `where` and the key if not one."""
-    sizes, seconds = _tau(profile.get("tau_seconds"), where)
-    return LatencyProfile(sizes, seconds, _overhead(profile.get(OVERHEAD_KEY, [0.0]), where))
+    return LatencyProfile(*tau_fields(profile, where))
 
 
 def profile_warnings(profile: dict[str, object], where: str, model: str, config: ModelConfig) -> tuple[str, ...]:
@@ -419,12 +289,7 @@ def scenario(
         tau=tau,
         min_replicas=spec.replicas.min,
         max_replicas=spec.replicas.max,
-        signal=SignalSpec(
-            config.scaling.signal,
-            derived_target(
-                config.scaling.signal, batcher, config.scaling.queue_depth_target, config.scaling.busy_ratio_target
-            ),
-        ),
+        signal=SignalSpec(config.scaling.signal, config.scaling.signal_target()),
         behavior=Behavior(rules(config.scaling.scale_up), rules(config.scaling.scale_down)),
         scrape_seconds=seconds(config.monitoring.scrape_interval),
         gpus_per_pod=spec.gpus_per_pod,
@@ -462,8 +327,9 @@ def at_floor_one(s: Scenario) -> Scenario:
 
 
 def model_capacity_rps(batcher: BatcherConfig, tau: LatencyProfile) -> float:
-    """Requests per second one model's instances serve at full batches: instances x max batch / tau(max batch)."""
-    return batcher.instances * batcher.max_batch_size / tau(batcher.max_batch_size)
+    """Requests per second one model's instances serve at full batches: instances x max batch / tau(max batch)
+    (without dynamic batching Triton runs each request alone: instances / tau(1))."""
+    return pod_capacity_rps(batcher.instances, batcher.max_batch_size if batcher.dynamic else 1, tau)
 
 
 def capacity_rps(s: Scenario) -> float:
@@ -472,23 +338,23 @@ def capacity_rps(s: Scenario) -> float:
     With several models, of the run's mix: the models share the pod's GPU time (simulator.engine's contention), so
     a pod carries R req/s where the mix's GPU shares add up to 1, R = 1 / sum(share / capacity) over the models."""
     if not s.others:
-        return model_capacity_rps(s.batcher, s.tau)
-    capacities = [model_capacity_rps(s.batcher, s.tau), *(model_capacity_rps(m.batcher, m.tau) for m in s.others)]
-    return 1 / sum(share / capacity for share, capacity in zip(s.mix, capacities, strict=True))
+        return s.capacities[0]
+    return 1 / sum(share / capacity for share, capacity in zip(s.mix, s.capacities, strict=True))
 
 
 def trigger_rps(s: Scenario) -> float:
     """Load at which the replica floor's signal reaches its target, about (the floor: 1 at `replicas.min` 0).
 
     queue-depth: a request waits up to the batching delay, so a pod holds about rate x delay pending;
-    busy-ratio: instances are busy about rate / capacity of the time at full batches; queue-excess and
+    busy-ratio: instances are busy about rate / capacity of the time at full batches; demand: rate / capacity
+    exactly; queue-excess and
     queue-time stay low until the floor saturates.
     """
     # At `replicas.min` 0 the HPA's floor is 1 (simulator.engine, "Scale to zero").
     floor = max(s.min_replicas, 1)
     if s.signal.name == "queue-depth":
         return s.signal.target / max(s.batcher.max_queue_delay_s, 0.001) * floor
-    if s.signal.name == "busy-ratio":
+    if s.signal.name in {"busy-ratio", "demand"}:
         return s.signal.target * capacity_rps(s) * floor
     return capacity_rps(s) * floor
 

@@ -16,6 +16,11 @@ scrape, counters as Prometheus' `rate()` over the last `window` of scrapes.
   rate(exec_count) / rate(inference_count) / instances` (Triton adds a batch's compute time
   to each request in it), AverageValue; target: `scaling.busyRatioTarget`. With several models on a pod, per
   pod the busiest model's (each over its own instances), summed over the pods (`busiest`).
+- `demand`: requests arriving per second over what one pod carries, `rate(nv_inference_request_success +
+  nv_inference_request_failure)` of each model over its capacity per pod (instances x max batch / tau(max batch),
+  scenario.model_capacity_rps), summed over the models and pods (`demand`), AverageValue; target:
+  `scaling.demandTarget`, the share of a pod's capacity each pod should carry. Unlike the busy ratio it is not
+  bounded by 1: a surge of 4x reads 4x, so one sync asks for every pod the surge needs.
 """
 
 from __future__ import annotations
@@ -30,13 +35,15 @@ from numpy.typing import NDArray
 from simulator.batcher import (
     COUNTER_BUSY_SECONDS,
     COUNTER_QUEUE_SECONDS,
+    COUNTER_REQUESTS,
     COUNTER_SUCCESS,
+    COUNTERS,
     BatcherConfig,
     Replica,
 )
 
-Signal = Literal["queue-depth", "queue-excess", "queue-time", "busy-ratio"]
-"""Every signal the simulator compares; a stack's `scaling.signal` names one of the first and last."""
+Signal = Literal["queue-depth", "queue-excess", "queue-time", "busy-ratio", "demand"]
+"""Every signal the simulator compares; a stack's `scaling.signal` names `queue-depth`, `busy-ratio` or `demand`."""
 SIGNALS: tuple[Signal, ...] = get_args(Signal)
 TargetType = Literal["AverageValue", "Value"]
 # queue-time with no batching delay: 1 ms, a batch's worth of waiting on a fast model.
@@ -56,16 +63,17 @@ class SignalSpec:
         return "Value" if self.name == "queue-time" else "AverageValue"
 
 
-def derived_target(name: Signal, batcher: BatcherConfig, queue_depth_target: float, busy_ratio_target: float) -> float:
-    """The target of `name` from the stack's settings: configured, or derived from the batching config."""
-    if name == "queue-depth":
-        return queue_depth_target
+def derived_target(name: Signal, batcher: BatcherConfig, configured: Mapping[str, float]) -> float:
+    """The target of `name`: `configured[name]` for a signal a stack sets (queue-depth, busy-ratio, demand), else
+    derived from the batching config."""
+    if name in configured:
+        return configured[name]
     if name == "queue-excess":
         return float(batcher.max_batch_size if batcher.dynamic else 1)
     if name == "queue-time":
         delay = batcher.max_queue_delay_s if batcher.dynamic else 0.0
         return max(2 * delay, MIN_QUEUE_TIME_TARGET_S)
-    return busy_ratio_target
+    raise ValueError(f"no target for signal {name!r}: the stack sets it")
 
 
 @dataclass
@@ -83,9 +91,9 @@ class Scrapes:
     def rates(self) -> NDArray[np.float64]:
         """Summed per-second rate of each counter over the pods with two samples in the window."""
         if len(self.history) < 2:
-            return np.zeros(4)
+            return np.zeros(COUNTERS)
         (t_last, last) = self.history[-1]
-        total = np.zeros(4)
+        total = np.zeros(COUNTERS)
         for key, counters in last.items():
             first = next(((t, c[key]) for t, c in self.history if key in c and t < t_last), None)
             if first is not None:
@@ -114,6 +122,17 @@ def busiest(rates: Mapping[Hashable, NDArray[np.float64]], instances: Sequence[i
         pod, model = key if isinstance(key, tuple) else (key, 0)
         per_pod[pod] = max(per_pod.get(pod, 0.0), float(counters[COUNTER_BUSY_SECONDS]) / instances[model])
     return float(sum(per_pod.values()))
+
+
+def demand(rates: Mapping[Hashable, NDArray[np.float64]], capacities: Sequence[float]) -> float:
+    """The demand of a deployment, in pods: per (pod, model) series (Scrapes.by_series), the requests ended per second
+    over that model's capacity per pod, summed (triton_platform.scaling_signal.demand_expr). The models of a pod
+    share its GPU time, so their shares of a pod add up: a pod is full when they reach 1. 0 when idle."""
+    total = 0.0
+    for key, counters in rates.items():
+        model = key[1] if isinstance(key, tuple) else 0
+        total += float(counters[COUNTER_REQUESTS]) / capacities[model]
+    return total
 
 
 def read(spec: SignalSpec, batcher: BatcherConfig, pending: float, rates: NDArray[np.float64]) -> float | None:

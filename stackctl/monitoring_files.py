@@ -23,7 +23,7 @@ DASHBOARDS_DIR = "dashboards"
 def stack_monitoring(stack: StackConfig) -> MonitoringArgs:
     """What the stack's Monitoring component builds from, as it checks its Args."""
     assert stack.rendered is not None, "a stack whose models are left to ESC has no rendered configs"
-    args = monitoring_args(stack.config, served_plainly(stack.config, stack.rendered))
+    args = monitoring_args(stack.config, served_plainly(stack.config, stack.rendered), stack.rendered)
     return monitoring_settings(f"{stack.stack}-monitoring", args)
 
 

@@ -90,8 +90,8 @@ def run_inputs(
 
     ValueError: the message `stackctl simulate: ...` (or `plan`) prints.
     """
+    from platform_config.latency_profile import PROFILE_FILE  # noqa: PLC0415
     from simulator.scenario import (  # noqa: PLC0415
-        PROFILE_FILE,
         TRACE_FILE,
         model_load,
         read_trace,
@@ -216,7 +216,7 @@ def _models(
 
 def _model_inputs(head: Scenario) -> list[dict[str, Any]]:
     """Each simulated model's latency profile, its sha256 and its share of the run's requests."""
-    from simulator.scenario import PROFILE_FILE  # noqa: PLC0415
+    from platform_config.latency_profile import PROFILE_FILE  # noqa: PLC0415
 
     profiles = [head.profile, *(m.profile for m in head.others)]
     return [

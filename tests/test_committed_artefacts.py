@@ -364,6 +364,7 @@ SETTINGS = Settings(
     down_percent=50,
     down_pods=None,
     down_period_s=30,
+    signal="busy-ratio",
     target=0.9,
 )
 

@@ -34,8 +34,9 @@ SETS: list[tuple[type[BaseModel], type]] = [
     for args_type, (module, name) in ((a, m.split(".")) for a, m in STACK_MODELS.items())
 ]
 """Which stack model sets which component Args type (component_fields.STACK_MODELS)."""
-STACK_ONLY = ("KedaChart", "HttpAddOnChart", "PrometheusStackChart")
-"""Models of the listed sections that set no Args of their own: a chart pin is a `ChartSource` (helm_chart.py)."""
+STACK_ONLY = ("KedaChart", "HttpAddOnChart", "PrometheusStackChart", "CapacityProfile")
+"""Models of the listed sections that set no Args of their own: a chart pin is a `ChartSource` (helm_chart.py); a
+capacity profile is read by the program, which gives Monitoring the capacity it derives (platform_config/capacity.py)."""
 
 
 RENAMED: dict[tuple[type[BaseModel], str], tuple[type, str]] = {

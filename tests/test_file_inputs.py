@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from platform_config.latency_profile import PROFILE_FILE, PROFILE_KEYS
 from platform_config.paths import PROJECT_ROOT, STACK_FILE
 from platform_config.secrets_provider import PASSPHRASE_FILE, default_passphrase_problem
-from simulator.scenario import PROFILE_FILE, PROFILE_KEYS, TRACE_FILE, load_profile
+from simulator.scenario import TRACE_FILE, load_profile
 from tests.test_cli_fuzz import run
 from triton_platform.input_files import CHUNK, InputFile, InputFileError, InputKind, size_text
 from triton_platform.model_packaging.digest import MODEL_FILE

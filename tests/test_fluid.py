@@ -47,13 +47,15 @@ from simulator.signals import SIGNALS, Signal, SignalSpec, derived_target
 
 HOURS = 0.25
 SEED = 3
+TARGETS = {"queue-depth": 10.0, "busy-ratio": 0.75, "demand": 0.75}
+"""The targets of the signals a stack sets, as the stacks' defaults give them."""
 MULTIPLES = (0.6, 1.3, 2.7)
 
 
 def with_signal(s: Scenario, name: Signal | None) -> Scenario:
     if name is None:
         return s
-    return replace(s, signal=SignalSpec(name, derived_target(name, s.batcher, 10.0, 0.75)))
+    return replace(s, signal=SignalSpec(name, derived_target(name, s.batcher, TARGETS)))
 
 
 Summary = dict[str, float | int | None]
@@ -112,6 +114,15 @@ CASES = [
 @pytest.mark.parametrize(("stack", "shape", "multiple"), CASES)
 def test_busy_ratio_matches_the_detailed_engine(stack: str, shape: str, multiple: float) -> None:
     assert disagreements(*runs(stack, "busy-ratio", shape, multiple)) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["step", "diurnal", "spike"])
+@pytest.mark.parametrize("stack", ["production", "staging"])
+def test_demand_matches_the_detailed_engine(stack: str, shape: str) -> None:
+    """The demand signal reads every request that ends, served or rejected: at 2.7x the trigger load, where the
+    floor rejects until new pods start, the two models still agree."""
+    assert disagreements(*runs(stack, "demand", shape, 2.7)) == []
 
 
 @pytest.mark.slow
@@ -309,7 +320,7 @@ def random_models(rng: np.random.Generator) -> Scenario:
         tau=models.tau,
         others=others,
         mix=models.mix,
-        signal=SignalSpec(s.signal.name, derived_target(s.signal.name, models.batcher, 10.0, 0.75)),
+        signal=SignalSpec(s.signal.name, derived_target(s.signal.name, models.batcher, TARGETS)),
     )
 
 

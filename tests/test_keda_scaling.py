@@ -239,7 +239,9 @@ def test_the_queue_depth_signal_reads_the_pending_gauge() -> None:
 
 def test_an_unknown_signal_is_refused_with_the_known_ones() -> None:
     [error] = errors_of("dev", setting(SCALING, "signal", value="queue-time"))
-    assert error == ("triton-platform:scaling.signal: Input should be 'busy-ratio' or 'queue-depth'; got 'queue-time'")
+    assert error == (
+        "triton-platform:scaling.signal: Input should be 'busy-ratio', 'queue-depth' or 'demand'; got 'queue-time'"
+    )
 
 
 def test_a_busy_ratio_target_above_one_is_refused() -> None:

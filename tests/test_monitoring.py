@@ -35,7 +35,7 @@ from triton_platform.monitoring_args import (
     monitoring_settings,
     object_name,
     served_models,
-    signal_instances,
+    signal_divisors,
 )
 from triton_platform.monitoring_rules import alerts, load_queries, rule_groups
 
@@ -415,7 +415,7 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
         if signal["kind"] == "busy-ratio":
             # Instances busy all along: a batch of 10 each second, each request charged 100 s of compute
             # (Triton charges the batch's time to each of its requests), far above any instance count.
-            busy = {**triton, "model": sorted(signal_instances(deployment))[0]}
+            busy = {**triton, "model": sorted(signal_divisors(deployment))[0]}
             overload = [
                 (_selector("nv_inference_count", busy), "+600", "+600"),
                 (_selector("nv_inference_exec_count", busy), "+60", "+60"),

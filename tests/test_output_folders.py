@@ -20,6 +20,7 @@ import pytest
 from offline.out_folder import MANIFEST, OutputFolder, OutputFolderError, claim, manifest_name
 from platform_config.paths import PROJECT_ROOT
 from stackctl.main import main, parser
+from tests.profile_warnings import without_profile_warnings
 from triton_platform.model_packaging.layout import MANIFEST as MODEL_REPO_MANIFEST
 
 COMMANDS = {
@@ -55,7 +56,7 @@ def allowed(command: str) -> str:
 def run(command: str, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main([*COMMANDS[command], "--out", str(out)])
     captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return code, captured.out, without_profile_warnings(captured.err)
 
 
 def snapshot(root: Path) -> dict[str, object]:

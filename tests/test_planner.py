@@ -11,11 +11,24 @@ from typing import Any
 import pytest
 
 import stackctl.progress
-from planner.settings import BATCHING, current_settings, edits, knob_value, knobs, locations, with_values
+from planner.plan import capacity_pins
+from planner.settings import (
+    BATCHING,
+    StackInputs,
+    current_settings,
+    edits,
+    knob_value,
+    knobs,
+    locations,
+    with_values,
+)
 from platform_config.loader import load_stack_file
-from platform_config.paths import PROJECT_ROOT
+from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT
 from simulator.scenario import scenario
+from simulator.signals import SignalSpec
 from stackctl.main import main
+from tests.profile_warnings import without_profile_warnings
+from triton_platform.model_packaging.source import read_repository
 
 PRODUCTION = PROJECT_ROOT / "stacks" / "Pulumi.production.yaml"
 # Two minutes at 20 then 40 req/s: one production replica serves thousands per second in milliseconds.
@@ -30,7 +43,7 @@ def plan(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
         code = int(exit_.code or 0)
     out, err = capsys.readouterr()
     assert "Traceback" not in err
-    return code, out, err
+    return code, out, without_profile_warnings(err)
 
 
 def stack_copy(folder: Path) -> Path:
@@ -303,15 +316,17 @@ def test_each_model_is_held_to_the_bounds(shared_plans: tuple[Path, Path]) -> No
 
 
 def test_every_models_batching_is_planned_and_applied(shared_plans: tuple[Path, Path]) -> None:
-    """The candidates tune preprocess's batching beside classifier's, and --apply writes each to its model's own
-    settings in the stack file, which then loads back as the chosen values."""
+    """The candidates tune preprocess's batching beside classifier's, and --apply writes the chosen values to each
+    model's own settings in the stack file, which then loads back as the chosen values (where a preprocess value
+    lands: test_another_models_knob_changes_its_batching_alone_and_lands_in_its_own_settings)."""
     held = shared_plans[0]
     data = read_json(held)
     assert {"preprocess.max_queue_delay_us", "preprocess.instances", "preprocess.timeout_us"} <= set(data["options"])
     assert len(data["options"]["preprocess.max_queue_delay_us"]) > 1
-    chosen = data["candidates"][data["chosen"]]["settings"]
-    moved = {k for k in chosen if data["candidates"][0]["settings"][k] != chosen[k]}
+    current = data["candidates"][0]["settings"]
+    moved = {k for c in data["candidates"] for k, v in c["settings"].items() if current[k] != v}
     assert any(k.startswith("preprocess.") for k in moved), moved
+    chosen = data["candidates"][data["chosen"]]["settings"]
     md = (held / "plan.md").read_text()
     assert "| preprocess: max queue delay (µs) |" in md
     assert "| classifier: max queue delay (µs) |" in md
@@ -336,6 +351,34 @@ def test_another_models_knob_changes_its_batching_alone_and_lands_in_its_own_set
         ("triton-platform:models", "preprocess", "maxBatchSize"): 4,
         ("triton-platform:models", "preprocess", "dynamicBatching", "preferredBatchSize"): [2],
     }
+
+
+def test_a_switch_of_signal_moves_the_target_and_pins_the_profiles() -> None:
+    """To demand: the busy ratio's target goes, the demand's is written, and every model's profile is pinned; and
+    back: the pins go with the signal that reads them. The stack then validates (the planner keeps such a switch
+    only where it does)."""
+    loaded = load_stack_file(PRODUCTION, "production")
+    s = scenario(loaded, "general", "classifier", others=["preprocess"], mix=(0.5, 0.5))
+    current = current_settings(loaded, s)
+    places = locations("general", "classifier", "busy-ratio", ["preprocess"])
+    pins = capacity_pins(loaded, read_repository(DEFAULT_MODEL_REPO))
+    assert sorted(pins) == ["classifier", "preprocess", "ranker"]
+    demand = with_values(current, {"signal": "demand", "target": 0.8})
+    scaling = "triton-platform:scaling"
+    changes = edits(current, demand, places, pins)
+    expected: dict[tuple[str, ...], object] = {
+        (scaling, "signal"): "demand",
+        (scaling, "busyRatioTarget"): None,
+        (scaling, "demandTarget"): 0.8,
+        **{(scaling, "capacityProfiles", m, "path"): f"bench/results/profiles/{m}.json" for m in pins},
+        **{(scaling, "capacityProfiles", m, "sha256"): pins[m][1] for m in pins},
+    }
+    assert changes == expected
+    inputs = StackInputs.read(PRODUCTION, loaded, read_repository(DEFAULT_MODEL_REPO), s)
+    assert inputs.scenario(changes).signal == SignalSpec("demand", 0.8)
+    back = edits(demand, current, places, pins)
+    assert back[(scaling, "capacityProfiles")] is None
+    assert back[(scaling, "busyRatioTarget")] == 0.9
 
 
 STAGING = PROJECT_ROOT / "stacks" / "Pulumi.staging.yaml"

@@ -25,9 +25,10 @@ import pytest
 import planner.plan
 import platform_config.types
 import simulator.scenario
+from platform_config.latency_profile import config_differences, tau_config
 from platform_config.paths import PROJECT_ROOT
 from simulator import profile_import, profiling
-from simulator.profiling import Server, config_differences, load_input, tau_config
+from simulator.profiling import Server, load_input
 from stackctl.main import main
 
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "profiles"

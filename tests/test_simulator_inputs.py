@@ -21,6 +21,7 @@ from platform_config.paths import PROJECT_ROOT
 from simulator.scenario import read_trace
 from stackctl.commands.simulate import slo_failures
 from stackctl.main import main
+from tests.profile_warnings import without_profile_warnings
 
 DEV = PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml"
 TRACE_RULES = (
@@ -43,7 +44,7 @@ def simulate(capsys: pytest.CaptureFixture[str], tmp_path: Path, *args: str) -> 
         code = int(exit_.code or 0)
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    return code, err
+    return code, without_profile_warnings(err)
 
 
 @pytest.mark.parametrize(

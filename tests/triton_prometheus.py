@@ -142,7 +142,7 @@ def serve_with_prometheus(
         admin_key="k",
     )
     target = deployment_object_name(deployment)
-    monitoring = monitoring_settings(stack, monitoring_args(config, served_plainly(config, rendered)))
+    monitoring = monitoring_settings(stack, monitoring_args(config, served_plainly(config, rendered), rendered))
     queries = load_queries(monitoring)
     groups = rule_groups(monitoring)
     for group in groups:

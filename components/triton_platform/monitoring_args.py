@@ -40,7 +40,7 @@ from triton_platform.formats import (
 )
 from triton_platform.helm_chart import ChartSource, chart_source_problem
 from triton_platform.model_packaging.settings import INT32_MAX
-from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, SIGNAL_KINDS
+from triton_platform.scaling_signal import PER_MODEL_SIGNALS, QUEUE_DEPTH_SIGNAL, SIGNAL_KINDS
 
 COMPONENT = "Monitoring"
 T = TypeVar("T")
@@ -64,6 +64,8 @@ POD_SECURITY_LABELS = {
 }
 """The Pod Security labels of the namespace mode `install` creates: the chart's components pass the baseline
 profile; warn about everything restricted would refuse."""
+MAX_CAPACITY_RPS = 10_000_000.0
+"""The most requests per second one pod of a model may be said to serve: far above any GPU's, a unit slip beyond."""
 MAX_MONITORING_REPLICAS = 5
 """More Prometheus replicas add no availability, only copies of every series."""
 RETENTION = Format(PROM_DURATION, rule=duration_within("1h", "1y", "a retention"))
@@ -184,16 +186,24 @@ class DeploymentSignal(TypedDict):
 
     kind: str
     """`busy-ratio`: the share of time each pod's busiest model keeps its instances running batches.
-    `queue-depth`: pending requests per replica."""
+    `queue-depth`: pending requests per replica. `demand`: requests arriving per second (served or rejected) over
+    what a pod carries, its models' shares added, per replica."""
 
     target: float
-    """The per-replica value the autoscaler aims for: a busy ratio above 0 and at most 1, or a pending-request
-    count above 0."""
+    """The per-replica value the autoscaler aims for: a busy ratio or a demand above 0 and at most 1 (for demand,
+    the share of a pod's capacity each pod should carry; the rest is headroom), or a pending-request count above
+    0."""
 
     instances_per_pod: NotRequired[pulumi.Input[dict[str, int]]]
     """For `busy-ratio`, and required there: the instances one pod runs of each model the ratio reads, by model
     name (each one of `models`; ensembles run none and are left out): TritonServing's `instances_per_pod`
     output for the deployment. Default: unset (`queue-depth`)."""
+
+    capacity_per_pod: NotRequired[dict[str, float]]
+    """For `demand`, and required there: the requests per second one pod serves of each model alone at full
+    batches (its instances x max batch size / the profiled seconds of a full batch), by model name (each one of
+    `models`; ensembles run none and are left out). The stack's program derives it from each model's latency
+    profile (platform_config/capacity.py). Default: unset (other kinds)."""
 
 
 class MonitoredDeployment(TypedDict):
@@ -401,6 +411,8 @@ declare(
     # At most 1 for a busy ratio (`_signal`): it never exceeds 1, so the target would never be reached.
     target=Setting(above=0),
     instances_per_pod=Setting(keys=MODEL, minimum=1, maximum=INT32_MAX),
+    # A pod serving more than 10 million requests per second of one model is a unit slip.
+    capacity_per_pod=Setting(keys=MODEL, above=0, maximum=MAX_CAPACITY_RPS),
 )
 declare(
     MonitoredDeployment,
@@ -484,10 +496,12 @@ def served_models(deployment: MonitoredDeployment) -> list[str]:
     return cast(list[str], deployment["models"])
 
 
-def signal_instances(deployment: MonitoredDeployment) -> dict[str, int]:
-    """A checked deployment's instances per pod (`signal.instances_per_pod`), plain (as `object_name`); none for
-    a queue depth."""
-    return cast(dict[str, int], deployment["signal"].get("instances_per_pod", {}))
+def signal_divisors(deployment: MonitoredDeployment) -> dict[str, float]:
+    """What a checked deployment's signal divides each model's series by, plain (as `object_name`): its instances
+    per pod for a busy ratio, its capacity per pod for a demand; none for a queue depth."""
+    signal = deployment["signal"]
+    key = PER_MODEL_SIGNALS.get(signal["kind"])
+    return cast(dict[str, float], signal.get(key, {})) if key else {}
 
 
 def _with_stand_ins(args: MonitoringArgs) -> MonitoringArgs:
@@ -536,32 +550,41 @@ def _rightly_named(entries: Mapping[str, T], keys: Format) -> dict[str, T]:
     return {key: entry for key, entry in entries.items() if keys.problem(key) is None}
 
 
+TARGET_ABOVE_ONE = {
+    "busy-ratio": "a busy ratio never exceeds 1, so the target would never be met",
+    "demand": "each pod would have to carry more than it serves at full batches, so the target is met only once "
+    "requests are already being rejected",
+}
+"""Why a per-model signal's target is at most 1."""
+
+
 def _signal(problems: ArgProblems, path: str, deployment: MonitoredDeployment) -> None:
-    """A busy ratio's target and instance counts, which its kind requires and bounds."""
+    """A busy ratio's or a demand's target and what it divides each model by, which its kind requires and bounds."""
     models, signal = deployment.get("models", []), deployment.get("signal", {})
     kind = signal.get("kind")
     # No kind, or a signal that is no mapping (it stands in empty): named as such already.
     if kind is None or not problems.clean(f"{path}.signal.kind"):
         return
     models_clean, path = problems.clean(f"{path}.models"), f"{path}.signal"
-    instances = signal.get("instances_per_pod")
-    if kind != BUSY_RATIO_SIGNAL:
-        if instances is not None:
-            problems.add(f"{path}.instances_per_pod", f"only kind busy-ratio reads it; this signal is {kind!r}")
+    for other_kind, key in PER_MODEL_SIGNALS.items():
+        if kind != other_kind and signal.get(key) is not None:
+            problems.add(f"{path}.{key}", f"only kind {other_kind} reads it; this signal is {kind!r}")
+    if kind == QUEUE_DEPTH_SIGNAL:
         return
+    key = PER_MODEL_SIGNALS[kind]
     target = signal.get("target", 0)
     if problems.clean(f"{path}.target") and target > 1:
-        problems.add(
-            f"{path}.target", f"{target:g} is above 1; a busy ratio never exceeds 1, so the target would never be met"
-        )
-    if not instances:
-        problems.add(f"{path}.instances_per_pod", "missing (required for kind busy-ratio: what its ratio divides by)")
+        problems.add(f"{path}.target", f"{target:g} is above 1; {TARGET_ABOVE_ONE[kind]}")
+    divisors = signal.get(key)
+    if not divisors:
+        what = "what its ratio divides by" if kind == "busy-ratio" else "what each model's requests are divided by"
+        problems.add(f"{path}.{key}", f"missing (required for kind {kind}: {what})")
         return
     if models_clean:
-        for model in _rightly_named(cast(dict[str, int], instances), MODEL):
+        for model in _rightly_named(cast(dict[str, float], divisors), MODEL):
             if model not in cast(list[str], models):
                 problems.add(
-                    join_key(f"{path}.instances_per_pod", model),
+                    join_key(f"{path}.{key}", model),
                     f"is not one of the deployment's models ({', '.join(cast(list[str], models)) or 'none'})",
                 )
 

@@ -17,7 +17,7 @@ from triton_platform.monitoring_args import (
     MonitoringArgs,
     object_name,
     served_models,
-    signal_instances,
+    signal_divisors,
 )
 from triton_platform.prometheus_alert import Alert, alert_rule
 from triton_platform.promql import label_value
@@ -87,7 +87,7 @@ def recording_rules(settings: MonitoringArgs) -> list[dict[str, Any]]:
             settings["namespace"],
             object_name(d),
             window,
-            signal_instances(d),
+            signal_divisors(d),
         )
         for _, d in sorted(settings["deployments"].items())
     ]
@@ -104,7 +104,7 @@ def load_queries(settings: MonitoringArgs) -> dict[str, str]:
             settings["namespace"],
             object_name(d),
             window,
-            signal_instances(d),
+            signal_divisors(d),
         )
         for key, d in sorted(settings["deployments"].items())
     }

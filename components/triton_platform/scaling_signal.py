@@ -13,6 +13,16 @@ instances never idle: unlike the pending count, it does not rise with the batche
 (bench/scaling_signals.py measures both). `queue-depth` is the pending-request gauge, kept for stacks
 tuned on it.
 
+`demand` is the load itself: the requests arriving per second, as Triton counts them when they end (a success,
+`nv_inference_request_success`, or a failure, `nv_inference_request_failure`, whose `reason` label is REJECTED for
+a full queue or a queue timeout, CANCELED, BACKEND or OTHER: core src/metric_model_reporter.cc; a rejected request
+is finished once, with its reason, by the dynamic batcher), over what one pod of the model serves alone at full
+batches (platform_config/capacity.py derives it from the model's latency profile, as the planner does). The
+models of a pod share its GPU time, so their shares add up: a deployment demands the sum over its models of
+rate / capacity, in pods. Unlike the busy ratio it is not bounded by 1 per pod: under a surge of 4x it reads 4x,
+and one HPA sync asks for every pod the surge needs. Requests still queued have not ended and are not counted
+yet: with an unbounded queue and no queue timeout, an overloaded pod's count stops at what it serves.
+
 The builders take what a deployment scales on, plain: Monitoring derives its recording rule, dashboard panel
 and at-ceiling alert from them, and the stack's program KEDA's trigger query.
 """
@@ -23,12 +33,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from triton_platform.promql import label_value
-from triton_platform.recorded_series import BUSY_RATIO, BY_DEPLOYMENT, PENDING_PER_REPLICA
+from triton_platform.recorded_series import BUSY_RATIO, BY_DEPLOYMENT, DEMAND, PENDING_PER_REPLICA
 
 BUSY_RATIO_SIGNAL = "busy-ratio"
 QUEUE_DEPTH_SIGNAL = "queue-depth"
-SIGNAL_KINDS = (BUSY_RATIO_SIGNAL, QUEUE_DEPTH_SIGNAL)
+DEMAND_SIGNAL = "demand"
+SIGNAL_KINDS = (BUSY_RATIO_SIGNAL, QUEUE_DEPTH_SIGNAL, DEMAND_SIGNAL)
 """What a deployment may scale on."""
+PER_MODEL_SIGNALS = {BUSY_RATIO_SIGNAL: "instances_per_pod", DEMAND_SIGNAL: "capacity_per_pod"}
+"""The signals that read each model apart, and the signal key giving what each model's series is divided by."""
+REQUEST_OUTCOMES = ("nv_inference_request_success", "nv_inference_request_failure")
+"""Every request ends as one of these counters (core src/metric_model_reporter.cc)."""
 COMPUTE_PHASES = ("input", "infer", "output")
 """What an instance does with a batch, each a Triton counter of its own."""
 
@@ -59,33 +74,62 @@ def busy_ratio_expr(selector: str, window: str, instances: Mapping[str, int]) ->
     return "max by (namespace, deployment, pod) (" + " or ".join(terms) + ")"
 
 
-def trigger_query(kind: str, namespace: str, object_name: str, window: str, instances: Mapping[str, int]) -> str:
+def demand_expr(selector: str, window: str, capacities: Mapping[str, float]) -> str:
+    """Per pod, the sum over its models of the requests ending per second over the model's capacity per pod (the
+    float's shortest exact decimal, so the query divides by the very figure the planner derives); one series per
+    pod."""
+
+    def rate(metric: str, model: str) -> str:
+        matchers = f"{selector}, model={label_value(model)}"
+        return f"sum by (namespace, deployment, pod, model) (rate({metric}{{{matchers}}}[{window}]))"
+
+    terms = [
+        "(" + " + ".join(rate(metric, model) for metric in REQUEST_OUTCOMES) + f") / {capacity!r}"
+        for model, capacity in sorted(capacities.items())
+    ]
+    # `or`: each model keeps its own series (the model label differs); the sum adds a pod's models' shares.
+    return "sum by (namespace, deployment, pod) (" + " or ".join(terms) + ")"
+
+
+def _per_pod(kind: str, selector: str, window: str, per_model: Mapping[str, float]) -> str | None:
+    """The per-pod expression of a signal that reads each model apart; None for the pending count."""
+    if kind == BUSY_RATIO_SIGNAL:
+        return busy_ratio_expr(selector, window, {model: int(count) for model, count in per_model.items()})
+    if kind == DEMAND_SIGNAL:
+        return demand_expr(selector, window, per_model)
+    return None
+
+
+def trigger_query(kind: str, namespace: str, object_name: str, window: str, per_model: Mapping[str, float]) -> str:
     """What KEDA asks Prometheus: the deployment's total, which an AverageValue target divides by replicas.
 
-    `instances`: for `busy-ratio`, the instances per pod of each model it reads (ensembles run none)."""
+    `per_model`: what each model's series is divided by (PER_MODEL_SIGNALS): for `busy-ratio` the instances per pod
+    of each model it reads, for `demand` each one's capacity per pod (ensembles run none, and are left out)."""
     selector = deployment_selector(namespace, object_name)
-    if kind == BUSY_RATIO_SIGNAL:
-        return f"sum({busy_ratio_expr(selector, window, instances)})"
+    per_pod = _per_pod(kind, selector, window, per_model)
+    if per_pod is not None:
+        return f"sum({per_pod})"
     return f"sum(nv_inference_pending_request_count{{{selector}}})"
 
 
 def per_replica_series(kind: str, namespace: str, object_name: str) -> str:
     """The recorded per-replica value, for dashboards and alerts."""
-    record = BUSY_RATIO if kind == BUSY_RATIO_SIGNAL else PENDING_PER_REPLICA
+    record = {BUSY_RATIO_SIGNAL: BUSY_RATIO, DEMAND_SIGNAL: DEMAND}.get(kind, PENDING_PER_REPLICA)
     return f"{record}{{{deployment_selector(namespace, object_name)}}}"
 
 
 def signal_record(
-    kind: str, namespace: str, object_name: str, window: str, instances: Mapping[str, int]
+    kind: str, namespace: str, object_name: str, window: str, per_model: Mapping[str, float]
 ) -> dict[str, Any] | None:
-    """The recording rule behind `per_replica_series` when it is the deployment's own: a busy ratio's
-    instance counts are per deployment, while pending requests are recorded for every deployment at once."""
-    if kind != BUSY_RATIO_SIGNAL:
+    """The recording rule behind `per_replica_series` when it is the deployment's own: a busy ratio's instance
+    counts and a demand's capacities are per deployment, while pending requests are recorded for every deployment
+    at once."""
+    per_pod = _per_pod(kind, deployment_selector(namespace, object_name), window, per_model)
+    if per_pod is None:
         return None
-    per_pod = busy_ratio_expr(deployment_selector(namespace, object_name), window, instances)
     # One rule per deployment under one name: the static label tells them apart (promtool's lint).
     return {
-        "record": BUSY_RATIO,
+        "record": BUSY_RATIO if kind == BUSY_RATIO_SIGNAL else DEMAND,
         "expr": f"avg by ({BY_DEPLOYMENT}) ({per_pod})",
         "labels": {"deployment": object_name},
     }

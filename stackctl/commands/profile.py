@@ -93,7 +93,7 @@ def _stack_config(args: argparse.Namespace) -> tuple[StackConfig | None, str | N
         return None, None, None
     from google.protobuf.json_format import MessageToDict  # noqa: PLC0415
 
-    from simulator.profiling import tau_config  # noqa: PLC0415
+    from platform_config.latency_profile import tau_config  # noqa: PLC0415
     from stackctl.command import stack_with_models  # noqa: PLC0415
 
     loaded = stack_with_models(args)
@@ -118,6 +118,7 @@ def _output(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> Exit:
+    from platform_config.latency_profile import config_differences  # noqa: PLC0415
     from platform_config.paths import display_path  # noqa: PLC0415
     from simulator import profile_import, profiling  # noqa: PLC0415
     from simulator.scenario import profile_of  # noqa: PLC0415
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> Exit:
             profile["config"] = {**stack_fields, **recorded}
     tau = profile_of(profile, where)
     if loaded is not None and stack_fields is not None:
-        differences = profiling.config_differences(profile["config"], stack_fields)
+        differences = config_differences(profile["config"], stack_fields)
         if differences:
             print(
                 f"stackctl profile: warning: the profiled config differs from {loaded.source}'s rendered config of "

@@ -495,6 +495,8 @@ def test_outputs_name_the_prometheus_of_mode_install_too(recorder: RecordingMock
 
 BUSY: dict[str, Any] = {"kind": "busy-ratio", "target": 0.75, "instances_per_pod": {"resnet": 2}}
 """A busy-ratio signal: two resnet instances per pod."""
+DEMAND: dict[str, Any] = {"kind": "demand", "target": 0.8, "capacity_per_pod": {"resnet": 1200.5}}
+"""A demand signal: a pod serves 1,200.5 resnet requests per second."""
 PAGE_KEY: dict[str, Any] = {"value": "pd-key"}
 
 
@@ -730,7 +732,7 @@ PROM_DURATION = "must be a Prometheus duration such as 30s, 5m or 1h30m"
         (
             f"{DEMO}.signal.kind",
             "queue-time",
-            [f"args.{DEMO}.signal.kind: 'queue-time' is not one of busy-ratio, queue-depth"],
+            [f"args.{DEMO}.signal.kind: 'queue-time' is not one of busy-ratio, queue-depth, demand"],
         ),
         (f"{DEMO}.signal.target", 0, [f"args.{DEMO}.signal.target: 0 is not above 0"]),
         (
@@ -760,6 +762,41 @@ PROM_DURATION = "must be a Prometheus duration such as 30s, 5m or 1h30m"
             f"{DEMO}.signal.instances_per_pod",
             {"resnet": 2},
             [f"args.{DEMO}.signal.instances_per_pod: only kind busy-ratio reads it; this signal is 'queue-depth'"],
+        ),
+        (
+            f"{DEMO}.signal",
+            {**DEMAND, "instances_per_pod": {"resnet": 2}},
+            [f"args.{DEMO}.signal.instances_per_pod: only kind busy-ratio reads it; this signal is 'demand'"],
+        ),
+        (
+            f"{DEMO}.signal",
+            {**BUSY, "capacity_per_pod": {"resnet": 10.0}},
+            [f"args.{DEMO}.signal.capacity_per_pod: only kind demand reads it; this signal is 'busy-ratio'"],
+        ),
+        (
+            f"{DEMO}.signal",
+            {"kind": "demand", "target": 0.8},
+            [
+                f"args.{DEMO}.signal.capacity_per_pod: missing (required for kind demand: what each model's requests "
+                "are divided by)"
+            ],
+        ),
+        (
+            f"{DEMO}.signal",
+            {**DEMAND, "target": 1.2},
+            [
+                f"args.{DEMO}.signal.target: 1.2 is above 1; each pod would have to carry more than it serves at full "
+                "batches, so the target is met only once requests are already being rejected"
+            ],
+        ),
+        (
+            f"{DEMO}.signal",
+            {**DEMAND, "capacity_per_pod": {"resnet": 0, "bert": 2e7}},
+            [
+                f"args.{DEMO}.signal.capacity_per_pod.resnet: 0 is not above 0 and at most 1e+07",
+                f"args.{DEMO}.signal.capacity_per_pod.bert: 2e+07 is not above 0 and at most 1e+07",
+                f"args.{DEMO}.signal.capacity_per_pod.bert: is not one of the deployment's models (resnet)",
+            ],
         ),
         ("routes", {"critical": "pager"}, ["args.routes.critical: 'pager' names no receiver of receivers (oncall)"]),
         ("routes", {"page": "oncall"}, ["args.routes.page: key 'page' is not one of critical, warning, info"]),
@@ -910,6 +947,32 @@ def test_a_busy_ratio_signal_brings_its_recording_rule_panel_and_ceiling_alert()
     )
 
 
+def test_a_demand_signal_divides_each_models_requests_by_its_capacity() -> None:
+    """Every request that ends, served or failed, over the capacity given, to the float's last digit; the load query
+    is the deployment's total in pods, its recording rule the mean per pod."""
+    args = changed(f"{DEMO}.signal", DEMAND)
+    settings = monitoring_settings("mon", cast(MonitoringArgs, args))
+    resnet = 'namespace="ml", deployment="my-model", model="resnet"'
+    by = "sum by (namespace, deployment, pod, model)"
+    per_pod = (
+        f"sum by (namespace, deployment, pod) (({by} (rate(nv_inference_request_success{{{resnet}}}[2m]))"
+        f" + {by} (rate(nv_inference_request_failure{{{resnet}}}[2m]))) / 1200.5)"
+    )
+    recording, _ = rule_groups(settings)
+    assert recording["rules"][-1] == {
+        "record": "namespace_deployment:nv_inference_request_demand:ratio",
+        "expr": f"avg by (namespace, deployment) ({per_pod})",
+        "labels": {"deployment": "my-model"},
+    }
+    _, queries = build_joined(cast(MonitoringArgs, args))
+    assert queries == {"demo": f"sum({per_pod})"}
+    [(title, _, targets)] = [p for p in panel_queries(settings, settings["deployments"]["demo"]) if "signal" in p[0]]
+    assert (title, targets) == (
+        "Scaling signal: demand per replica",
+        [(f"namespace_deployment:nv_inference_request_demand:ratio{{{SELECTOR}}}", "per replica"), ("0.8", "target")],
+    )
+
+
 def test_the_defaults() -> None:
     settings = monitoring_settings("mon", {"namespace": "ml", "latency_slo_ms": 250})
     assert (
@@ -1026,6 +1089,7 @@ def test_a_name_with_a_quote_cannot_rewrite_a_query() -> None:
     exprs += [expr for _, _, targets in panel_queries(settings, watched) for expr, _ in targets]
     exprs.append(dashboard(settings, watched)["templating"]["list"][1]["query"].removeprefix("label_values(")[:-8])
     exprs.append(trigger_query("busy-ratio", HOSTILE, HOSTILE, "2m", {HOSTILE: 2}))
+    exprs.append(trigger_query("demand", HOSTILE, HOSTILE, "2m", {HOSTILE: 1000.0}))
     own = {"quantile", "clock_event", "xid", "scaledObject"}
     seen: set[str] = set()
     for expr in exprs:
