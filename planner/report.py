@@ -17,6 +17,8 @@ from planner.plan import Plan
 from planner.search import ORACLE_TARGET, Result, ShapeRun, rank
 from planner.settings import BATCHING, Place, knob_value, knobs
 from planner.shapes import rise
+from platform_config.scaling import SIGNAL_TARGETS
+from platform_config.schema import section_key
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -559,6 +561,9 @@ def plan_markdown(plan: Plan) -> str:
         for name in knobs(current.settings):
             old, new = knob_value(current.settings, name), knob_value(chosen.settings, name)
             where = _place(plan.places[name]) if name in plan.places else "derived from the batching config"
+            if name == "target" and chosen.settings.signal != current.settings.signal:
+                # Another signal reads its own target key (planner.settings.edits moves it).
+                where = _place((section_key("scaling"), SIGNAL_TARGETS[chosen.settings.signal][1]))
             changed = "**" if old != new else ""
             lines.append(f"| {_label(plan, name)} | {_shown(old)} | {changed}{_shown(new)}{changed} | {where} |")
         lines += ["", f"| result on the trace | current #0 | chosen #{chosen.index} |"]

@@ -572,6 +572,42 @@ def _demand_capacity(sections: Sections, repo: ModelRepository) -> Iterator[Conf
     yield from demand_capacities(serving, scaling, {m: r.config for m, r in rendered.models.items()})[1]
 
 
+def _demand_queue_bound(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """With the `demand` signal, no model bounds its queue by count: Triton answers a request to a full queue at once
+    and counts it nowhere (core src/dynamic_batch_scheduler.cc returns the error from Enqueue, before the request
+    reaches the statistics, in the 2.51 of the default image; measured in tests/test_demand_real.py; newer cores
+    stage requests and finish a full queue's as REJECTED), so the demand would miss the overflow it sheds. A request
+    rejected at its queue timeout is counted (nv_inference_request_failure, reason REJECTED)."""
+    scaling: ScalingConfig = sections["scaling"]
+    if scaling.signal != "demand":
+        return
+    serving: ServingConfig = sections["serving"]
+    defaults, models = _layers(sections)
+    for name in served_models(serving):
+        model = repo.models.get(name)
+        if model is None or model.is_ensemble:
+            continue
+        own = models.get(name)
+        batching = effective_settings(model, defaults, own).dynamic_batching
+        policy = batching.default_queue_policy if batching is not None else None
+        size = policy.max_queue_size if policy is not None else None
+        if size is None:
+            size, where = model.config.dynamic_batching.default_queue_policy.max_queue_size, None
+        elif own and own.dynamic_batching and own.dynamic_batching.default_queue_policy:
+            where = f"{MODELS}.{name}.dynamicBatching.defaultQueuePolicy.maxQueueSize"
+        else:
+            where = f"{DEFAULTS}.dynamicBatching.defaultQueuePolicy.maxQueueSize"
+        if size > 0:
+            yield ConfigIssue(
+                where or f"default_queue_policy.max_queue_size in {STACK_NAMES.base(model)}",
+                f"{size} bounds model {name!r}'s queue by count, but {section_key('scaling')}.signal is demand: "
+                "Triton (2.51, the default image) refuses a request to a full queue before it counts it (neither a "
+                "success nor a failure), "
+                "so the demand would not see the overflow; bound the queue by time instead: maxQueueSize 0 and "
+                "defaultQueuePolicy.defaultTimeoutMicroseconds (a request rejected at its timeout is counted)",
+            )
+
+
 Check = Callable[[Sections, ModelRepository], Iterator[ConfigIssue]]
 
 CHECKS: list[tuple[tuple[str, ...], Check]] = [
@@ -595,6 +631,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving", "gpu_pool"), _pool_at_zero),
     (("serving", "scaling"), _simulation_shares),
     (("serving", "models", "scaling"), _demand_capacity),
+    (("serving", "models", "scaling"), _demand_queue_bound),
     (("environment", "serving"), _production_drain_floor),
     (("environment", "monitoring", "scaling"), _production_scaling_path),
 ]

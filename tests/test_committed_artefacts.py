@@ -151,6 +151,21 @@ def _stale_record(root: Path, record_path: str, command: Command) -> list[str]:
     return problems
 
 
+def _failing_current(root: Path, record_path: str, command: Command) -> list[str]:
+    """A committed stack whose own plan says its current settings fail: every example stack holds its plan."""
+    if command.args.command != "plan" or not command.args.stack:
+        return []
+    current = json.loads((root / record_path).read_text(encoding="utf-8"))["candidates"][0]
+    if current["passed"]:
+        return []
+    stack = f"stacks/Pulumi.{command.args.stack}.yaml"
+    return [
+        f"{record_path}: the current settings (#0) of {stack} fail its own plan ({'; '.join(current['failures'])}); "
+        f"apply the plan's patch ({Path(record_path).parent}/Pulumi.{command.args.stack}.yaml.patch) or change the "
+        f"stack until they pass, then regenerate with `make {TARGET}` ({command.line})"
+    ]
+
+
 def _stale_example_figures(root: Path) -> list[str]:
     """docs/simulation.md's caption and table of the example against its summary.json."""
     summary = json.loads((root / EXAMPLE / "summary.json").read_text(encoding="utf-8"))
@@ -204,6 +219,7 @@ def stale(root: Path) -> list[str]:
             problems.append(f"{record}: not committed; generate it with `make {TARGET}` ({command.line})")
         else:
             problems += _stale_record(root, record, command)
+            problems += _failing_current(root, record, command)
     if (root / EXAMPLE / "summary.json").is_file():
         problems += _stale_example_figures(root)
     return problems
@@ -261,6 +277,19 @@ def test_a_changed_stack_file_names_each_artefact_that_ran_it(tree: Path) -> Non
         f"is now {new!r}; {PLAN_PRODUCTION}",
         f"docs/simulation/production-spike/summary.json: inputs.stack_sha256 records {old!r}, but "
         f"stacks/Pulumi.production.yaml is now {new!r}; {SIMULATE}",
+    ]
+
+
+def test_a_stack_that_fails_its_own_plan_is_named(tree: Path) -> None:
+    record = tree / "docs" / "plan" / "staging" / "plan.json"
+    plan = json.loads(record.read_text(encoding="utf-8"))
+    plan["candidates"][0] |= {"passed": False, "failures": ["rejected: 0.4573% > 0.1% in 3 of 3 seeds"]}
+    record.write_text(json.dumps(plan), encoding="utf-8")
+    assert stale(tree) == [
+        "docs/plan/staging/plan.json: the current settings (#0) of stacks/Pulumi.staging.yaml fail its own plan "
+        "(rejected: 0.4573% > 0.1% in 3 of 3 seeds); apply the plan's patch "
+        "(docs/plan/staging/Pulumi.staging.yaml.patch) or change the stack until they pass, then regenerate with "
+        "`make artefacts` (stackctl plan --stack staging --trace stacks/traces/staging.csv --out docs/plan/staging)"
     ]
 
 

@@ -416,8 +416,10 @@ def test_model_settings_for_unknown_model() -> None:
 
 
 def test_model_settings_for_model_no_deployment_serves() -> None:
-    [error] = errors_of("production", setting(SERVING, "deployments", "ranker", "models", value=["classifier"]))
+    # production also pins ranker's profile for the demand signal, which then names the model as unserved too.
+    error, pin = errors_of("production", setting(SERVING, "deployments", "ranker", "models", value=["classifier"]))
     assert error.startswith("triton-platform:models.ranker: settings for model 'ranker', which no deployment serves")
+    assert pin.startswith("triton-platform:scaling.capacityProfiles.ranker: no deployment serves model 'ranker'")
     assert validate("production", setting(SERVING, "deployments", "ranker", "models", value=["classifier", "ranker"]))
 
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Hashable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,12 +19,26 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from platform_config.capacity import demand_capacities, pod_capacity_rps, tau_at
-from platform_config.loader import StackConfig
+from platform_config.loader import StackConfig, load_stack
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT
+from platform_config.scaling import ScalePolicy
 from simulator.batcher import COUNTER_REQUESTS, COUNTERS, BatcherConfig, LatencyProfile, Outcome, Replica
-from simulator.scenario import PROFILES, scenario
-from simulator.signals import demand
+from simulator.fluid import evaluate
+from simulator.hpa import Behavior
+from simulator.oracle import oracle
+from simulator.scenario import (
+    PROFILES,
+    Scenario,
+    capacity_rps,
+    model_load,
+    read_trace_columns,
+    rules,
+    run_mix,
+    scenario,
+    shaped_trace,
+)
+from simulator.signals import SignalSpec, demand
 from tests.conftest import SCALING, SERVING, Mutation, errors_of, setting, stack_values, validate
 from tests.profile_warnings import PROFILE_WARNING
 from triton_platform.model_packaging.source import read_repository
@@ -167,7 +182,13 @@ def test_a_profile_of_another_config_is_refused() -> None:
         "instance_count 3 in the profile, 2 rendered), so its tau(b) does not give this config's capacity; measure "
         "this config (`stackctl profile --stack <stack> --model classifier`, docs/profiling.md)"
     )
-    assert len(found) == 3  # classifier, preprocess, ranker
+    # classifier, preprocess and ranker; then staging's count bound (its modelDefaults) for each
+    assert [f.split(":")[1] for f in found] == [
+        "scaling.capacityProfiles.classifier.path",
+        "scaling.capacityProfiles.preprocess.path",
+        "scaling.capacityProfiles.ranker.path",
+        *["serving.modelDefaults.dynamicBatching.defaultQueuePolicy.maxQueueSize"] * 3,
+    ]
 
 
 def test_an_ensemble_or_an_unserved_model_is_refused() -> None:
@@ -210,7 +231,7 @@ def test_a_missing_profile_is_named() -> None:
 
 
 def test_capacity_profiles_are_read_by_demand_alone() -> None:
-    assert errors_of("production", setting(SCALING, "capacityProfiles", value=PINS)) == [
+    assert errors_of("staging", setting(SCALING, "capacityProfiles", value=PINS)) == [
         "triton-platform:scaling: capacityProfiles is only read by another signal; signal 'busy-ratio' reads "
         "busyRatioTarget: remove capacityProfiles or set signal"
     ]
@@ -225,3 +246,75 @@ def test_dev_simulates_on_profiles_of_another_config_and_says_so() -> None:
         )
     assert process.returncode == 0, process.stderr
     assert PROFILE_WARNING.fullmatch(process.stderr), process.stderr
+
+
+# --- production as committed, on days and steps it was not planned on ------------------------------------------
+
+
+def production_general() -> Scenario:
+    """production's `general` as its plan runs it: classifier and preprocess together, at the trace's mix."""
+    stack = load_stack("production")
+    names, rate = read_trace_columns(PROJECT_ROOT / "stacks" / "traces" / "production.csv")
+    models, columns = model_load(stack, "general", names, rate, "stacks/traces/production.csv")
+    return scenario(stack, "general", models[0], others=models[1:], mix=run_mix(columns))
+
+
+def _columns(s: Scenario, rate: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.stack([rate * share for share in s.mix], axis=1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("multiple", [3, 4, 6])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_production_reacts_to_a_step_within_its_floor_and_a_third(multiple: int, seed: int) -> None:
+    """From the replica floor to `multiple` times a pod's capacity: capacity catches up within 1.3x the reaction
+    floor (scrape, HPA sync, pod start and a node where one is needed: no setting reacts faster)."""
+    s = production_general()
+    assert s.signal.name == "demand"
+    run = evaluate(s, _columns(s, shaped_trace("step", multiple * capacity_rps(s), 0.5)), seed)
+    assert run["reaction_seconds"] is not None
+    assert float(run["reaction_seconds"]) <= 1.3 * float(run["reaction_floor_seconds"] or 0), run
+
+
+@pytest.mark.slow
+def test_the_busy_ratio_reacted_to_the_same_step_in_a_third_more_than_its_floor() -> None:
+    """What the demand signal replaced: the busy ratio at production's former 0.9 and scale-up (50% or a pod a
+    minute, after 30 s) reads 1 per saturated pod, 11% more pods per sync at most."""
+    s = production_general()
+    former = Behavior(
+        rules(ScalePolicy.model_validate({"stabilizationSeconds": 30, "percent": 50, "pods": 1, "periodSeconds": 60})),
+        s.behavior.scale_down,
+    )
+    busy = replace(s, signal=SignalSpec("busy-ratio", 0.9), behavior=former)
+    run = evaluate(busy, _columns(s, shaped_trace("step", 4 * capacity_rps(s), 0.5)), 1)
+    assert float(run["reaction_seconds"] or 0) > 1.3 * float(run["reaction_floor_seconds"] or 0), run
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_production_holds_a_day_it_was_not_planned_on(seed: int) -> None:
+    """A 1.5 h diurnal day peaking at 4 pods' capacity, seeds the plan never ran: rejected within the 0.1% bound, at
+    most 1.15x the GPU-hours of the oracle (each second's fewest pods that hold the SLO, with no start delay)."""
+    s = production_general()
+    rate = shaped_trace("diurnal", 4 * capacity_rps(s), 1.5)
+    run = evaluate(s, _columns(s, rate), seed)
+    assert float(run["rejected_pct"] or 0) <= 0.1, run
+    best = oracle(s, rate, s.slo_seconds, 0.2).gpu_hours
+    assert float(run["gpu_hours"] or 0) <= 1.15 * best, (run["gpu_hours"], best)
+
+
+def test_demand_refuses_a_queue_bounded_by_count() -> None:
+    """A request refused for a full queue is counted nowhere (tests/test_demand_real.py): the demand would not see
+    the overflow, so each model is bounded by time."""
+    assert errors_of(
+        "production",
+        setting(
+            "triton-platform:models", "ranker", "dynamicBatching", "defaultQueuePolicy", value={"maxQueueSize": 64}
+        ),
+    ) == [
+        "triton-platform:models.ranker.dynamicBatching.defaultQueuePolicy.maxQueueSize: 64 bounds model 'ranker''s "
+        "queue by count, but triton-platform:scaling.signal is demand: Triton (2.51, the default image) refuses a "
+        "request to a full queue before it counts it (neither a success nor a failure), so the demand would not see "
+        "the overflow; bound the queue by time instead: maxQueueSize 0 and defaultQueuePolicy.defaultTimeoutMicroseconds "
+        "(a request rejected at its timeout is counted)"
+    ]

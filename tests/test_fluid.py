@@ -61,9 +61,18 @@ def with_signal(s: Scenario, name: Signal | None) -> Scenario:
 Summary = dict[str, float | int | None]
 
 
-def runs(stack: str, signal: Signal | None, shape: str, multiple: float) -> tuple[Summary, Summary]:
-    """The detailed engine's summary and the fluid model's, on the same trace and seed."""
+FORMER_SCALE_UP = Rules(30, (Policy("Percent", 50, 60), Policy("Pods", 1, 60)), "Max")
+"""Production's scale-up before it scaled on demand."""
+
+
+def runs(
+    stack: str, signal: Signal | None, shape: str, multiple: float, scale_up: Rules | None = None
+) -> tuple[Summary, Summary]:
+    """The detailed engine's summary and the fluid model's, on the same trace and seed; `scale_up` in place of the
+    stack's."""
     s = with_signal(scenario(load_stack(stack)), signal)
+    if scale_up is not None:
+        s = replace(s, behavior=Behavior(scale_up, s.behavior.scale_down))
     # dev idles at zero (replicas.min 0, issue 41): the bounds above are measured at a floor of 1 or more, where
     # dev was before; the two models at zero against each other: tests/test_scale_to_zero.py.
     s = at_floor_one(s) if s.scales_to_zero else s
@@ -129,7 +138,10 @@ def test_demand_matches_the_detailed_engine(stack: str, shape: str) -> None:
 @pytest.mark.parametrize("multiple", [1.3, 2.7])
 @pytest.mark.parametrize("signal", ["queue-excess", "queue-time"])
 def test_queue_signals_match_the_detailed_engine(signal: Signal, multiple: float) -> None:
-    assert disagreements(*runs("production", signal, "spike", multiple)) == []
+    """Under production's former scale-up (50% or a pod a minute, after 30 s), which the bounds were measured on: under
+    its demand-era scale-up (100% per 15 s) queue-excess at 1.3x tips the HPA's ceil() a pod apart for minutes, fluid
+    1.154 against detailed 1.273 GPU-hours (the module's docstring: up to 11-22% of a 15-minute run)."""
+    assert disagreements(*runs("production", signal, "spike", multiple, FORMER_SCALE_UP)) == []
 
 
 @pytest.mark.slow
@@ -251,13 +263,13 @@ def test_the_compiled_hpa_decides_as_simulator_hpa() -> None:
 
 # Several models on one pod (Scenario.others): the fluid model's contention (fluid._data_plane) against the detailed
 # engine's (engine.Shared), two models of production's `general`, 40% and 60% of the load, 15-minute traces at
-# 0.6x, 1.3x and 2.7x of the trigger load. Measured (2 cores, seed 3): GPU-hours within 2.8% in all 9 cases;
-# rejected within 0.5 points or 15%, in total and per model; p95 within 22% in 7 cases. Where a second's load sits
-# at production's queue timeout the p95 lands on either side of the timeout's cliff (the detailed engine's at
-# 107-119 ms, a request timed out at the 100 ms queue timeout plus its batch; the fluid model's below it):
-# step 1.3x 54.8 vs 107 ms, spike 0.6x 59.3 vs 101 ms.
+# 0.6x, 1.3x and 2.7x of the trigger load. Measured (2 cores, seed 3) with production on the demand signal and queues
+# bounded by time: GPU-hours equal in all 9 cases; rejected within 0.06 points, in total and per model; p95 within 30%
+# in 8 cases. Where a second's load sits at production's queue timeout the p95 lands on either side of the timeout's
+# cliff (the detailed engine's at about 160 ms, a request timed out at preprocess's 150 ms queue timeout plus its
+# batch; the fluid model's below it): spike 0.6x 89.9 vs 159.7 ms.
 AT_THE_TIMEOUT_CLIFF = pytest.mark.xfail(strict=True, reason="p95 on the other side of the queue timeout's cliff")
-CLIFF = {("step", 1.3), ("spike", 0.6)}
+CLIFF = {("spike", 0.6)}
 MIX = (0.4, 0.6)
 
 

@@ -38,9 +38,10 @@ def test_scaled_object_fields(stack: str, deployment: str) -> None:
         "value": scaling.scale_up.percent,
         "periodSeconds": scaling.scale_up.period_seconds,
     } in up["policies"]
-    assert {"type": "Pods", "value": scaling.scale_up.pods, "periodSeconds": scaling.scale_up.period_seconds} in up[
-        "policies"
-    ]
+    pods = {"type": "Pods", "value": scaling.scale_up.pods, "periodSeconds": scaling.scale_up.period_seconds}
+    # A Pods policy only where the stack sets one (production's demand scales by percent alone).
+    assert (pods in up["policies"]) == (scaling.scale_up.pods is not None)
+    assert len(up["policies"]) == (1 if scaling.scale_up.pods is None else 2)
     assert down["stabilizationWindowSeconds"] == scaling.scale_down.stabilization_seconds
     assert scaling.fallback is not None
     assert spec["fallback"] == {
@@ -57,10 +58,12 @@ def test_scaled_object_fields(stack: str, deployment: str) -> None:
         assert trigger["metadata"]["ignoreNullValues"] == null_values
         # No stack sets `scaling.prometheusAddress`: the operator's Service in `monitoring.prometheus.namespace`.
         assert trigger["metadata"]["serverAddress"] == "http://prometheus-operated.monitoring.svc:9090"
-    assert queue["name"] == "busy-ratio"
-    assert queue["metadata"]["query"].startswith("sum(max by (namespace, deployment, pod) (")
+    assert queue["name"] == scaling.signal
+    # A busy ratio takes each pod's busiest model; a demand adds each pod's models' shares.
+    per_pod = "max" if scaling.signal == "busy-ratio" else "sum"
+    assert queue["metadata"]["query"].startswith(f"sum({per_pod} by (namespace, deployment, pod) (")
     assert f'deployment="triton-{deployment}"' in queue["metadata"]["query"]
-    assert queue["metadata"]["threshold"] == f"{scaling.busy_ratio_target:g}"
+    assert queue["metadata"]["threshold"] == f"{scaling.signal_target():g}"
     assert queue["metadata"]["activationThreshold"] == "0"
     assert gpu["name"] == "gpu-memory"
     sel = f'namespace="triton-{stack}", deployment="triton-{deployment}"'
@@ -197,8 +200,7 @@ def test_thresholds_must_be_positive() -> None:
 # Instances per pod of each non-ensemble model, read off the stack files and model_repo's config.pbtxt by hand:
 # a GPU group's count is per GPU, and each of these deployments has one GPU per pod.
 BUSY_DIVISORS = {
-    ("production", "general"): {"classifier": 3, "preprocess": 3},
-    ("production", "ranker"): {"ranker": 3},
+    ("staging", "general"): {"classifier": 2, "preprocess": 2, "ranker": 2},
 }
 
 
@@ -217,6 +219,29 @@ def test_the_busy_ratio_divides_each_model_by_its_instances_per_pod(stack: str, 
             f" * sum by (namespace, deployment, pod, model) (rate(nv_inference_exec_count{{{sel}}}[1m]))"
             f" / clamp_min(sum by (namespace, deployment, pod, model) (rate(nv_inference_count{{{sel}}}[1m])), 1e-9)"
             f" / {instances * 1_000_000}"
+        )
+
+
+DEMAND_DIVISORS = {
+    ("production", "general"): {"classifier": "13554.054330712024", "preprocess": "13558.490913210078"},
+    ("production", "ranker"): {"ranker": "20127.484043298107"},
+}
+"""Each model's capacity per pod, from its pinned profile: 3 instances x 32 / tau(32)."""
+
+
+@pytest.mark.parametrize(("stack", "deployment"), sorted(DEMAND_DIVISORS), ids=str)
+def test_the_demand_divides_each_model_by_its_capacity_per_pod(stack: str, deployment: str) -> None:
+    trigger = scaled_objects(synth_stack(stack))[f"triton-{deployment}"]["spec"]["triggers"][0]
+    assert (trigger["name"], trigger["metadata"]["threshold"]) == ("demand", "0.82")
+    query = trigger["metadata"]["query"]
+    terms = query.removeprefix("sum(sum by (namespace, deployment, pod) (").removesuffix("))").split(" or ")
+    assert len(terms) == len(DEMAND_DIVISORS[stack, deployment])
+    for term, (model, capacity) in zip(terms, sorted(DEMAND_DIVISORS[stack, deployment].items()), strict=True):
+        sel = f'namespace="triton-{stack}", deployment="triton-{deployment}", model="{model}"'
+        by = "sum by (namespace, deployment, pod, model)"
+        assert term == (
+            f"({by} (rate(nv_inference_request_success{{{sel}}}[1m]))"
+            f" + {by} (rate(nv_inference_request_failure{{{sel}}}[1m]))) / {capacity}"
         )
 
 

@@ -389,7 +389,7 @@ def test_defaults_never_make_a_non_batching_model_batch(tmp_path: Path) -> None:
 
 
 def test_max_batch_size_may_only_lower_the_base() -> None:
-    [error] = errors_of("production", setting(MODELS, "ranker", "maxBatchSize", value=64))
+    [error] = errors_of("staging", setting(MODELS, "ranker", "maxBatchSize", value=64))
     assert error == (
         "triton-platform:models.ranker.maxBatchSize: maxBatchSize 64 is above the max_batch_size 32 of model "
         "'ranker' in model_repo/ranker/config.pbtxt, which states what the model supports; it may only be lowered"

@@ -18,7 +18,7 @@ from stackctl.main import main
 
 STAGING = load_stack("staging")
 CURRENT = current_settings(STAGING, scenario(STAGING))
-"""staging: replicas 1 to 4, busy-ratio target 0.8, scale-up 0 s stabilization, 100% or 3 pods per 30 s."""
+"""staging: replicas 1 to 4, busy-ratio target 0.8, scale-up after 30 s, 50% or 3 pods per 30 s."""
 OPTIONS = {
     "target": (0.8, 0.5, 0.6, 0.7, 0.9),
     "up_stabilization_s": (0, 30, 60),
@@ -30,17 +30,19 @@ OPTIONS = {
 
 def test_only_changes_that_react_sooner_are_tried_one_field_at_a_time() -> None:
     assert (CURRENT.min_replicas, CURRENT.max_replicas, CURRENT.target) == (1, 4, 0.8)
-    assert (CURRENT.up_stabilization_s, CURRENT.up_percent, CURRENT.up_pods, CURRENT.up_period_s) == (0, 100, 3, 30)
+    assert (CURRENT.up_stabilization_s, CURRENT.up_percent, CURRENT.up_pods, CURRENT.up_period_s) == (30, 50, 3, 30)
     tried = variations(CURRENT, OPTIONS)
     assert [(field, value) for field, value, _ in tried] == [
         # Every floor above the current up to the ceiling, beyond the grid's.
         ("min_replicas", 2),
         ("min_replicas", 3),
         ("min_replicas", 4),
-        # Lower targets, a faster percent, more pods, a shorter period; no stabilization below 0.
+        # Lower targets, a shorter stabilization, faster percents, more pods, a shorter period.
         ("target", 0.5),
         ("target", 0.6),
         ("target", 0.7),
+        ("up_stabilization_s", 0),
+        ("up_percent", 100),
         ("up_percent", 200),
         ("up_pods", 4),
         ("up_period_s", 15),
@@ -69,18 +71,20 @@ def test_the_step_no_candidate_holds_names_the_cheapest_reaction_setting_that_do
     assert not step["held"]
     holding = next(h for h in data["holdings"] if h["shape"] == "step")
     # The step goes from a quarter of the peak to the peak (13,986 req/s); a replica carries 8,741 at the SLO, so a
-    # floor of 2 (17,482) carries the peak before it comes: 2 replicas x 900 s x 1 GPU = 0.5 GPU-hours.
+    # floor of 2 (17,482) carries the peak before it comes: 2 replicas x 900 s x 1 GPU = 0.5 GPU-hours at least, more
+    # where the busy ratio above its target adds a pod at the peak.
     assert (holding["field"], holding["value"]) == ("min_replicas", 2)
     named = next(t for t in holding["tried"] if (t["field"], t["value"]) == ("min_replicas", 2))
     assert named["held"]
-    assert named["mean"]["gpu_hours"] == pytest.approx(2 * 900 / 3600)
+    assert named["mean"]["gpu_hours"] >= 2 * 900 / 3600
     # It is the cheapest of those that held.
     assert all(t["mean"]["gpu_hours"] >= named["mean"]["gpu_hours"] for t in holding["tried"] if t["held"])
     md = (current_only / "plan.md").read_text()
     line = next(line for line in md.splitlines() if line.startswith("- **step**"))
     assert (
         f"none of the 1 candidates holds it; the cheapest single reaction setting that holds it (of "
-        f"{len(holding['tried'])} tried on the current settings) is **replicas min 2** (now 1): 0.500 GPU-hours on "
+        f"{len(holding['tried'])} tried on the current settings) is **replicas min 2** (now 1): "
+        f"{named['mean']['gpu_hours']:.3f} GPU-hours on "
         f"the shape, {named['multiple']:.3g}× the current settings' oracle, p95 {named['mean']['p95_ms']:.1f} ms, "
         f"rejected {named['mean']['rejected_pct']:.3f}%" in line
     )

@@ -354,31 +354,37 @@ def test_another_models_knob_changes_its_batching_alone_and_lands_in_its_own_set
 
 
 def test_a_switch_of_signal_moves_the_target_and_pins_the_profiles() -> None:
-    """To demand: the busy ratio's target goes, the demand's is written, and every model's profile is pinned; and
-    back: the pins go with the signal that reads them. The stack then validates (the planner keeps such a switch
-    only where it does)."""
+    """From production's demand to the busy ratio: the demand's target goes with the profiles it pins, the busy
+    ratio's is written; and to demand again: every served model's profile is pinned. The stack then validates (the
+    planner keeps such a switch only where it does)."""
     loaded = load_stack_file(PRODUCTION, "production")
     s = scenario(loaded, "general", "classifier", others=["preprocess"], mix=(0.5, 0.5))
     current = current_settings(loaded, s)
-    places = locations("general", "classifier", "busy-ratio", ["preprocess"])
-    pins = capacity_pins(loaded, read_repository(DEFAULT_MODEL_REPO))
+    assert (current.signal, current.target) == ("demand", 0.82)
+    places = locations("general", "classifier", "demand", ["preprocess"])
+    repo = read_repository(DEFAULT_MODEL_REPO)
+    pins = capacity_pins(loaded, repo)
     assert sorted(pins) == ["classifier", "preprocess", "ranker"]
-    demand = with_values(current, {"signal": "demand", "target": 0.8})
+    busy = with_values(current, {"signal": "busy-ratio", "target": 0.8})
     scaling = "triton-platform:scaling"
-    changes = edits(current, demand, places, pins)
+    changes = edits(current, busy, places, pins)
+    assert changes == {
+        (scaling, "signal"): "busy-ratio",
+        (scaling, "demandTarget"): None,
+        (scaling, "busyRatioTarget"): 0.8,
+        (scaling, "capacityProfiles"): None,
+    }
+    inputs = StackInputs.read(PRODUCTION, loaded, repo, s)
+    assert inputs.scenario(changes).signal == SignalSpec("busy-ratio", 0.8)
+    back = edits(busy, current, places, pins)
     expected: dict[tuple[str, ...], object] = {
         (scaling, "signal"): "demand",
         (scaling, "busyRatioTarget"): None,
-        (scaling, "demandTarget"): 0.8,
+        (scaling, "demandTarget"): 0.82,
         **{(scaling, "capacityProfiles", m, "path"): f"bench/results/profiles/{m}.json" for m in pins},
         **{(scaling, "capacityProfiles", m, "sha256"): pins[m][1] for m in pins},
     }
-    assert changes == expected
-    inputs = StackInputs.read(PRODUCTION, loaded, read_repository(DEFAULT_MODEL_REPO), s)
-    assert inputs.scenario(changes).signal == SignalSpec("demand", 0.8)
-    back = edits(demand, current, places, pins)
-    assert back[(scaling, "capacityProfiles")] is None
-    assert back[(scaling, "busyRatioTarget")] == 0.9
+    assert back == expected
 
 
 STAGING = PROJECT_ROOT / "stacks" / "Pulumi.staging.yaml"

@@ -26,10 +26,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 BASE_SECRET = "https://hooks.example.invalid/base-plaintext-4f1c0d"
 HEAD_SECRET = "https://hooks.example.invalid/head-plaintext-9a2e7b"
 SECRET_PATH = "triton-platform:monitoring.receivers.audit.webhook.url.value"
-# Production's busy-ratio target as the stack file writes it.
-BUSY_TARGET = re.search(
-    r"busyRatioTarget: ([0-9.]+)", (PROJECT_ROOT / "stacks" / "Pulumi.production.yaml").read_text()
-)[1]  # type: ignore[index]
+# Production's demand target as the stack file writes it.
+DEMAND_TARGET = re.search(r"demandTarget: ([0-9.]+)", (PROJECT_ROOT / "stacks" / "Pulumi.production.yaml").read_text())[
+    1
+]  # type: ignore[index]
 LB_REASON = "internal load balancer for the on-prem metrics gateway, ticket NET-123"
 
 
@@ -107,7 +107,7 @@ def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     edit(bumped / "Chart.yaml", "version: 2.20.2", "version: 2.20.3")
     edit_stack(production, bump_keda(bumped))
     edit(production, "maxQueueDelayMicroseconds: 5000", "maxQueueDelayMicroseconds: 8000")
-    edit(production, f"busyRatioTarget: {BUSY_TARGET}", "busyRatioTarget: 0.95")
+    edit(production, f"demandTarget: {DEMAND_TARGET}", "demandTarget: 0.95")
     set_secret(repo, env, HEAD_SECRET)
     edit(repo / "stacks" / "Pulumi.dev.yaml", "maxQueueDelayMicroseconds: 500", "maxQueueDelayMicroseconds: 900")
     # A change inside the component package, which the virtualenv installs editable from this checkout.
@@ -186,7 +186,7 @@ def test_chart_bump_shows_as_settings_and_per_object_values(offline: tuple[str, 
 def test_batching_change_shows_old_and_new_values(offline: tuple[str, str]) -> None:
     report, _ = offline
     assert '| `models.classifier.dynamicBatching.maxQueueDelayMicroseconds` | `"5000"` | `"8000"` |' in report
-    assert f"| `triton-platform:scaling.busyRatioTarget` | `{BUSY_TARGET}` | `0.95` |" in report
+    assert f"| `triton-platform:scaling.demandTarget` | `{DEMAND_TARGET}` | `0.95` |" in report
     # The rendered model config, line by line, in the ConfigMap that carries it.
     assert "-  max_queue_delay_microseconds: 5000\n  +  max_queue_delay_microseconds: 8000" in report
     assert "| update | `kubernetes:keda.sh/v1alpha1:ScaledObject` |" in report

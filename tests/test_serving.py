@@ -309,6 +309,8 @@ def test_removing_a_model_changes_the_deployment_but_keeps_model_data() -> None:
         "production",
         removing("triton-platform:models"),
         setting(SERVING, "deployments", "ranker", "models", value=["classifier"]),
+        # A model no deployment serves keeps no capacity profile (the demand signal reads none of it).
+        removing("triton-platform:scaling", "capacityProfiles", "ranker"),
     )
     assert objects(trimmed, "Deployment")["triton-ranker"] != objects(before, "Deployment")["triton-ranker"]
     for result in (before, after, trimmed):

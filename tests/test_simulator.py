@@ -279,7 +279,7 @@ def test_the_scenario_follows_the_stacks_rendered_config() -> None:
     s = PRODUCTION
     assert (s.deployment, s.model) == ("general", "classifier")
     assert s.batcher == BatcherConfig(32, 0.005, (8, 16), 3, 0, 0.1, True)
-    assert (s.min_replicas, s.max_replicas, s.signal) == (2, 10, SignalSpec("busy-ratio", 0.9))
+    assert (s.min_replicas, s.max_replicas, s.signal) == (2, 10, SignalSpec("demand", 0.82))
     assert s.slo_seconds == 0.2
 
 

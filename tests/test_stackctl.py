@@ -23,9 +23,10 @@ def test_validate_stack_prints_a_one_line_summary(stack: str, capsys: pytest.Cap
     assert main(["validate", "--stack", stack]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"stacks/Pulumi.{stack}.yaml: OK: stack {stack} ({stack}, ")
-    # Production's one more line: Triton's image, which the deploy workflow pins (no public digest to commit);
-    # dev's, the wake estimate of its deployment at zero.
-    assert out.count("\n") == (1 if stack == "staging" else 2)
+    # Production's more lines: Triton's image, which the deploy workflow pins (no public digest to commit), and the
+    # capacity per pod of each model its demand signal reads (three); dev's, the wake estimate of its deployment at
+    # zero.
+    assert out.count("\n") == {"staging": 1, "dev": 2, "production": 5}[stack]
 
 
 def test_validate_config_file_anywhere_lists_every_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -59,6 +59,17 @@ def test_validate_passes_with_exit_0_and_one_json_object(capsys: pytest.CaptureF
                 "parts": {"node": 0, "image pull": 0, "model load": 0.0, "readiness": 15},
             }
         },
+        # Dev scales on the busy ratio: no capacity per pod is read.
+        "capacities": {},
+    }
+
+
+def test_validate_json_gives_each_capacity_the_demand_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "validate", "--stack", "production", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["capacities"] == {
+        "general": {"classifier": 13554.054330712024, "preprocess": 13558.490913210078},
+        "ranker": {"ranker": 20127.484043298107},
     }
 
 

@@ -520,9 +520,12 @@ def _stand_ins(index: int, deployment: MonitoredDeployment) -> MonitoredDeployme
     out = dict(deployment)
     if isinstance(out.get("object_name"), pulumi.Output):
         out["object_name"] = f"stand-in-{index}"
-    if isinstance(out.get("models"), pulumi.Output):
-        out["models"] = ["stand-in"]
     signal = out.get("signal")
+    if isinstance(out.get("models"), pulumi.Output):
+        # A plain capacity per model names the models the demand reads: they stand in, checked again once known.
+        capacities = signal.get("capacity_per_pod") if isinstance(signal, Mapping) else None
+        plain = isinstance(capacities, Mapping) and capacities and all(isinstance(m, str) for m in capacities)
+        out["models"] = list(cast(Mapping[str, float], capacities)) if plain else ["stand-in"]
     if isinstance(signal, Mapping) and isinstance(signal.get("instances_per_pod"), pulumi.Output):
         models = out.get("models")
         names = [m for m in models if isinstance(m, str)] if isinstance(models, list) else []

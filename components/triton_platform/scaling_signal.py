@@ -15,13 +15,15 @@ tuned on it.
 
 `demand` is the load itself: the requests arriving per second, as Triton counts them when they end (a success,
 `nv_inference_request_success`, or a failure, `nv_inference_request_failure`, whose `reason` label is REJECTED for
-a full queue or a queue timeout, CANCELED, BACKEND or OTHER: core src/metric_model_reporter.cc; a rejected request
-is finished once, with its reason, by the dynamic batcher), over what one pod of the model serves alone at full
+a request its queue timeout rejects, CANCELED, BACKEND or OTHER: core src/metric_model_reporter.cc; the dynamic
+batcher finishes a timed-out request once, with its reason), over what one pod of the model serves alone at full
 batches (platform_config/capacity.py derives it from the model's latency profile, as the planner does). The
 models of a pod share its GPU time, so their shares add up: a deployment demands the sum over its models of
 rate / capacity, in pods. Unlike the busy ratio it is not bounded by 1 per pod: under a surge of 4x it reads 4x,
 and one HPA sync asks for every pod the surge needs. Requests still queued have not ended and are not counted
-yet: with an unbounded queue and no queue timeout, an overloaded pod's count stops at what it serves.
+yet: with an unbounded queue and no queue timeout, an overloaded pod's count stops at what it serves. A request
+refused for a full queue (`max_queue_size`) is counted nowhere in Triton 2.51 (its Enqueue answers the caller
+at once; tests/test_demand_real.py), so the stack refuses the demand with a count bound: bound queues by time.
 
 The builders take what a deployment scales on, plain: Monitoring derives its recording rule, dashboard panel
 and at-ceiling alert from them, and the stack's program KEDA's trigger query.

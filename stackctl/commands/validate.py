@@ -12,6 +12,7 @@ from platform_config.errors import FILE_ISSUE, ConfigError, ConfigIssue
 from stackctl.command import Command, Exit, print_json, stack_arguments, stack_source
 
 if TYPE_CHECKING:
+    from platform_config.capacity import ModelCapacity
     from platform_config.loader import StackConfig
     from platform_config.wake import WakeEstimate
     from triton_platform.model_packaging.source import ModelRepository
@@ -80,6 +81,35 @@ def _wakes(loaded: StackConfig, repo: ModelRepository | None) -> dict[str, WakeE
     }
 
 
+def _capacities(loaded: StackConfig) -> dict[str, dict[str, ModelCapacity]]:
+    """For the demand signal, each deployment's capacity per pod of each model (platform_config/capacity.py)."""
+    from platform_config.capacity import demand_capacities  # noqa: PLC0415
+
+    if loaded.rendered is None or loaded.deferred:
+        return {}
+    configs = {model: served.config for model, served in loaded.rendered.models.items()}
+    return demand_capacities(loaded.config.serving, loaded.config.scaling, configs)[0]
+
+
+def _print_figures(
+    loaded: StackConfig, wakes: dict[str, WakeEstimate], capacities: dict[str, dict[str, ModelCapacity]]
+) -> None:
+    """The figures validation derived: each wake estimate against its budget, each capacity the demand reads."""
+    for name, estimate in wakes.items():
+        budget = loaded.config.serving.deployments[name].wake
+        assert budget is not None
+        print(
+            f"{loaded.source}: deployment {name} wakes from zero in about {estimate.seconds:.0f} s, within its "
+            f"{budget.budget_seconds} s budget: {estimate.describe()}"
+        )
+    for name, models in capacities.items():
+        for model, capacity in models.items():
+            print(
+                f"{loaded.source}: deployment {name} scales on demand: a pod serves "
+                f"{capacity.requests_per_second:,.1f} {model} requests per second ({capacity.why})"
+            )
+
+
 def run(args: argparse.Namespace) -> Exit:
     from platform_config.loader import load_stack_file  # noqa: PLC0415
     from platform_config.schema import section_key  # noqa: PLC0415
@@ -117,6 +147,7 @@ def run(args: argparse.Namespace) -> Exit:
         models = sorted({m for d in deployments.values() for m in d.models})
         summary += f", {len(deployments)} deployment(s), {len(models)} model(s)"
     wakes = _wakes(loaded, repo)
+    capacities = _capacities(loaded)
     if args.json:
         print_json(
             {
@@ -125,6 +156,10 @@ def run(args: argparse.Namespace) -> Exit:
                 "wakes": {
                     name: {"seconds": round(e.seconds, 3), "parts": {p.name: round(p.seconds, 3) for p in e.parts}}
                     for name, e in wakes.items()
+                },
+                "capacities": {
+                    name: {model: c.requests_per_second for model, c in models.items()}
+                    for name, models in capacities.items()
                 },
                 "file": loaded.source,
                 "stack": loaded.stack,
@@ -143,13 +178,7 @@ def run(args: argparse.Namespace) -> Exit:
             "triton-platform:imageDigests; the deploy workflow runs it before its preview, whose policy pack "
             "refuses any production image by tag)"
         )
-    for name, estimate in wakes.items():
-        budget = config.serving.deployments[name].wake
-        assert budget is not None
-        print(
-            f"{loaded.source}: deployment {name} wakes from zero in about {estimate.seconds:.0f} s, within its "
-            f"{budget.budget_seconds} s budget: {estimate.describe()}"
-        )
+    _print_figures(loaded, wakes, capacities)
     if loaded.deferred:
         print(
             f"{loaded.source}: deferred to the Pulumi CLI: {', '.join(loaded.deferred)} "
