@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -422,6 +423,15 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
                 (_selector("nv_inference_compute_input_duration_us", busy), "+0", "+0"),
                 (_selector("nv_inference_compute_infer_duration_us", busy), "+60000000000", "+60000000000"),
                 (_selector("nv_inference_compute_output_duration_us", busy), "+0", "+0"),
+            ]
+        elif signal["kind"] == "demand":
+            # Twice the target of a pod's capacity arriving, every request served (the failure counter, which the
+            # query adds, stays at 0).
+            served = {**triton, "model": sorted(signal_divisors(deployment))[0]}
+            per_minute = f"+{math.ceil(2 * signal['target'] * signal_divisors(deployment)[served['model']] * 60)}"
+            overload = [
+                (_selector("nv_inference_request_success", served), per_minute, per_minute),
+                (_selector("nv_inference_request_failure", {**served, "reason": "REJECTED"}), "+0", "+0"),
             ]
         else:
             twice = f"{signal['target'] * 2:g}"

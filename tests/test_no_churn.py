@@ -36,8 +36,11 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "f99fbc47834a1f1fde26a5831c0dda634702edfe"
-"""The last commit that changed what is deployed (issue 41: dev's `general` idles at zero, woken through the KEDA
+BASE_REVISION = "1c259287fae927772873f1238d4126bcba62f206"
+"""The last commit that changed what is deployed (issue 52: production scales on demand, its ScaledObjects' query
+and scale-up, its recording rule and dashboards, and its queues bounded by time in every model's config; staging's
+plan applied: classifier's preferred batch sizes and the scale-up). Before it: f99fbc4 (issue 41: dev's `general`
+idles at zero, woken through the KEDA
 HTTP add-on: its ExternalName and pods' Services, InterceptorRoutes, ScaledObject triggers, wake alert). Before it:
 402d3d4 (every stack's ServiceMonitor states its relabelings' `replace` action, which the CRD defaulted). Before it: 681d527 (issue 39: production's p99 objective, `p99LatencySloMs`, and
 its `TritonLatencyP99AboveSLO` alert, one rule more in production's PrometheusRule). Before it: 42e3935 (issue 40: production's Prometheus and Alertmanager with volumes, two
