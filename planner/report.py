@@ -15,10 +15,8 @@ from planner.holding import REACTION_FIELDS
 from planner.pareto import binding, kinds, pareto_front, span
 from planner.plan import Plan
 from planner.search import ORACLE_TARGET, Result, ShapeRun, rank
-from planner.settings import BATCHING, Place, knob_value, knobs
+from planner.settings import BATCHING, Place, knob_value, knobs, target_place
 from planner.shapes import rise
-from platform_config.scaling import SIGNAL_TARGETS
-from platform_config.schema import section_key
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -563,7 +561,7 @@ def plan_markdown(plan: Plan) -> str:
             where = _place(plan.places[name]) if name in plan.places else "derived from the batching config"
             if name == "target" and chosen.settings.signal != current.settings.signal:
                 # Another signal reads its own target key (planner.settings.edits moves it).
-                where = _place((section_key("scaling"), SIGNAL_TARGETS[chosen.settings.signal][1]))
+                where = _place(target_place(chosen.settings.signal))
             changed = "**" if old != new else ""
             lines.append(f"| {_label(plan, name)} | {_shown(old)} | {changed}{_shown(new)}{changed} | {where} |")
         lines += ["", f"| result on the trace | current #0 | chosen #{chosen.index} |"]

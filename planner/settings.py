@@ -143,6 +143,11 @@ def _batching_places(model: str) -> dict[str, Place]:
     }
 
 
+def target_place(signal: str) -> Place:
+    """Where the stack file sets `signal`'s target."""
+    return (section_key("scaling"), SIGNAL_TARGETS[signal][1])
+
+
 def locations(deployment: str, model: str, signal: str, others: Sequence[str] = ()) -> dict[str, Place]:
     """Each knob's place in the stack file; `others`: the other models planned with `model`."""
     scaling = section_key("scaling")
@@ -162,7 +167,7 @@ def locations(deployment: str, model: str, signal: str, others: Sequence[str] = 
             places[f"{prefix}_{suffix}"] = (scaling, direction, key)
     places["signal"] = (scaling, "signal")
     if signal in SIGNAL_TARGETS:
-        places["target"] = (scaling, SIGNAL_TARGETS[signal][1])
+        places["target"] = target_place(signal)
     places["fallback_replicas"] = (scaling, "fallback", "replicas")
     # Not a knob: a floor of 1 or more leaves `wake` out (it requires replicas.min 0; edits).
     places[WAKE] = (section_key("serving"), "deployments", deployment, "wake")
@@ -230,8 +235,8 @@ def edits(
     if chosen.signal != current.signal:
         scaling = section_key("scaling")
         changes.pop(places.get("target", ()), None)
-        changes[(scaling, SIGNAL_TARGETS[current.signal][1])] = None
-        changes[(scaling, SIGNAL_TARGETS[chosen.signal][1])] = _value(chosen.target)
+        changes[target_place(current.signal)] = None
+        changes[target_place(chosen.signal)] = _value(chosen.target)
         profiles = (scaling, "capacityProfiles")
         if current.signal == "demand":
             changes[profiles] = None

@@ -44,6 +44,9 @@ SIGNAL_KINDS = (BUSY_RATIO_SIGNAL, QUEUE_DEPTH_SIGNAL, DEMAND_SIGNAL)
 """What a deployment may scale on."""
 PER_MODEL_SIGNALS = {BUSY_RATIO_SIGNAL: "instances_per_pod", DEMAND_SIGNAL: "capacity_per_pod"}
 """The signals that read each model apart, and the signal key giving what each model's series is divided by."""
+RECORDS = {BUSY_RATIO_SIGNAL: BUSY_RATIO, DEMAND_SIGNAL: DEMAND}
+"""The recording rule of each signal a deployment records for itself; pending requests are recorded for every
+deployment at once (PENDING_PER_REPLICA)."""
 REQUEST_OUTCOMES = ("nv_inference_request_success", "nv_inference_request_failure")
 """Every request ends as one of these counters (core src/metric_model_reporter.cc)."""
 COMPUTE_PHASES = ("input", "infer", "output")
@@ -116,8 +119,7 @@ def trigger_query(kind: str, namespace: str, object_name: str, window: str, per_
 
 def per_replica_series(kind: str, namespace: str, object_name: str) -> str:
     """The recorded per-replica value, for dashboards and alerts."""
-    record = {BUSY_RATIO_SIGNAL: BUSY_RATIO, DEMAND_SIGNAL: DEMAND}.get(kind, PENDING_PER_REPLICA)
-    return f"{record}{{{deployment_selector(namespace, object_name)}}}"
+    return f"{RECORDS.get(kind, PENDING_PER_REPLICA)}{{{deployment_selector(namespace, object_name)}}}"
 
 
 def signal_record(
@@ -131,7 +133,7 @@ def signal_record(
         return None
     # One rule per deployment under one name: the static label tells them apart (promtool's lint).
     return {
-        "record": BUSY_RATIO if kind == BUSY_RATIO_SIGNAL else DEMAND,
+        "record": RECORDS[kind],
         "expr": f"avg by ({BY_DEPLOYMENT}) ({per_pod})",
         "labels": {"deployment": object_name},
     }
