@@ -26,11 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
 from platform_config.capacity import tau_at
+from simulator.compiled import compiled
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ class Outcome:
     rejected_at: list[NDArray[np.float64]] = field(default_factory=list)
 
 
-@numba.njit(cache=True)
+@compiled
 def _admit(  # noqa: PLR0917 - compiled: plain positional arrays and numbers
     arrival: float,
     queue: NDArray[np.float64],
@@ -120,7 +120,7 @@ def _admit(  # noqa: PLR0917 - compiled: plain positional arrays and numbers
     return tail + 1, dropped
 
 
-@numba.njit(cache=True)
+@compiled
 def _advance(  # noqa: PLR0912, PLR0917 - one compiled loop over plain arrays and numbers
     incoming: NDArray[np.float64],
     queue: NDArray[np.float64],

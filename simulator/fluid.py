@@ -67,7 +67,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -83,6 +82,7 @@ from simulator.batcher import (
     Outcome,
     Replica,
 )
+from simulator.compiled import compiled
 from simulator.engine import (
     EDGES,
     MAX_OTHERS_SHARE,
@@ -238,24 +238,38 @@ def surface(batcher: BatcherConfig, tau: LatencyProfile) -> Surface:
     )
 
 
-@numba.njit(cache=True)
+@compiled
+def _left(edges: NDArray[np.float64], value: float) -> int:
+    """np.searchsorted(edges, value) of a finite `value`: the first index whose edge is not below it. A bisection of
+    its own: numba compiles np.searchsorted anew for each of its callers' types."""
+    lo, hi = 0, len(edges)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if edges[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@compiled
 def _bracket(rates: NDArray[np.float64], rate: float) -> tuple[int, float]:
     """The grid point at or below `rate` and the weight of the one above; clamped to the grid's ends."""
     if rate <= rates[0]:
         return 0, 0.0
     if rate >= rates[-1]:
         return len(rates) - 2, 1.0
-    j = int(np.searchsorted(rates, rate)) - 1
+    j = _left(rates, rate) - 1
     return j, (rate - rates[j]) / (rates[j + 1] - rates[j])
 
 
-@numba.njit(cache=True)
+@compiled
 def _stretch_bin(factor: float) -> int:
     """How many EDGES bins a latency stretched by `factor` moves up (bins are a constant ratio wide)."""
     return min(int(np.rint(math.log(factor) / math.log(BIN_RATIO))), STRETCH_BINS - 1)
 
 
-@numba.njit(cache=True)
+@compiled
 def _data_plane(  # noqa: PLR0915, PLR0917 - compiled: plain positional arrays and numbers
     first: int,
     end: int,
@@ -330,7 +344,7 @@ def _data_plane(  # noqa: PLR0915, PLR0917 - compiled: plain positional arrays a
                 left -= dropped
                 wait = 0.5 * (queued + left) / full
                 rejected[t, m] = dropped * pods
-                waits[m, shift, max(np.searchsorted(CENTRES, wait) - 1, 0)] += count - dropped * pods
+                waits[m, shift, max(_left(CENTRES, wait) - 1, 0)] += count - dropped * pods
                 for c in range(MEASURED):
                     scale = k if c >= COUNTER_BUSY_SECONDS else 1.0
                     per_pod[t, m, c] = served * saturated_counters[m, c] * scale
@@ -345,7 +359,7 @@ def _data_plane(  # noqa: PLR0915, PLR0917 - compiled: plain positional arrays a
         p95_at[t] = slowest
 
 
-@numba.njit(cache=True)
+@compiled
 def _interceptor(  # noqa: PLR0917 - compiled: plain positional arrays and numbers
     t: int,
     serving: int,
@@ -370,7 +384,7 @@ def _interceptor(  # noqa: PLR0917 - compiled: plain positional arrays and numbe
                     if count > 0:
                         wait = t - h - 0.5
                         arrivals[t, m] += count
-                        wait_histogram[min(max(int(np.searchsorted(EDGES, wait)) - 1, 0), BINS - 1)] += count
+                        wait_histogram[min(max(_left(EDGES, wait) - 1, 0), BINS - 1)] += count
                         wake[1] += count
                         wake[2] = max(wake[2], wait)
                         held[h, m] = 0.0
@@ -690,7 +704,7 @@ HpaInputs = tuple[Ints, Floats, bool, Floats, Ints, Floats, Floats]
 HpaState = tuple[Floats, Ints, Floats, Ints, Ints]
 
 
-@numba.njit(cache=True)
+@compiled
 def _hpa_state(syncs: int) -> HpaState:
     """Room for `syncs` syncs' recommendations and scale events, none kept yet."""
     return np.zeros(syncs), np.zeros(syncs, np.int64), np.zeros(syncs), np.zeros(syncs, np.int64), np.zeros(4, np.int64)
@@ -717,7 +731,7 @@ def _hpa_inputs(metrics: Sequence[Metric], behavior: Behavior | None) -> HpaInpu
     )
 
 
-@numba.njit(cache=True)
+@compiled
 def _proposal(target_type: int, target: float, value: float, current: int, ready: int) -> int:
     """hpa.proposal."""
     if target_type == 0:
@@ -727,7 +741,7 @@ def _proposal(target_type: int, target: float, value: float, current: int, ready
     return current if abs(ratio - 1.0) <= TOLERANCE else math.ceil(ratio * ready)
 
 
-@numba.njit(cache=True)
+@compiled
 def _changed_within(  # noqa: PLR0917 - compiled: plain positional arrays and numbers
     events_t: NDArray[np.float64], events_d: NDArray[np.int64], lo: int, hi: int, now: float, period: float, sign: int
 ) -> int:
@@ -739,7 +753,7 @@ def _changed_within(  # noqa: PLR0917 - compiled: plain positional arrays and nu
     return total
 
 
-@numba.njit(cache=True)
+@compiled
 def _limit(policies: NDArray[np.float64], select: int, current: int, changed: NDArray[np.int64], up: bool) -> int:
     """Hpa._up_limit (`up`) or Hpa._down_limit, with each policy's `changed` replicas within its period."""
     if select == 2:
@@ -759,7 +773,7 @@ def _limit(policies: NDArray[np.float64], select: int, current: int, changed: ND
     return result
 
 
-@numba.njit(cache=True)
+@compiled
 def _desired(  # noqa: PLR0912, PLR0917 - compiled: plain positional arrays and numbers
     now: float,
     current: int,
@@ -826,15 +840,30 @@ def _desired(  # noqa: PLR0912, PLR0917 - compiled: plain positional arrays and 
     return result
 
 
-@numba.njit(cache=True)
-def _grow(values: NDArray[Any], fill: Any) -> NDArray[Any]:
-    """`values` in an array twice as long, the rest `fill`."""
-    grown = np.full(2 * len(values), fill)
-    grown[: len(values)] = values
+@compiled
+def _grow(values: NDArray[Any]) -> NDArray[Any]:
+    """`values` in an array twice as long, the rest zero (read only once a pod is placed there)."""
+    grown = np.zeros(2 * len(values), values.dtype)
+    for i in range(len(values)):  # a loop: a slice assignment compiles numpy's broadcasting and its messages
+        grown[i] = values[i]
     return grown
 
 
-@numba.njit(cache=True)
+@compiled
+def _ascending(values: NDArray[np.float64]) -> NDArray[np.int64]:
+    """The indices of `values` in ascending, stable order (np.argsort's mergesort), by insertion: a few pods or
+    nodes, and far less for numba to compile than np.sort's and np.argsort's kinds."""
+    order = np.empty(len(values), np.int64)
+    for i in range(len(values)):
+        k = i
+        while k > 0 and values[order[k - 1]] > values[i]:
+            order[k] = order[k - 1]
+            k -= 1
+        order[k] = i
+    return order
+
+
+@compiled
 def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional arrays and numbers
     events: NDArray[np.int64],
     every: int,
@@ -882,7 +911,9 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
     kind, delay, memory_ratio = int(signal[0]), signal[1], signal[2]
     # Pods, in engine.rescale's order: when each is ready, since when it drains (NaN: it does not), its series.
     size = max(2 * max_replicas, 4)
-    pod_ready, pod_draining, pod_serial = np.zeros(size), np.full(size, np.nan), np.arange(size)
+    pod_ready, pod_draining, pod_serial = np.zeros(size), np.zeros(size), np.arange(size)
+    for p in range(size):
+        pod_draining[p] = np.nan
     # A run at zero starts awake, as at a floor of 1 (engine.starting; its warm nodes come in `scenario`).
     pods = serials = max(min_replicas, 1) if zero[0] > 0 else min_replicas
     nodes = np.zeros(max(max_nodes, warm_nodes) + 1)
@@ -1010,7 +1041,10 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                 ready += 1 if pod_ready[p] <= now else 0
         rescaling = False
         if first % sync == 0 and first > 0 and (not scale_to_zero or current > 0):
-            desired = _desired(now, current, ready, values, max(min_replicas, 1), max_replicas, hpa, hpa_state)
+            # int(): int64, not Literal[int](0), so that _desired compiles once
+            desired = _desired(
+                now, int(current), int(ready), values, max(min_replicas, 1), max_replicas, hpa, hpa_state
+            )
             rescaling = True
         if scale_to_zero and first % poll == 0 and first > 0:
             busy = wake[4] > 0
@@ -1030,22 +1064,22 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
             # engine.rescale
             if desired < current:
                 # The ReplicaSet removes the newest pods first.
-                active = np.empty(current, np.int64)
+                active, active_ready = np.empty(current, np.int64), np.empty(current)
                 count = 0
                 for p in range(pods):
                     if np.isnan(pod_draining[p]):
-                        active[count] = p
+                        active[count], active_ready[count] = p, pod_ready[p]
                         count += 1
-                order = np.argsort(pod_ready[active], kind="mergesort")
+                order = _ascending(active_ready)
                 for i in range(desired, current):
                     pod_draining[active[order[i]]] = now
                 if desired == 0:
                     node_count = min(node_count, floor_nodes)
             else:
                 for _ in range(desired - current):
-                    slots = np.sort(np.repeat(nodes[:node_count], per_node))
-                    if pods < len(slots):
-                        node_at = max(slots[pods], now)
+                    # The pods-th earliest GPU slot: every node's start time repeated per_node times, sorted.
+                    if pods < node_count * per_node:
+                        node_at = max(nodes[_ascending(nodes[:node_count])[pods // per_node]], now)
                     elif node_count < max_nodes:
                         node_at = now + provision
                         nodes[node_count] = node_at
@@ -1053,8 +1087,7 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                     else:
                         break  # the pool is at its maximum: the pod stays Pending
                     if pods == len(pod_ready):
-                        pod_ready, pod_draining = _grow(pod_ready, 0.0), _grow(pod_draining, np.nan)
-                        pod_serial = _grow(pod_serial, 0)
+                        pod_ready, pod_draining, pod_serial = _grow(pod_ready), _grow(pod_draining), _grow(pod_serial)
                     pod_ready[pods], pod_draining[pods], pod_serial[pods] = node_at + pod_start, np.nan, serials
                     pods, serials = pods + 1, serials + 1
         # _place: who serves and holds a GPU until the next event; then the pods drained by its end leave.
@@ -1081,7 +1114,8 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                 gone = first
                 while gone < end and not gone + 1.0 >= pod_draining[p] + drain:
                     gone += 1
-                gpus[gone:end] -= gpus_per_pod
+                for t in range(gone, end):
+                    gpus[t] -= gpus_per_pod
                 if end >= pod_draining[p] + drain:
                     continue
             pod_ready[staying], pod_draining[staying], pod_serial[staying] = (
