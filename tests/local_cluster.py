@@ -128,6 +128,21 @@ def wait_until(what: str, check: Callable[[], bool], timeout: float = 120, inter
         time.sleep(interval)
 
 
+def deployment_replicas(cluster: LocalCluster, namespace: str, name: str) -> int:
+    """The replicas a Deployment asks for (what KEDA's HPA last set)."""
+    return int(cluster.get("deployment", name, "-n", namespace)["spec"].get("replicas") or 0)
+
+
+def keda_hpa(cluster: LocalCluster, namespace: str, name: str) -> Any:
+    """The HPA KEDA made for the ScaledObject of Deployment `name`; None until it exists."""
+    return cluster.get("hpa", f"keda-hpa-{name}", "-n", namespace)
+
+
+def desired_replicas(cluster: LocalCluster, namespace: str, name: str) -> int:
+    """The HPA's last desired count for Deployment `name`; 0 until it has one."""
+    return int(((keda_hpa(cluster, namespace, name) or {}).get("status") or {}).get("desiredReplicas") or 0)
+
+
 def use_offline_charts(config: dict[str, Any]) -> None:
     """Install-mode charts from the offline chart folders, as an air-gapped user sets `chart.path`.
 

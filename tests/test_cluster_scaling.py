@@ -18,16 +18,19 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from platform_config.loader import load_stack
-from tests.local_cluster import LocalCluster, edit_stack, point_stack_at, start_cluster, wait_until
-from tests.pulumi_cli import Project, make_project
-from tests.triton_prometheus import Served, load, query, serve_with_prometheus
+from tests.local_cluster import (
+    LocalCluster,
+    deployment_replicas,
+    desired_replicas,
+    wait_until,
+)
+from tests.scaling_loop import Loop, deployed_loop
+from tests.triton_prometheus import Served, load, query
 from triton_platform.triton_manifests import deployment_object_name
 
 pytestmark = pytest.mark.real_tools  # the local control plane, KEDA and the Pulumi CLI
@@ -46,57 +49,25 @@ BUSY_TARGET = 0.01
 CONCURRENCY = 96  # far more requests in flight than the batcher takes at once: the instances never idle
 
 
-@dataclass
-class Loop:
-    cluster: LocalCluster
-    served: Served
-    project: Project
-    work: Path
-
-
 @pytest.fixture(scope="module")
 def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loop]:
-    work = tmp_path_factory.mktemp("scaling-loop")
-    cluster = start_cluster(work / "cluster")
-    try:
-        # A CPU-only Triton exports no GPU gauges; the GPU trigger reads a static 1/12 of a GPU's memory,
-        # far below its target, so the busy-ratio trigger alone moves the count, as on a GPU node at light use.
-        gpu = (2e9, 24e9)
-        with serve_with_prometheus(STACK, CONFIG, DEPLOYMENT, work / "serving", gpu_memory=gpu) as served:
-            project = make_project(work / "pulumi", deploys=True)
-            stack_file = project.root / "stacks" / f"Pulumi.{STACK}.yaml"
-            point_stack_at(stack_file, cluster)
+    def shorter_windows(config: dict[str, Any], served: Served) -> None:
+        scaling = config["triton-platform:scaling"]
+        scaling["prometheusAddress"] = served.prometheus_url
+        scaling["scaleDown"].update(stabilizationSeconds=SCALE_DOWN_WINDOW, periodSeconds=POLICY_PERIOD)
+        scaling["scaleUp"].update(periodSeconds=POLICY_PERIOD)
+        scaling["busyRatioTarget"] = BUSY_TARGET
 
-            def shorter_windows(config: dict[str, Any]) -> None:
-                scaling = config["triton-platform:scaling"]
-                scaling["prometheusAddress"] = served.prometheus_url
-                scaling["scaleDown"].update(stabilizationSeconds=SCALE_DOWN_WINDOW, periodSeconds=POLICY_PERIOD)
-                scaling["scaleUp"].update(periodSeconds=POLICY_PERIOD)
-                scaling["busyRatioTarget"] = BUSY_TARGET
-
-            edit_stack(stack_file, shorter_windows)
-            project.ok("stack", "init", STACK)
-            project.ok("up", "--yes", "--skip-preview", stack=STACK)
-            # What a staging user lays beside the stack: the object store's credentials. KEDA resolves
-            # the scale target's environment, so without the Secret it never creates the HPA.
-            secret = CONFIG.serving.model_repository.credentials_secret
-            assert secret is not None
-            cluster.kubectl(
-                "create", "secret", "generic", secret, "-n", NAMESPACE,
-                "--from-literal=AWS_ACCESS_KEY_ID=local", "--from-literal=AWS_SECRET_ACCESS_KEY=local",
-            )  # fmt: skip
-            yield Loop(cluster, served, project, work)
-    finally:
-        cluster.stop()
+    with deployed_loop(tmp_path_factory.mktemp("scaling-loop"), STACK, CONFIG, DEPLOYMENT, shorter_windows) as loop:
+        yield loop
 
 
 def replicas(cluster: LocalCluster) -> int:
-    return int(cluster.get("deployment", TARGET, "-n", NAMESPACE)["spec"].get("replicas") or 0)
+    return deployment_replicas(cluster, NAMESPACE, TARGET)
 
 
 def desired(cluster: LocalCluster) -> int:
-    hpa = cluster.get("hpa", f"keda-hpa-{TARGET}", "-n", NAMESPACE)
-    return int(((hpa or {}).get("status") or {}).get("desiredReplicas") or 0)
+    return desired_replicas(cluster, NAMESPACE, TARGET)
 
 
 def condition(cluster: LocalCluster, kind: str) -> str:
