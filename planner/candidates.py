@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.settings import BATCHING, Settings, knob_value, knobs, with_values
+from planner.settings import BATCHING, Floor, Settings, knob_value, knobs, with_values
 
 POWERS_OF_TWO = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 DELAYS_US = (0, 100, 500, 1000, 2000, 5000, 10_000, 20_000)
@@ -65,6 +65,9 @@ class Limits:
     """With several models planned together, each other model's largest batch, as `max_batch` is the planned one's."""
     may_idle: bool = False
     """The deployment has a wake budget (`wake`): its floor may be 0 (scale to zero) as well as 1 or more."""
+    floors: tuple[Floor, ...] = ()
+    """Daily floors learned from the trace (planner.plan.learned_floors), tried beside none. None at scale to zero
+    (validation refuses a floor there)."""
 
 
 def _batching_grid(max_batch: int, instances: int, slo_us: int) -> dict[str, tuple[Any, ...]]:
@@ -110,6 +113,7 @@ def grid(current: Settings, limits: Limits) -> dict[str, tuple[Any, ...]]:
         "target": TARGETS.get(limits.signal, (None,)),
         # Follows the replica range (Settings.consistent), never searched on its own.
         "fallback_replicas": (),
+        "daily_floor": ((), *limits.floors),
     }
     for model, batching in current.others:
         own = _batching_grid(largest[model], batching.instances, limits.slo_us)

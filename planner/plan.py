@@ -8,18 +8,29 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from planner.candidates import Limits, Space, space
+from planner.candidates import SHARE_SIGNALS, Limits, Space, space
 from planner.holding import Holding, cheapest_holding
 from planner.search import Bounds, Job, Progress, Result, passing, search
-from planner.settings import Pins, Place, Settings, StackInputs, Value, current_settings, edits, locations
+from planner.settings import (
+    Floor,
+    Pins,
+    Place,
+    Settings,
+    StackInputs,
+    Value,
+    current_settings,
+    edits,
+    locations,
+)
 from planner.shapes import Shape, measurable, plan_shapes
 from platform_config.errors import ConfigError
 from platform_config.latency_profile import read_profile
 from platform_config.loader import StackConfig
 from platform_config.paths import DEFAULT_MODEL_REPO, display_path
 from simulator.batcher import LatencyProfile
+from simulator.daily_floor import learn_floor
 from simulator.oracle import oracle
-from simulator.scenario import PROFILES, Scenario, ensemble_steps
+from simulator.scenario import PROFILES, Scenario, capacity_rps, ensemble_steps
 from triton_platform.model_packaging.source import ModelRepository, read_repository
 
 
@@ -92,6 +103,31 @@ def capacity_pins(loaded: StackConfig, repo: ModelRepository) -> dict[str, tuple
     return pins
 
 
+FLOOR_SHARES = (0.5, 0.75, 1.0)
+"""The shares of the trace's quietest day's need a learned floor holds (simulator.daily_floor.learn_floor)."""
+
+
+def learned_floors(head: Scenario, rate: NDArray[np.float64]) -> tuple[Floor, ...]:
+    """Daily floors learned from `rate` (req/s per second, all the deployment's models) at each of FLOOR_SHARES:
+    what a pod carries at the current signal's target share (0.8 where the signal's target is no share), its pods
+    started one pod start, and where the pool adds nodes one node provisioning, ahead."""
+    target = head.signal.target if head.signal.name in SHARE_SIGNALS else 0.8
+    floors = (
+        learn_floor(
+            rate,
+            pod_capacity=capacity_rps(head),
+            target=target,
+            lead_seconds=head.pod_start_seconds + head.node_provision_seconds,
+            share=share,
+            min_replicas=head.min_replicas,
+            max_replicas=head.max_replicas,
+        )
+        for share in FLOOR_SHARES
+    )
+    learned = (tuple((w.start, w.end, w.replicas) for w in floor) for floor in floors)
+    return tuple(dict.fromkeys(floor for floor in learned if floor))
+
+
 def _runs_on(steps: tuple[str, ...], head: Scenario) -> bool:
     """Whether an ensemble of `steps` runs on models the head simulates: it has no instances of its own."""
     return bool(steps) and set(steps) <= set(head.models)
@@ -149,6 +185,7 @@ def make_plan(
         keep_floor=loaded.config.environment == "production",
         others_max_batch=tuple((m.model, largest(m.model, m.tau)) for m in head.others),
         may_idle=head.wake_timeout_seconds is not None,
+        floors=() if head.scales_to_zero else learned_floors(head, shapes[0].rate),
     )
     candidates = space(current, limits, valid)
     run_seeds = tuple(range(seed, seed + seeds))

@@ -8,15 +8,16 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from offline.out_folder import claim
 from planner.holding import REACTION_FIELDS
 from planner.pareto import binding, kinds, pareto_front, span
 from planner.plan import Plan
 from planner.search import ORACLE_TARGET, Result, ShapeRun, rank
-from planner.settings import BATCHING, Place, knob_value, knobs, target_place
+from planner.settings import BATCHING, Floor, Place, knob_value, knobs, target_place
 from planner.shapes import rise
+from simulator.daily_floor import DAY, FloorWindow
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -45,6 +46,7 @@ LABELS = {
     "signal": "signal (the stack's, every deployment's)",
     "target": "signal target",
     "fallback_replicas": "KEDA fallback replicas (kept inside the replica range)",
+    "daily_floor": "daily floor (KEDA cron windows of minimum replicas)",
 }
 REACTION_LABELS = tuple(LABELS[name] for name in REACTION_FIELDS)
 
@@ -83,6 +85,16 @@ KIND_TEXT = {
 
 def _place(place: Place) -> str:
     return ".".join(place)
+
+
+def _windows(floor: Floor) -> str:
+    """A daily floor as `HH:MM-HH:MM: n` per window."""
+    shown = (FloorWindow(*window) for window in floor)
+    return "; ".join(f"{w.clock[0]}-{w.clock[1]}: {w.replicas}" for w in shown) if floor else "none"
+
+
+def _knob_shown(knob: str, value: object) -> str:
+    return _windows(cast(Floor, value)) if knob == "daily_floor" else _shown(value)
 
 
 def _shown(value: object) -> str:
@@ -463,6 +475,46 @@ def _number(value: float | None, form: str) -> str:
     return "—" if value is None else format(value, form)
 
 
+def _floor_section(plan: Plan) -> list[str]:
+    """The daily floors learned from the trace and tried: the chosen one's windows, time zone and what it costs
+    against the best passing candidate without one."""
+    learned = [floor for floor in plan.space.options["daily_floor"] if floor]
+    if not learned:
+        return []
+    chosen = plan.chosen
+    lines = [
+        "## Daily floor",
+        "",
+        "Learned from the trace's daily shape (its second 0 read as midnight in the floor's time zone; "
+        "simulator/daily_floor.py): per half hour, a share of the fewest replicas the quietest day asks for one "
+        "pod start (and a node's provisioning) later, tried as KEDA cron windows beside no floor: "
+        + ", ".join(f"`{_windows(floor)}`" for floor in learned)
+        + ".",
+        "",
+    ]
+    if chosen is None or not chosen.settings.daily_floor:
+        return [*lines, "The chosen settings keep no daily floor: on this trace none paid for its GPU-hours.", ""]
+    zone = chosen.settings.floor_zone
+    held = sum(
+        ((w.end - w.start) % DAY or DAY) / 3600 * (w.replicas - chosen.settings.min_replicas)
+        for w in (FloorWindow(*window) for window in chosen.settings.daily_floor)
+    )
+    without = [r for r in plan.ranked if not r.settings.daily_floor]
+    versus = (
+        f" The best passing candidate without a floor, #{without[0].index}, costs {_cost(without[0])} the oracle at "
+        f"worst and {_figure(without[0], 'gpu_hours')} GPU-hours on the trace, against the chosen's {_cost(chosen)} "
+        f"and {_figure(chosen, 'gpu_hours')}."
+        if without
+        else " No candidate without a floor passed."
+    )
+    return [
+        *lines,
+        f"The chosen settings hold `{_windows(chosen.settings.daily_floor)}` (time zone {zone}): at most "
+        f"{held:.1f} pod-hours a day above the replica floor, where the load would not already ask for them.{versus}",
+        "",
+    ]
+
+
 def _zero_section(plan: Plan) -> list[str]:
     """For a deployment with a wake budget: the choice between a floor of 0 (scale to zero) and 1 or more, and what
     zero gives on the trace (the chosen candidate's, or the best at 0 when a floor of 1 or more won)."""
@@ -563,7 +615,10 @@ def plan_markdown(plan: Plan) -> str:
                 # Another signal reads its own target key (planner.settings.edits moves it).
                 where = _place(target_place(chosen.settings.signal))
             changed = "**" if old != new else ""
-            lines.append(f"| {_label(plan, name)} | {_shown(old)} | {changed}{_shown(new)}{changed} | {where} |")
+            lines.append(
+                f"| {_label(plan, name)} | {_knob_shown(name, old)} | {changed}{_knob_shown(name, new)}{changed} "
+                f"| {where} |"
+            )
         lines += ["", f"| result on the trace | current #0 | chosen #{chosen.index} |"]
         lines[-1] += f" runner-up #{runner_up.index} |" if runner_up else ""
         lines.append("|---|---:|---:|" + ("---:|" if runner_up else ""))
@@ -584,7 +639,7 @@ def plan_markdown(plan: Plan) -> str:
             lines.append("- Runner-up: none; no other candidate passed.")
         status = "pass" if current.passed else f"fail ({'; '.join(current.failures)})"
         lines.append(f"- The current settings (#0) {status}.")
-    zero = _zero_section(plan)
+    zero = [*_floor_section(plan), *_zero_section(plan)]
     kinds = Counter(kind for r in failed for kind in r.failure_kinds())
     why = ", ".join(f"{KIND_TEXT[kind]}: {count}" for kind, count in sorted(kinds.items()))
     lines.append(f"- {len(failed)} of {len(plan.results)} candidates failed" + (f" ({why})." if why else "."))

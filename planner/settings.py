@@ -21,11 +21,14 @@ from platform_config.loader import StackConfig, parse_config, pulumi_config_from
 from platform_config.scaling import SIGNAL_TARGETS
 from platform_config.schema import section_key
 from simulator.batcher import BatcherConfig
+from simulator.daily_floor import FloorWindow
 from simulator.scenario import Scenario, scenario
 from triton_platform.model_packaging.source import ModelRepository
 
-Value = int | float | str | list[int] | None
+Value = int | float | str | list[int] | dict[str, Any] | None
 """A value written to the stack file; None removes the key (a scale policy without its `pods`)."""
+Floor = tuple[tuple[int, int, int], ...]
+"""A daily floor's windows: (start, end, replicas), seconds after midnight (simulator.daily_floor.FloorWindow)."""
 Pins = Mapping[str, tuple[str, str]]
 """Each model's latency profile and its sha256: what a switch to the `demand` signal pins (scaling.capacityProfiles)."""
 Place = tuple[str, ...]
@@ -77,16 +80,26 @@ class Settings(Batching):
     fallback_replicas: int | None = None
     """KEDA's fallback replica count; None where the stack sets no fallback. Not searched: it follows the replica
     range, which validation holds it inside, so a floor above it is a floor the plan can try."""
+    daily_floor: Floor = ()
+    """The deployment's daily floor (`scaling.dailyFloor.<deployment>`); empty: none. The plan tries floors learned
+    from its trace (simulator.daily_floor.learn_floor)."""
+    floor_zone: str = "UTC"
+    """The time zone a floor's windows are written in: the stack's floor's, else UTC. Not a knob."""
     others: tuple[tuple[str, Batching], ...] = ()
     """With several models planned together, each other model's batching, in Scenario.models' order."""
 
     def consistent(self) -> Settings:
         """The same settings with the cross-field rules kept: preferred sizes <= max batch (every model's), min <=
-        max replicas, the fallback inside the replica range."""
+        max replicas, the fallback inside the replica range, each floor window above the floor and at most the
+        ceiling (or gone)."""
         max_replicas = max(self.max_replicas, self.min_replicas)
         fallback = self.fallback_replicas
+        floor = tuple(
+            (a, b, min(n, max_replicas)) for a, b, n in self.daily_floor if min(n, max_replicas) > self.min_replicas
+        )
         return replace(
             self,
+            daily_floor=floor,
             preferred_sizes=tuple(p for p in self.preferred_sizes if p <= self.max_batch_size),
             max_replicas=max_replicas,
             fallback_replicas=None if fallback is None else min(max(fallback, self.min_replicas), max_replicas),
@@ -99,7 +112,7 @@ class Settings(Batching):
         return {knob: list(v) if isinstance(v, tuple) else v for knob, v in values.items()}
 
 
-FIELDS = tuple(f.name for f in fields(Settings) if f.name != "others")
+FIELDS = tuple(f.name for f in fields(Settings) if f.name not in {"others", "floor_zone"})
 """Settings' own knobs."""
 
 
@@ -169,6 +182,7 @@ def locations(deployment: str, model: str, signal: str, others: Sequence[str] = 
     if signal in SIGNAL_TARGETS:
         places["target"] = target_place(signal)
     places["fallback_replicas"] = (scaling, "fallback", "replicas")
+    places["daily_floor"] = (scaling, "dailyFloor", deployment)
     # Not a knob: a floor of 1 or more leaves `wake` out (it requires replicas.min 0; edits).
     places[WAKE] = (section_key("serving"), "deployments", deployment, "wake")
     for other in others:
@@ -205,6 +219,8 @@ def current_settings(stack: StackConfig, s: Scenario) -> Settings:
         signal=s.signal.name,
         target=scaling.signal_target() if s.signal.name in SIGNAL_TARGETS else None,
         fallback_replicas=scaling.fallback.replicas if scaling.fallback is not None else None,
+        daily_floor=tuple((w.start, w.end, w.replicas) for w in s.floor),
+        floor_zone=scaling.daily_floor[s.deployment].time_zone if s.deployment in scaling.daily_floor else "UTC",
         others=tuple((m.model, _batching(m.batcher)) for m in s.others),
     )
 
@@ -219,6 +235,17 @@ def _value(value: object) -> Value:
     return value
 
 
+def floor_value(settings: Settings) -> dict[str, Any] | None:
+    """The daily floor as the stack writes it (`scaling.dailyFloor.<deployment>`); None: no floor."""
+    if not settings.daily_floor:
+        return None
+    windows = [FloorWindow(*window) for window in settings.daily_floor]
+    return {
+        "timeZone": settings.floor_zone,
+        "windows": [{"start": w.clock[0], "end": w.clock[1], "replicas": w.replicas} for w in windows],
+    }
+
+
 def edits(
     current: Settings, chosen: Settings, places: Mapping[str, Place], pins: Pins | None = None
 ) -> dict[Place, Value]:
@@ -226,7 +253,7 @@ def edits(
     zero) to 1 or more, the deployment's `wake` removed too, which validation allows only at 0. Another signal
     moves the target to its own key, and pins the models' profiles (`pins`) where it is `demand`."""
     changes = {
-        places[knob]: _value(knob_value(chosen, knob))
+        places[knob]: floor_value(chosen) if knob == "daily_floor" else _value(knob_value(chosen, knob))
         for knob in knobs(chosen)
         if knob in places and knob_value(chosen, knob) != knob_value(current, knob)
     }

@@ -608,6 +608,30 @@ def _demand_queue_bound(sections: Sections, repo: ModelRepository) -> Iterator[C
             )
 
 
+def _daily_floor(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """A daily floor belongs to a deployment KEDA scales from one replica up: at zero, KEDA's own loop and the
+    wake decide, which neither `stackctl simulate` nor `plan` models with a floor."""
+    serving: ServingConfig = sections["serving"]
+    scaling: ScalingConfig = sections["scaling"]
+    for name in sorted(scaling.daily_floor):
+        path = f"{section_key('scaling')}.dailyFloor.{name}"
+        deployment = serving.deployments.get(name)
+        if deployment is None:
+            yield ConfigIssue(
+                path,
+                f"names no deployment; {SERVING}.deployments has {', '.join(sorted(serving.deployments)) or 'none'}",
+            )
+        elif not scaling.enabled:
+            yield ConfigIssue(path, f"is set but {section_key('scaling')}.enabled is false: KEDA holds the floor")
+        elif deployment.replicas.min == 0:
+            yield ConfigIssue(
+                path,
+                f"is set but {SERVING}.deployments.{name}.replicas.min is 0: a floor for a deployment that idles "
+                "at zero is not supported (the simulator and planner model it from one replica up); set "
+                "replicas.min 1 or remove the floor",
+            )
+
+
 Check = Callable[[Sections, ModelRepository], Iterator[ConfigIssue]]
 
 CHECKS: list[tuple[tuple[str, ...], Check]] = [
@@ -632,6 +656,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving", "scaling"), _simulation_shares),
     (("serving", "models", "scaling"), _demand_capacity),
     (("serving", "models", "scaling"), _demand_queue_bound),
+    (("serving", "scaling"), _daily_floor),
     (("environment", "serving"), _production_drain_floor),
     (("environment", "monitoring", "scaling"), _production_scaling_path),
 ]

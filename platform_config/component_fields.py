@@ -70,6 +70,8 @@ STACK_MODELS: dict[type, str] = {
     keda.PrometheusAuth: "scaling.PrometheusAuth",
     keda.HttpAddOnInstall: "scaling.HttpAddOnInstall",
     keda.WakeRoute: "serving.Wake",
+    keda.DailyFloor: "scaling.DailyFloor",
+    keda.FloorWindow: "scaling.FloorWindow",
     mon.MonitoringArgs: "monitoring.MonitoringConfig",
     mon.AlertThresholds: "monitoring.AlertsConfig",
     mon.MonitoringStorage: "monitoring.StorageConfig",

@@ -18,7 +18,7 @@ from platform_config.types import (
 )
 from simulator.config import SimulationConfig
 from triton_platform import keda_scaling_args
-from triton_platform.formats import MODEL_NAME
+from triton_platform.formats import DNS_LABEL, MODEL_NAME
 from triton_platform.http_add_on import HTTP_ADD_ON_CHART
 from triton_platform.keda_scaling_args import KEDA_CHART
 
@@ -164,6 +164,37 @@ class CapacityProfile(Strict):
     """The profile file's sha256 (`sha256sum`): a changed profile changes what the deployment scales on, so the stack names the one reviewed."""
 
 
+class FloorWindow(Strict):
+    """A daily window during which the deployment keeps at least `replicas`."""
+
+    # [[[cog fields(keda_scaling_args.FloorWindow)]]]
+    # fmt: off
+    start: Annotated[str, arg_format(keda_scaling_args.FloorWindow, "start")] = from_component(keda_scaling_args.FloorWindow, "start")
+    """When the window opens each day, HH:MM (24-hour) in the floor's `timeZone`: the trigger's `start` (`<minute> <hour> * * *`). Required."""
+
+    end: Annotated[str, arg_format(keda_scaling_args.FloorWindow, "end")] = from_component(keda_scaling_args.FloorWindow, "end")
+    """When it closes, HH:MM, not `start`; before `start`, the window runs past midnight. Required."""
+
+    replicas: int = from_component(keda_scaling_args.FloorWindow, "replicas")
+    """The fewest replicas within the window (`desiredReplicas`), above the target's `min_replicas` and at most its `max_replicas`. Required."""
+    # fmt: on
+    # [[[end]]]
+
+
+class DailyFloor(Strict):
+    """Minimum replicas by time of day, ahead of a daily rise."""
+
+    # [[[cog fields(keda_scaling_args.DailyFloor)]]]
+    # fmt: off
+    time_zone: Annotated[str, arg_format(keda_scaling_args.DailyFloor, "time_zone")] = from_component(keda_scaling_args.DailyFloor, "time_zone")
+    """The IANA time zone the windows' times are in (the trigger's `timezone`), e.g. `UTC` or `Europe/Berlin`: explicit, since a schedule in the cluster's zone moves with the cluster. Required."""
+
+    windows: list[FloorWindow] = from_component(keda_scaling_args.DailyFloor, "windows")
+    """The windows, 1-24; where two overlap, the larger floor holds. Required."""
+    # fmt: on
+    # [[[end]]]
+
+
 class ScalingConfig(Strict):
     """KEDA autoscaling on Triton's Prometheus metrics."""
 
@@ -223,6 +254,9 @@ class ScalingConfig(Strict):
 
     capacity_profiles: dict[Annotated[str, Field(pattern=MODEL_NAME)], CapacityProfile] = {}
     """For the `demand` signal, and required there: each served model's latency profile, by model name (ensembles run no instances and are left out). What a pod of the model serves alone at full batches, instances x max batch size / tau(max batch size), is what the demand divides its requests by (platform_config/capacity.py; `stackctl validate` prints each figure)."""
+
+    daily_floor: dict[Annotated[str, Field(pattern=DNS_LABEL)], DailyFloor] = {}
+    """A floor of replicas by time of day, by deployment key: pods started ahead of the day's rise rather than after it, one KEDA `cron` trigger per window beside the load trigger (the HPA takes the largest). `stackctl plan` learns one from a trace and keeps it where it pays (docs/autoscaling.md, "A daily floor"); `stackctl simulate` and `plan` read the trace's second 0 as midnight in the floor's `timeZone`. Not with scale to zero (`replicas.min` 0)."""
 
     activation_queue_depth: Annotated[float, Field(ge=0)] = 0.0
     """KEDA `activationThreshold`: pending requests above which a deployment at zero wakes up. Inert while `replicas.min >= 1`; a deployment at zero wakes on its first request through the KEDA HTTP add-on (`wake`)."""

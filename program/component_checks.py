@@ -317,6 +317,8 @@ def scaling_key(config: PlatformConfig, steps: Sequence[Step]) -> StackKey:
             return _at(SCALING, signal_target(config))
         case [Field("targets"), Key(_), Field("trigger"), Field("activation_threshold")]:
             return _at(SCALING, "activationQueueDepth")
+        case [Field("targets"), Key(key), Field("daily_floor"), *below]:
+            return _at(SCALING, "dailyFloor", Key(key), *below)
         case [Field("targets"), Key(key), *_]:
             return _derived(SERVING, "what the program derives from this deployment", "deployments", Key(key))
         case [Field("prometheus_url")] if config.scaling.prometheus_address is not None:

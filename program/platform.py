@@ -292,6 +292,11 @@ def scaling_args(
                     "max_replicas": deployment.replicas.max,
                     "trigger": load_trigger(config, load_queries[key]),
                     **({} if deployment.wake is None else {"wake": wake_route(config, key)}),
+                    **(
+                        {}
+                        if key not in scaling.daily_floor
+                        else {"daily_floor": section_args(scaling.daily_floor[key])}
+                    ),
                 }
                 for key, deployment in config.serving.deployments.items()
             },

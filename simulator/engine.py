@@ -62,6 +62,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simulator.batcher import COUNTER_BUSY_SECONDS, BatcherConfig, LatencyProfile, Outcome, Replica
+from simulator.daily_floor import FLOOR_TARGET, floor_at
 from simulator.hpa import SYNC_SECONDS, Hpa, Metric
 from simulator.keda import KedaAdapter
 from simulator.reaction import reaction_floor
@@ -302,9 +303,7 @@ def simulate(  # noqa: PLR0915 - one second's control plane, then its data plane
     outcomes = [Outcome() for _ in s.models]
     if s.others:
         timeline.per_model = {m: ModelCounts() for m in s.models}
-    metrics = [Metric(s.signal.target_type, s.signal.target)]
-    if s.gpu_memory_ratio is not None:
-        metrics.append(Metric("AverageValue", s.gpu_memory_target))
+    metrics = hpa_metrics(s)
     # At `min_replicas` 0 the HPA's floor is 1: KEDA's own loop moves 0 <-> 1 (Scale to zero, above).
     hpa = Hpa(max(s.min_replicas, 1), s.max_replicas, tuple(metrics), s.behavior)
     keda = KedaAdapter(tuple(m.target for m in metrics), s.fallback)
@@ -314,7 +313,7 @@ def simulate(  # noqa: PLR0915 - one second's control plane, then its data plane
     first_pods, warm_nodes = starting(s)
     pods: list[Pod] = [new_pod(s, seed + i, 0.0, 0.0) for i in range(first_pods)]
     nodes_ready: list[float] = [0.0] * warm_nodes
-    scraped: list[float | None] = [0.0] * len(metrics)
+    scraped: list[float | None] = [0.0] * (len(metrics) - bool(s.floor))
     desired = first_pods
 
     for second in range(n):
@@ -333,7 +332,8 @@ def simulate(  # noqa: PLR0915 - one second's control plane, then its data plane
         if second % int(SYNC_SECONDS) == 0 and second > 0 and awake:
             current = sum(1 for p in pods if p.draining_since is None)
             ready = sum(1 for p in pods if p.draining_since is None and p.ready_at <= now)
-            answers = keda.read([None] * len(metrics) if outage else scraped, current)
+            # The cron triggers read the clock, not Prometheus: an outage leaves them answering.
+            answers = keda.read([*([None] * len(scraped) if outage else scraped), *floor_reads(s, now)], current)
             value = answers[0]
             per_replica = s.signal.target_type == "AverageValue"
             signal = np.nan if value is None or outage else value / max(current, 1) if per_replica else value
@@ -557,6 +557,22 @@ class Held:
             if counts:
                 counts[model].dropped += int(late.sum())
             timeline.record(out)
+
+
+def hpa_metrics(s: Scenario) -> list[Metric]:
+    """The HPA's metrics: the load trigger's, the GPU memory's where simulated, and the daily floor's (its cron
+    windows as one metric: simulator.daily_floor)."""
+    metrics = [Metric(s.signal.target_type, s.signal.target)]
+    if s.gpu_memory_ratio is not None:
+        metrics.append(Metric("AverageValue", s.gpu_memory_target))
+    if s.floor:
+        metrics.append(Metric("AverageValue", FLOOR_TARGET))
+    return metrics
+
+
+def floor_reads(s: Scenario, now: float) -> list[float | None]:
+    """What the daily floor's metric reads at `now`, if the scenario has one."""
+    return [float(floor_at(s.floor, now))] if s.floor else []
 
 
 def scrape(s: Scenario, pods: list[Pod], now: float, scrapes: Scrapes) -> list[float | None]:

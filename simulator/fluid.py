@@ -83,6 +83,7 @@ from simulator.batcher import (
     Replica,
 )
 from simulator.compiled import compiled
+from simulator.daily_floor import DAY, floor_array
 from simulator.engine import (
     EDGES,
     MAX_OTHERS_SHARE,
@@ -90,6 +91,8 @@ from simulator.engine import (
     Pod,
     Timeline,
     drained,
+    floor_reads,
+    hpa_metrics,
     model_columns,
     model_summaries,
     new_pod,
@@ -590,14 +593,6 @@ def _start(s: Scenario, rate: NDArray[np.float64], seed: int) -> tuple[np.random
     return rng, timeline, _Run.start(s, surfaces, arrivals)
 
 
-def _metrics(s: Scenario) -> list[Metric]:
-    """The HPA's metrics, as engine.simulate sets them."""
-    metrics = [Metric(s.signal.target_type, s.signal.target)]
-    if s.gpu_memory_ratio is not None:
-        metrics.append(Metric("AverageValue", s.gpu_memory_target))
-    return metrics
-
-
 def evaluate_reference(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str, float | int | None]:
     """`evaluate` with the engine's own control-plane objects (engine.Pod, engine.scrape, keda, hpa, rescale,
     drained) run in Python at each scrape: what the compiled `_control` is held to, result for result
@@ -605,7 +600,7 @@ def evaluate_reference(s: Scenario, rate: NDArray[np.float64], seed: int = 0) ->
     rng, timeline, run = _start(s, rate, seed)
     n = len(rate)
     # The control plane as engine.simulate sets it up and runs it (without Prometheus outages).
-    metrics = _metrics(s)
+    metrics = hpa_metrics(s)
     # At `min_replicas` 0 the HPA's floor is 1 (engine.simulate).
     hpa = Hpa(max(s.min_replicas, 1), s.max_replicas, tuple(metrics), s.behavior)
     keda = KedaAdapter(tuple(m.target for m in metrics), s.fallback)
@@ -613,7 +608,7 @@ def evaluate_reference(s: Scenario, rate: NDArray[np.float64], seed: int = 0) ->
     first_pods, warm_nodes = starting(s)
     pods = [new_pod(s, seed + i, 0.0, 0.0) for i in range(first_pods)]
     nodes_ready = [0.0] * warm_nodes
-    scraped: list[float | None] = [0.0] * len(metrics)
+    scraped: list[float | None] = [0.0] * (len(metrics) - bool(s.floor))
     desired, signal = first_pods, np.nan
     every, sync = max(int(s.scrape_seconds), 1), int(SYNC_SECONDS)
     zero, _, timeout = _zero_inputs(s)
@@ -631,7 +626,7 @@ def evaluate_reference(s: Scenario, rate: NDArray[np.float64], seed: int = 0) ->
         if first % sync == 0 and first > 0 and (not zero or active):
             current = active
             ready = sum(1 for p in pods if p.draining_since is None and p.ready_at <= now)
-            answers = keda.read(scraped, current)
+            answers = keda.read([*scraped, *floor_reads(s, now)], current)
             value = answers[0]
             per_replica = s.signal.target_type == "AverageValue"
             signal = np.nan if value is None else value / max(current, 1) if per_replica else value
@@ -841,6 +836,19 @@ def _desired(  # noqa: PLR0912, PLR0917 - compiled: plain positional arrays and 
 
 
 @compiled
+def _floor_at(floor: NDArray[np.float64], now: float) -> float:
+    """daily_floor.floor_at over `floor`'s (start, end, replicas) rows."""
+    second = int(now) % DAY
+    most = 0.0
+    for k in range(len(floor)):
+        start, end = floor[k, 0], floor[k, 1]
+        inside = start <= second < end if start < end else (second >= start or second < end)
+        if inside:
+            most = max(most, floor[k, 2])
+    return most
+
+
+@compiled
 def _grow(values: NDArray[Any]) -> NDArray[Any]:
     """`values` in an array twice as long, the rest zero (read only once a pod is placed there)."""
     grown = np.zeros(2 * len(values), values.dtype)
@@ -887,6 +895,7 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
     holding: NDArray[np.float64],
     wake: NDArray[np.float64],
     wait_histogram: NDArray[np.float64],
+    floor: NDArray[np.float64],
 ) -> None:
     """evaluate_reference's loop over `events`, the scrapes and syncs (every second at scale to zero), with the data
     plane between; `zero`: scale to zero or not (1, 0), KEDA's polling and cooldown seconds, the interceptor's
@@ -895,7 +904,8 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
     max and warm nodes, node provision, pod start and drain seconds; `signal`: SIGNAL_CODES' code, the batching
     delay and the GPU-memory ratio (NaN: no GPU-memory trigger); the HPA's as `_hpa_inputs`; per model its gauge
     samples (model, grid point, sample); the surfaces (_surface_arrays) and _model_limits; then
-    evaluate_reference's run arrays, which it fills (_Run)."""
+    evaluate_reference's run arrays, which it fills (_Run); `floor`: the daily floor's windows
+    (daily_floor.floor_array), its metric the HPA's last."""
     n = len(arrivals)
     count_models = len(models)
     rates, capacity, per_pod = pod[0], pod[6], out[0]
@@ -1032,7 +1042,7 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                 values[0] = total[COUNTER_QUEUE_SECONDS] / total[COUNTER_SUCCESS]
             else:
                 values[0] = total[COUNTER_BUSY_SECONDS] / models[0, 2]
-            if len(values) > 1:
+            if not math.isnan(memory_ratio):
                 values[1] = count * memory_ratio
         current, ready = 0, 0
         for p in range(pods):
@@ -1041,6 +1051,8 @@ def _control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional ar
                 ready += 1 if pod_ready[p] <= now else 0
         rescaling = False
         if first % sync == 0 and first > 0 and (not scale_to_zero or current > 0):
+            if len(floor):
+                values[len(values) - 1] = _floor_at(floor, now)
             # int(): int64, not Literal[int](0), so that _desired compiles once
             desired = _desired(
                 now, int(current), int(ready), values, max(min_replicas, 1), max_replicas, hpa, hpa_state
@@ -1180,7 +1192,7 @@ def evaluate_models(
                 np.nan if s.gpu_memory_ratio is None else s.gpu_memory_ratio,
             ]
         ),
-        _hpa_inputs(_metrics(s), s.behavior),
+        _hpa_inputs(hpa_metrics(s), s.behavior),
         np.stack([sf.pending for sf in run.surfaces]),
         run.pod,
         run.models,
@@ -1196,6 +1208,7 @@ def evaluate_models(
         run.held,
         run.wake,
         run.wait_histogram,
+        floor_array(s.floor),
     )
     return _summary(s, run, timeline), model_summaries(timeline)
 

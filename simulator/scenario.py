@@ -36,6 +36,7 @@ from platform_config.node_provisioning import kept_nodes, pool_node_provisioning
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT, display_path
 from platform_config.scaling import ScalePolicy
 from simulator.batcher import BatcherConfig, LatencyProfile
+from simulator.daily_floor import FloorWindow, floor_windows
 from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
 from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES, TRACE_RULES
@@ -107,6 +108,8 @@ class Scenario:
     trigger must have been inactive, since its last active check, before KEDA's own loop scales 1 -> 0."""
     polling_seconds: float = 30.0
     """KEDA's `pollingInterval`: how often its own loop checks the triggers (the 1 -> 0 decision)."""
+    floor: tuple[FloorWindow, ...] = ()
+    """The deployment's daily floor (`scaling.dailyFloor`): KEDA cron windows of minimum replicas; empty: none."""
     wake_timeout_seconds: float | None = None
     """With `min_replicas` 0: how long the KEDA HTTP add-on's interceptor holds a request while no pod is ready (the
     route's readiness timeout, which the platform sets to the deployment's `wake.budgetSeconds`) before answering
@@ -312,6 +315,7 @@ def scenario(
         cooldown_seconds=config.scaling.cooldown_seconds,
         polling_seconds=config.scaling.polling_interval_seconds,
         wake_timeout_seconds=spec.wake.budget_seconds if spec.wake is not None else None,
+        floor=floor_windows(config.scaling.daily_floor.get(name)),
     )
 
 

@@ -7,9 +7,11 @@ whether it came from the stack file, Python, YAML or TypeScript.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import unicodedata
+import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
@@ -63,6 +65,9 @@ SECURE_URL = r"^https://"
 # A Kubernetes version as Helm's --kube-version takes it (helm.sh/helm/v3 pkg/chartutil/capabilities.go).
 KUBE_VERSION = r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?$"
 
+# A time of day, 24-hour: what a cron `minute hour` pair can say (KEDA's cron trigger, robfig/cron's 5-field parser).
+CLOCK_TIME = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+
 # A managed identity's client ID is a GUID, which Azure prints in lower case and takes in either
 # (https://learn.microsoft.com/en-us/azure/aks/workload-identity-overview; the webhook hands it on as AZURE_CLIENT_ID).
 UUID = r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"
@@ -89,6 +94,7 @@ PATTERN_NAMES = {
     CHART_VERSION: "an exact chart version such as 2.20.2",
     CHART_REPOSITORY: "a chart repository URL starting https:// or oci://",
     KUBE_VERSION: "a Kubernetes version such as v1.34.0",
+    CLOCK_TIME: "a 24-hour time of day HH:MM such as 06:30",
     UUID: "a managed identity's client ID, a UUID such as 0b1f5d63-7c1a-4f5e-9d2b-3a4c5e6f7a8b",
     GCP_SERVICE_ACCOUNT_EMAIL: "a Google service account email, <name>@<project>.iam.gserviceaccount.com",
     IMAGE_REFERENCE: "an image reference such as nvcr.io/nvidia/tritonserver:24.10-py3 (distribution/reference grammar: [registry/]repository[:tag][@digest], the repository in lowercase)",
@@ -216,6 +222,22 @@ def network_problem(cidr: str) -> str | None:
     return None
 
 
+@functools.cache
+def _time_zones() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+def time_zone_problem(name: str) -> str | None:
+    """Why `name` is not an IANA time zone (what Go's time.LoadLocation, which KEDA's cron trigger calls, reads),
+    or None. Where this machine has no time zone database, the name's form alone is checked."""
+    known = _time_zones()
+    if known and name not in known:
+        return f"{excerpt(name)} is not an IANA time zone name such as UTC or Europe/Berlin"
+    if not known and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*", name):
+        return f"{excerpt(name)} is not an IANA time zone name such as UTC or Europe/Berlin"
+    return None
+
+
 def duration_within(low: str, high: str, what: str) -> Callable[[str], str | None]:
     """A rule bounding a duration that matched its pattern; `what` names it in the message. `Never` passes
     (Karpenter's expireAfter: nodes stay until they are empty)."""
@@ -327,6 +349,8 @@ HTTP_URL = Format(URL, rule=url_host_problem)
 HTTPS_URL = Format(SECURE_URL, rule=url_host_problem)
 RUNBOOK_BASE_URL = Format(SECURE_URL, rule=runbook_base_problem)
 NETWORK = Format(rule=network_problem)
+CLOCK = Format(CLOCK_TIME)
+TIME_ZONE = Format(rule=time_zone_problem)
 NODE_DELAY = Format(GO_DURATION, rule=duration_within("0s", "24h", "a node scale-down delay"))
 NODE_LIFETIME = Format(GO_DURATION_OR_NEVER, rule=duration_within("1h", "8760h", "a node lifetime"))
 SCRAPE_INTERVAL = Format(PROM_DURATION, rule=duration_within("1s", "2m", "a scrape interval"))

@@ -26,7 +26,9 @@ from triton_platform.http_add_on import (
     wake_triggers,
 )
 from triton_platform.keda_scaling_args import (
+    FLOOR_TRIGGER,
     GPU_TRIGGER,
+    DailyFloor,
     KedaInstall,
     KedaScalingArgs,
     LoadTrigger,
@@ -132,6 +134,31 @@ def _trigger(load: LoadTrigger, prometheus_url: str, auth: PrometheusAuth | None
     return trigger
 
 
+def floor_triggers(floor: DailyFloor) -> list[dict[str, Any]]:
+    """A KEDA `cron` trigger per window of `floor` (kedacore/keda v2.20 pkg/scalers/cron_scaler.go: `timezone`,
+    `start`, `end` and `desiredReplicas`; the start and end are 5-field cron expressions, minute first), named
+    `floor-<n>`, n from 1."""
+    return [
+        {
+            "type": "cron",
+            "name": f"{FLOOR_TRIGGER}-{index}",
+            "metadata": {
+                "timezone": floor["time_zone"],
+                "start": _daily(window["start"]),
+                "end": _daily(window["end"]),
+                "desiredReplicas": str(window["replicas"]),
+            },
+        }
+        for index, window in enumerate(floor["windows"], start=1)
+    ]
+
+
+def _daily(clock: str) -> str:
+    """`HH:MM` as a cron expression that fires at that time every day."""
+    hour, minute = clock.split(":")
+    return f"{int(minute)} {int(hour)} * * *"
+
+
 def scaled_object_manifest(
     *,
     namespace: str,
@@ -142,9 +169,11 @@ def scaled_object_manifest(
     prometheus_url: str,
     scaling: KedaScalingArgs,
     wake: WakeRoute | None = None,
+    floor: DailyFloor | None = None,
 ) -> dict[str, Any]:
     """The ScaledObject of one Deployment, named after it, in its namespace; `scaling` is checked
-    (`scaling_of`): how fast and on what every target scales; `wake`, the target's, if it wakes on request."""
+    (`scaling_of`): how fast and on what every target scales; `wake`, the target's, if it wakes on request;
+    `floor`, its daily floor."""
     annotations = {}
     if scaling["paused"]:
         annotations["autoscaling.keda.sh/paused"] = "true"
@@ -163,6 +192,8 @@ def scaled_object_manifest(
             "threshold": scaling["gpu_memory_ratio_target"],
         }
         triggers.append(_trigger(gpu, prometheus_url, auth, at_zero=at_zero))
+    if floor is not None:
+        triggers += floor_triggers(floor)
     if at_zero:
         triggers += wake_triggers(deployment, scaling["http_add_on"]["namespace"])
     spec: dict[str, Any] = {
@@ -377,6 +408,7 @@ def _scaled_object(scaling: KedaScalingArgs, target: ScaleTarget) -> pulumi.Outp
             prometheus_url=values[2],
             scaling=scaling,
             wake=target.get("wake"),
+            floor=target.get("daily_floor"),
         )
     )
 

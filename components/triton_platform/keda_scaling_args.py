@@ -11,6 +11,7 @@ Field meanings follow KEDA 2.21: the ScaledObject spec
 schema is read from the annotations as objects.
 """
 
+import re
 from typing import NotRequired, TypedDict, cast
 
 import pulumi
@@ -18,6 +19,7 @@ import pulumi
 from triton_platform.arg_problems import ArgProblems
 from triton_platform.arg_schema import Setting, declare, resolve_record
 from triton_platform.formats import (
+    CLOCK,
     DNS_LABEL,
     HOST_NAME,
     HTTP_URL,
@@ -28,6 +30,7 @@ from triton_platform.formats import (
     LABEL_VALUE_FORMAT,
     NAMESPACE,
     OBJECT_NAME,
+    TIME_ZONE,
     Format,
 )
 from triton_platform.helm_chart import ChartSource, chart_source_problem
@@ -85,6 +88,32 @@ class WakeRoute(TypedDict):
     trigger, not this one, scales above one replica. Default 100."""
 
 
+class FloorWindow(TypedDict):
+    """A daily window during which the Deployment keeps at least `replicas`: a KEDA `cron` trigger."""
+
+    start: str
+    """When the window opens each day, HH:MM (24-hour) in the floor's `time_zone`: the trigger's `start`
+    (`<minute> <hour> * * *`). Required."""
+    end: str
+    """When it closes, HH:MM, not `start`; before `start`, the window runs past midnight. Required."""
+    replicas: int
+    """The fewest replicas within the window (`desiredReplicas`), above the target's `min_replicas` and at most its
+    `max_replicas`. Required."""
+
+
+class DailyFloor(TypedDict):
+    """Minimum replicas by time of day, ahead of a daily rise: one KEDA `cron` trigger per window, beside the load
+    trigger (the HPA takes the largest proposal). KEDA's cron scaler reports `replicas` inside a window and 0
+    outside against a per-replica target of 1 (kedacore/keda v2.20 pkg/scalers/cron_scaler.go), so a window holds
+    the floor while the load may still ask for more. `stackctl plan` learns one from a trace."""
+
+    time_zone: str
+    """The IANA time zone the windows' times are in (the trigger's `timezone`), e.g. `UTC` or `Europe/Berlin`:
+    explicit, since a schedule in the cluster's zone moves with the cluster. Required."""
+    windows: list[FloorWindow]
+    """The windows, 1-24; where two overlap, the larger floor holds. Required."""
+
+
 class ScaleTarget(TypedDict):
     """One Deployment KEDA scales, and on what. Leave the Deployment's `spec.replicas` unset: KEDA's HPA owns
     the count, and a set one is reset on every `pulumi up`."""
@@ -110,6 +139,9 @@ class ScaleTarget(TypedDict):
     wake: NotRequired[WakeRoute]
     """Wake on the first request while at zero; `min_replicas` must then be 0. The Prometheus triggers then read
     a missing series as no load (`ignoreNullValues`), since at zero Triton's series are gone. Default: unset."""
+    daily_floor: NotRequired[DailyFloor]
+    """A floor by time of day: pods started ahead of a daily rise rather than after it. Default: unset, the
+    load alone."""
 
 
 class ScalePolicy(TypedDict):
@@ -267,6 +299,8 @@ class KedaScalingArgs(TypedDict):
 
 DEFAULT_SCALE_UP: ScalePolicy = {"stabilization_seconds": 0, "percent": 100, "pods": 3, "period_seconds": 30}
 DEFAULT_SCALE_DOWN: ScalePolicy = {"stabilization_seconds": 300, "percent": 25, "period_seconds": 60}
+FLOOR_TRIGGER = "floor"
+"""The daily floor's triggers are `floor-1`, `floor-2`, ...: one per window."""
 GPU_TRIGGER = "gpu-memory"
 """The trigger the component adds itself while `gpu_memory_ratio_target` is above 0."""
 TRIGGER_NAME = Format(DNS_LABEL, 63)
@@ -286,6 +320,11 @@ declare(
     budget_seconds=Setting(minimum=1, maximum=3600),
     concurrency_target=Setting(default=100, minimum=1, maximum=INT32_MAX),
 )
+MAX_FLOOR_WINDOWS = 24
+declare(
+    FloorWindow, start=Setting(format=CLOCK), end=Setting(format=CLOCK), replicas=Setting(minimum=1, maximum=INT32_MAX)
+)
+declare(DailyFloor, time_zone=Setting(format=TIME_ZONE), windows=Setting(min_items=1))
 declare(
     ScaleTarget,
     deployment_name=Setting(format=OBJECT_NAME),
@@ -293,6 +332,7 @@ declare(
     min_replicas=Setting(minimum=0, maximum=INT32_MAX),
     max_replicas=Setting(minimum=1, maximum=INT32_MAX),
     wake=Setting(),
+    daily_floor=Setting(),
 )
 declare(
     ScalePolicy,
@@ -342,6 +382,29 @@ declare(
 )
 
 
+def _floor_problems(problems: ArgProblems, path: str, target: ScaleTarget) -> None:
+    """A daily floor's windows against KEDA's cron trigger and the target's replica range."""
+    windows = target.get("daily_floor", {}).get("windows", [])
+    if len(windows) > MAX_FLOOR_WINDOWS:
+        problems.add(f"{path}.daily_floor.windows", f"has {len(windows)} windows; at most {MAX_FLOOR_WINDOWS}")
+    low, high = target.get("min_replicas", 0), target.get("max_replicas", INT32_MAX)
+    for index, window in enumerate(windows):
+        at = f"{path}.daily_floor.windows[{index}]"
+        if problems.clean(f"{at}.start", f"{at}.end") and window.get("start") == window.get("end"):
+            # KEDA refuses it: "start and end can not have exactly same time input" (cron_scaler.go, Validate).
+            problems.add(f"{at}.end", f"{window['end']!r} is the window's start; a window must end at another time")
+        replicas = window.get("replicas", 0)
+        if not problems.clean(f"{at}.replicas", f"{path}.min_replicas", f"{path}.max_replicas"):
+            continue
+        if replicas <= low:
+            problems.add(
+                f"{at}.replicas",
+                f"{replicas} is not above min_replicas ({low}): the window would hold nothing; raise it or remove it",
+            )
+        elif replicas > high:
+            problems.add(f"{at}.replicas", f"{replicas} is above max_replicas ({high}); it must be at most that")
+
+
 def scaling_of(name: str, args: KedaScalingArgs) -> KedaScalingArgs:
     """`args` checked against their declaration, each default applied; every problem, if any, raised at once
     (`ArgsError`)."""
@@ -360,11 +423,17 @@ def scaling_of(name: str, args: KedaScalingArgs) -> KedaScalingArgs:
                 f"is set but min_replicas is {low}: a Deployment wakes on a request only from 0; set min_replicas 0 "
                 "or remove wake",
             )
+        _floor_problems(problems, f"targets.{key}", target)
         trigger = target.get("trigger", {})
         if scaling.get("gpu_memory_ratio_target") and trigger.get("name") == GPU_TRIGGER:
             problems.add(
                 f"targets.{key}.trigger.name",
                 f"{GPU_TRIGGER!r} is the trigger this component adds for gpu_memory_ratio_target; name yours otherwise",
+            )
+        if re.fullmatch(rf"{FLOOR_TRIGGER}-[0-9]+", str(trigger.get("name", ""))):
+            problems.add(
+                f"targets.{key}.trigger.name",
+                f"{trigger['name']!r} is a name this component gives a daily floor's trigger; name yours otherwise",
             )
     fallback = scaling.get("fallback")
     if fallback is not None:

@@ -14,10 +14,12 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from tests.components.mocks import RecordingMocks, install, pulumi_test
+from tests.crd_schemas import validate as validate_crd
 from triton_platform.arg_problems import ArgProblems, ArgsError
 from triton_platform.keda_scaling import KedaScaling, gpu_memory_query, one_namespace, scaled_object_manifest
 from triton_platform.keda_scaling_args import (
     DEFAULT_SCALE_DOWN,
+    DailyFloor,
     KedaScalingArgs,
     LoadTrigger,
     ScaleTarget,
@@ -367,6 +369,52 @@ def test_pausing_annotates_the_scaled_object() -> None:
     assert "fallback" not in manifest["spec"]
 
 
+@pytest.mark.real_tools  # the CRD schema's validation runs in Go (tests/crd_schemas.py)
+def test_a_daily_floor_is_a_cron_trigger_per_window_beside_the_load() -> None:
+    args: KedaScalingArgs = {"targets": {}, "prometheus_url": "http://prom:9090", "gpu_memory_ratio_target": 0}
+    floor: DailyFloor = {
+        "time_zone": "Europe/Berlin",
+        "windows": [
+            {"start": "06:05", "end": "09:30", "replicas": 3},
+            {"start": "22:00", "end": "01:00", "replicas": 2},
+        ],
+    }
+    manifest = scaled_object_manifest(
+        namespace="ml",
+        deployment="my-model",
+        min_replicas=1,
+        max_replicas=4,
+        trigger={"name": "demand", "query": "sum(q)", "threshold": 0.8},
+        prometheus_url="http://prom:9090",
+        scaling=scaling_of("my-scaling", args),
+        floor=floor,
+    )
+    assert manifest["spec"]["triggers"][1:] == [
+        {
+            "type": "cron",
+            "name": "floor-1",
+            "metadata": {
+                "timezone": "Europe/Berlin",
+                "start": "5 6 * * *",
+                "end": "30 9 * * *",
+                "desiredReplicas": "3",
+            },
+        },
+        {
+            "type": "cron",
+            "name": "floor-2",
+            "metadata": {
+                "timezone": "Europe/Berlin",
+                "start": "0 22 * * *",
+                "end": "0 1 * * *",
+                "desiredReplicas": "2",
+            },
+        },
+    ]
+    assert [t["name"] for t in manifest["spec"]["triggers"]] == ["demand", "floor-1", "floor-2"]
+    validate_crd(manifest)
+
+
 @pulumi_test
 def test_a_target_with_more_replicas_at_least_than_at_most_is_refused(mocks: RecordingMocks) -> None:
     args: KedaScalingArgs = {"targets": {"my-model": target_of(my_deployment(), 3, 2)}, "prometheus_url": "http://p"}
@@ -556,6 +604,65 @@ def _target(**changes: Any) -> dict[str, Any]:
                 "args.prometheus_auth.secret_name: missing (required)",
             ],
             id="prometheus-auth",
+        ),
+        pytest.param(
+            _args(
+                targets={
+                    "m": _target(
+                        max_replicas=4,
+                        daily_floor={
+                            "time_zone": "Europe/Berln",
+                            "windows": [
+                                {"start": "6:30", "end": "24:00", "replicas": 3},
+                                {"start": "07:00", "end": "07:00", "replicas": 3},
+                                {"start": "08:00", "end": "20:00", "replicas": 1},
+                                {"start": "22:00", "end": "06:00", "replicas": 99},
+                            ],
+                        },
+                    )
+                }
+            ),
+            [
+                "args.targets.m.daily_floor.time_zone: 'Europe/Berln' is not an IANA time zone name such as UTC or "
+                "Europe/Berlin",
+                "args.targets.m.daily_floor.windows[0].start: must be a 24-hour time of day HH:MM such as 06:30; got "
+                "'6:30'",
+                "args.targets.m.daily_floor.windows[0].end: must be a 24-hour time of day HH:MM such as 06:30; got "
+                "'24:00'",
+                "args.targets.m.daily_floor.windows[1].end: '07:00' is the window's start; a window must end at "
+                "another time",
+                "args.targets.m.daily_floor.windows[2].replicas: 1 is not above min_replicas (1): the window would "
+                "hold nothing; raise it or remove it",
+                "args.targets.m.daily_floor.windows[3].replicas: 99 is above max_replicas (4); it must be at most that",
+            ],
+            id="daily-floor",
+        ),
+        pytest.param(
+            _args(
+                targets={
+                    "m": _target(
+                        daily_floor={
+                            "time_zone": "UTC",
+                            "windows": [
+                                {"start": f"{h:02d}:00", "end": f"{h:02d}:30", "replicas": 2} for h in range(24)
+                            ]
+                            + [{"start": "00:30", "end": "00:45", "replicas": 2}] * 2,
+                        },
+                        trigger={"name": "floor-1", "query": "q", "threshold": 1},
+                    )
+                }
+            ),
+            [
+                "args.targets.m.daily_floor.windows: has 26 windows; at most 24",
+                "args.targets.m.trigger.name: 'floor-1' is a name this component gives a daily floor's trigger; name "
+                "yours otherwise",
+            ],
+            id="daily-floor-windows-and-names",
+        ),
+        pytest.param(
+            _args(targets={"m": _target(daily_floor={"time_zone": "UTC", "windows": []})}),
+            ["args.targets.m.daily_floor.windows: has 0 items; list at least 1"],
+            id="daily-floor-empty",
         ),
         pytest.param(
             _args(keda={"mode": "helm"}),
