@@ -20,10 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.triton_load import INPUTS, stack_server  # noqa: E402
+from offline.output_file import OutputFile  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
 from platform_config.model_settings import render_stack  # noqa: E402
 from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: E402
-from simulator.profiling import Server, measured_profile, write_profile  # noqa: E402
+from simulator.profiling import Server, is_profile_of, measured_profile, profile_bytes  # noqa: E402
 from simulator.scenario import PROFILES  # noqa: E402
 from triton_platform.model_packaging.source import read_repository  # noqa: E402
 
@@ -44,7 +45,11 @@ def main() -> None:
             rendered_config=rendered.models[args.model].text,
             by=f"bench/latency_profile.py on the {args.stack} config",
         )
-    write_profile(profile, PROFILES / f"{args.model}.json")
+    OutputFile(
+        PROFILES / f"{args.model}.json",
+        f"a latency profile of model {args.model!r}",
+        lambda data: is_profile_of(data, args.model),
+    ).write(profile_bytes(profile))
     tau = profile["tau_seconds"]
     overhead = profile["request_overhead_percentiles_seconds"]
     print(

@@ -279,6 +279,16 @@ def measured_profile(
     }
 
 
-def write_profile(profile: Mapping[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
+def profile_bytes(profile: Mapping[str, Any]) -> bytes:
+    """A profile as its file holds it."""
+    return (json.dumps(profile, indent=2) + "\n").encode("utf-8")
+
+
+def is_profile_of(data: bytes, model: str) -> bool:
+    """Whether `data` is a profile file of `model` (its JSON object names the model and holds tau(b)): what
+    `stackctl profile` may replace without --force."""
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return isinstance(value, dict) and value.get("model") == model and "tau_seconds" in value

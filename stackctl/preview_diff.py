@@ -28,6 +28,7 @@ import yaml
 from google.protobuf import json_format, text_format
 from tritonclient.grpc import model_config_pb2
 
+from offline.out_folder import OutputFolderError, claim
 from platform_config.kubernetes import RENDER_OVERRIDE_ENV
 from platform_config.paths import PROJECT_ROOT
 from platform_config.secrets_provider import LOCAL_PASSPHRASE
@@ -336,7 +337,8 @@ def run(
     base_rev, head_rev = revision(repo, "--base", base_ref), revision(repo, "--head", head_ref)
     revisions = f"Base: {base_rev.describe()}. Head: {head_rev.describe()}."
     written: dict[Path, bool] = {}
-    out.mkdir(parents=True, exist_ok=True)
+    files: dict[str, bytes] = {}
+    folder = claim(out, "preview-diff")  # before the previews run: a folder of other files is refused at once
     with tempfile.TemporaryDirectory(prefix="preview-diff-") as tmp:
         scratch = Path(tmp)
         env = mode_env(mode, scratch)
@@ -368,10 +370,10 @@ def run(
                 full_diff=text,
                 appendix=scaling_impact(base.tree, head.tree, stack) if tuning else "",
             )
-            (out / f"{stack}.diff.txt").write_text(text, encoding="utf-8")
-            target = out / f"{stack}.md"
-            target.write_text(comment(report), encoding="utf-8")
-            written[target] = not events.errors
+            files[f"{stack}.diff.txt"] = text.encode("utf-8")
+            files[f"{stack}.md"] = comment(report).encode("utf-8")
+            written[out / f"{stack}.md"] = not events.errors
+    folder.replace(files)
     return written
 
 
@@ -433,6 +435,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         mode = resolve_mode(args.mode, os.environ)
         written = run(args.repo.resolve(), args.base, args.head, stacks, args.out, mode=mode, mirrors=args.mirror)
+    except OutputFolderError as err:
+        print(err.report(), file=sys.stderr)
+        return 2
     except (PreviewDiffError, RuntimeError, subprocess.CalledProcessError) as err:
         print(f"preview-diff: {err}", file=sys.stderr)
         return 1

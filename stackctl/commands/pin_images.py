@@ -76,6 +76,7 @@ def _write(path: Path, source: str, outcome: Outcome, human: bool) -> str | None
     """The resolved digests written into the stack file; why not, if they cannot be."""
     from datetime import UTC, datetime  # noqa: PLC0415
 
+    from offline.output_file import OutputFile  # noqa: PLC0415
     from planner.stack_patch import PatchError  # noqa: PLC0415
     from platform_config.paths import STACK_FILE  # noqa: PLC0415
     from stackctl.image_digests import DIGESTS_KEY, pinned_text  # noqa: PLC0415
@@ -88,7 +89,7 @@ def _write(path: Path, source: str, outcome: Outcome, human: bool) -> str | None
         after = pinned_text(before, outcome.resolved, note)
     except PatchError as err:
         return _error(f"cannot write {DIGESTS_KEY} into {source}: {err}")
-    path.write_bytes(after.encode("utf-8"))
+    OutputFile(path, "the stack file").write(after.encode("utf-8"))
     for name in sorted(outcome.resolved):
         _say(f"  {name}: {outcome.resolved[name]}", human)
     _say(f"wrote {len(outcome.resolved)} digests under {DIGESTS_KEY} in {source}", human)
@@ -97,10 +98,13 @@ def _write(path: Path, source: str, outcome: Outcome, human: bool) -> str | None
 
 def run(args: argparse.Namespace) -> Exit:
     from offline.chart_template import HelmTemplater  # noqa: PLC0415
+    from offline.output_file import OutputFile  # noqa: PLC0415
     from offline.synth import synthesize  # noqa: PLC0415
     from stackctl import image_digests as pins  # noqa: PLC0415
 
     path, stack = stack_source(args)
+    if not args.check:
+        OutputFile(path, "the stack file").check()  # before the registries are asked: a link is refused at once
     mirrors = pins.mirrors_by_registry(args.mirror)
     # Before the program runs: a missing crane is named at once, not after the charts are templated.
     crane = None if args.check else pins.find_crane()

@@ -109,6 +109,7 @@ def _patch(path: Path, loaded: StackConfig, plan: Plan, label: str) -> tuple[str
 
 
 def run(args: argparse.Namespace) -> Exit:
+    from offline.output_file import OutputFile  # noqa: PLC0415
     from planner.plan import make_plan  # noqa: PLC0415
     from planner.report import write_outputs, zero_figures  # noqa: PLC0415
     from planner.search import ORACLE_TARGET, Bounds  # noqa: PLC0415
@@ -118,6 +119,9 @@ def run(args: argparse.Namespace) -> Exit:
         raise ValueError("--scheduler is the Dask scheduler's address: give --engine dask with it")
     # models: a trace with a column per model, or scaling.simulation.shares, plans the models together.
     path, loaded, head, rate, _, inputs, _ = warned_inputs(args, "plan", models=True)
+    stack_out = OutputFile(path, "the stack file")
+    if args.apply:
+        stack_out.check()  # before the search: a link is refused at once, not after minutes of planning
     trace = inputs["trace"]
     label = (
         trace.get("file") or f"--profile {trace['shape']} --peak-rps {trace['peak_rps']:g} --hours {trace['hours']:g}"
@@ -153,7 +157,7 @@ def run(args: argparse.Namespace) -> Exit:
     zero = plan.bounds.wake_budget_s is not None and chosen is not None and chosen.settings.min_replicas == 0
     applied = bool(args.apply and after is not None and plan.changes and chosen is not None and refusal is None)
     if applied and after is not None:
-        path.write_bytes(after.encode("utf-8"))
+        stack_out.write(after.encode("utf-8"))
     if args.json:
         print_json(
             {

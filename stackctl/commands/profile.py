@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from stackctl.command import Command, Exit
 
 if TYPE_CHECKING:
+    from offline.output_file import OutputFile
     from platform_config.loader import StackConfig
 
 MAX_SECONDS = 600.0
@@ -66,6 +67,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the profile is written (default bench/results/profiles/MODEL.json, where simulate looks)",
     )
     parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an --output file that is not a profile of this model (never a link or a folder)",
+    )
+    parser.add_argument(
         "--metrics-url", metavar="URL", help="--url's metrics endpoint (default: http:// its host, port 8002, /metrics)"
     )
     parser.add_argument(
@@ -107,14 +113,24 @@ def _stack_config(args: argparse.Namespace) -> tuple[StackConfig | None, str | N
     return loaded, rendered.text, tau_config(MessageToDict(rendered.config, preserving_proto_field_name=True))
 
 
-def _output(args: argparse.Namespace) -> Path:
-    if args.output:
-        return Path(args.output)
-    from simulator.scenario import PROFILES  # noqa: PLC0415
+def _output(args: argparse.Namespace) -> OutputFile:
+    """Where the profile goes, checked before anything is measured (offline/output_file.py)."""
+    from offline.output_file import OutputFile  # noqa: PLC0415
+    from simulator.profiling import is_profile_of  # noqa: PLC0415
 
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", args.model) or args.model.startswith("."):
-        raise ValueError(f"--model {args.model!r} is no file name; give --output FILE")
-    return PROFILES / f"{args.model}.json"
+    if args.output:
+        path = Path(args.output)
+    else:
+        from simulator.scenario import PROFILES  # noqa: PLC0415
+
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", args.model) or args.model.startswith("."):
+            raise ValueError(f"--model {args.model!r} is no file name; give --output FILE")
+        path = PROFILES / f"{args.model}.json"
+    output = OutputFile(
+        path, f"a latency profile of model {args.model!r}", lambda data: is_profile_of(data, args.model), args.force
+    )
+    output.check()
+    return output
 
 
 def run(args: argparse.Namespace) -> Exit:
@@ -156,11 +172,11 @@ def run(args: argparse.Namespace) -> Exit:
                 f"{args.model!r} ({'; '.join(differences)}; profile -> stack); simulate and plan will say so",
                 file=sys.stderr,
             )
-    profiling.write_profile(profile, out)
+    out.write(profiling.profile_bytes(profile))
     overhead = tau.overhead_percentiles
     middle = overhead[len(overhead) // 2]
     print(
-        f"{display_path(out)}: model {args.model!r} from {where}; GPU {profile['gpu'] or 'not recorded'}, Triton "
+        f"{display_path(out.path)}: model {args.model!r} from {where}; GPU {profile['gpu'] or 'not recorded'}, Triton "
         f"{profile['triton_version'] or 'not recorded'}; overhead p50 {middle * 1000:.3f} ms; tau(b) ms: "
         + ", ".join(f"{b}: {t * 1000:.3f}" for b, t in zip(tau.sizes, tau.seconds, strict=True))
     )
