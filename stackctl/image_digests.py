@@ -12,9 +12,10 @@ every Kubernetes object the program registers, the charts' objects included (`of
 
 A pull-through mirror (`--mirror <registry>=<host[:port]>`) is asked instead of the registry it mirrors, and the
 digest recorded under the original name: a mirror serves the content it mirrors, byte for byte, so the digest is
-the same. Plain HTTP is only for a loopback mirror (crane's `--insecure`); crane itself speaks plain HTTP to a
+the same. Plain HTTP is only for a loopback mirror (crane's `--insecure`); crane itself may speak plain HTTP to a
 private (RFC 1918) address whatever it is told (go-containerregistry pkg/name/registry.go, `Registry.Scheme`), so
-such a mirror is refused.
+such a mirror is refused, and so is an image whose own registry is one (`crane_plain_http`). A mirror that stands
+in for no registry the stack's images are asked at is refused before any registry is asked.
 """
 
 from __future__ import annotations
@@ -113,6 +114,27 @@ def is_loopback(host_port: str) -> bool:
     if address is not None:
         return address.is_loopback
     return host.lower() == "localhost" or host.lower().endswith(".localhost")
+
+
+RFC1918 = tuple(ipaddress.ip_network(block) for block in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+
+
+_CRANE_LOCAL = re.compile(r".*\.localhost(?::\d{1,5})?")
+_CRANE_LOOPBACK = re.compile(r"127\.0\.0\.1(?::\d{1,5})?")
+_CRANE_IPV6_LOOPBACK = re.compile(r"::1|\[::1\](?::\d{1,5})?")
+
+
+def crane_plain_http(registry: str) -> bool:
+    """Whether crane (CRANE_VERSION) may ask this registry over plain HTTP by its own rules, told nothing: an
+    RFC 1918 IPv4 address, `localhost:<port>`, a `.localhost` name, 127.0.0.1 or ::1, as it reads the registry's
+    name (go-containerregistry v0.22.1 pkg/name/registry.go, `Registry.Scheme` and `isRFC1918`; then
+    pkg/v1/remote/transport/ping.go races HTTPS with plain HTTP and takes the HTTP answer when HTTPS fails)."""
+    address = _address(registry.split(":", maxsplit=1)[0])
+    if isinstance(address, ipaddress.IPv4Address) and any(address in block for block in RFC1918):
+        return True
+    return registry.startswith("localhost:") or any(
+        rule.fullmatch(registry) for rule in (_CRANE_LOCAL, _CRANE_LOOPBACK, _CRANE_IPV6_LOOPBACK)
+    )
 
 
 def parse_mirror(value: str) -> Mirror:
@@ -306,6 +328,18 @@ def resolve(
         else:
             todo.append(image)
 
+    for image in list(todo):
+        registry = reference(image.name, mirrors)[0].partition("/")[0]
+        if crane_plain_http(registry) and not is_loopback(registry):
+            todo.remove(image)
+            outcome.failures.append(
+                f"{image.name} ({_places(image)}): crane would ask {registry} over plain HTTP (an RFC 1918 address: "
+                "go-containerregistry pkg/name/registry.go, Registry.Scheme), where anyone on the network path can "
+                "answer with another image's digest, and that digest is what production would run; serve the "
+                "registry over HTTPS by a DNS name, or resolve it at a loopback mirror "
+                f"(--mirror {registry}=localhost:PORT)"
+            )
+
     def ask(image: Image) -> tuple[str | None, str | None]:
         ref, insecure = reference(image.name, mirrors)
         try:
@@ -332,6 +366,19 @@ def resolve(
             )
     outcome.notices += offline_notices(result, digests, outcome)
     return outcome
+
+
+def unused_mirrors(images: Sequence[Image], mirrors: Mapping[str, Mirror]) -> list[str]:
+    """A problem per mirror that stands in for no registry an image of the stack is asked at: a misspelled
+    registry would otherwise send every image to its own registry without a word."""
+    registries = sorted({registry_and_path(image.name)[0] for image in images if image.state != "by digest"})
+    return [
+        f"--mirror {mirror.registry}={mirror.host}: no image the stack asks a registry for is from "
+        f"{mirror.registry!r} (they are from {', '.join(registries) or 'no registry'}); name the registry as the "
+        "images do, or leave the mirror out"
+        for registry, mirror in sorted(mirrors.items())
+        if registry not in registries
+    ]
 
 
 def listed(result: SynthResult, digests: Mapping[str, str]) -> Outcome:

@@ -214,6 +214,75 @@ def test_a_registry_mirrored_twice_is_refused(capsys: pytest.CaptureFixture[str]
     )
 
 
+CRANE_SCHEMES = {
+    # go-containerregistry v0.22.1 pkg/name/registry.go, Registry.Scheme: plain HTTP may answer for these...
+    "10.0.0.7:5000": True,
+    "172.16.4.1": True,
+    "192.168.1.10:443": True,
+    "localhost:5000": True,
+    "registry.localhost": True,
+    "registry.localhost:5000": True,
+    "127.0.0.1:5000": True,
+    "::1": True,
+    "[::1]:5000": True,
+    # ...and HTTPS alone for these: the rules are crane's, not the addresses' meaning.
+    "172.32.0.1": False,
+    "127.0.0.2:5000": False,
+    "registry.local": False,
+    "localhost": False,
+    "[fd00::1]:5000": False,
+    "[2001:db8::1]:5000": False,
+    "mirror.example.com": False,
+}
+
+
+@pytest.mark.parametrize(("registry", "plain"), CRANE_SCHEMES.items())
+def test_where_crane_may_speak_plain_http_follows_its_own_rules(registry: str, plain: bool) -> None:
+    assert pins.crane_plain_http(registry) is plain
+
+
+def test_an_image_at_a_private_address_is_refused_not_asked_over_plain_http() -> None:
+    private, local = "10.0.0.7:5000/team/server:1.0", "localhost:5000/team/server:1.0"
+    result = production_with_charts(
+        chart_object(
+            "Deployment",
+            "private",
+            {
+                "spec": {
+                    "template": {
+                        "spec": {"containers": [{"name": "a", "image": private}, {"name": "b", "image": local}]}
+                    }
+                }
+            },
+        )
+    )
+    digests = dict(result.stack.config.image_digests)
+    registry = FakeRegistry({image.name: digest_of(image.name) for image in pins.list_images(result, digests)})
+    outcome = pins.resolve(result, digests, {}, registry)
+    assert outcome.failures == [
+        f"{private} (Deployment private container a): crane would ask 10.0.0.7:5000 over plain HTTP (an RFC 1918 "
+        "address: go-containerregistry pkg/name/registry.go, Registry.Scheme), where anyone on the network path "
+        "can answer with another image's digest, and that digest is what production would run; serve the registry "
+        "over HTTPS by a DNS name, or resolve it at a loopback mirror (--mirror 10.0.0.7:5000=localhost:PORT)"
+    ]
+    asked = [ref for ref, _ in registry.asked]
+    assert private not in asked
+    assert local in asked  # loopback: this machine
+    assert private not in outcome.resolved
+
+
+def test_a_mirror_that_stands_in_for_no_registry_of_the_stack_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["pin-images", "--stack", "dev", "--check", "--mirror", "qauy.io=mirror.example.com"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "stackctl pin-images: --mirror qauy.io=mirror.example.com: no image the stack asks a registry for is from "
+        "'qauy.io' (they are from "
+    )
+    assert err.endswith("); name the registry as the images do, or leave the mirror out\n")
+    assert "nvcr.io" in err
+
+
 # --- resolving -------------------------------------------------------------------------------------------------
 
 

@@ -112,6 +112,9 @@ def run(args: argparse.Namespace) -> Exit:
         result = synthesize(path, stack, HelmTemplater.from_environment())
         stages.done()
         digests = dict(result.stack.config.image_digests)
+        unused = pins.unused_mirrors(pins.list_images(result, digests), mirrors)
+        if unused:
+            raise ValueError("\n".join(unused))  # before any registry is asked
         outcome = pins.listed(result, digests) if crane is None else pins.resolve(result, digests, mirrors, crane)
         stages.done()
     source, human = result.stack.source, not args.json
