@@ -28,21 +28,29 @@ import os
 import re
 import shutil
 import subprocess
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from offline.server_answer import Document, ServerAnswerError, read, shown
 from platform_config.latency_profile import tau_config
 from platform_config.paths import PROJECT_ROOT
 from triton_platform.excerpts import excerpt
 
 SAMPLE_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
+MAX_PROFILED_BATCH = 4096
+"""The largest max batch size measured: the load doubles up to twice as many clients, each a connection."""
+MAX_INSTANCES = 1024
+"""The most instances a served config may count in one group (Triton's own configs hold a handful)."""
+VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}")
+"""What a profile records of Triton's version (`2.51.0`, `2.51.0dev`): the server's text is recorded and printed."""
+GPU_UUID = re.compile(r"[A-Za-z0-9-]{1,80}")
+"""A `gpu_uuid` label's characters (`GPU-<uuid>` in Triton's metrics, core src/metrics.cc)."""
 """The batch sizes below the max batch size that a measured profile lists tau(b) at, beside the max itself."""
 
 
@@ -51,22 +59,34 @@ def config_sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def batch_seconds(before: dict[str, Any], after: dict[str, Any]) -> dict[int, tuple[int, float]]:
-    """Executions and mean instance seconds per batch size between two statistics snapshots."""
+@dataclass(frozen=True)
+class Stats:
+    """What a profile reads of a model version's statistics (`GET /v2/models/<m>/stats`)."""
 
-    def totals(stats: dict[str, Any]) -> dict[int, tuple[int, int]]:
-        return {
-            b["batch_size"]: (
-                b["compute_infer"]["count"],
-                sum(b[k]["ns"] for k in ("compute_input", "compute_infer", "compute_output")),
+    success_count: int
+    success_ns: int
+    batches: dict[int, tuple[int, int]]
+    """Per batch size: executions and the instance nanoseconds of compute input + infer + output."""
+
+    @classmethod
+    def of(cls, version: Document) -> Stats:
+        """The statistics of one entry of `model_stats`, every field typed (offline/server_answer.py)."""
+        success = version.at("inference_stats", "success")
+        batches: dict[int, tuple[int, int]] = {}
+        for entry in version.items("batch_stats") if "batch_stats" in version.get(kind=dict) else []:
+            size = entry.get("batch_size", kind=int, minimum=1)
+            ns = sum(
+                entry.get(k, "ns", kind=int, minimum=0) for k in ("compute_input", "compute_infer", "compute_output")
             )
-            for b in stats.get("batch_stats", [])
-        }
+            batches[size] = (entry.get("compute_infer", "count", kind=int, minimum=0), ns)
+        return cls(success.get("count", kind=int, minimum=0), success.get("ns", kind=int, minimum=0), batches)
 
-    start, end = totals(before), totals(after)
+
+def batch_seconds(before: Stats, after: Stats) -> dict[int, tuple[int, float]]:
+    """Executions and mean instance seconds per batch size between two statistics snapshots."""
     out = {}
-    for size, (count, ns) in end.items():
-        count0, ns0 = start.get(size, (0, 0))
+    for size, (count, ns) in after.batches.items():
+        count0, ns0 = before.batches.get(size, (0, 0))
         if count > count0:
             out[size] = (count - count0, (ns - ns0) / (count - count0) / 1e9)
     return out
@@ -113,48 +133,73 @@ class Server:
         self.url = url.rstrip("/")
         self.metrics_url = metrics_url or default_metrics_url(parsed.netloc)
 
-    def _get(self, url: str, what: str) -> bytes:
-        try:
-            with urllib.request.urlopen(url, timeout=10) as response:
-                return bytes(response.read())
-        except urllib.error.HTTPError as err:
-            body = err.read().decode(errors="replace")
-            raise ValueError(f"{url}: HTTP {err.code} reading {what} ({excerpt(body)})") from None
-        except (urllib.error.URLError, OSError) as err:
-            reason = getattr(err, "reason", None) or err
-            raise ValueError(f"{url}: cannot read {what} ({reason}); is Triton running there?") from None
-
-    def json(self, path: str, what: str) -> Any:
+    def document(self, path: str, what: str) -> Document:
+        """A JSON answer of Triton's HTTP API, read within the deadline and size bound (offline/server_answer.py)."""
         url = f"{self.url}{path}"
-        try:
-            return json.loads(self._get(url, what))
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{url}: {what} is not JSON ({err.msg}); expected Triton's HTTP API") from None
+        return Document.parse(url, what, read(url, what))
 
     def version(self) -> str:
         """Triton's version, from its server metadata."""
-        return str(self.json("/v2", "the server metadata").get("version") or "unknown")
+        found = self.document("/v2", "the server metadata").get("version", kind=str, default="unknown")
+        if not VERSION.fullmatch(found):
+            raise ServerAnswerError(
+                f"{self.url}/v2: the server metadata: version is {shown(found)}; expected Triton's version such as "
+                "2.51.0"
+            )
+        return found
 
-    def stats(self, model: str) -> dict[str, Any]:
+    def stats(self, model: str) -> Stats:
         """Statistics of the version of `model` that requests without a version reach (the highest loaded)."""
         quoted = urllib.parse.quote(model, safe="")
-        stats = self.json(f"/v2/models/{quoted}/stats", "the model's statistics")
-        versions = stats.get("model_stats") if isinstance(stats, dict) else None
+        stats = self.document(f"/v2/models/{quoted}/stats", "the model's statistics")
+        versions = stats.items("model_stats") if "model_stats" in stats.get(kind=dict) else []
         if not versions:
             raise ValueError(f"{self.url}: no statistics of model {model!r}; expected Triton's statistics API")
-        return dict(max(versions, key=lambda v: int(v["version"])))
+
+        def number(version: Document) -> int:
+            text = version.get("version", kind=str)
+            if not text.isdigit() or len(text) > 18:
+                raise ServerAnswerError(f"{version.url}: {version.what}: version is {shown(text)}; expected digits")
+            return int(text)
+
+        return Stats.of(max(versions, key=number))
 
     def gpu_uuids(self) -> list[str]:
         """The `gpu_uuid` labels of the server's GPU series (`nv_gpu_utilization` and its family); none on a
-        server without GPUs or with GPU metrics off."""
-        text = self._get(self.metrics_url, "Triton's metrics").decode(errors="replace")
-        return sorted(set(re.findall(r'^nv_gpu_\w+\{[^}]*gpu_uuid="([^"]*)"', text, re.MULTILINE)))
+        server without GPUs or with GPU metrics off. A label that is not a GPU UUID's characters is left out:
+        it is recorded and printed."""
+        text = read(self.metrics_url, "Triton's metrics").decode(errors="replace")
+        labels = set(re.findall(r'^nv_gpu_\w+\{[^}]*gpu_uuid="([^"]*)"', text, re.MULTILINE))
+        return sorted(label for label in labels if GPU_UUID.fullmatch(label))
+
+
+def served_config(config: Document) -> dict[str, Any]:
+    """The fields of a served model config that tau_config reads, each typed and bounded: a max batch size the
+    profile can load (it runs up to twice as many clients), instance counts of at least 1."""
+    groups = config.get("instance_group", kind=list, default=[])
+    return {
+        "max_batch_size": config.get("max_batch_size", kind=int, default=0, minimum=0, maximum=MAX_PROFILED_BATCH),
+        "instance_group": [
+            {"count": group.get("count", kind=int, default=1, minimum=1, maximum=MAX_INSTANCES)}
+            for group in (config.items("instance_group") if groups else [])
+        ],
+        "platform": config.get("platform", kind=str, default=""),
+        "backend": config.get("backend", kind=str, default=""),
+    }
+
+
+def _input(entry: Document) -> dict[str, Any]:
+    return {
+        "name": entry.get("name", kind=str),
+        "datatype": entry.get("datatype", kind=str),
+        "shape": entry.get("shape", kind=list),
+    }
 
 
 def load_input(metadata: Mapping[str, Any], model: str) -> tuple[str, int]:
     """The input bench/loadgen fills, from the model's metadata: one FP32 input of shape [-1, width]."""
     inputs = metadata.get("inputs") or []
-    shapes = ", ".join(f"{i.get('name')} {i.get('datatype')} {i.get('shape')}" for i in inputs) or "none"
+    shapes = ", ".join(shown(f"{i.get('name')} {i.get('datatype')} {i.get('shape')}") for i in inputs) or "none"
     if len(inputs) == 1 and inputs[0].get("datatype") == "FP32":
         shape = inputs[0].get("shape") or []
         if len(shape) == 2 and shape[0] == -1 and isinstance(shape[1], int) and shape[1] > 0:
@@ -211,15 +256,16 @@ def closed_loop(url: str, model: str, tensor: tuple[str, int], clients: int, sec
 def measure(server: Server, model: str, seconds: float) -> dict[str, Any]:
     """tau(b), the request overhead and the batch statistics of `model` on `server`, under bench/loadgen's load."""
     quoted = urllib.parse.quote(model, safe="")
-    config = server.json(f"/v2/models/{quoted}/config", f"model {model!r}'s config")
-    tensor = load_input(server.json(f"/v2/models/{quoted}", f"model {model!r}'s metadata"), model)
-    max_batch = max(int(config.get("max_batch_size") or 0), 1)
+    config = tau_config(served_config(server.document(f"/v2/models/{quoted}/config", f"model {model!r}'s config")))
+    metadata = server.document(f"/v2/models/{quoted}", f"model {model!r}'s metadata")
+    tensor = load_input({"inputs": [_input(entry) for entry in metadata.items("inputs")]}, model)
+    max_batch = max(config["max_batch_size"], 1)
     closed_loop(server.url, model, tensor, 1, 1.0)  # warm
     before = server.stats(model)
     one = closed_loop(server.url, model, tensor, 1, seconds)
     after = server.stats(model)
-    success, success0 = after["inference_stats"]["success"], before["inference_stats"]["success"]
-    server_mean = (success["ns"] - success0["ns"]) / max(success["count"] - success0["count"], 1) / 1e9
+    served = max(after.success_count - before.success_count, 1)
+    server_mean = (after.success_ns - before.success_ns) / served / 1e9
     overhead = np.maximum(np.percentile(np.array(one) - server_mean, np.arange(101)), 0.0)
     samples = batch_seconds(before, after)
     clients = 2
@@ -235,7 +281,7 @@ def measure(server: Server, model: str, seconds: float) -> dict[str, Any]:
     a, c = fit(samples)
     sizes = [b for b in SAMPLE_SIZES if b < max_batch] + [max_batch]
     return {
-        "config": tau_config(config),
+        "config": config,
         "request_overhead_percentiles_seconds": [float(v) for v in overhead],
         "tau_seconds": {str(b): a + c * b for b in sizes},
         "batch_stats": {str(b): {"executions": n, "mean_seconds": s} for b, (n, s) in sorted(samples.items())},

@@ -421,7 +421,7 @@ def test_a_model_the_load_generator_cannot_feed_is_refused_naming_its_inputs() -
     with pytest.raises(ValueError, match=r"^model 'bert' takes ") as err:
         load_input(metadata, "bert")
     assert str(err.value) == (
-        "model 'bert' takes ids INT64 [-1, 16]; the load generator (bench/loadgen) sends one FP32 input of shape "
+        "model 'bert' takes 'ids INT64 [-1, 16]'; the load generator (bench/loadgen) sends one FP32 input of shape "
         "[-1, WIDTH] (a batching model, one item a request): measure this model with perf_analyzer and import its "
         "CSV (--import-perf-analyzer)"
     )
@@ -435,10 +435,12 @@ def test_the_gpu_is_read_from_the_gpu_uuid_label_of_tritons_gpu_series(monkeypat
         'nv_gpu_utilization{gpu_uuid="GPU-0b3b1c1e-aaaa"} 0.5\n'
         'nv_gpu_memory_total_bytes{gpu_uuid="GPU-0b3b1c1e-aaaa"} 8e+10\n'
         'nv_inference_count{model="m",version="1"} 3\n'
+        # A label that is no GPU UUID (an escape sequence, a workflow command) is recorded and printed nowhere.
+        'nv_gpu_power_usage{gpu_uuid="\x1b[2J::error::x"} 1\n'
     )
     server = Server("http://127.0.0.1:9")
     assert server.metrics_url == "http://127.0.0.1:8002/metrics"
-    monkeypatch.setattr(Server, "_get", lambda self, url, what: text.encode())
+    monkeypatch.setattr(profiling, "read", lambda url, what: text.encode())
     assert server.gpu_uuids() == ["GPU-0b3b1c1e-aaaa"]
 
 
