@@ -12,11 +12,8 @@ against a stand-in HTTP server on loopback.
 
 from __future__ import annotations
 
-import http.server
 import json
 import re
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -562,77 +559,9 @@ def test_a_profile_on_the_stacks_own_config_runs_without_a_warning(
     assert "warning" not in capsys.readouterr().err
 
 
-class StandIn(http.server.ThreadingHTTPServer):
-    """A stand-in for Triton's HTTP API on loopback: each GET path answers its body (JSON or not), others 404."""
-
-    routes: dict[str, bytes]
-
-
-class StandInHandler(http.server.BaseHTTPRequestHandler):
-    server: StandIn
-
-    def do_GET(self) -> None:
-        body = self.server.routes.get(self.path)
-        self.send_response(404 if body is None else 200)
-        self.send_header("Content-Length", str(len(body or b"")))
-        self.end_headers()
-        self.wfile.write(body or b"")
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def stand_in() -> Iterator[StandIn]:
-    server = StandIn(("127.0.0.1", 0), StandInHandler)
-    server.routes = {}
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join()
-
-
-def url_of(server: StandIn) -> str:
-    return f"http://127.0.0.1:{server.server_address[1]}"
-
-
 def exactly(message: str) -> str:
     """pytest.raises' match for the whole of `message`."""
     return f"^{re.escape(message)}$"
-
-
-STATS = {"version": "1", "inference_stats": {"success": {"count": 0, "ns": 0}}, "batch_stats": []}
-
-
-def test_an_answer_that_is_not_json_is_refused_naming_the_url(stand_in: StandIn) -> None:
-    stand_in.routes["/v2"] = b"<html>a proxy's page</html>"
-    expected = f"{url_of(stand_in)}/v2: the server metadata is not JSON (Expecting value); expected Triton's HTTP API"
-    with pytest.raises(ValueError, match=exactly(expected)):
-        Server(url_of(stand_in)).version()
-
-
-def test_a_model_without_statistics_is_refused_naming_it(stand_in: StandIn) -> None:
-    stand_in.routes["/v2/models/m/stats"] = json.dumps({"model_stats": []}).encode()
-    expected = f"{url_of(stand_in)}: no statistics of model 'm'; expected Triton's statistics API"
-    with pytest.raises(ValueError, match=exactly(expected)):
-        Server(url_of(stand_in)).stats("m")
-
-
-def test_statistics_without_batch_executions_are_refused(stand_in: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
-    stand_in.routes.update(
-        {
-            "/v2/models/m/config": json.dumps({"max_batch_size": 1}).encode(),
-            "/v2/models/m": json.dumps({"inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 4]}]}).encode(),
-            # Statistics that never count an execution, whatever the load.
-            "/v2/models/m/stats": json.dumps({"model_stats": [STATS]}).encode(),
-        }
-    )
-    monkeypatch.setattr(profiling, "closed_loop", lambda *args: [0.001])
-    expected = f"{url_of(stand_in)}: model 'm''s statistics report no batch executions; nothing to fit"
-    with pytest.raises(ValueError, match=exactly(expected)):
-        profiling.measure(Server(url_of(stand_in)), "m", 0.1)
 
 
 @pytest.mark.parametrize(

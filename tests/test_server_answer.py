@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offline.server_answer import Document, ServerAnswerError, read
+from simulator import profiling
 from simulator.profiling import Server, Stats, served_config
 from stackctl.main import main
 
@@ -96,6 +98,40 @@ def test_a_huge_answer_is_refused_without_being_read_whole(hostile: Hostile) -> 
         f"{url_of(hostile, '/huge')}: Triton's metrics is larger than 1 MiB; expected Triton's answer, far smaller: "
         "is this Triton?"
     )
+
+
+def exactly(message: str) -> str:
+    """pytest.raises' match for the whole of `message`."""
+    return f"^{re.escape(message)}$"
+
+
+def test_an_answer_that_is_not_json_is_refused_naming_the_url(hostile: Hostile) -> None:
+    hostile.routes["/v2"] = b"<html>a proxy's page</html>"
+    expected = f"{url_of(hostile)}/v2: the server metadata is not JSON (Expecting value); expected Triton's HTTP API"
+    with pytest.raises(ValueError, match=exactly(expected)):
+        Server(url_of(hostile)).version()
+
+
+def test_a_model_without_statistics_is_refused_naming_it(hostile: Hostile) -> None:
+    hostile.routes["/v2/models/m/stats"] = json.dumps({"model_stats": []}).encode()
+    expected = f"{url_of(hostile)}: no statistics of model 'm'; expected Triton's statistics API"
+    with pytest.raises(ValueError, match=exactly(expected)):
+        Server(url_of(hostile)).stats("m")
+
+
+def test_statistics_without_batch_executions_are_refused(hostile: Hostile, monkeypatch: pytest.MonkeyPatch) -> None:
+    hostile.routes.update(
+        {
+            "/v2/models/m/config": json.dumps({"max_batch_size": 1}).encode(),
+            "/v2/models/m": json.dumps({"inputs": [{"name": "x", "datatype": "FP32", "shape": [-1, 4]}]}).encode(),
+            # Statistics that never count an execution, whatever the load.
+            "/v2/models/m/stats": json.dumps({"model_stats": [STATS]}).encode(),
+        }
+    )
+    monkeypatch.setattr(profiling, "closed_loop", lambda *args: [0.001])
+    expected = f"{url_of(hostile)}: model 'm''s statistics report no batch executions; nothing to fit"
+    with pytest.raises(ValueError, match=exactly(expected)):
+        profiling.measure(Server(url_of(hostile)), "m", 0.1)
 
 
 STATS = {
