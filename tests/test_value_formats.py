@@ -536,3 +536,57 @@ def test_a_final_newline_is_refused_by_the_components_as_by_the_stack(value_form
     assert value_format.problem(f"{value}\n") == (
         f"must be {PATTERN_NAMES[value_format.pattern]}; got {excerpt(value + chr(10))}"
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "path", "value", "expected"),
+    [
+        (
+            MONITORING,
+            ("storage", "alertmanagerSize"),
+            "0",
+            "'0' is below 1Mi; a volume holds at least 1Mi (the API server refuses a claim of 0)",
+        ),
+        (
+            SERVING,
+            ("modelRepository", "pvc", "size"),
+            "0Gi",
+            "'0Gi' is below 1Mi; a volume holds at least 1Mi (the API server refuses a claim of 0)",
+        ),
+        (
+            MONITORING,
+            ("storage", "prometheusSize"),
+            "500m",
+            "'500m' is below 1Mi; a volume holds at least 1Mi (the API server refuses a claim of 0)",
+        ),
+        (
+            MONITORING,
+            ("storage", "prometheusSize"),
+            "1500Mi",
+            "'1500Mi' is below 2Gi: Prometheus' retentionSize, 85% of the volume in whole GiB, would be 0GB, which "
+            "Prometheus reads as no limit, so the volume would fill and scraping stop",
+        ),
+        *(
+            (
+                key,
+                path,
+                "system-scaling",
+                "'system-scaling' starts with 'system-', which the API server reserves for Kubernetes' own classes "
+                "(system-cluster-critical, system-node-critical); choose another name",
+            )
+            for key, path in ((SCALING, ("keda", "priorityClassName")), (MONITORING, ("priorityClassName",)))
+        ),
+    ],
+)
+def test_sizes_and_names_the_api_server_refuses_or_that_defeat_their_purpose(
+    key: str, path: tuple[str, ...], value: str, expected: str
+) -> None:
+    assert errors_of("production", setting(key, *path, value=value)) == [f"{key}.{'.'.join(path)}: {expected}"]
+
+
+def test_the_smallest_sizes_that_work_pass() -> None:
+    assert validate(
+        "production",
+        setting(MONITORING, "storage", "prometheusSize", value="2Gi"),
+        setting(MONITORING, "storage", "alertmanagerSize", value="1Mi"),
+    )

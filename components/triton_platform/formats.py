@@ -238,6 +238,37 @@ def time_zone_problem(name: str) -> str | None:
     return None
 
 
+def volume_size_problem(size: str) -> str | None:
+    """Why `size`, a quantity, is no volume's size, or None: the API server refuses a claim of 0 (and a fraction of
+    a byte is no size), so a volume is at least 1Mi."""
+    if kubernetes_values.quantity_value(size) < 2**20:
+        return f"{excerpt(size)} is below 1Mi; a volume holds at least 1Mi (the API server refuses a claim of 0)"
+    return None
+
+
+def prometheus_volume_problem(size: str) -> str | None:
+    """Why `size` is too small for Prometheus' volume, or None: its `retentionSize` is 85% of the volume in whole
+    GiB (prometheus_storage.retention_size), which below 2Gi is `0GB`, and Prometheus reads 0 as no size limit."""
+    problem = volume_size_problem(size)
+    if problem is None and kubernetes_values.quantity_value(size) < 2 * 2**30:
+        return (
+            f"{excerpt(size)} is below 2Gi: Prometheus' retentionSize, 85% of the volume in whole GiB, would be 0GB, "
+            "which Prometheus reads as no limit, so the volume would fill and scraping stop"
+        )
+    return problem
+
+
+def priority_class_problem(name: str) -> str | None:
+    """Why `name` may not name a PriorityClass the platform creates, or None: the API server reserves `system-`
+    (kubernetes pkg/apis/scheduling/validation, ValidatePriorityClass: only Kubernetes' own classes start so)."""
+    if name.startswith("system-"):
+        return (
+            f"{excerpt(name)} starts with 'system-', which the API server reserves for Kubernetes' own classes "
+            "(system-cluster-critical, system-node-critical); choose another name"
+        )
+    return None
+
+
 def duration_within(low: str, high: str, what: str) -> Callable[[str], str | None]:
     """A rule bounding a duration that matched its pattern; `what` names it in the message. `Never` passes
     (Karpenter's expireAfter: nodes stay until they are empty)."""
@@ -349,6 +380,10 @@ HTTP_URL = Format(URL, rule=url_host_problem)
 HTTPS_URL = Format(SECURE_URL, rule=url_host_problem)
 RUNBOOK_BASE_URL = Format(SECURE_URL, rule=runbook_base_problem)
 NETWORK = Format(rule=network_problem)
+VOLUME_SIZE = Format(QUANTITY, rule=volume_size_problem)
+PROMETHEUS_VOLUME = Format(QUANTITY, rule=prometheus_volume_problem)
+PRIORITY_CLASS = Format(DNS_SUBDOMAIN, 253, rule=priority_class_problem)
+"""The name of a PriorityClass a component creates."""
 CLOCK = Format(CLOCK_TIME)
 TIME_ZONE = Format(rule=time_zone_problem)
 NODE_DELAY = Format(GO_DURATION, rule=duration_within("0s", "24h", "a node scale-down delay"))

@@ -30,6 +30,7 @@ from triton_platform.formats import (
     LABEL_VALUE_FORMAT,
     NAMESPACE,
     OBJECT_NAME,
+    PRIORITY_CLASS,
     TIME_ZONE,
     Format,
 )
@@ -354,7 +355,7 @@ declare(
     namespace=Setting(default="keda", format=NAMESPACE),
     chart=Setting(default=KEDA_CHART),
     replicas=Setting(default=1, minimum=1, maximum=3),
-    priority_class_name=Setting(format=OBJECT_NAME),
+    priority_class_name=Setting(format=PRIORITY_CLASS),
 )
 declare(
     HttpAddOnInstall,

@@ -32,9 +32,11 @@ from triton_platform.formats import (
     MODEL,
     NAMESPACE,
     OBJECT_NAME,
-    QUANTITY_FORMAT,
+    PRIORITY_CLASS,
+    PROMETHEUS_VOLUME,
     RUNBOOK_BASE_URL,
     SCRAPE_INTERVAL,
+    VOLUME_SIZE,
     Format,
     duration_within,
 )
@@ -378,8 +380,8 @@ SERVICE_NAME = Format(DNS1035_LABEL, 63)
 declare(
     MonitoringStorage,
     storage_class_name=Setting(format=OBJECT_NAME),
-    prometheus_size=Setting(format=QUANTITY_FORMAT),
-    alertmanager_size=Setting(default="1Gi", format=QUANTITY_FORMAT),
+    prometheus_size=Setting(format=PROMETHEUS_VOLUME),
+    alertmanager_size=Setting(default="1Gi", format=VOLUME_SIZE),
 )
 declare(CredentialSecret, name=Setting(format=OBJECT_NAME), key=Setting(format=SECRET_KEY))
 declare(ReceiverCredential, value=Setting(min_length=1), secret=Setting())
@@ -454,7 +456,7 @@ declare(
     replicas=Setting(default=1, minimum=1, maximum=MAX_MONITORING_REPLICAS),
     retention=Setting(default="15d", format=RETENTION),
     storage=Setting(),
-    priority_class_name=Setting(format=OBJECT_NAME),
+    priority_class_name=Setting(format=PRIORITY_CLASS),
     managed_control_plane=Setting(default=False),
     image_digests=Setting(default={}, keys=IMAGE_TAG, format=IMAGE_DIGEST),
 )

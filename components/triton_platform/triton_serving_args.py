@@ -27,6 +27,7 @@ from triton_platform.formats import (
     NETWORK,
     OBJECT_NAME,
     QUANTITY_FORMAT,
+    VOLUME_SIZE,
     Format,
 )
 from triton_platform.gpu_pool_contract import PoolPlacement
@@ -529,7 +530,7 @@ declare(
     ModelClaimArgs,
     claim_name=Setting(format=OBJECT_NAME),
     create=Setting(default=False),
-    size=Setting(default="50Gi", format=QUANTITY_FORMAT),
+    size=Setting(default="50Gi", format=VOLUME_SIZE),
     storage_class_name=Setting(format=OBJECT_NAME),
     access_mode=Setting(default=ACCESS_MODES[0], choices=ACCESS_MODES),
     origin=Setting(format=STORE_URI),
