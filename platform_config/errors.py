@@ -18,6 +18,8 @@ def bounded(text: str) -> str:
 
 FILE_ISSUE = "(file)"
 """The key of an issue with a stack file itself (missing, not a regular file, too large), not with its content."""
+SYNTAX_ISSUE = "(yaml)"
+"""The key of a stack file's YAML that does not parse (a tab, a key given twice): a finding at its line and column."""
 
 
 @dataclass(frozen=True, order=True)
@@ -29,6 +31,15 @@ class ConfigIssue:
 
     message: str
     """What is wrong: the bad value and what is allowed."""
+
+    line: int | None = None
+    """Where in the file, 1-based, when the issue knows (a YAML syntax error); else found by its key path."""
+
+    column: int | None = None
+
+    def position(self) -> str:
+        """`:line:column` where the issue knows it, else nothing."""
+        return "" if self.line is None else f":{self.line}:{self.column}"
 
     def __post_init__(self) -> None:
         # Whoever built the message, a credential in a URL is never repeated and no value floods the output.
@@ -47,5 +58,5 @@ class ConfigError(Exception):
     def report(self) -> str:
         count = len(self.issues)
         lines = [f"{self.source}: {count} config error{'s' if count != 1 else ''}"]
-        lines += [f"{self.source}: {issue.path}: {issue.message}" for issue in self.issues]
+        lines += [f"{self.source}{issue.position()}: {issue.path}: {issue.message}" for issue in self.issues]
         return "\n".join(lines)

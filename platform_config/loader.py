@@ -27,7 +27,7 @@ from pydantic.fields import FieldInfo
 
 from platform_config import chart_values, secret_values, yaml12
 from platform_config.checks import cross_section_issues
-from platform_config.errors import FILE_ISSUE, ConfigError, ConfigIssue
+from platform_config.errors import FILE_ISSUE, SYNTAX_ISSUE, ConfigError, ConfigIssue
 from platform_config.kubernetes import KubernetesConfig
 from platform_config.model_settings import render_stack
 from platform_config.nesting import MAX_DEPTH, TOO_DEEP, json_too_deep
@@ -171,10 +171,12 @@ def _stack_document(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise fail("not UTF-8 text; save the stack file as UTF-8") from None
     except yaml.YAMLError as err:
+        # A finding in the file's text, at its line and column (validate prints file:line:column and, in CI, an
+        # annotation there), not a file that cannot be read.
         mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(err, "problem", None) or str(err)
-        raise fail(f"not valid YAML{where}: {problem}") from None
+        line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise ConfigError(source, [ConfigIssue(SYNTAX_ISSUE, f"not valid YAML: {problem}", line, column)]) from None
     return document if isinstance(document, dict) else {}
 
 

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from platform_config.errors import ConfigError, bounded
 from stackctl.command import Command, Exit, print_json
 from stackctl.commands import COMMANDS
 
 DEBUG_HELP = "show the traceback of an unexpected error"
+BROKEN_PIPE = 141
+"""The exit code when stdout's reader went away: 128 + SIGPIPE, what a shell reports for a tool it killed so."""
 
 
 def _version() -> str:
@@ -25,7 +29,7 @@ def _version() -> str:
     return f"stackctl {__version__}"
 
 
-def _add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser], command: Command) -> None:
+def _add_command(commands: argparse._SubParsersAction[Parser], command: Command) -> None:
     sub = commands.add_parser(command.name, help=command.help, description=command.description or command.help)
     # Also after the command (`stackctl validate --debug`); the root's default applies when absent.
     sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
@@ -35,8 +39,24 @@ def _add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
     sub.set_defaults(command_run=command.run)
 
 
-def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage error, under `--json`, also prints the one JSON object the contract promises
+    (docs/stackctl.md): a pipeline reading stdout gets `passed: false` and exit code 2, not an empty stream."""
+
+    arguments: tuple[str, ...] = ()
+    """The command line being parsed: set by `main` for this run."""
+
+    def error(self, message: str) -> NoReturn:
+        if "--json" in self.arguments:
+            names = {command.name for command in COMMANDS}
+            command = next((argument for argument in self.arguments if argument in names), None)
+            error = f"{self.prog}: error: {message}"
+            print_json({"command": command, "passed": False, "exit_code": int(Exit.INPUT), "error": error})
+        super().error(message)
+
+
+def parser() -> Parser:
+    root = Parser(
         prog="stackctl",
         description="Validate, synthesize, simulate and plan a stack offline: no Pulumi CLI, backend or cluster. "
         "Exit codes: 0 passed, 1 a check failed, 2 a usage or input error, 3 a bug (docs/stackctl.md).",
@@ -67,8 +87,21 @@ def _refuse(args: argparse.Namespace, message: str, code: Exit) -> Exit:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader of stdout went away (`| head`): stop quietly, as a shell tool killed by SIGPIPE does, and
+        # send what is still buffered nowhere rather than fail again at exit (Python's docs, "Note on SIGPIPE").
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     encoding_safe_output()
-    args = parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    Parser.arguments = tuple(arguments)
+    args = parser().parse_args(arguments)
     out = getattr(args, "out", None)
     try:
         if out is not None:
@@ -79,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.command_run(args))
     except ConfigError as err:
         return _refuse(args, err.report(), Exit.INPUT)
+    except BrokenPipeError:
+        raise
     except (ValueError, OSError) as err:
         # Bad input files (traces, profiles), refused or unwritable output folders: the message names the file.
         from offline.out_folder import OutputFolderError  # noqa: PLC0415

@@ -193,9 +193,10 @@ def test_quoted_and_tagged_scalars(tmp_path: Path) -> None:
     path = write(tmp_path, text)
     assert file_issues(path) == [
         ConfigIssue(
-            "(file)",
-            f"not valid YAML at line {line}, column 14: cannot read 'yes' as !!bool: YAML 1.2, as the Pulumi CLI "
-            "reads it, makes it !!str",
+            "(yaml)",
+            "not valid YAML: cannot read 'yes' as !!bool: YAML 1.2, as the Pulumi CLI reads it, makes it !!str",
+            line,
+            14,
         )
     ]
 

@@ -51,8 +51,14 @@ def test_unknown_stack_lists_known_stacks(capsys: pytest.CaptureFixture[str]) ->
 @pytest.mark.parametrize(
     ("content", "code", "expected"),
     [
-        # Not YAML: no stack to find anything in, an input error.
-        ("config: [\n", 2, "{bad}: (file): not valid YAML at line 2, column 1"),
+        # Not YAML: a finding at its line and column.
+        ("config: [\n", 1, "{bad}:2:1: (yaml): not valid YAML: expected the node content, but found '<stream end>'"),
+        ("config:\n  a: 1\n  a: 2\n", 1, "{bad}:3:3: (yaml): not valid YAML: key 'a' appears twice in one mapping"),
+        (
+            "config:\n\ta: 1\n",
+            1,
+            "{bad}:2:1: (yaml): not valid YAML: found character '\\t' that cannot start any token",
+        ),
         # YAML without the stack's mapping: a finding, at the file's first key.
         ("encryptionsalt: abc\n", 1, "{bad}: config: the stack file needs a top-level `config:` mapping"),
     ],

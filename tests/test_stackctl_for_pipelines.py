@@ -136,6 +136,72 @@ def test_a_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert "one of the arguments --stack --config is required" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("argv", "command", "error"),
+    [
+        (
+            ["validate", "--json"],
+            "validate",
+            "stackctl validate: error: one of the arguments --stack --config is required",
+        ),
+        (
+            ["validate", "--stack", "dev", "--json", "--bogus"],
+            "validate",
+            "stackctl: error: unrecognized arguments: --bogus",
+        ),
+        (["--json", "bogus"], None, "stackctl: error: argument COMMAND: invalid choice: 'bogus' (choose from "),
+    ],
+)
+def test_a_usage_error_under_json_is_one_json_object_too(
+    argv: list[str], command: str | None, error: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert (result["command"], result["passed"], result["exit_code"]) == (command, False, 2)
+    assert result["error"].startswith(error)
+    assert error.split(": error: ")[1] in err  # argparse's own usage message, as without --json
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly(tmp_path: Path) -> None:
+    """`stackctl ... --json | head -c 0`: the reader gone before the answer is written; no BrokenPipeError traceback,
+    exit 141 as a shell reports SIGPIPE."""
+    argv = ["simulate", "--stack", "dev", "--profile", "step", "--hours", "0.1", "--json", "--no-plot"]
+    command = [sys.executable, "-m", "stackctl", *argv, "--out", str(tmp_path / "out")]
+    with subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as done:
+        assert done.stdout is not None
+        assert done.stderr is not None
+        done.stdout.close()  # the reader goes away before anything is written
+        err = done.stderr.read().decode()
+        code = done.wait(timeout=300)
+    assert "Traceback" not in err
+    assert "BrokenPipeError" not in err
+    assert code == 141, err
+
+
+def test_a_yaml_syntax_error_is_a_finding_at_its_line_and_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text("config:\n  triton-platform:environment: dev\n  triton-platform:environment: production\n")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    code, out, err = run(capsys, "validate", "--config", str(path), "--json")
+    assert code == 1
+    assert json.loads(out)["errors"] == [
+        {
+            "file": str(path),
+            "line": 3,
+            "column": 3,
+            "key": "(yaml)",
+            "message": "not valid YAML: key 'triton-platform:environment' appears twice in one mapping",
+        }
+    ]
+    escaped = str(path).replace(":", "%3A").replace(",", "%2C")
+    assert f"::error file={escaped},line=3,col=3,title=(yaml)::(yaml): not valid YAML: key" in err
+
+
 def simulate(
     capsys: pytest.CaptureFixture[str], out: Path, profile: str, hours: str, peak: str
 ) -> tuple[int, dict[str, Any]]:

@@ -35,7 +35,7 @@ def _errors(err: ConfigError, path: Path) -> list[dict[str, Any]]:
         text = ""
     errors = []
     for issue in err.issues:
-        position = key_position(text, issue.path) if text else None
+        position = (issue.line, issue.column) if issue.line else key_position(text, issue.path) if text else None
         line, column = position if position else (None, None)
         errors.append({"file": err.source, "line": line, "column": column, "key": issue.path, "message": issue.message})
     return errors
