@@ -99,7 +99,12 @@ def _table(path: Path, expected: str) -> tuple[list[str], list[tuple[int, list[s
         raise ValueError(f"{where}:{reader.line_num}: not CSV ({err}); {expected}") from None
     if not header:
         raise ValueError(f"{where}:1: no header; {expected}")
-    return [field.strip() for field in header], rows
+    names = [field.strip() for field in header]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        # csv gives each cell by position; a second column of one name would be read in place of the first.
+        raise ValueError(f"{where}:1: the header names {', '.join(map(excerpt, twice))} twice; {expected}")
+    return names, rows
 
 
 def _number(text: str, where: str, column: str, problems: Problems) -> float | None:
@@ -155,10 +160,18 @@ def perf_analyzer(runs: Sequence[tuple[int, Path]], model: str) -> dict[str, Any
     tau: dict[int, float] = {}
     origin: dict[int, str] = {}
     overhead: dict[int, float] = {}
+    seen: dict[Path, int] = {}
     for batch, path in runs:
         where = display_path(path)
         if batch in tau:
             problems.add(f"{where}: a second run at batch size {batch}; expected one file per batch size")
+            continue
+        same = seen.setdefault(path.resolve(), batch)
+        if same != batch:
+            problems.add(
+                f"{where}: given for batch sizes {same} and {batch}; expected each batch size's own run, exported "
+                "to its own file (perf_analyzer -b SIZE -f FILE)"
+            )
             continue
         header, rows = _table(path, PA_FORMAT)
         if header[0] == "Request Rate":
@@ -215,6 +228,11 @@ def _instances(text: str, where: str, problems: Problems) -> int | None:
         count, _, kind = part.strip().partition(":")
         if not count.isdecimal() or kind not in INSTANCE_KINDS:
             problems.add(f"{where}: Instance Group is {excerpt(text)}; {INSTANCE_FORMAT}")
+            return None
+        if int(count) == 0:
+            problems.add(
+                f"{where}: Instance Group is {excerpt(text)}: a group of 0 instances; each COUNT is at least 1"
+            )
             return None
         total += int(count)
         known = known and kind == "CPU"
@@ -276,6 +294,9 @@ def _config_columns(row: dict[str, str], at: str, config: dict[str, Any], proble
     """Model Analyzer's Max Batch Size and Instance Group columns, where the export has them, into `config`."""
     if row.get("Max Batch Size"):
         size = _number(row["Max Batch Size"], at, "Max Batch Size", problems)
+        if size is not None and not size.is_integer():
+            problems.add(f"{at}: Max Batch Size is {excerpt(row['Max Batch Size'])}; expected a whole number")
+            size = None
         config["max_batch_size"] = int(size) if size is not None else None
     if row.get("Instance Group"):
         config["instance_count"] = _instances(row["Instance Group"], at, problems)

@@ -6,6 +6,7 @@ import copy
 import functools
 import json
 import os
+import random
 import shutil
 import subprocess
 import tempfile
@@ -32,7 +33,21 @@ from triton_platform.model_packaging.source import ModelRepository
 LONGEST = ("test_cluster_deploy.py", "test_pulumi_e2e.py", "test_no_churn.py", "test_preview_diff.py")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--shuffle",
+        type=int,
+        metavar="SEED",
+        help="run the tests in an order shuffled by SEED (and said in the header), to find tests that depend on "
+        "what ran before them",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seed = config.getoption("--shuffle")
+    if seed is not None:
+        random.Random(seed).shuffle(items)
+        return
     # Production's runs are the longest of each file (its charts).
     items.sort(
         key=lambda item: (
@@ -42,9 +57,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     )
 
 
-def pytest_report_header() -> str:
+def pytest_report_header(config: pytest.Config) -> str:
     # This machine reaches no Pulumi download: every test that runs the CLI runs the offline toolchain.
-    return (
+    seed = config.getoption("--shuffle")
+    return (f"order: shuffled by --shuffle {seed}\n" if seed is not None else "") + (
         f"pulumi: the offline toolchain ({TOOLS_BIN / 'pulumi'}, plugins in {TOOLCHAIN_HOME}, "
         "TRITON_PULUMI_TOOLCHAIN=offline; no automatic log: tests/pulumi_cli.py, pulumi_home); users get the stock CLI "
         "and upstream plugins (tests/test_toolchain_selection.py)"

@@ -194,6 +194,14 @@ def test_two_perf_analyzer_runs_at_one_batch_size_and_a_missing_file_are_refused
         f"stackctl profile: {PA_B8.relative_to(PROJECT_ROOT)}: a second run at batch size 1; expected one file per "
         "batch size",
     )
+    # One export given for two batch sizes: tau(8) would be tau(1).
+    argv = ["--import-perf-analyzer", str(PA_B1), "--import-perf-analyzer", f"8:{PA_B1}"]
+    code, _, err = profile(capsys, "--model", "m", *argv, "--output", str(tmp_path / "p.json"))
+    assert (code, err) == (
+        2,
+        f"stackctl profile: {PA_B1.relative_to(PROJECT_ROOT)}: given for batch sizes 1 and 8; expected each batch "
+        "size's own run, exported to its own file (perf_analyzer -b SIZE -f FILE)",
+    )
     code, _, err = profile(capsys, "--model", "m", "--import-perf-analyzer", str(missing))
     assert (code, err) == (
         2,
@@ -300,12 +308,26 @@ def test_model_analyzers_instance_group_gives_the_count_only_where_it_is_per_dev
         ),
         (
             [],
+            f"{MA_HEADER},Batch\nclassifier,1,1,c,1:GPU,8,Yes,10,1,2\n",
+            "{f}:1: the header names 'Batch' twice; " + MA_FORMAT,
+        ),
+        (
+            [],
+            f"{MA_HEADER}\nclassifier,1,1,c,0:CPU,8.5,Yes,10,1\n",
+            "{f}:2: Max Batch Size is '8.5'; expected a whole number\n"
+            "{f}:2: Instance Group is '0:CPU': a group of 0 instances; each COUNT is at least 1",
+        ),
+        (
+            [],
             f"{MA_HEADER}\nclassifier,1,2,c,1:GPU,8,Yes,10,1\n",
             "{f}: no row of model 'classifier' (config c) at Concurrency 1, the only ones whose executions hold "
             "exactly the row's Batch; profile with concurrency 1 among the concurrencies",
         ),
     ],
-    ids=["columns", "no-times", "width", "other-model", "variants", "unknown-variant", "cells", "twice", "no-c1"],
+    ids=[
+        *("columns", "no-times", "width", "other-model", "variants", "unknown-variant", "cells", "twice"),
+        *("header-twice", "fractional-batch-zero-instances", "no-c1"),
+    ],
 )
 def test_a_model_analyzer_csv_that_does_not_parse_is_refused_naming_file_and_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str], content: str | None, expected: str
