@@ -45,6 +45,8 @@ class KubernetesConfig(Strict):
 
     @model_validator(mode="after")
     def _mode_fields(self) -> KubernetesConfig:
+        if self.mode == "deploy" and self.context is not None and not self.context.strip():
+            raise KeyProblemError("context", f"{self.context!r} is blank; give the kubeconfig context to deploy to")
         if self.mode == "deploy" and not self.context:
             raise KeyProblemError(
                 "context",

@@ -473,6 +473,10 @@ def test_deploy_mode_needs_an_explicit_context() -> None:
     assert validate(
         "staging", setting(K8S, "context", value="other"), setting(K8S, "kubeconfig", value="/etc/kube/config")
     )
+    for blank in ("", "   "):
+        assert errors_of("staging", setting(K8S, "context", value=blank)) == [
+            f"triton-platform:kubernetes.context: {blank!r} is blank; give the kubeconfig context to deploy to"
+        ]
 
 
 def test_render_mode_rejects_cluster_settings() -> None:

@@ -18,6 +18,7 @@ from triton_platform.arg_problems import ArgProblems
 from triton_platform.arg_schema import join_key, resolve_record
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import DEPLOYMENT_KEY, MODEL
+from triton_platform.gpu_pool_contract import Toleration
 from triton_platform.http_add_on import wake_service_problem
 from triton_platform.kubernetes_values import quantity_value
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
@@ -424,6 +425,18 @@ def _bundled_files_fit(problems: ArgProblems, repo: ModelRepository, served_by: 
         problems.add_at(str(file), problem)
 
 
+def _toleration_rules(problems: ArgProblems, tolerations: list[Toleration]) -> None:
+    """A toleration the API server accepts: no value with operator `Exists`, which matches any (kubernetes
+    pkg/apis/core/validation, validateTolerations: "value must be empty when `operator` is 'Exists'")."""
+    for index, toleration in enumerate(tolerations):
+        if toleration.get("operator") == "Exists" and toleration.get("value"):
+            problems.add(
+                f"pool.tolerations[{index}].value",
+                f"{toleration['value']!r} is set with operator 'Exists', which tolerates any value; the API server "
+                "refuses a value there: remove it, or use operator 'Equal'",
+            )
+
+
 def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -> ServingSpec:
     """TritonServing `name`'s Args checked (ArgsError naming every problem), its models read and rendered."""
     problems = ArgProblems(COMPONENT, name)
@@ -458,6 +471,7 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
             f"settings for model {model!r}, which no deployment serves; add it to a deployment's models or remove them",
         )
     ingress_rules(problems, "", given)
+    _toleration_rules(problems, given.get("pool", {}).get("tolerations", []))
     _own_labels(problems, given)
     service_account_rules(problems, "", given)
     if folder is not None and problems.clean("model_defaults", "models"):

@@ -694,6 +694,12 @@ def test_pool() -> None:
         "pool.tolerations[0].effect: 'NoRun' is not one of NoSchedule, PreferNoSchedule, NoExecute",
         "pool.gpu_resource: missing (required)",
     ]
+    exists = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule", "value": "present"}
+    placement = {"node_selector": {"pool": "gpu"}, "tolerations": [exists], "gpu_resource": "nvidia.com/gpu"}
+    assert problems(valid(pool=placement)) == [
+        "pool.tolerations[0].value: 'present' is set with operator 'Exists', which tolerates any value; the API "
+        "server refuses a value there: remove it, or use operator 'Equal'"
+    ]
 
 
 # --- What a new user gets wrong, from Python or through the schema's types from another language ---------------
