@@ -318,6 +318,10 @@ def _pickled_model_config(config: ModelConfig) -> tuple[Callable[[bytes], ModelC
 copyreg.pickle(ModelConfig, _pickled_model_config)
 
 
+SCHEDULER_TIMEOUT = "15s"
+"""How long to try to reach `--scheduler` before naming it: a scheduler on the network answers in milliseconds."""
+
+
 @contextlib.contextmanager
 def _dask(job: Job, processes: int, scheduler: str | None) -> Iterator[Runner]:
     """A runner on the Dask scheduler at `scheduler`, or on a LocalCluster of `processes` worker processes, one
@@ -339,7 +343,13 @@ def _dask(job: Job, processes: int, scheduler: str | None) -> Iterator[Runner]:
             )
             client = stack.enter_context(Client(cluster))  # type: ignore[no-untyped-call]
         else:
-            client = stack.enter_context(Client(scheduler))  # type: ignore[no-untyped-call]
+            try:
+                client = stack.enter_context(Client(scheduler, timeout=SCHEDULER_TIMEOUT))  # type: ignore[no-untyped-call]
+            except (OSError, TimeoutError, ValueError) as err:
+                raise ValueError(
+                    f"--scheduler {scheduler}: cannot reach the Dask scheduler ({err}); start one there "
+                    "(`dask scheduler`), or leave --scheduler out for a LocalCluster on this machine"
+                ) from None
         shared = client.scatter(job, broadcast=True)
 
         def run(tasks: list[Task]) -> Iterator[Result]:

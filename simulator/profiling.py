@@ -125,10 +125,11 @@ class Server:
             port_ok = True
         except ValueError:
             port_ok = False
-        if not port_ok or parsed.scheme not in ("http", "https") or not parsed.hostname or parsed.path not in ("", "/"):
+        extra = parsed.path not in ("", "/") or parsed.query or parsed.fragment or url.endswith(("?", "#"))
+        if not port_ok or parsed.scheme not in ("http", "https") or not parsed.hostname or extra:
             raise ValueError(
                 f"--url {excerpt(url)} is not a Triton HTTP endpoint; expected http://HOST:PORT (Triton's "
-                "--http-port, 8000 by default), without a path"
+                "--http-port, 8000 by default), without a path, query or fragment"
             )
         self.url = url.rstrip("/")
         self.metrics_url = metrics_url or default_metrics_url(parsed.netloc)

@@ -48,6 +48,20 @@ class Command:
     """Whether `--json` prints its result as one object on stdout."""
 
 
+def repository_folder(value: str) -> Path:
+    """`--model-repo DIR`: a folder, else a usage error naming it (one message, not a finding per model)."""
+    path = Path(value)
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a folder"
+        raise argparse.ArgumentTypeError(f"{value!r} {what}; give the model repository's folder")
+    return path
+
+
+def model_repo_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """The `--model-repo DIR` option of the commands that read a model repository."""
+    parser.add_argument("--model-repo", type=repository_folder, metavar="DIR", help=help_text)
+
+
 def stack_arguments(parser: argparse.ArgumentParser) -> None:
     """--stack or --config: the stack file a command reads."""
     source = parser.add_mutually_exclusive_group(required=True)
@@ -74,7 +88,7 @@ def stack_with_models(args: argparse.Namespace) -> StackConfig:
     from triton_platform.model_packaging.source import read_repository  # noqa: PLC0415
 
     path, stack = stack_source(args)
-    return load_stack_file(path, stack, read_repository(Path(args.model_repo)) if args.model_repo else None)
+    return load_stack_file(path, stack, read_repository(args.model_repo) if args.model_repo else None)
 
 
 def print_json(result: dict[str, Any]) -> None:

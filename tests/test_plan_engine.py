@@ -62,3 +62,19 @@ def test_a_scheduler_without_the_dask_engine_is_an_input_error(root: Path, capsy
     code, _, err = plan(capsys, *args, "--out", str(root / "refused"), "--scheduler", "tcp://127.0.0.1:8786")
     assert code == 2
     assert "--engine dask" in err
+
+
+@pytest.mark.slow  # Dask tries the address until SCHEDULER_TIMEOUT (15 s)
+def test_a_scheduler_that_cannot_be_reached_is_named_as_the_option(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--config", str(root / "Pulumi.production.yaml"), "--trace", str(root / "light.csv"), *ARGS]
+    # Port 1 on loopback: nothing listens there.
+    code, _, err = plan(
+        capsys, *args, "--out", str(root / "unreached"), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:1"
+    )
+    assert code == 2
+    assert err.startswith("stackctl plan: --scheduler tcp://127.0.0.1:1: cannot reach the Dask scheduler (")
+    assert err.rstrip().endswith(
+        "); start one there (`dask scheduler`), or leave --scheduler out for a LocalCluster on this machine"
+    )

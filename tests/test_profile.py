@@ -348,12 +348,17 @@ def test_a_model_analyzer_csv_that_does_not_parse_is_refused_naming_file_and_lin
         (
             ["--url", "http://127.0.0.1:8000/v2", "--model", "m"],
             "--url 'http://127.0.0.1:8000/v2' is not a Triton HTTP endpoint; expected http://HOST:PORT (Triton's "
-            "--http-port, 8000 by default), without a path",
+            "--http-port, 8000 by default), without a path, query or fragment",
+        ),
+        (
+            ["--url", "http://127.0.0.1:8000?verbose=1", "--model", "m"],
+            "--url 'http://127.0.0.1:8000?verbose=1' is not a Triton HTTP endpoint; expected http://HOST:PORT "
+            "(Triton's --http-port, 8000 by default), without a path, query or fragment",
         ),
         (
             ["--url", "http://127.0.0.1:eight", "--model", "m"],
             "--url 'http://127.0.0.1:eight' is not a Triton HTTP endpoint; expected http://HOST:PORT (Triton's "
-            "--http-port, 8000 by default), without a path",
+            "--http-port, 8000 by default), without a path, query or fragment",
         ),
         (
             ["--import-model-analyzer", str(MA), "--model", "m", "--metrics-url", "http://x:8002/metrics"],
@@ -377,7 +382,7 @@ def test_a_model_analyzer_csv_that_does_not_parse_is_refused_naming_file_and_lin
             "--model '../x' is no file name; give --output FILE",
         ),
     ],
-    ids=["url-path", "url-port", "metrics-url", "seconds", "model-config", "not-served", "file-name"],
+    ids=["url-path", "url-query", "url-port", "metrics-url", "seconds", "model-config", "not-served", "file-name"],
 )
 def test_options_that_do_not_go_together_are_refused(
     capsys: pytest.CaptureFixture[str], argv: list[str], expected: str

@@ -72,6 +72,23 @@ def test_malformed_stack_files(
     assert expected.format(bad=bad) in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", ["validate", "model-repo", "publish-models"])
+def test_a_model_repo_that_is_no_folder_is_one_usage_error(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "models.tar"
+    file.write_text("")
+    extra = ["--out", str(tmp_path / "out")] if command == "model-repo" else []
+    for given, what in ((file, "is not a folder"), (tmp_path / "nowhere", "does not exist")):
+        with pytest.raises(SystemExit) as exit_:
+            main([command, "--stack", "dev", "--model-repo", str(given), *extra])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert err.endswith(
+            f"stackctl {command}: error: argument --model-repo: '{given}' {what}; give the model repository's folder\n"
+        )
+
+
 def test_missing_config_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--config", str(tmp_path / "nope.yaml")]) == 2
     assert "(file): cannot read the stack file: No such file or directory" in capsys.readouterr().err

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from stackctl.command import Command, Exit, stack_arguments, stack_with_models
+from stackctl.command import Command, Exit, model_repo_argument, stack_arguments, stack_with_models
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     stack_arguments(parser)
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    parser.add_argument("--model-repo", metavar="DIR", help="source model repository (default: model_repo/)")
+    model_repo_argument(parser, "source model repository (default: model_repo/)")
     parser.add_argument("--deployment", metavar="NAME", help="only the models of this deployment")
 
 

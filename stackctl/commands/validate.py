@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from platform_config.errors import FILE_ISSUE, ConfigError, ConfigIssue
-from stackctl.command import Command, Exit, print_json, stack_arguments, stack_source
+from stackctl.command import Command, Exit, model_repo_argument, print_json, stack_arguments, stack_source
 
 if TYPE_CHECKING:
     from platform_config.capacity import ModelCapacity
@@ -20,9 +20,7 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     stack_arguments(parser)
-    parser.add_argument(
-        "--model-repo", metavar="DIR", help="model repository to check names against (default: model_repo/)"
-    )
+    model_repo_argument(parser, "model repository to check names against (default: model_repo/)")
 
 
 def _errors(err: ConfigError, path: Path) -> list[dict[str, Any]]:
@@ -116,7 +114,7 @@ def run(args: argparse.Namespace) -> Exit:
     from triton_platform.model_packaging.source import read_repository  # noqa: PLC0415
 
     path, stack = stack_source(args)
-    repo = read_repository(Path(args.model_repo)) if args.model_repo else None
+    repo = read_repository(args.model_repo) if args.model_repo else None
     try:
         loaded = load_stack_file(path, stack, repo, defer_to_esc=True)
         unpinned = _whole_stack_checks(loaded, path, stack)
