@@ -21,9 +21,16 @@ from pathlib import Path
 from triton_platform.excerpts import excerpt
 
 KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device"}
+PATH_CHARS = 4096
+"""A path is shown whole (escaped, never cut): Linux's PATH_MAX."""
 READ_LIMIT = 64 * 1024 * 1024
 """An existing file is read to tell whether it is the command's own output only up to this size: a larger one is
 not (every output the commands write is far smaller)."""
+
+
+def _path(path: Path | str) -> str:
+    """A path as a message shows it: quoted and escaped like any value, but whole."""
+    return excerpt(str(path), PATH_CHARS)
 
 
 class OutputFileError(ValueError):
@@ -45,18 +52,18 @@ class OutputFile:
 
     def problem(self) -> str | None:
         """Why this file may not be written, or None."""
-        shown = excerpt(str(self.path))
+        shown = _path(self.path)
         try:
             info = self.path.lstat()
         except FileNotFoundError:
             parent = self.path.parent
             if not parent.is_dir():
-                return f"{shown}: its folder {excerpt(str(parent))} does not exist; create it first"
+                return f"{shown}: its folder {_path(parent)} does not exist; create it first"
             return None
         except OSError as err:
             return f"{shown}: cannot be read ({err.strerror})"
         if stat.S_ISLNK(info.st_mode):
-            target = excerpt(os.readlink(self.path))
+            target = _path(os.readlink(self.path))
             return (
                 f"{shown} is a symbolic link (to {target}); stackctl writes no file through a link: give the path of "
                 "the file itself"
@@ -107,7 +114,7 @@ class OutputFile:
             temporary = None
         except OSError as err:
             reason = "the disk is full" if err.errno == errno.ENOSPC else (err.strerror or str(err))
-            raise OutputFileError(f"{excerpt(str(self.path))}: not written, {reason}; it is as it was") from err
+            raise OutputFileError(f"{_path(self.path)}: not written, {reason}; it is as it was") from err
         finally:
             if temporary is not None:
                 with contextlib.suppress(OSError):

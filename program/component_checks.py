@@ -250,6 +250,10 @@ MONITORING_KEYS: Renames = {
         "grafana_folder",
         "scrape_interval",
         "alerts",
+        "replicas",
+        "retention",
+        "storage",
+        "priority_class_name",
     ),
 }
 """Monitoring's Args and the stack keys that set them (program/platform.py `monitoring_args`)."""

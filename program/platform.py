@@ -24,12 +24,12 @@ from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
 from triton_platform.gpu_pool_contract import PoolPlacement
 from triton_platform.http_add_on import service_hosts
 from triton_platform.keda_scaling import KedaScaling
-from triton_platform.keda_scaling_args import KedaScalingArgs, LoadTrigger, WakeRoute
+from triton_platform.keda_scaling_args import KEDA_INSTALL_ONLY, KedaScalingArgs, LoadTrigger, WakeRoute
 from triton_platform.kubernetes_objects import create_object
 from triton_platform.kubernetes_provider import check_reachable, create_provider, kubernetes_target, provider_options
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.monitoring import Monitoring
-from triton_platform.monitoring_args import DASHBOARD_TAGS, DeploymentSignal, MonitoringArgs
+from triton_platform.monitoring_args import DASHBOARD_TAGS, INSTALL_ONLY, DeploymentSignal, MonitoringArgs
 from triton_platform.namespace import namespace_manifests, platform_labels
 from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, DEMAND_SIGNAL, QUEUE_DEPTH_SIGNAL
 from triton_platform.served_deployments import deployment_instances, deployment_names, served_models
@@ -176,6 +176,11 @@ def monitoring_args(
     )
     if kube_version is not None:
         args["kube_version"] = kube_version
+    if monitoring.mode != "install":
+        # Only what the stack sets reaches the component, which refuses it there: a default would do nothing.
+        for key in INSTALL_ONLY:
+            if key not in monitoring.model_fields_set:
+                args.pop(key, None)  # type: ignore[misc]
     return args
 
 
@@ -305,6 +310,11 @@ def scaling_args(
         },
     )
     args["keda"]["chart"] = scaling.keda.chart.source()
+    if scaling.keda.mode != "install":
+        # As for Monitoring: only what the stack sets reaches the component, which refuses it there.
+        for key in KEDA_INSTALL_ONLY:
+            if key not in scaling.keda.model_fields_set:
+                args["keda"].pop(key, None)  # type: ignore[misc]
     args["http_add_on"]["chart"] = scaling.http_add_on.chart.source()
     args["image_digests"] = dict(config.image_digests)
     if kube_version is not None:

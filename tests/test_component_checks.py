@@ -86,6 +86,36 @@ def test_a_p99_objective_below_the_p95_one_fails_validate_at_its_key(
     assert err[0] == f"{bad}: 1 config error"
 
 
+def test_install_only_settings_with_an_existing_install_fail_validate_at_their_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = _dev_config()
+    config = document["config"]
+    assert config["triton-platform:monitoring"]["mode"] == "existing"
+    config["triton-platform:monitoring"].update(
+        replicas=2, retention="30d", storage={"prometheusSize": "20Gi"}, priorityClassName="monitoring"
+    )
+    config["triton-platform:scaling"]["keda"] = {"replicas": 2, "priorityClassName": "scaling"}
+    _, err = _validate(tmp_path, document, capsys)
+    monitoring = (
+        "applies only to mode 'install': in mode 'existing' this component installs no Prometheus or Alertmanager, "
+        "so the setting would do nothing; remove it or set mode 'install'"
+    )
+    keda = (
+        "applies only to keda.mode 'install': in mode 'existing' this component installs no KEDA, so the setting "
+        "would do nothing; remove it or set keda.mode 'install'"
+    )
+    found = sorted(line.split(": ", 1)[1] for line in err[1:])
+    assert found == sorted(
+        [
+            *(f"triton-platform:monitoring.{key}: {monitoring}" for key in ("replicas", "retention", "storage")),
+            f"triton-platform:monitoring.priorityClassName: {monitoring}",
+            f"triton-platform:scaling.keda.replicas: {keda}",
+            f"triton-platform:scaling.keda.priorityClassName: {keda}",
+        ]
+    )
+
+
 def test_two_deployments_with_one_ingress_host_fail_validate(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

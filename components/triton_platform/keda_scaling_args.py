@@ -300,6 +300,9 @@ class KedaScalingArgs(TypedDict):
 
 DEFAULT_SCALE_UP: ScalePolicy = {"stabilization_seconds": 0, "percent": 100, "pods": 3, "period_seconds": 30}
 DEFAULT_SCALE_DOWN: ScalePolicy = {"stabilization_seconds": 300, "percent": 25, "period_seconds": 60}
+KEDA_INSTALL_ONLY = ("replicas", "priority_class_name")
+"""Settings of the KEDA that `keda.mode` `install` runs: refused with an existing KEDA, where they would do
+nothing."""
 FLOOR_TRIGGER = "floor"
 """The daily floor's triggers are `floor-1`, `floor-2`, ...: one per window."""
 GPU_TRIGGER = "gpu-memory"
@@ -406,6 +409,20 @@ def _floor_problems(problems: ArgProblems, path: str, target: ScaleTarget) -> No
             problems.add(f"{at}.replicas", f"{replicas} is above max_replicas ({high}); it must be at most that")
 
 
+def _install_only(problems: ArgProblems, keda: KedaInstall, given: object) -> None:
+    """The install-only settings given (`given`: the Args as passed) with an existing KEDA, where they do nothing."""
+    mode = keda.get("mode", "existing")
+    if mode == "install" or not isinstance(given, dict):
+        return
+    for key in KEDA_INSTALL_ONLY:
+        if key in given and problems.clean(f"keda.{key}"):
+            problems.add(
+                f"keda.{key}",
+                f"applies only to keda.mode 'install': in mode {mode!r} this component installs no KEDA, so the "
+                "setting would do nothing; remove it or set keda.mode 'install'",
+            )
+
+
 def scaling_of(name: str, args: KedaScalingArgs) -> KedaScalingArgs:
     """`args` checked against their declaration, each default applied; every problem, if any, raised at once
     (`ArgsError`)."""
@@ -446,6 +463,7 @@ def scaling_of(name: str, args: KedaScalingArgs) -> KedaScalingArgs:
                     f"{fallback['replicas']} is above targets.{key}.max_replicas ({target['max_replicas']}); KEDA "
                     "would hold more replicas than the target may have",
                 )
+    _install_only(problems, scaling.get("keda", {}), args.get("keda") if isinstance(args, dict) else None)
     installs: dict[str, KedaInstall | HttpAddOnInstall] = {
         "keda": scaling.get("keda", {}),
         "http_add_on": scaling.get("http_add_on", {}),

@@ -46,6 +46,9 @@ from triton_platform.scaling_signal import PER_MODEL_SIGNALS, QUEUE_DEPTH_SIGNAL
 
 COMPONENT = "Monitoring"
 T = TypeVar("T")
+INSTALL_ONLY = ("replicas", "retention", "storage", "priority_class_name")
+"""Settings of the Prometheus and Alertmanager mode `install` runs: refused in mode `existing`, where they would
+do nothing."""
 MODES = ("existing", "install")
 """`existing`: an operator already runs; `install`: the component installs kube-prometheus-stack."""
 DEFAULT_CHART: ChartSource = {"version": "79.7.1", "repository": "https://prometheus-community.github.io/helm-charts"}
@@ -477,6 +480,16 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringArgs:
     alert_rules(problems, "alerts", checked.get("alerts", {}))
     _tail_objective(problems, checked)
     _labels_of_the_components_own(problems, checked)
+    mode = checked.get("mode", "existing")
+    if mode != "install" and isinstance(args, dict):
+        for key in INSTALL_ONLY:
+            # A value refused already is named once, by its own check.
+            if key in args and problems.clean(key):
+                problems.add(
+                    key,
+                    f"applies only to mode 'install': in mode {mode!r} this component installs no Prometheus or "
+                    "Alertmanager, so the setting would do nothing; remove it or set mode 'install'",
+                )
     chart = checked.get("chart")
     # A chart that is no mapping at all is named as such already.
     if checked.get("mode") == "install" and chart and problems.clean("chart.repository", "chart.path"):
