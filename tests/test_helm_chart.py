@@ -1,11 +1,20 @@
-"""The options the platform hands Helm's templating (`kubernetes:helm:template`), per chart source."""
+"""The options the platform hands Helm's templating (`kubernetes:helm:template`), per chart source, and what it
+changes in the charts' objects."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from platform_config.scaling import KedaChart
-from triton_platform.helm_chart import as_stored, merged, missing_dependencies, template_options, with_images
+from triton_platform.helm_chart import (
+    as_stored,
+    drainable,
+    merged,
+    missing_dependencies,
+    template_options,
+    with_images,
+)
+from triton_platform.http_add_on import add_on_values, disruption_budgets
 
 
 def test_a_repository_chart_is_fetched_at_its_pinned_version() -> None:
@@ -134,3 +143,27 @@ def test_a_charts_images_run_by_digest_where_listed_and_by_tag_pulled_always() -
 def test_only_images_change_and_a_value_that_merely_looks_like_one_stays() -> None:
     config_map = {"kind": "ConfigMap", "data": {"image": "quay.io/prometheus/prometheus:v3.7.3", "flag": "--x=y"}}
     assert with_images(config_map, {"quay.io/prometheus/prometheus:v3.7.3": DIGEST}) == config_map
+
+
+def test_every_charts_disruption_budget_lets_an_unready_pod_be_evicted() -> None:
+    budget = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "spec": {"minAvailable": 1}}
+    assert drainable(budget)["spec"] == {"minAvailable": 1, "unhealthyPodEvictionPolicy": "AlwaysAllow"}
+    assert budget["spec"] == {"minAvailable": 1}  # the chart's object is left as it was
+    chosen = {**budget, "spec": {"minAvailable": 1, "unhealthyPodEvictionPolicy": "IfHealthyBudget"}}
+    assert drainable(chosen) == chosen  # a chart's own choice stands
+    service = {"apiVersion": "v1", "kind": "Service", "spec": {}}
+    assert drainable(service) is service
+
+
+def test_the_http_add_on_outranks_what_it_wakes_and_drains_like_the_rest() -> None:
+    ranked = add_on_values("triton-production-keda")
+    assert {component: ranked[component].get("priorityClassName") for component in COMPONENTS} == dict.fromkeys(
+        COMPONENTS, "triton-production-keda"
+    )
+    assert not any("priorityClassName" in add_on_values()[component] for component in COMPONENTS)
+    budgets = disruption_budgets("keda", {})
+    assert {budget["spec"]["unhealthyPodEvictionPolicy"] for budget in budgets.values()} == {"AlwaysAllow"}
+
+
+COMPONENTS = ("operator", "interceptor", "scaler")
+"""The HTTP add-on's three deployments (kedacore/http-add-on's chart values)."""

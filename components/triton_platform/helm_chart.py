@@ -35,6 +35,7 @@ import yaml
 from triton_platform.arg_schema import Setting, declare
 from triton_platform.formats import CHART_REPOSITORY, CHART_VERSION, Format
 from triton_platform.images import image_fields, pinned
+from triton_platform.kubernetes_values import UNHEALTHY_POD_EVICTION_POLICY
 
 
 class ChartSource(TypedDict):
@@ -144,6 +145,14 @@ def as_stored(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def drainable(obj: dict[str, Any]) -> dict[str, Any]:
+    """A chart's PodDisruptionBudget with the platform's eviction policy for unready pods where the chart sets none
+    (kube-prometheus-stack's, KEDA's and the HTTP add-on's have no value for it)."""
+    if obj.get("kind") != "PodDisruptionBudget" or "unhealthyPodEvictionPolicy" in obj.get("spec", {}):
+        return obj
+    return {**obj, "spec": {**obj.get("spec", {}), "unhealthyPodEvictionPolicy": UNHEALTHY_POD_EVICTION_POLICY}}
+
+
 def with_images(node: Any, digests: dict[str, str], *, container: bool = False) -> Any:
     """A chart's object with every image it runs as the platform runs its own (triton_platform/images.py): by
     digest where `digests` lists its tag, and each container's pull policy to match. Images are found where they
@@ -245,7 +254,7 @@ class InstalledChart(pulumi.ComponentResource):
         )
         split = template.apply(
             lambda result: split_crds(
-                [as_stored(_pinned(obj, args.image_digests)) for obj in (result or {}).get("result") or []]
+                [as_stored(drainable(_pinned(obj, args.image_digests))) for obj in (result or {}).get("result") or []]
             )
         )
         # CRDs hold every custom resource of their kind, cluster-wide: protected, and retained on delete. The

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from triton_platform.helm_chart import ChartSource
+from triton_platform.kubernetes_values import UNHEALTHY_POD_EVICTION_POLICY
 from triton_platform.pod_spread import preferred_host_spread
 from triton_platform.promql import label_value
 from triton_platform.triton_ports import GRPC_PORT, HTTP_PORT
@@ -201,14 +202,16 @@ def _spread(component: str) -> dict[str, Any]:
     return preferred_host_spread({"app.kubernetes.io/component": component, "app.kubernetes.io/name": "http-add-on"})
 
 
-def add_on_values() -> dict[str, Any]:
+def add_on_values(priority_class_name: str | None = None) -> dict[str, Any]:
     """The chart's values (kedacore/charts keda-add-ons-http 0.15.0 values.yaml), reviewed: its pods made to pass
     Pod Security Standards `restricted` (the chart sets neither `runAsNonRoot` nor a seccomp profile) as the
     images' own user; two operators (they elect a leader, `--leader-elect`); the interceptors and scalers (3 of
     each); each component's pods spread over nodes. Everything else is the chart's default, among them the
     interceptor's own ScaledObject (3 to 50 replicas, which needs KEDA, installed first), its PodDisruptionBudget,
     and the operator's metrics behind TLS and authentication. The route's readiness timeout, not the chart's
-    global one, bounds a wake."""
+    global one, bounds a wake. `priority_class_name`: KEDA's, for the interceptors, scalers and operators too: every
+    request to a deployment at zero passes through the interceptor, so the add-on outranks the pods it wakes."""
+    priority = {"priorityClassName": priority_class_name} if priority_class_name else {}
     return {
         "securityContext": {
             "allowPrivilegeEscalation": False,
@@ -225,9 +228,9 @@ def add_on_values() -> dict[str, Any]:
             "supplementalGroups": [ADD_ON_UID],
             "seccompProfile": {"type": "RuntimeDefault"},
         },
-        "operator": {"replicas": 2, "affinity": _spread("operator")},
-        "interceptor": {"affinity": _spread("interceptor")},
-        "scaler": {"affinity": _spread("scaler")},
+        "operator": {"replicas": 2, "affinity": _spread("operator"), **priority},
+        "interceptor": {"affinity": _spread("interceptor"), **priority},
+        "scaler": {"affinity": _spread("scaler"), **priority},
     }
 
 
@@ -246,6 +249,7 @@ def disruption_budgets(add_on_namespace: str, labels: Mapping[str, str]) -> dict
                 "selector": {
                     "matchLabels": {"app.kubernetes.io/component": component, "app.kubernetes.io/name": "http-add-on"}
                 },
+                "unhealthyPodEvictionPolicy": UNHEALTHY_POD_EVICTION_POLICY,
             },
         }
         for component, name in names.items()

@@ -307,7 +307,9 @@ class KedaScaling(pulumi.ComponentResource):
                     chart=add_on["chart"],
                     release=CHART_NAME,
                     namespace=add_on["namespace"],
-                    values=add_on_values(),
+                    values=add_on_values(
+                        scaling["keda"].get("priority_class_name") if scaling["keda"]["mode"] == "install" else None
+                    ),
                     kube_version=scaling.get("kube_version"),
                     image_digests=dict(scaling["image_digests"]),
                 ),

@@ -19,3 +19,9 @@ def quantity_value(quantity: str) -> float:
     """A Kubernetes quantity string that matched QUANTITY, as a number."""
     number = quantity.rstrip("mkMGTPEi")
     return float(number) * _QUANTITY_SCALE[quantity[len(number) :]]
+
+
+UNHEALTHY_POD_EVICTION_POLICY = "AlwaysAllow"
+"""Every PodDisruptionBudget the platform creates or installs: an unready pod (a failed model load, a crash loop)
+serves nothing, so evicting it never waits for it to become ready, which would block node drains (policy/v1
+PodDisruptionBudgetSpec `unhealthyPodEvictionPolicy`)."""

@@ -23,7 +23,7 @@ import pulumi
 from triton_platform.http_add_on import INTERCEPTOR_LABELS, pods_service_name, wake_service_address
 from triton_platform.images import image_fields
 from triton_platform.input_files import InputFile, InputKind
-from triton_platform.kubernetes_values import quantity_value
+from triton_platform.kubernetes_values import UNHEALTHY_POD_EVICTION_POLICY, quantity_value
 from triton_platform.model_packaging.bundle import bundle_key
 from triton_platform.model_packaging.digest import files_digest, repository_digest, version_files
 from triton_platform.model_packaging.layout import MANIFEST, assemble_script
@@ -743,7 +743,7 @@ def pdb_manifest(ctx: ServingContext, name: str) -> dict[str, Any]:
             "selector": {"matchLabels": selector_labels(name)},
             # An unready Triton (a failed model load, a GPU fault) serves nothing: evicting it must never
             # wait for it to become ready, or it blocks node drains (policy/v1 PodDisruptionBudgetSpec).
-            "unhealthyPodEvictionPolicy": "AlwaysAllow",
+            "unhealthyPodEvictionPolicy": UNHEALTHY_POD_EVICTION_POLICY,
         },
     }
 
