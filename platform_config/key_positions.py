@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import yaml
@@ -11,9 +12,22 @@ _STEP = re.compile(r'\["((?:[^"\\]|\\.)*)"\]|\[(\d+)\]|([^.\[\]]+)')
 """A step of a key path: `["a.b"]` (a key holding dots, as excerpts.key_step writes it), `[0]`, or a plain key."""
 
 
+KEY_MARK = " (key)"
+"""What a path ends with when the issue is the key itself, not its value (arg_schema's and pydantic's key checks)."""
+
+
+def _unquoted(quoted: str) -> str:
+    """A `["..."]` step's key: JSON, as excerpts.key_step writes it (a non-ASCII letter as `\\u00e4`)."""
+    try:
+        return str(json.loads(f'"{quoted}"'))
+    except ValueError:
+        return quoted  # a key cut short (`…`): matched as written
+
+
 def _steps(path: str) -> list[str]:
     """`a.b[0]["c.d"]` as `["a", "b", "0", "c.d"]`."""
-    return [quoted or index or plain for quoted, index, plain in _STEP.findall(path)]
+    path = path.removesuffix(KEY_MARK)
+    return [_unquoted(quoted) if quoted else index or plain for quoted, index, plain in _STEP.findall(path)]
 
 
 def _walk(node: yaml.Node, steps: list[str]) -> yaml.Node | None:

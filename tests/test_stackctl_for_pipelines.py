@@ -12,11 +12,14 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from platform_config.key_positions import key_position
 from platform_config.paths import PROJECT_ROOT
 from stackctl.main import main
 from triton_platform import __version__
+from triton_platform.excerpts import key_step
 
 DEV = PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml"
 PRODUCTION = PROJECT_ROOT / "stacks" / "Pulumi.production.yaml"
@@ -318,3 +321,23 @@ def test_a_key_is_found_at_its_line_and_column(path: str, position: tuple[int, i
 def test_a_file_that_is_not_yaml_has_no_positions() -> None:
     assert key_position("config: [unclosed", "triton-platform:serving") is None
     assert key_position("- a list\n", "triton-platform:serving") is None
+
+
+def test_a_quoted_or_non_ascii_key_is_found_at_its_own_line() -> None:
+    text = 'config:\n  triton-platform:models:\n    ranker: {}\n    "cl\\u00e4ssifier": {}\n    "a.b c": {}\n'
+    # The paths as excerpts.key_step writes them: JSON in brackets, a key's own problem marked `(key)`.
+    assert key_position(text, 'triton-platform:models["cl\\u00e4ssifier"] (key)') == (4, 5)
+    assert key_position(text, 'triton-platform:models["a.b c"]') == (5, 5)
+    assert key_position(text, "triton-platform:models.ranker (key)") == (3, 5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30))
+def test_any_key_as_the_messages_name_it_is_found_at_its_line(key: str) -> None:
+    text = yaml.safe_dump({"config": {"triton-platform:models": {"first": {}, key: {}}}}, allow_unicode=True)
+    if key == "first":
+        return
+    rows = text.splitlines()
+    keys = [i for i, row in enumerate(rows, 1) if row.startswith("    ") and not row.startswith("     ")]
+    line = next(i for i in keys if rows[i - 1] != "    first: {}")
+    assert key_position(text, f"triton-platform:models{key_step(key)}")[0] == line  # type: ignore[index]
