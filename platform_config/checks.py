@@ -632,6 +632,27 @@ def _daily_floor(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigI
             )
 
 
+def _priority_classes_apart(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """The PriorityClasses the platform creates are cluster-wide objects of one name each: the inference class
+    (`<namespace>-inference`, triton_manifests), Monitoring's and KEDA's where they install with one."""
+    monitoring, scaling = sections["monitoring"], sections["scaling"]
+    created: dict[str, str] = {f"{sections['kubernetes'].namespace}-inference": "the inference class"}
+    for path, name, installs in (
+        (f"{section_key('monitoring')}.priorityClassName", monitoring.priority_class_name, monitoring.mode),
+        (f"{section_key('scaling')}.keda.priorityClassName", scaling.keda.priority_class_name, scaling.keda.mode),
+    ):
+        if name is None or installs != "install":
+            continue
+        if name in created:
+            yield ConfigIssue(
+                path,
+                f"{name!r} is the name of {created[name]} the platform also creates; each PriorityClass is one "
+                "cluster-wide object: give this one another name",
+            )
+        else:
+            created[name] = f"the class {path} names"
+
+
 Check = Callable[[Sections, ModelRepository], Iterator[ConfigIssue]]
 
 CHECKS: list[tuple[tuple[str, ...], Check]] = [
@@ -657,6 +678,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving", "models", "scaling"), _demand_capacity),
     (("serving", "models", "scaling"), _demand_queue_bound),
     (("serving", "scaling"), _daily_floor),
+    (("kubernetes", "monitoring", "scaling"), _priority_classes_apart),
     (("environment", "serving"), _production_drain_floor),
     (("environment", "monitoring", "scaling"), _production_scaling_path),
 ]

@@ -590,3 +590,16 @@ def test_the_smallest_sizes_that_work_pass() -> None:
         setting(MONITORING, "storage", "prometheusSize", value="2Gi"),
         setting(MONITORING, "storage", "alertmanagerSize", value="1Mi"),
     )
+
+
+def test_the_platforms_priority_classes_have_one_name_each() -> None:
+    taken = "is the name of {what} the platform also creates; each PriorityClass is one cluster-wide object: give this one another name"
+    assert errors_of(
+        "production", setting(SCALING, "keda", "priorityClassName", value="triton-production-monitoring")
+    ) == [
+        f"{SCALING}.keda.priorityClassName: 'triton-production-monitoring' "
+        + taken.format(what=f"the class {MONITORING}.priorityClassName names")
+    ]
+    assert errors_of("production", setting(MONITORING, "priorityClassName", value="triton-production-inference")) == [
+        f"{MONITORING}.priorityClassName: 'triton-production-inference' " + taken.format(what="the inference class")
+    ]

@@ -19,7 +19,7 @@ from triton_platform.arg_schema import join_key, resolve_record
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import DEPLOYMENT_KEY, MODEL
 from triton_platform.gpu_pool_contract import Toleration
-from triton_platform.http_add_on import wake_service_problem
+from triton_platform.http_add_on import pods_service_name, wake_service_problem
 from triton_platform.kubernetes_values import quantity_value
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging.bundle import bundle_problems
@@ -162,6 +162,21 @@ def _deployment_rules(problems: ArgProblems, key: str, deployment: TritonDeploym
         )
     replica_rules(problems, f"{path}.replicas", deployment.get("replicas", {}))
     resource_rules(problems, f"{path}.resources", deployment.get("resources", {}))
+
+
+def _pods_services_apart(problems: ArgProblems, deployments: Mapping[str, TritonDeploymentArgs]) -> None:
+    """No deployment is named like the Service of another's own pods, which a deployment woken on request gets
+    (`<its objects' name>-pods`, http_add_on.pods_service_name): the two Services would be one object."""
+    for key in deployments:
+        for other, deployment in deployments.items():
+            # Both names carry the same `triton-` prefix (triton_manifests.deployment_object_name), so the objects
+            # are one name exactly where the keys are.
+            if deployment.get("wake_on_request") and key == pods_service_name(other):
+                problems.add(
+                    f"deployments.{key}",
+                    f"{key!r} would name this deployment's objects triton-{key}, the Service of deployment "
+                    f"{other!r}'s own pods (it wakes on request); name the deployment otherwise",
+                )
 
 
 def _wake_rules(problems: ArgProblems, key: str, deployment: TritonDeploymentArgs, args: TritonServingArgs) -> None:
@@ -446,6 +461,7 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
         if DEPLOYMENT_KEY.problem(key) is None:  # a key refused already: its rules would only add noise
             _deployment_rules(problems, key, deployment)
             _wake_rules(problems, key, deployment, given)
+    _pods_services_apart(problems, deployments)
     folder, store, egress = _model_source(problems, given.get("model_repository", {}))
     served_by = {key: deployment.get("models", []) for key, deployment in deployments.items()}
     served = sorted({model for models in served_by.values() for model in models})

@@ -685,6 +685,19 @@ def test_ingress_probes_drain_and_the_rest() -> None:
     ]
 
 
+def test_a_deployment_named_like_the_service_of_anothers_pods_is_refused() -> None:
+    woken = {"models": ["classifier"], "replicas": {"min": 0, "max": 2}, "wake_on_request": True}
+    assert problems(
+        valid(
+            autoscaled=True,
+            deployments={"demo": woken, "demo-pods": {"models": ["classifier"], "replicas": {"min": 1, "max": 1}}},
+        )
+    ) == [
+        "deployments.demo-pods: 'demo-pods' would name this deployment's objects triton-demo-pods, the Service of "
+        "deployment 'demo''s own pods (it wakes on request); name the deployment otherwise"
+    ]
+
+
 def test_pool() -> None:
     assert problems(
         valid(pool={"node_selector": {"pool": 1}, "tolerations": [{"key": "k", "operator": "In", "effect": "NoRun"}]})
