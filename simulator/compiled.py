@@ -23,6 +23,7 @@ import hashlib
 import os
 import shutil
 import stat
+import string
 import time
 from collections.abc import Callable
 from functools import cache
@@ -76,7 +77,9 @@ def _prune(root: Path, keep: str) -> None:
     """Remove the folders of other digests untouched for CACHE_DAYS."""
     oldest = time.time() - CACHE_DAYS * 86400
     for folder in root.iterdir():
-        stale = folder.name != keep and len(folder.name) == len(keep) and _private(folder)
+        # Only this module's folders: a digest's hex (NUMBA_CACHE_DIR may hold numba's own `<folder>_<sha1>` ones).
+        ours = len(folder.name) == len(keep) and all(c in string.hexdigits for c in folder.name)
+        stale = folder.name != keep and ours and _private(folder)
         if stale and folder.stat().st_mtime < oldest:
             shutil.rmtree(folder, ignore_errors=True)
 

@@ -122,12 +122,13 @@ def test_stale_folders_of_other_digests_are_removed(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(compiled.config, "CACHE_DIR", str(tmp_path))
     old = time.time() - (CACHE_DAYS + 1) * 86400
     stale, recent, other = tmp_path / ("a" * 24), tmp_path / ("b" * 24), tmp_path / "notes"
-    for folder in (stale, recent, other):
+    numbas = tmp_path / ("simulator_" + "z" * 14)  # 24 characters, not a digest: numba's own, left alone
+    for folder in (stale, recent, other, numbas):
         folder.mkdir(mode=0o700)
-    os.utime(stale, (old, old))
-    os.utime(other, (old, old))
+    for folder in (stale, other, numbas):
+        os.utime(folder, (old, old))
     SourceDigestLocator(compiled_function()).ensure_cache_path()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([recent.name, other.name, source_digest()])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([recent.name, other.name, numbas.name, source_digest()])
 
 
 def compiled_function() -> Callable[..., Any]:
