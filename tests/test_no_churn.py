@@ -36,8 +36,10 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "1c259287fae927772873f1238d4126bcba62f206"
-"""The last commit that changed what is deployed (issue 52: production scales on demand, its ScaledObjects' query
+BASE_REVISION = "78d0c337bbdeefe76b9e0a202ed78ebc40bdfcb9"
+"""The last commit that changed what is deployed (issue 53: every chart's PodDisruptionBudget, and the HTTP
+add-on's own, let an unready pod be evicted, `unhealthyPodEvictionPolicy: AlwaysAllow`; the add-on's pods at KEDA's
+priority class where KEDA installs with one). Before it: 1c25928 (issue 52: production scales on demand, its ScaledObjects' query
 and scale-up, its recording rule and dashboards, and its queues bounded by time in every model's config; staging's
 plan applied: classifier's preferred batch sizes and the scale-up). Before it: f99fbc4 (issue 41: dev's `general`
 idles at zero, woken through the KEDA
