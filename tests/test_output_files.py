@@ -165,3 +165,20 @@ def test_no_command_writes_a_file_around_the_two_rules() -> None:
             if isinstance(node, ast.Attribute) and node.attr in WRITERS and relative not in RULES:
                 found[relative] = found.get(relative, 0) + 1
     assert found == dict.fromkeys(SCRATCH, 1)
+
+
+def test_preview_diff_writes_only_into_a_folder_of_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stackctl import preview_diff  # noqa: PLC0415 - the script's module, loaded by this test alone
+
+    monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
+    out = tmp_path / "preview"
+    out.mkdir()
+    (out / "notes.md").write_text("mine")
+    assert preview_diff.main(["--repo", str(PROJECT_ROOT), "--base", "HEAD", "--out", str(out), "dev"]) == 2
+    assert capsys.readouterr().err == (
+        f"stackctl preview-diff: {out} is not empty and was not written by stackctl preview-diff (unexpected: "
+        "notes.md); use a new or empty folder, or one stackctl preview-diff wrote\n"
+    )
+    assert (out / "notes.md").read_text() == "mine"

@@ -284,7 +284,9 @@ def test_live_mode_refuses_a_stack_the_backend_lacks(
 ) -> None:
     for key, value in cli_env(tmp_path / "empty", render_override=False).items():
         monkeypatch.setenv(key, value)
-    code = preview_diff.main(["--repo", str(fixture_repo), "--base", "HEAD~1", "--out", str(tmp_path), "staging"])
+    code = preview_diff.main(
+        ["--repo", str(fixture_repo), "--base", "HEAD~1", "--out", str(tmp_path / "out"), "staging"]
+    )
     assert code == 1
     assert capsys.readouterr().err.startswith(
         "preview-diff: stack 'staging' is not in the backend PULUMI_BACKEND_URL names"
