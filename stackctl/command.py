@@ -7,7 +7,6 @@ A command module imports only what its arguments need at the top; its `run` impo
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from platform_config.errors import ConfigError, ConfigIssue
 from platform_config.paths import STACKS_DIR, display_path
+from stackctl.terminal import json_text
 
 if TYPE_CHECKING:
     from platform_config.loader import StackConfig
@@ -93,5 +93,4 @@ def stack_with_models(args: argparse.Namespace) -> StackConfig:
 
 def print_json(result: dict[str, Any]) -> None:
     """A command's result as one JSON object on stdout (its keys are documented in docs/stackctl.md)."""
-    json.dump(result, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
-    sys.stdout.write("\n")
+    sys.stdout.write(f"{json_text(result)}\n")

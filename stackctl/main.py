@@ -17,6 +17,7 @@ from typing import NoReturn
 from platform_config.errors import ConfigError, bounded
 from stackctl.command import Command, Exit, print_json
 from stackctl.commands import COMMANDS
+from stackctl.terminal import guarded
 
 DEBUG_HELP = "show the traceback of an unexpected error"
 BROKEN_PIPE = 141
@@ -88,7 +89,8 @@ def _refuse(args: argparse.Namespace, message: str, code: Exit) -> Exit:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return _main(argv)
+        with guarded():
+            return _main(argv)
     except BrokenPipeError:
         # The reader of stdout went away (`| head`): stop quietly, as a shell tool killed by SIGPIPE does, and
         # send what is still buffered nowhere rather than fail again at exit (Python's docs, "Note on SIGPIPE").

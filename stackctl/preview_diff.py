@@ -34,6 +34,7 @@ from platform_config.paths import PROJECT_ROOT
 from platform_config.secrets_provider import LOCAL_PASSPHRASE
 from stackctl.preview_comment import StackReport, comment
 from stackctl.preview_events import MASK, Diagnostic, PreviewEvents, read_event_log
+from stackctl.terminal import guarded
 from triton_platform.model_packaging.layout import config_path
 
 # Settings that move latency, throughput and cost: shown side by side when they change
@@ -152,7 +153,7 @@ def export_tree(repo: Path, ref: str | None, dest: Path) -> Path:
                 shutil.copy2(repo / name, dest / name)
     else:
         archive = subprocess.run(["git", "archive", "--format=tar", ref], cwd=repo, check=True, capture_output=True)
-        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True, capture_output=True)
     # The virtualenvs are not in git: the copy uses this checkout's (program, policy pack).
     for venv in (".venv", "policy/.venv"):
         if (PROJECT_ROOT / venv).exists() and (dest / venv).parent.is_dir():
@@ -410,6 +411,11 @@ def stacks_of(repo: Path) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    with guarded():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="preview-diff", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--base", required=True, help="git revision the change is compared against (e.g. origin/main)")
     parser.add_argument("--head", help="git revision to preview (default: the working tree)")

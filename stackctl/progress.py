@@ -9,6 +9,8 @@ from types import TracebackType
 
 from tqdm import tqdm
 
+from stackctl.terminal import raw_stderr
+
 
 def shown() -> bool:
     return sys.stderr.isatty()
@@ -18,7 +20,9 @@ class Bar:
     """`done` of `total` steps of `what` (simulated seconds, candidates), with the rate and the time left."""
 
     def __init__(self, command: str, total: int, unit: str) -> None:
-        self._bar = tqdm(total=total, unit=unit, desc=f"stackctl {command}", disable=not shown(), leave=False)
+        self._bar = tqdm(
+            total=total, unit=unit, desc=f"stackctl {command}", disable=not shown(), leave=False, file=raw_stderr()
+        )
 
     def update(self, done: int, note: str = "") -> None:
         self._bar.update(done - self._bar.n)
@@ -35,7 +39,14 @@ class Stages:
 
     def __init__(self, command: str, names: Sequence[str]) -> None:
         self._names = list(names)
-        self._bar = tqdm(total=len(names), desc=f"stackctl {command}", disable=not shown(), leave=False, unit="stage")
+        self._bar = tqdm(
+            total=len(names),
+            desc=f"stackctl {command}",
+            disable=not shown(),
+            leave=False,
+            unit="stage",
+            file=raw_stderr(),
+        )
         self._bar.set_postfix_str(self._names[0])
 
     def done(self) -> None:

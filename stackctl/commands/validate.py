@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from platform_config.errors import FILE_ISSUE, ConfigError, ConfigIssue
 from stackctl.command import Command, Exit, model_repo_argument, print_json, stack_arguments, stack_source
+from stackctl.terminal import workflow_command
 
 if TYPE_CHECKING:
     from platform_config.capacity import ModelCapacity
@@ -54,7 +55,7 @@ def _annotate(errors: list[dict[str, Any]]) -> None:
         if error["line"] is not None:
             where += f",line={error['line']},col={error['column']}"
         title = _escape(error["key"], property_value=True)
-        print(f"::error {where},title={title}::{_escape(error['key'] + ': ' + error['message'])}", file=sys.stderr)
+        workflow_command(f"::error {where},title={title}::{_escape(error['key'] + ': ' + error['message'])}")
 
 
 def _wakes(loaded: StackConfig, repo: ModelRepository | None) -> dict[str, WakeEstimate]:
