@@ -26,6 +26,7 @@ from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
 from platform_config.serving import ModelSettings, ServingConfig
 from platform_config.wake import kept_gpu, wake_estimate
+from triton_platform.gpu_node_pool import SYSTEM_NAMESPACE as GPU_SYSTEM_NAMESPACE
 from triton_platform.http_add_on import wake_service_problem
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging import settings as plain
@@ -402,6 +403,29 @@ def _wake(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
             )
 
 
+def _wake_path_open(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """The add-on's interceptor takes every request to a deployment at zero: it may not run where the platform's
+    own NetworkPolicies deny what no other policy admits (the serving namespace's ingress and egress, the GPU pool's
+    egress), or no client reaches it and it reaches no pod, so a deployment at zero is never woken."""
+    serving: ServingConfig = sections["serving"]
+    if not any(dep.wake is not None for dep in serving.deployments.values()):
+        return
+    add_on = sections["scaling"].http_add_on.namespace
+    closed = {GPU_SYSTEM_NAMESPACE: "the GPU pool's namespace, whose policy denies its pods' egress"}
+    if "kubernetes" in sections:
+        closed[sections["kubernetes"].namespace] = (
+            f"the serving namespace ({section_key('kubernetes')}.namespace), whose policies deny its pods' ingress "
+            "and egress"
+        )
+    if add_on in closed:
+        yield ConfigIssue(
+            f"{section_key('scaling')}.httpAddOn.namespace",
+            f"{add_on!r} is {closed[add_on]} that no policy admits for the add-on: its interceptor would take no "
+            "request and reach no pod, so a deployment at zero would never wake; give the add-on a namespace of its "
+            "own (default 'keda')",
+        )
+
+
 def _wake_budget(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
     """A wake budget at least the stack's estimate of the wake (platform_config/wake.py)."""
     serving: ServingConfig = sections["serving"]
@@ -671,6 +695,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("environment", "serving", "scaling"), _scaling_bounds),
     (("serving", "scaling"), _static_replicas),
     (("environment", "serving", "scaling"), _wake),
+    (("serving", "scaling"), _wake_path_open),
     (("cluster", "serving", "scaling", "gpu_pool"), _wake_budget),
     (("scaling", "gpu_pool"), _node_provisioning),
     (("serving", "gpu_pool"), _pool_at_zero),

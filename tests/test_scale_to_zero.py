@@ -260,6 +260,30 @@ def test_a_namespace_too_long_for_the_wake_service_is_refused() -> None:
     ) in errors
 
 
+@pytest.mark.parametrize(
+    ("namespace", "why"),
+    [
+        (
+            NAMESPACE,
+            "the serving namespace (triton-platform:kubernetes.namespace), whose policies deny its pods' "
+            "ingress and egress",
+        ),
+        ("gpu-system", "the GPU pool's namespace, whose policy denies its pods' egress"),
+    ],
+)
+def test_the_add_on_is_refused_where_the_platform_s_policies_close_the_wake(namespace: str, why: str) -> None:
+    errors = errors_of("dev", setting(SCALING, "httpAddOn", "namespace", value=namespace))
+    assert (
+        f"triton-platform:scaling.httpAddOn.namespace: {namespace!r} is {why} that no policy admits for the add-on: "
+        "its interceptor would take no request and reach no pod, so a deployment at zero would never wake; give the "
+        "add-on a namespace of its own (default 'keda')"
+    ) in errors
+    assert (
+        validate("dev", setting(SCALING, "httpAddOn", "namespace", value="wake-path")).scaling.http_add_on.namespace
+        == "wake-path"
+    )
+
+
 def test_placeholders_are_refused_when_every_deployment_idles_at_zero() -> None:
     errors = errors_of("dev", setting("triton-platform:gpuPool", "overprovisioningReplicas", value=1))
     assert (
