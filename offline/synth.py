@@ -15,6 +15,7 @@ from offline.mock_runtime import EchoMocks, Registered, run_program
 from offline.out_folder import claim
 from platform_config.kubernetes import RENDER_OVERRIDE_ENV
 from platform_config.loader import StackConfig, load_stack_file, pulumi_config_from_stack_file
+from program.component_checks import check_components
 
 KUBERNETES_PREFIX = "kubernetes:"
 """Type prefix of Kubernetes objects; providers are `pulumi:providers:kubernetes`."""
@@ -134,8 +135,9 @@ def run_synth(
 
 
 def synthesize(path: Path, stack: str | None = None, charts: HelmTemplater | None = None) -> SynthResult:
-    """Validate a stack file, then run the program for it under mocks; with `charts`, its charts templated."""
-    loaded = load_stack_file(path, stack)
+    """Validate a stack file and the Args the program builds from it, then run the program for it under mocks;
+    with `charts`, its charts templated."""
+    loaded = check_components(load_stack_file(path, stack))
     flat, secret_keys = pulumi_config_from_stack_file(path)
     return SynthResult(loaded, run_synth(loaded.stack, flat, secret_keys, EchoMocks(charts)))
 

@@ -20,10 +20,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args, get_origin
 
+import pulumi
 from pydantic.alias_generators import to_camel
 
 from platform_config.cluster import PROFILES
-from platform_config.errors import ConfigIssue
+from platform_config.errors import ConfigError, ConfigIssue
 from platform_config.loader import StackConfig, key_path
 from platform_config.scaling import SIGNAL_TARGETS
 from platform_config.schema import PlatformConfig, section_key
@@ -37,13 +38,21 @@ from program.platform import (
 )
 from triton_platform.arg_problems import ArgsError
 from triton_platform.arg_schema import arg_types, input_type, is_args_type
-from triton_platform.gpu_node_pool import pool_placement
+from triton_platform.gpu_node_pool import named_objects as pool_objects
+from triton_platform.gpu_node_pool import pool_manifests, pool_placement
 from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
+from triton_platform.keda_scaling import named_objects as scaling_objects
 from triton_platform.keda_scaling_args import KedaScalingArgs, scaling_of
 from triton_platform.monitoring import in_cluster_prometheus_url
+from triton_platform.monitoring import named_objects as monitoring_objects
 from triton_platform.monitoring_args import MonitoringArgs, monitoring_settings
 from triton_platform.monitoring_rules import load_queries
+from triton_platform.namespace import namespace_manifests
+from triton_platform.object_claims import Identity, described, identities, taken
 from triton_platform.served_deployments import deployment_names
+from triton_platform.triton_manifests import ServingContext
+from triton_platform.triton_serving import deployments_of
+from triton_platform.triton_serving import named_objects as serving_objects
 from triton_platform.triton_serving_args import TritonServingArgs
 from triton_platform.triton_serving_spec import serving_spec
 
@@ -472,18 +481,25 @@ def component_issues(stack: StackConfig) -> list[ConfigIssue]:
     monitoring = Component(
         "Monitoring", f"{stack.stack}-monitoring", MonitoringArgs, monitoring_given, MONITORING, monitoring_key
     )
+    # What each component would create under names known now, in the order the root builds them (the root's
+    # namespace and its policies first): two of them creating one object would fail in `pulumi up`.
+    namespace = namespace_manifests(config.kubernetes.namespace, config.environment)
+    objects = [Creator("the platform", f"{section_key('kubernetes')}.namespace", list(namespace.values()))]
+    issues: list[ConfigIssue] = []
     try:
-        queries: dict[str, str] = load_queries(monitoring_settings(monitoring.name, monitoring_given))
+        monitoring_checked = monitoring_settings(monitoring.name, monitoring_given)
+        queries: dict[str, str] = load_queries(monitoring_checked)
     except ArgsError as err:
-        issues = issues_of(config, monitoring, err)
+        issues += issues_of(config, monitoring, err)
         queries = dict.fromkeys(config.serving.deployments, "vector(0)")  # stand-ins: KedaScaling checks the rest
-    else:
-        issues = []
+        monitoring_checked = None
 
     pool_given: GpuNodePoolArgs = gpu_pool_args(config)
     pool = Component("GpuNodePool", f"{stack.stack}-gpu-pool", GpuNodePoolArgs, pool_given, GPU_POOL, gpu_pool_key)
     try:
-        placement = pool_placement(pool_of(pool.name, pool_given))
+        pool_checked = pool_of(pool.name, pool_given)
+        placement = pool_placement(pool_checked)
+        objects.append(_creator(pool, pool_objects(pool_checked, pool_manifests(pool_checked, placement))))
     except ArgsError as err:
         issues += issues_of(config, pool, err)
         placement = pool_placement(pool_given)  # the root gives every key the placement reads
@@ -492,7 +508,13 @@ def component_issues(stack: StackConfig) -> list[ConfigIssue]:
     serving = Component(
         "TritonServing", f"{stack.stack}-serving", TritonServingArgs, serving_given, SERVING, serving_key
     )
-    issues += _checked(config, serving, lambda: serving_spec(serving.name, serving_given, stack.stack))
+    try:
+        context = ServingContext(serving_spec(serving.name, serving_given, stack.stack))
+        objects.append(_creator(serving, serving_objects(context, deployments_of(context))))
+    except ArgsError as err:
+        issues += issues_of(config, serving, err)
+    if monitoring_checked is not None:
+        objects.append(_creator(monitoring, monitoring_objects(monitoring_checked, joined=False)))
 
     if config.scaling.enabled:
         workloads = {
@@ -504,5 +526,57 @@ def component_issues(stack: StackConfig) -> list[ConfigIssue]:
         scaling = Component(
             "KedaScaling", f"{stack.stack}-scaling", KedaScalingArgs, scaling_given, SCALING, scaling_key
         )
-        issues += _checked(config, scaling, lambda: scaling_of(scaling.name, scaling_given))
+        try:
+            objects.append(_creator(scaling, scaling_objects(scaling_of(scaling.name, scaling_given))))
+        except ArgsError as err:
+            issues += issues_of(config, scaling, err)
+    return issues + _shared_objects(objects)
+
+
+@dataclass(frozen=True)
+class Creator:
+    """What creates objects under its own names: a component, or the root itself, and the stack key its names
+    come from."""
+
+    what: str
+    key: str
+    objects: Sequence[Mapping[str, Any]]
+
+
+def _creator(component: Component, objects: Sequence[Mapping[str, Any]]) -> Creator:
+    return Creator(component.kind, component.section, objects)
+
+
+def _shared_objects(creators: Sequence[Creator]) -> list[ConfigIssue]:
+    """Each object two creators would make, at the later one's key, naming both (object_claims.py finds the same
+    when the program runs, in one message for the whole component and with no stack key)."""
+    claims: dict[Identity, str] = {}
+    issues = []
+    for creator in creators:
+        issues += [
+            ConfigIssue(
+                creator.key,
+                f"{creator.what} would create {described(identity)}, which {other} creates already; give one of them "
+                "another name or namespace",
+            )
+            for identity, other in taken(claims, creator.objects)
+        ]
+        claims.update(dict.fromkeys(identities(creator.objects), f"{creator.what} ({creator.key})"))
     return issues
+
+
+def check_components(stack: StackConfig) -> StackConfig:
+    """`stack`, once the components' own checks pass; otherwise a ConfigError with every problem at its stack key
+    (a component's own ArgsError would name its Args, and a collision no key at all)."""
+    issues = component_issues(stack)
+    if issues:
+        raise ConfigError(stack.source, issues)
+    return stack
+
+
+def deployable(stack: StackConfig) -> StackConfig:
+    """`check_components` for the program: a problem stops it with the whole report, no traceback."""
+    try:
+        return check_components(stack)
+    except ConfigError as err:
+        raise pulumi.RunError(err.report()) from None

@@ -31,6 +31,7 @@ from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.monitoring import Monitoring
 from triton_platform.monitoring_args import DASHBOARD_TAGS, INSTALL_ONLY, DeploymentSignal, MonitoringArgs
 from triton_platform.namespace import namespace_manifests, platform_labels
+from triton_platform.object_claims import claim
 from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, DEMAND_SIGNAL, QUEUE_DEPTH_SIGNAL
 from triton_platform.served_deployments import deployment_instances, deployment_names, served_models
 from triton_platform.triton_manifests import deployment_object_name, ingress_hosts
@@ -348,6 +349,7 @@ class TritonPlatform(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         config = args.config
         objects = namespace_manifests(config.kubernetes.namespace, config.environment)
+        claim(f"TritonPlatform {name}", child, objects.values())
         # Deleting a namespace deletes the claims in it: keep it wherever the stack owns model storage.
         owns_claim = config.serving.model_repository.pvc is not None and config.serving.model_repository.pvc.create
         keep = pulumi.ResourceOptions(retain_on_delete=owns_claim, protect=owns_claim and protects_model_data(config))

@@ -302,3 +302,47 @@ def test_args_paths_are_read_against_the_args_given() -> None:
         "twice: once",
     )
     assert parse_arg_path("/models/x: too big", GpuNodePoolArgs, {}) is None
+
+
+def _stack_with(tmp_path: Path, stack: str, section: str, *path: str, value: Any) -> Path:
+    """`stack`'s file with `section`.`path` set to `value`, written beside the committed stacks' project file."""
+    document: dict[str, Any] = yaml.safe_load((PROJECT_ROOT / f"stacks/Pulumi.{stack}.yaml").read_text())
+    node = document["config"][f"triton-platform:{section}"]
+    for step in path[:-1]:
+        node = node.setdefault(step, {})
+    node[path[-1]] = value
+    written = tmp_path / f"Pulumi.{stack}.yaml"
+    written.write_text(yaml.safe_dump(document))
+    return written
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        pytest.param(
+            ("scaling", ("keda", "namespace"), "monitoring"),
+            "triton-platform:scaling: KedaScaling would create v1/Namespace monitoring, which Monitoring "
+            "(triton-platform:monitoring) creates already; give one of them another name or namespace",
+            id="keda-in-prometheus-namespace",
+        ),
+        pytest.param(
+            ("monitoring", ("prometheus", "namespace"), "triton-production"),
+            "triton-platform:monitoring: Monitoring would create v1/Namespace triton-production, which the platform "
+            "(triton-platform:kubernetes.namespace) creates already; give one of them another name or namespace",
+            id="prometheus-in-serving-namespace",
+        ),
+    ],
+)
+def test_an_object_two_components_would_create_fails_validate_at_a_stack_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: tuple[str, tuple[str, ...], str], expected: str
+) -> None:
+    """Found before, only in synth or `pulumi up`: one ArgsError for the whole component, with no stack key."""
+    section, path, value = change
+    stack = _stack_with(tmp_path, "production", section, *path, value=value)
+    assert main(["validate", "--config", str(stack)]) == 1
+    errors = [line.split(": ", 1)[1] for line in capsys.readouterr().err.splitlines()[1:]]
+    assert expected in errors, errors
+    # synth (and the program, `pulumi up`) stop on it as validate does, before any object is built.
+    assert main(["synth", "--config", str(stack), "--no-charts", "--out", str(tmp_path / "out")]) == 2
+    assert f"{stack}: {expected}" in capsys.readouterr().err.splitlines()
+    assert not (tmp_path / "out").exists()

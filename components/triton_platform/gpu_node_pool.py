@@ -7,6 +7,7 @@ component's schema from its annotations as objects.
 """
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -694,6 +695,13 @@ def pool_manifests(pool: GpuNodePoolArgs, placement: PoolPlacement) -> dict[str,
     return out | cluster_level
 
 
+def named_objects(pool: GpuNodePoolArgs, manifests: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """What the pool creates under its own names (`manifests`, from `pool_manifests`) and the static nodes it
+    labels: patched, not created, but two pools patching one node would fight over its labels."""
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}} for node in pool["static_nodes"]]
+    return [*manifests.values(), *nodes]
+
+
 class GpuNodePool(pulumi.ComponentResource):
     """Device plugin, node autoscaling, priorities and spare capacity of the GPU pool. Its ServiceMonitor (with
     `dcgm_exporter`) waits for what the component's `opts.depends_on` names: give it the Prometheus Operator's
@@ -709,9 +717,7 @@ class GpuNodePool(pulumi.ComponentResource):
         pool = pool_of(name, args)
         placement = pool_placement(pool)
         manifests = pool_manifests(pool, placement)
-        # Static nodes are patched, not created, but two pools patching one node would fight over its labels.
-        nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}} for node in pool["static_nodes"]]
-        claim(f"{COMPONENT} {name}", opts, [*manifests.values(), *nodes])
+        claim(f"{COMPONENT} {name}", opts, named_objects(pool, manifests))
         super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
         self.placement = placement

@@ -22,6 +22,7 @@ from triton_platform.http_add_on import (
     add_on_values,
     disruption_budgets,
     interceptor_routes,
+    route_names,
     wake_service_manifest,
     wake_triggers,
 )
@@ -39,12 +40,14 @@ from triton_platform.keda_scaling_args import (
     scaling_of,
 )
 from triton_platform.kubernetes_objects import create_object
+from triton_platform.object_claims import claim
 from triton_platform.pod_spread import preferred_host_spread
 from triton_platform.policy_exceptions import exception_annotations
 from triton_platform.priority_classes import SCALING_PRIORITY, priority_class
 from triton_platform.promql import label_value
 
-TYPE_TOKEN = type_token("KedaScaling")
+COMPONENT = "KedaScaling"
+TYPE_TOKEN = type_token(COMPONENT)
 FORMER_TYPE_TOKEN = "triton-platform:scaling:KedaScaling"
 """The type before the component package (component_types.py)."""
 API_VERSION = "keda.sh/v1alpha1"
@@ -79,6 +82,51 @@ def keda_values(keda: KedaInstall) -> dict[str, Any]:
     if "priority_class_name" in keda:
         values["priorityClassName"] = keda["priority_class_name"]
     return values
+
+
+def keda_namespace(keda: KedaInstall, labels: Mapping[str, str]) -> dict[str, Any]:
+    """The namespace KEDA is installed into, which this component creates."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": keda["namespace"],
+            "labels": {**labels, "pod-security.kubernetes.io/enforce": "restricted"},
+            "annotations": exception_annotations(
+                {
+                    "namespace-network-policy": "KEDA's metrics APIService and admission webhook are called by the "
+                    "API server, whose address no NetworkPolicy can name"
+                }
+            ),
+        },
+    }
+
+
+def named_objects(scaling: KedaScalingArgs) -> list[dict[str, Any]]:
+    """What the component creates whose names are known before its inputs resolve: KEDA's namespace and
+    PriorityClass and the add-on's budgets where it installs them, and each target's ScaledObject, routes and wake
+    Service where the target's namespace and Deployment name are plain strings (an Output's are not checked)."""
+    keda, add_on, labels = scaling["keda"], scaling["http_add_on"], scaling["labels"]
+    out: list[dict[str, Any]] = []
+    if keda["mode"] == "install":
+        out += [keda_namespace(keda, labels), *filter(None, [keda_priority_class(keda, labels)])]
+    targets = scaling["targets"].values()
+    if add_on["mode"] == "install" and any("wake" in target for target in targets):
+        out += disruption_budgets(add_on["namespace"], labels).values()
+    for target in targets:
+        namespace, deployment = target["namespace"], target["deployment_name"]
+        if not (isinstance(namespace, str) and isinstance(deployment, str)):
+            continue
+        out.append(
+            {"apiVersion": API_VERSION, "kind": "ScaledObject", "metadata": _metadata(deployment, namespace, {})}
+        )
+        if "wake" in target:
+            route = {"apiVersion": HTTP_API, "kind": "InterceptorRoute"}
+            out += [
+                {**route, "metadata": {"name": n, "namespace": namespace}} for n in route_names(deployment).values()
+            ]
+            out.append(wake_service_manifest(namespace, add_on["namespace"], labels))
+    return out
 
 
 def keda_priority_class(keda: KedaInstall, labels: Mapping[str, str]) -> dict[str, Any] | None:
@@ -261,6 +309,7 @@ class KedaScaling(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KedaScalingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         scaling = scaling_of(name, args)
+        claim(f"{COMPONENT} {name}", opts, named_objects(scaling))
         super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
         targets = sorted(scaling["targets"].items())
@@ -342,24 +391,7 @@ class KedaScaling(pulumi.ComponentResource):
 
     def _install(self, name: str, scaling: KedaScalingArgs, child: pulumi.ResourceOptions) -> pulumi.Resource:
         keda = scaling["keda"]
-        namespace = create_object(
-            f"{name}-namespace",
-            {
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {
-                    "name": keda["namespace"],
-                    "labels": {**scaling["labels"], "pod-security.kubernetes.io/enforce": "restricted"},
-                    "annotations": exception_annotations(
-                        {
-                            "namespace-network-policy": "KEDA's metrics APIService and admission webhook are called "
-                            "by the API server, whose address no NetworkPolicy can name"
-                        }
-                    ),
-                },
-            },
-            child,
-        )
+        namespace = create_object(f"{name}-namespace", keda_namespace(keda, scaling["labels"]), child)
         before = [namespace]
         priority = keda_priority_class(keda, scaling["labels"])
         if priority is not None:

@@ -287,17 +287,14 @@ def chart_values(settings: MonitoringArgs) -> dict[str, Any]:
 
 def _secret_manifest(settings: MonitoringArgs, secret: ReceiverSecret) -> dict[str, Any]:
     """A receiver's credentials given as values, in a Secret of their own."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {
-            "name": secret.secret_name,
-            "namespace": settings["namespace"],
-            "labels": dict(settings["labels"]),
-        },
-        "type": "Opaque",
-        "stringData": {k: pulumi.Output.secret(v) for k, v in secret.values.items()},
-    }
+    data = {k: pulumi.Output.secret(v) for k, v in secret.values.items()}
+    return {**_secret_object(settings, secret), "type": "Opaque", "stringData": data}
+
+
+def _secret_object(settings: MonitoringArgs, secret: ReceiverSecret) -> dict[str, Any]:
+    """The Secret of a receiver's credentials, without them: what names it."""
+    metadata = {"name": secret.secret_name, "namespace": settings["namespace"], "labels": dict(settings["labels"])}
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": metadata}
 
 
 def _known_later(
@@ -328,6 +325,18 @@ def monitoring_manifests(settings: MonitoringArgs) -> dict[str, dict[str, Any]]:
     return out
 
 
+def named_objects(settings: MonitoringArgs, joined: bool) -> list[dict[str, Any]]:
+    """What Monitoring creates under names known before its inputs resolve: its receivers' Secrets, its rules,
+    monitors, routing and dashboards (a dashboard's name waits for its Deployment's where `joined`, the Args holding
+    another resource's Outputs), and in install mode Prometheus' namespace and the PriorityClass."""
+    secrets = [_secret_object(settings, secret) for secret in receiver_secrets(settings["receivers"])]
+    own = [m for role, m in monitoring_manifests(settings).items() if not (joined and role.endswith("-dashboard"))]
+    if settings["mode"] == "install":
+        own.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": settings["prometheus_namespace"]}})
+        own += [m for m in [priority_class_manifest(settings)] if m is not None]
+    return [*secrets, *own]
+
+
 class Monitoring(pulumi.ComponentResource):
     """ServiceMonitor, PrometheusRule, AlertmanagerConfig and dashboards; in install mode the operator stack too."""
 
@@ -352,15 +361,7 @@ class Monitoring(pulumi.ComponentResource):
         # Checked before any resource, TritonServing's outputs among the Args by stand-ins until they are known; so is
         # an object another instance creates already (a dashboard's name waits for its Deployment's).
         settings = monitoring_settings(name, args)
-        joined = joins_outputs(args)
-        secrets = [_secret_manifest(settings, secret) for secret in receiver_secrets(settings["receivers"])]
-        own = [m for role, m in monitoring_manifests(settings).items() if not (joined and role.endswith("-dashboard"))]
-        if settings["mode"] == "install":
-            own.append(
-                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": settings["prometheus_namespace"]}}
-            )
-            own += [m for m in [priority_class_manifest(settings)] if m is not None]
-        claim(f"{COMPONENT} {name}", opts, [*secrets, *own])
+        claim(f"{COMPONENT} {name}", opts, named_objects(settings, joins_outputs(args)))
         super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
         after: list[pulumi.Resource] = []
@@ -370,8 +371,8 @@ class Monitoring(pulumi.ComponentResource):
         # Not an output (resources are no component output): what the Prometheus Operator's custom resources of
         # other components wait for, its chart in install mode, else nothing.
         self.operator: list[pulumi.Resource] = list(after)
-        for secret in secrets:
-            create_object(f"{name}-{secret['metadata']['name']}", secret, child)
+        for secret in receiver_secrets(settings["receivers"]):
+            create_object(f"{name}-{secret.secret_name}", _secret_manifest(settings, secret), child)
         ordered = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=after))
         known = joined_settings(name, args, settings)
         built = known.apply(monitoring_manifests)

@@ -6,8 +6,10 @@ first's file.
 
 Objects are the same when their kind, namespace and name are, in the same cluster: the Kubernetes provider the
 instance is given (`opts.provider`, or `opts.providers`' kubernetes entry), else its parent, whose provider it
-inherits. An instance given neither is not checked: the SDK offers no public handle on the program run it
-belongs to, and a process may run several (tests, `stackctl synth`).
+inherits, else the program run's root stack resource (`pulumi.runtime.get_root_resource`), whose default provider
+it deploys through. A run makes its own root (`pulumi up`, an Automation API run); a process that runs several
+programs under mocks starts each with `pulumi.runtime.reset_options`, which clears it (offline/mock_runtime.py, the
+component tests' `install`).
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ _CLAIMS: weakref.WeakKeyDictionary[pulumi.Resource, dict[Identity, str]] = weakr
 
 
 def _cluster(opts: pulumi.ResourceOptions | None) -> pulumi.Resource | None:
-    """What tells the instance's cluster apart: its Kubernetes provider, else its parent (whose it inherits)."""
+    """What tells the instance's cluster apart: its Kubernetes provider, else its parent (whose it inherits), else
+    the run's root (its default provider's)."""
     if opts is None:
-        return None
+        return pulumi.runtime.get_root_resource()
     if isinstance(opts.provider, k8s.Provider):
         return opts.provider
     providers = opts.providers
@@ -39,7 +42,7 @@ def _cluster(opts: pulumi.ResourceOptions | None) -> pulumi.Resource | None:
     for provider in given:
         if isinstance(provider, k8s.Provider):
             return provider
-    return opts.parent
+    return opts.parent or pulumi.runtime.get_root_resource()
 
 
 def identities(manifests: Iterable[Mapping[str, Any]]) -> list[Identity]:
@@ -53,6 +56,17 @@ def identities(manifests: Iterable[Mapping[str, Any]]) -> list[Identity]:
     return out
 
 
+def described(identity: Identity) -> str:
+    """`apiVersion/kind namespace/name` (no namespace for a cluster-scoped object)."""
+    kind, namespace, name = identity
+    return f"{kind} {namespace + '/' if namespace else ''}{name}"
+
+
+def taken(claims: Mapping[Identity, str], manifests: Iterable[Mapping[str, Any]]) -> list[tuple[Identity, str]]:
+    """Each object of `manifests` that `claims` records already, with its owner, in order."""
+    return sorted((identity, claims[identity]) for identity in set(identities(manifests)) if identity in claims)
+
+
 def claim(owner: str, opts: pulumi.ResourceOptions | None, manifests: Iterable[Mapping[str, Any]]) -> None:
     """Record `owner` (`<Component> <name>`) as the creator of `manifests` in its cluster; ArgsError, naming every
     object another instance there creates already, and nothing recorded."""
@@ -60,14 +74,14 @@ def claim(owner: str, opts: pulumi.ResourceOptions | None, manifests: Iterable[M
     if cluster is None:
         return
     claims = _CLAIMS.setdefault(cluster, {})
-    wanted = identities(manifests)
-    taken = sorted((identity, claims[identity]) for identity in set(wanted) if identity in claims)
-    if taken:
+    manifests = list(manifests)
+    found = taken(claims, manifests)
+    if found:
         raise ArgsError(
             "\n".join(
-                f"{owner}: {kind} {namespace + '/' if namespace else ''}{name} is created by {other} already, in the "
-                "same cluster; give this instance a namespace (or names) of its own, or another Kubernetes provider"
-                for (kind, namespace, name), other in taken
+                f"{owner}: {described(identity)} is created by {other} already, in the same cluster; give this "
+                "instance a namespace (or names) of its own, or another Kubernetes provider"
+                for identity, other in found
             )
         )
-    claims.update(dict.fromkeys(wanted, owner))
+    claims.update(dict.fromkeys(identities(manifests), owner))

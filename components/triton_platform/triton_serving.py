@@ -1,6 +1,7 @@
 """The Triton serving stack as a Pulumi component: it only turns triton_manifests into resources."""
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any, Optional
 
 import pulumi
@@ -29,6 +30,21 @@ DEPLOY_TIMEOUT = "30m"
 """Long enough for a new GPU node, the image pull and the startup probe's model-load budget."""
 LOADER_TIMEOUT = f"{LOADER_DEADLINE_SECONDS // 60}m"
 """The loader Job's activeDeadlineSeconds: Pulumi waits exactly as long as the Job may run."""
+
+
+def deployments_of(context: ServingContext) -> dict[str, dict[str, dict[str, Any]]]:
+    """Each deployment's manifests, by deployment key."""
+    return {
+        key: deployment_manifests(context, key, deployment)
+        for key, deployment in sorted(context.spec.args["deployments"].items())
+    }
+
+
+def named_objects(
+    context: ServingContext, per_deployment: Mapping[str, Mapping[str, Mapping[str, Any]]]
+) -> list[Mapping[str, Any]]:
+    """What TritonServing creates: the shared objects and each deployment's (`deployments_of`), all named now."""
+    return [*shared_manifests(context).values(), *(m for each in per_deployment.values() for m in each.values())]
 
 
 class TritonServing(pulumi.ComponentResource):
@@ -60,12 +76,8 @@ class TritonServing(pulumi.ComponentResource):
         # object another instance creates already.
         spec = serving_spec(name, args, pulumi.get_stack())
         unkeyed = ServingContext(spec)  # the admin key is generated below; no object's name reads it
-        per_deployment = {
-            key: deployment_manifests(unkeyed, key, deployment)
-            for key, deployment in sorted(spec.args["deployments"].items())
-        }
-        built = [*shared_manifests(unkeyed).values(), *(m for each in per_deployment.values() for m in each.values())]
-        claim(f"{COMPONENT} {name}", opts, built)
+        per_deployment = deployments_of(unkeyed)
+        claim(f"{COMPONENT} {name}", opts, named_objects(unkeyed, per_deployment))
         super().__init__(TYPE_TOKEN, name, None, with_former_type(opts, FORMER_TYPE_TOKEN))
         child = pulumi.ResourceOptions(parent=self)
         password = random.RandomPassword(f"{name}-admin-key", length=40, special=False, opts=child)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from platform_config.errors import FILE_ISSUE, ConfigError, ConfigIssue
+from platform_config.errors import FILE_ISSUE, ConfigError
 from stackctl.command import Command, Exit, model_repo_argument, print_json, stack_arguments, stack_source
 from stackctl.terminal import workflow_command
 
@@ -193,14 +193,12 @@ def _whole_stack_checks(loaded: StackConfig, path: Path, stack: str | None) -> l
     pin: not an error here, since the deploy workflow pins them (`stackctl pin-images`) before its preview, whose
     policy pack refuses any image by tag."""
     from offline.synth import synthesize  # noqa: PLC0415
-    from program.component_checks import component_issues  # noqa: PLC0415
+    from program.component_checks import check_components  # noqa: PLC0415
     from stackctl.image_pins import unpinned_images  # noqa: PLC0415
 
     if loaded.deferred:
         return []
-    issues: list[ConfigIssue] = component_issues(loaded)
-    if issues:
-        raise ConfigError(loaded.source, issues)
+    check_components(loaded)
     if loaded.config.environment == "production":
         return unpinned_images(synthesize(path, stack))
     return []

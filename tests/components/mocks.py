@@ -74,5 +74,7 @@ def install(
     mocks = RecordingMocks() if mocks is None else mocks
     if monitor is not None and monitor.mocks is not mocks:
         raise ValueError("install: the monitor must wrap the mocks it installs")
+    # A program run of its own: a fresh root stack resource, so no test's objects claim another's.
+    pulumi.runtime.reset_options(project=project, stack=stack)
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
     return mocks

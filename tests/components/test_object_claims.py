@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -13,6 +13,8 @@ from tests.components.mocks import install, pulumi_test
 from tests.components.test_triton_serving import MODEL_REPO, serving_args
 from triton_platform.arg_problems import ArgsError
 from triton_platform.gpu_node_pool import GpuNodePool
+from triton_platform.keda_scaling import KedaScaling
+from triton_platform.keda_scaling_args import KedaScalingArgs
 from triton_platform.monitoring import Monitoring
 from triton_platform.monitoring_args import MonitoringArgs
 from triton_platform.triton_serving import TritonServing
@@ -95,14 +97,21 @@ def test_instances_under_one_parent_share_its_cluster() -> None:
     run(program)
 
 
-def test_an_instance_given_neither_provider_nor_parent_is_not_checked() -> None:
-    """The SDK has no public handle on the program run such an instance belongs to (object_claims.py)."""
+def test_instances_given_neither_provider_nor_parent_share_the_default_cluster() -> None:
+    """Both deploy through the run's default provider: the second is refused; a later run (a fresh root stack
+    resource, as `install` makes) may build the same again."""
 
     def program() -> None:
         Monitoring("a", watching("ml"))
-        Monitoring("b", watching("ml"))
+        with pytest.raises(ArgsError) as raised:
+            Monitoring("b", watching("ml"))
+        assert str(raised.value).splitlines()[1] == (
+            f"Monitoring b: monitoring.coreos.com/v1/ServiceMonitor ml/triton is created by Monitoring a already, in "
+            f"the same cluster; {HINT}"
+        )
 
     run(program)
+    run(lambda: Monitoring("b", watching("ml")))
 
 
 def test_two_gpu_pools_in_one_cluster_are_refused() -> None:
@@ -133,5 +142,65 @@ def test_a_second_serving_in_one_namespace_is_refused_and_one_in_another_is_buil
             f"in the same cluster; {HINT}"
         ) in str(raised.value).splitlines()
         TritonServing("c", {**serving_args("observability", repository), "namespace": "inference-canary"}, opts)
+
+    run(program)
+
+
+def scaling(target: str, **changes: Any) -> KedaScalingArgs:
+    """KedaScaling of the Deployment `target` in `ml`, woken on request; KEDA and the add-on installed."""
+    return cast(
+        KedaScalingArgs,
+        {
+            "targets": {
+                "m": {
+                    "deployment_name": target,
+                    "namespace": "ml",
+                    "min_replicas": 0,
+                    "max_replicas": 2,
+                    "trigger": {"name": "load", "query": "sum(load)", "threshold": 10},
+                    "wake": {"service": target, "hosts": [target], "budget_seconds": 300},
+                }
+            },
+            "prometheus_url": "http://p",
+            "keda": {"mode": "install", "priority_class_name": "scaling-critical"},
+            "http_add_on": {"mode": "install", "namespace": "wake"},
+            **changes,
+        },
+    )
+
+
+def test_a_second_keda_scaling_is_refused_naming_each_object_it_would_share() -> None:
+    def program() -> None:
+        opts = cluster()
+        KedaScaling("first", scaling("triton-general"), opts)
+        with pytest.raises(ArgsError) as raised:
+            KedaScaling("second", scaling("triton-general"), opts)
+        assert str(raised.value).splitlines() == [
+            f"KedaScaling second: {kind} {name} is created by KedaScaling first already, in the same cluster; {HINT}"
+            for kind, name in [
+                ("http.keda.sh/v1beta1/InterceptorRoute", "ml/triton-general-grpc"),
+                ("http.keda.sh/v1beta1/InterceptorRoute", "ml/triton-general-http"),
+                ("keda.sh/v1alpha1/ScaledObject", "ml/triton-general"),
+                ("policy/v1/PodDisruptionBudget", "wake/keda-add-ons-http-controller-manager"),
+                ("policy/v1/PodDisruptionBudget", "wake/keda-add-ons-http-external-scaler"),
+                ("scheduling.k8s.io/v1/PriorityClass", "scaling-critical"),
+                ("v1/Namespace", "keda"),
+                ("v1/Service", "wake/triton-wake-ml"),
+            ]
+        ]
+
+    run(program)
+
+
+def test_keda_s_priority_class_and_monitoring_s_of_one_name_are_refused() -> None:
+    def program() -> None:
+        opts = cluster()
+        Monitoring("monitoring", {**watching("ml"), "mode": "install", "priority_class_name": "scaling-critical"}, opts)
+        with pytest.raises(ArgsError) as raised:
+            KedaScaling("scaling", scaling("triton-general"), opts)
+        assert str(raised.value) == (
+            "KedaScaling scaling: scheduling.k8s.io/v1/PriorityClass scaling-critical is created by Monitoring "
+            f"monitoring already, in the same cluster; {HINT}"
+        )
 
     run(program)
