@@ -20,6 +20,12 @@ class ArgProblems:
         self.prefix = f"{component} {name}"
         self.problems: list[str] = []
 
+    @classmethod
+    def of(cls, prefix: str) -> ArgProblems:
+        """Problems of the component instance `prefix` (`<Component> <name>`) names, found later."""
+        component, name = prefix.split(" ", 1)
+        return cls(component, name)
+
     def add(self, path: str, problem: str) -> None:
         """`path` is the Arg's snake_case path below `args`, e.g. `karpenter.expire_after` or `taints[0].key`."""
         self.add_at(f"args.{path}", problem)

@@ -5,7 +5,8 @@ package schema from exactly these, and accepts only plain types there (no `Annot
 say, its default, bounds, allowed values and format, is its `Setting`, declared beside the class with
 `declare`. `resolve` walks a value through both: every problem recorded with the Arg's path (a wrong shape,
 a key the type does not declare, a string where a list belongs, `'false'` for a boolean, an Output where a
-plain value is needed, a number out of bounds, a bad format), defaults applied, whole floats made ints.
+plain value is needed, a number out of bounds, a bad format), defaults applied, whole floats made ints. An
+Output where an Input is allowed is checked the same way when it resolves.
 
 The stack schema builds its fields from the same declarations (`platform_config/component_fields.py`), so a
 setting's default and bounds are the component's wherever it is given.
@@ -111,7 +112,10 @@ def resolve(problems: ArgProblems, path: str, value: Any, annotation: Any, rules
     inner = input_type(annotation)
     if inner is not None:
         if isinstance(value, pulumi.Output) or inspect.isawaitable(value):
-            return value  # known only later: the API server or the operator judges it
+            # Known only later: checked as it resolves, so a value the API server would refuse (a namespace or
+            # object name) stops the update naming its Arg, as a plain value stops the program at once.
+            later = functools.partial(_resolved, problems.prefix, path, inner, rules)
+            return pulumi.Output.from_input(value).apply(later)
         return resolve(problems, path, value, inner, rules)
     if isinstance(value, pulumi.Output):
         problems.add(
@@ -138,6 +142,14 @@ def resolve(problems: ArgProblems, path: str, value: Any, annotation: Any, rules
     if annotation is str:
         return _str(problems, path, value, rules)
     raise TypeError(f"no check for Arg type {annotation!r} at {path}")
+
+
+def _resolved(prefix: str, path: str, annotation: Any, rules: Setting, value: Any) -> Any:
+    """An Output's value, once known, checked as `resolve` checks a plain one; ArgsError on a problem."""
+    problems = ArgProblems.of(prefix)
+    checked = resolve(problems, path, value, annotation, rules)
+    problems.check()
+    return checked
 
 
 def resolve_record(problems: ArgProblems, path: str, value: Any, args_type: type) -> dict[str, Any]:

@@ -37,6 +37,7 @@ declare(Limits, cpu=Setting(default=2, minimum=1, maximum=64), ratio=Setting(def
 declare(
     Probe,
     namespace=Setting(format=NAMESPACE),
+    peer=Setting(format=NAMESPACE),
     replicas=Setting(default=1, minimum=0, maximum=2**31 - 1),
     enabled=Setting(default=False),
     mode=Setting(default="a", choices=("a", "b")),
@@ -133,6 +134,33 @@ def test_an_output_is_taken_for_an_input_and_refused_for_a_plain_arg() -> None:
         "args.namespace: is an Output, but this Arg must be a plain value known when the program runs (the "
         "component builds names, queries or files from it); pass the value itself"
     ]
+
+
+def _peer(value: str) -> Any:
+    """The program: Probe's Args with `peer` another resource's Output resolving to `value`; the checked peer."""
+
+    def program() -> pulumi.Output[str]:
+        problems = ArgProblems("Probe", "p")
+        resolved = resolve_record(problems, "", {"namespace": "ml", "peer": pulumi.Output.from_input(value)}, Probe)
+        problems.check()  # nothing to say yet: the peer is not known
+        peer: pulumi.Output[str] = resolved["peer"]
+        return peer.apply(
+            lambda known: pytest.fail(f"a bad peer resolved: {known!r}") if known != "monitoring" else known
+        )
+
+    return pulumi_test(program)()
+
+
+def test_an_output_is_checked_as_it_resolves() -> None:
+    """A name the API server would refuse, known only when another resource is created: the update stops on it,
+    naming the Arg, as the program stops on a plain value."""
+    _peer("monitoring")
+    with pytest.raises(ArgsError) as raised:
+        _peer("Not_A_Namespace")
+    assert str(raised.value) == (
+        "Probe p: args.peer: must be a lowercase RFC 1123 label (a-z, 0-9 and '-', starting and ending with a letter "
+        "or digit); got 'Not_A_Namespace'"
+    )
 
 
 def test_declaring_a_key_the_type_lacks_is_a_bug() -> None:
