@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import planner.plan
 import platform_config.types
@@ -615,3 +618,39 @@ def test_a_load_generator_that_fails_or_is_served_nothing_is_refused(
     monkeypatch.setattr(profiling, "loadgen_binary", lambda: loadgen)
     with pytest.raises(ValueError, match=exactly(expected)):
         profiling.closed_loop("http://h:8000", "m", ("x", 4), 2, 0.5)
+
+
+PA_HEADER = ",".join(["Concurrency", "Inferences/Second", *profile_import.PA_COMPUTE, *profile_import.PA_OVERHEAD])
+MA_HEADER = ",".join(["Model", "Batch", "Concurrency", profile_import.MA_THROUGHPUT])
+CELLS = (
+    st.sampled_from(["1", "0", "-1", "1e400", "nan", "12.5", "", "x", '"', "\x00", "\ufeff", "classifier"]) | st.text()
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    head=st.sampled_from([PA_HEADER, MA_HEADER, "Concurrency,Concurrency", "Request Rate,x", ""]) | st.text(),
+    rows=st.lists(st.lists(CELLS, min_size=4, max_size=8).map(",".join), max_size=6),
+    raw=st.binary(max_size=64),
+)
+def test_any_csv_is_imported_or_refused_naming_the_file(tmp_path: Path, head: str, rows: list[str], raw: bytes) -> None:
+    """Whatever a file holds, each import gives a profile of the model or one ValueError whose every line starts at
+    the file."""
+    path = tmp_path / "run.csv"
+    imported: list[str] = []
+    for content in (("\n".join([head, *rows]) + "\n").encode("utf-8", "surrogatepass"), raw):
+        path.write_bytes(content)
+        readers: list[Callable[[], dict[str, Any]]] = [
+            lambda: profile_import.perf_analyzer([(1, path)], "classifier"),
+            lambda: profile_import.model_analyzer(path, "classifier"),
+        ]
+        for read in readers:
+            try:
+                profile = read()
+            except ValueError as err:
+                lines = str(err).splitlines()
+                assert all(line.startswith((str(path), "... and ")) for line in lines), lines
+            else:
+                imported.append(profile["model"])
+    if imported:
+        assert set(imported) == {"classifier"}
