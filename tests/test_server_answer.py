@@ -4,12 +4,14 @@ and `stackctl profile --url` against a stand-in Triton that answers oddly: named
 
 from __future__ import annotations
 
+import ast
 import http.server
 import json
 import re
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offline.server_answer import Document, ServerAnswerError, read
+from platform_config.paths import PROJECT_ROOT
 from simulator import profiling
 from simulator.profiling import Server, Stats, served_config
 from stackctl.main import main
@@ -254,3 +257,59 @@ def test_any_json_answer_is_read_or_refused_by_name(value: object) -> None:
 def test_any_bytes_are_json_or_refused_by_name(body: bytes) -> None:
     message = refusal(lambda document: Document.parse("u", "w", body), None)
     assert message is None or message.startswith("u: w is not JSON (")
+
+
+NETWORK_MODULES = (
+    "urllib.request",
+    "http.client",
+    "socket",
+    "requests",
+    "httpx",
+    "aiohttp",
+    "ssl",
+    "urllib3",
+    "distributed",
+)
+"""Ways a module could read a server's answer itself."""
+READER = "offline/server_answer.py"
+OTHER_PEERS = {
+    "planner/search.py": "distributed, for `plan --engine dask --scheduler`: the user's own scheduler, which runs the "
+    "job; its answers are the candidates' results, which the planner reads as it reads a local run's",
+}
+"""Modules that talk to a peer other than a server whose answers a command reads, each with why (once each)."""
+
+
+def _network_imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        else:
+            continue
+        found += [
+            f"{name} at line {node.lineno}"
+            for name in names
+            if any(name == module or name.startswith(f"{module}.") for module in NETWORK_MODULES)
+        ]
+    return found
+
+
+def test_no_command_reads_a_server_around_the_reader() -> None:
+    """Every module of the commands and the libraries they run reads a server only through offline/server_answer.py
+    (deadline, size bound, typed fields, escaped text): a new network client anywhere else fails here, named."""
+    found = {}
+    for folder in ("stackctl", "offline", "simulator", "planner", "platform_config", "program"):
+        for path in sorted((PROJECT_ROOT / folder).glob("**/*.py")):
+            relative = str(path.relative_to(PROJECT_ROOT))
+            if relative != READER and (imports := _network_imports(path)):
+                found[relative] = imports
+    assert set(found) == set(OTHER_PEERS), found
+    assert "urllib.request at line" in " ".join(_network_imports(PROJECT_ROOT / READER))
+
+
+def test_the_network_check_names_what_it_finds(tmp_path: Path) -> None:
+    script = tmp_path / "command.py"
+    script.write_text("import json, socket\nfrom http.client import HTTPConnection\nimport urllib.parse\n")
+    assert _network_imports(script) == ["socket at line 1", "http.client at line 2"]
