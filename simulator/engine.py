@@ -13,8 +13,8 @@ pool adds a node (provisioning delay); then image pull and model load; only a
 ready pod gets traffic. Scale-down removes the newest pods: they leave the
 endpoints at once, drain their queue, and free their GPU.
 
-Scale to zero (Scenario.scales_to_zero: `replicas.min` 0 with `wake`, docs/scale-to-zero.md), as KEDA 2.21 and the
-KEDA HTTP add-on do it (keda.sh/docs/2.21/reference/scaledobject-spec; github.com/kedacore/http-add-on):
+Scale to zero (Scenario.scales_to_zero: `replicas.min` 0 with `wake`, docs/scale-to-zero.md), as KEDA 2.20 and the
+KEDA HTTP add-on do it (keda.sh/docs/2.20/reference/scaledobject-spec; github.com/kedacore/http-add-on):
 - The HPA's floor is 1 (KEDA writes `minReplicas: 1` for a ScaledObject at `minReplicaCount: 0`), and the HPA does
   nothing while the target has no replica.
 - A run starts awake, as at a floor of 1 (what ran before the trace is unknown; a deployment under load at its

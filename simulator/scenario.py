@@ -104,7 +104,7 @@ class Scenario:
     mix: tuple[float, ...] = ()
     """Each simulated model's share of the run's requests, `model` first, then `others`; empty with one model."""
     cooldown_seconds: float = 300.0
-    """KEDA's `cooldownPeriod` (keda.sh/docs/2.21/reference/scaledobject-spec): with `min_replicas` 0, how long every
+    """KEDA's `cooldownPeriod` (keda.sh/docs/2.20/reference/scaledobject-spec): with `min_replicas` 0, how long every
     trigger must have been inactive, since its last active check, before KEDA's own loop scales 1 -> 0."""
     polling_seconds: float = 30.0
     """KEDA's `pollingInterval`: how often its own loop checks the triggers (the 1 -> 0 decision)."""

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 
 from offline.synth import SynthResult
 from platform_config.paths import PROJECT_ROOT
 from tests.conftest import SCALING, SERVING, STACKS, errors_of, removing, setting, synth_mutated, synth_stack, validate
+from tests.crd_schemas import MODULES
 
 CASES = [(s, d) for s in STACKS for d in sorted(synth_stack(s).stack.config.serving.deployments)]
 IDS = [f"{s}-{d}" for s, d in CASES]
@@ -146,6 +148,10 @@ def test_keda_is_installed_before_the_scaled_objects_in_production() -> None:
     assert (pinned.repository, pinned.version, pinned.path) == ("https://kedacore.github.io/charts", "2.20.2", None)
     script = (PROJECT_ROOT / "scripts" / "local-cluster").read_text()
     assert f"KEDA_VERSION=v{pinned.version}" in script
+    # One KEDA version: the tests' CRDs are that release's (tests/crd_schemas.py), and the chart runs it.
+    assert MODULES["keda.sh"][1] == "v2.20.2"
+    chart = yaml.safe_load((PROJECT_ROOT.parent / "shared" / "charts" / "keda" / "Chart.yaml").read_text())
+    assert (chart["version"], chart["appVersion"]) == ("2.20.2", "2.20.2")
     assert not any(r.type == "kubernetes:yaml/v2:ConfigGroup" for r in synth_stack("dev").resources)
 
 

@@ -160,7 +160,7 @@ TRITON_GPU_METRICS = {
 KUBE_STATE_METRICS = {"kube_deployment_status_replicas_available", "kube_deployment_spec_replicas"}
 """kube-state-metrics deployment metrics (docs/metrics/workload/deployment-metrics.md)."""
 KEDA_METRICS = {"keda_scaler_detail_errors_total"}
-"""KEDA 2.21, pkg/metricscollector/prommetrics.go: namespace "keda", subsystem "scaler"."""
+"""KEDA 2.20, pkg/metricscollector/prommetrics.go: namespace "keda", subsystem "scaler"."""
 HTTP_ADD_ON_METRICS = {"interceptor_request_concurrency"}
 """The KEDA HTTP add-on's interceptor, v0.15.0: interceptor/metrics/instruments.go, and the names its own e2e tests
 expect on :2223/metrics (test/helpers/constants.go)."""

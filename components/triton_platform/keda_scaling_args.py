@@ -4,10 +4,10 @@ The Args are plain and typed: Pulumi infers the component's schema from them, so
 Pulumi language as JSON (whole numbers as floats, optional keys absent). Each key's default, bounds and format
 are declared beside its TypedDict (`declare`); `scaling_of` checks Args against them and the rules that
 span keys, raising all problems at once, and returns them with every default applied.
-Field meanings follow KEDA 2.21: the ScaledObject spec
-(https://keda.sh/docs/2.21/reference/scaledobject-spec/), the Prometheus scaler
-(https://keda.sh/docs/2.21/scalers/prometheus/) and TriggerAuthentication
-(https://keda.sh/docs/2.21/concepts/authentication/). No `from __future__ import annotations` here: the
+Field meanings follow KEDA 2.20: the ScaledObject spec
+(https://keda.sh/docs/2.20/reference/scaledobject-spec/), the Prometheus scaler
+(https://keda.sh/docs/2.20/scalers/prometheus/) and TriggerAuthentication
+(https://keda.sh/docs/2.20/concepts/authentication/). No `from __future__ import annotations` here: the
 schema is read from the annotations as objects.
 """
 

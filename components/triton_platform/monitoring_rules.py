@@ -2,7 +2,7 @@
 
 Only metrics that exist: Triton's (triton-inference-server/core src/metrics.cc, checked
 against a real tritonserver's /metrics), kube-state-metrics' and KEDA's (checked against the
-KEDA 2.21 source). Series carry `namespace`, `pod`, `service` and `deployment`
+KEDA 2.20 source). Series carry `namespace`, `pod`, `service` and `deployment`
 labels because the ServiceMonitor's relabelings put them there.
 """
 
