@@ -25,7 +25,7 @@ from triton_platform.dcgm_counters import (
     enabled_counters,
     exporter_defaults,
 )
-from triton_platform.gpu_health_rules import gpu_alerts
+from triton_platform.gpu_health_rules import DCGM_SERIES, HARDWARE_DEPENDENT, TRITON_GPU_SERIES, gpu_alerts
 from triton_platform.monitoring_args import (
     MonitoredDeployment,
     MonitoringArgs,
@@ -38,6 +38,7 @@ NVIDIA_DEFAULTS_SHA256 = "422a4b07f3415b8667055962869b5149b06e6b70e7c66de0618f12
 """`git show 4.6.0-4.8.3:etc/default-counters.csv | sha256sum` in github.com/NVIDIA/dcgm-exporter (commit 7ad58324)."""
 
 GPU_ALERTS = {
+    "GPUSeriesMissing",
     "GPUXidError",
     "GPUDoubleBitECCErrors",
     "GPURowRemapFailure",
@@ -152,6 +153,15 @@ def test_every_dcgm_series_the_platform_reads_is_turned_on() -> None:
     assert not read <= set(enabled_counters(exporter_defaults())), "the health counters are read"
 
 
+def test_every_dcgm_series_read_is_watched_for_absence_or_said_to_depend_on_the_hardware() -> None:
+    on = settings(dcgm=True)
+    watched = [r for r in gpu_rules(rule_groups(on)) if r.get("alert") == "GPUSeriesMissing"]
+    exprs = [rule["expr"] for rule in gpu_rules(rule_groups(on)) if rule not in watched] + panel_exprs(on)
+    read = {name for expr in exprs for name in metric_names(expr) if name.startswith("DCGM_")}
+    assert read == set(DCGM_SERIES) | set(HARDWARE_DEPENDENT)
+    assert {r["labels"]["series"] for r in watched} == set(DCGM_SERIES)
+
+
 def test_the_exporter_loads_the_platforms_counters() -> None:
     production = synth_stack("production")
     [config_map] = [
@@ -234,6 +244,13 @@ def test_an_alert_names_the_node_under_either_label(base: dict[str, str]) -> Non
     )
 
 
+TRITON_UP = {
+    "series": 'up{namespace="ml", service="triton-general", pod="triton-general-5d8f7c9b6-abcde", job="triton-general"}',
+    "values": "1x40",
+}
+"""A Triton pod of the stack, scraped: its GPUs should be reported."""
+
+
 def _named(record: str) -> str:
     return record + "{" + ", ".join(f'{k}="{v}"' for k, v in GPU.items()) + "}"
 
@@ -249,6 +266,7 @@ def promtool_cases() -> list[dict[str, Any]]:
     remap_failed = expected("GPURowRemapFailure", 1)
     remapped = expected("GPUUncorrectableRowRemap", 0)
     thermal = expected("GPUHardwareSlowdown", 3, clock_event="hw_thermal", **WINDOW)
+    missing = expected("GPUSeriesMissing", 1, {}, series="DCGM_FI_DEV_GPU_UTIL")
     return [
         {
             # No XID: the exporter reports 0 without an `xid` label. XID 79 twice: a count per code, which the
@@ -309,6 +327,22 @@ def promtool_cases() -> list[dict[str, Any]]:
                     "exp_samples": [{"labels": _named(DCGM_FRAMEBUFFER_USED), "value": 0.25}],
                 },
             ],
+        },
+        {
+            # The exporter's utilization goes missing (a release that renamed it) while Triton's pod is scraped:
+            # pending through the lookback and the 10 minutes, then firing, naming it; the others stay silent.
+            "input_series": [
+                TRITON_UP,
+                series("DCGM_FI_DEV_GPU_UTIL", "85x10"),
+                *(series(name, "1x40") for name in DCGM_SERIES if name != "DCGM_FI_DEV_GPU_UTIL"),
+                *({"series": f'{name}{{namespace="ml"}}', "values": "1x40"} for name in TRITON_GPU_SERIES),
+            ],
+            "alert_rule_test": check("GPUSeriesMissing", [(9, []), (20, []), (27, [missing])]),
+        },
+        {
+            # No Triton pod scraped (a pool at zero): no GPU to read, nothing missing.
+            "input_series": [series("DCGM_FI_DEV_FB_USED", "1x5")],
+            "alert_rule_test": check("GPUSeriesMissing", [(30, [])]),
         },
         {
             # No exporter series, nothing recorded.

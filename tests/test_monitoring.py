@@ -29,6 +29,7 @@ from tests.invented_names import INVENTED_METRIC
 from triton_platform.alert_routing import alertmanager_yaml, receiver_secrets
 from triton_platform.dashboards import dashboard, panel_queries
 from triton_platform.durations import duration_seconds
+from triton_platform.gpu_health_rules import DCGM_SERIES
 from triton_platform.keda_scaling import gpu_memory_query
 from triton_platform.monitoring_args import (
     AlertReceiver,
@@ -294,6 +295,7 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
     a = args["alerts"]
     # A deployment woken on request is scraped through its pods' own Service.
     scraped = dep if "wake_budget_seconds" not in deployment else f"{dep}-pods"
+    gpu = {"namespace": ns, "pod": pod, "gpu_uuid": "GPU-3f2a9c1e-7b4d-4e8a-9c21-5d6e7f8a9b0c"}
 
     def latency(alert: str, quantile: str, slo_ms: int) -> Scenario:
         """The quantile at half its objective, then at twice it."""
@@ -382,6 +384,21 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
             {"namespace": ns, "service": scraped, "pod": pod, "job": scraped},
             onset=6,  # the last sample goes stale after Prometheus' 5 m lookback
             extra={"deployment": dep, "model": model},
+        ),
+        Scenario(
+            "GPUSeriesMissing",
+            [
+                (_selector("up", {"namespace": ns, "service": scraped, "pod": pod, "job": scraped}), "1", "1"),
+                # Triton's GPU memory gauge goes missing (a release that renamed it): the trigger reads nothing.
+                (_selector("nv_gpu_memory_used_bytes", gpu), "4e9", "_"),
+                (_selector("nv_gpu_memory_total_bytes", gpu), "24e9", "24e9"),
+                (_selector("nv_gpu_utilization", gpu), "0.5", "0.5"),
+                # The exporter's, where the stack reads them, all there.
+                *((_selector(name, {"gpu": "0"}), "1", "1") for name in DCGM_SERIES if args["dcgm_metrics"]),
+            ],
+            {},
+            onset=6,
+            extra={"series": "nv_gpu_memory_used_bytes"},
         ),
     ]
     p99_slo_ms = args.get("latency_p99_slo_ms")
@@ -527,7 +544,13 @@ def promtool_tests(args: MonitoringArgs) -> list[dict[str, Any]]:
     return out
 
 
-ALERTS = {*ALERT_NAMES, "TritonModelNotLoaded", "KedaScalerErrors", "TritonQueueBacklogAtMaxReplicas"}
+ALERTS = {
+    *ALERT_NAMES,
+    "TritonModelNotLoaded",
+    "KedaScalerErrors",
+    "TritonQueueBacklogAtMaxReplicas",
+    "GPUSeriesMissing",
+}
 """Every alert of a stack that KEDA scales (all three do); production also states a p99 objective, and dev's
 deployment wakes from zero."""
 TAIL_ALERTS = {"production": {"TritonLatencyP99AboveSLO"}, "dev": {"TritonWakeOverBudget"}}
@@ -552,6 +575,10 @@ def test_per_deployment_alerts_name_their_deployment_and_model() -> None:
         ("TritonModelNotLoaded", {"deployment": "triton-general", "model": "preprocess"}),
         ("TritonQueueBacklogAtMaxReplicas", {"deployment": "triton-ranker"}),
         ("TritonModelNotLoaded", {"deployment": "triton-ranker", "model": "ranker"}),
+        *(
+            ("GPUSeriesMissing", {"namespace": "triton-production", "series": name})
+            for name in ("nv_gpu_memory_used_bytes", "nv_gpu_memory_total_bytes", "nv_gpu_utilization")
+        ),
     ]
 
 

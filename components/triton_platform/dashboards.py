@@ -12,17 +12,11 @@ from typing import Any
 
 from triton_platform import recorded_series as series
 from triton_platform.monitoring_args import DASHBOARD_LABEL, MonitoredDeployment, MonitoringArgs, object_name
-from triton_platform.promql import label_value
+from triton_platform.promql import label_value, regex_literal
 from triton_platform.scaling_signal import deployment_selector, per_replica_series
 
 FOLDER_ANNOTATION = "grafana_folder"
-REGEX_SPECIALS = frozenset("\\.+*?()|[]{}^$")
 """What RE2, Prometheus' regular expressions, reads as syntax outside a character class."""
-
-
-def _regex_literal(text: str) -> str:
-    """`text` matched literally in a Prometheus regex matcher."""
-    return "".join(f"\\{c}" if c in REGEX_SPECIALS else c for c in text)
 
 
 def _panel(panel_id: int, title: str, unit: str, targets: list[tuple[str, str]]) -> dict[str, Any]:
@@ -99,7 +93,7 @@ def _dcgm_panels(namespace: str, target: str) -> list[tuple[str, str, list[tuple
     """The DCGM exporter's view of the GPUs allocated to the deployment's pods (triton_platform/gpu_health_rules.py
     on its labels: the pod a GPU serves is `exported_pod` behind a ServiceMonitor without honorLabels)."""
     # A Deployment's pods are <name>-<ReplicaSet hash>-<suffix>: another deployment named <name>-x never matches.
-    pods = label_value(f"{_regex_literal(target)}-[a-z0-9]+-[a-z0-9]+")
+    pods = label_value(f"{regex_literal(target)}-[a-z0-9]+-[a-z0-9]+")
     gpus = f"exported_namespace={label_value(namespace)}, exported_pod=~{pods}"
     per_gpu = "{{exported_pod}} GPU {{gpu}}"
     return [

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from triton_platform.monitoring_args import MonitoringArgs
+from triton_platform.monitoring_args import MonitoringArgs, scraped_service
 from triton_platform.prometheus_alert import Alert, alert_rule
+from triton_platform.promql import label_value, regex_literal
 from triton_platform.recorded_series import DCGM_FRAMEBUFFER_USED, DCGM_GPU_UTILIZATION
 
 ERROR_WINDOW = "10m"
@@ -103,6 +104,57 @@ def gpu_alerts(namespace: str) -> list[Alert]:
     ]
 
 
+DCGM_SERIES = (
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_FREE",
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_EXP_XID_ERRORS_COUNT",
+    "DCGM_EXP_CLOCK_EVENTS_COUNT",
+)
+"""The exporter's series the rules and dashboards read that every GPU reports: the two counters' collectors
+report 0 for a GPU without events (internal/pkg/collector/expcollector.go), the fields are on every GPU."""
+HARDWARE_DEPENDENT = (
+    "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+    "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+)
+"""Read too, but blank on a GPU without ECC or row remapping, and the exporter skips blank values: their absence
+says nothing of a renamed field, so no alert watches for it."""
+TRITON_GPU_SERIES = ("nv_gpu_memory_used_bytes", "nv_gpu_memory_total_bytes", "nv_gpu_utilization")
+"""Triton's own GPU gauges (core src/metrics.cc), by the stack's namespace."""
+MISSING_FOR = "10m"
+"""How long a series may be missing while Triton's pods are up: an exporter restart or a short scrape outage
+passes without an alert."""
+
+
+def missing_series_alerts(settings: MonitoringArgs, names: tuple[str, ...], *, namespaced: bool) -> list[Alert]:
+    """`GPUSeriesMissing` for each series of `names` Prometheus holds none of while a Triton pod of the stack is
+    scraped: a renamed field, a changed counter set, or an exporter that is down would otherwise leave every rule
+    and panel reading it silent. `namespaced`: the stack's own series (Triton's), else any (the exporter's labels
+    vary by release and ServiceMonitor)."""
+    ns = settings["namespace"]
+    services = "|".join(sorted({regex_literal(scraped_service(d)) for d in settings["deployments"].values()}))
+    serving = f"count(up{{namespace={label_value(ns)}, service=~{label_value(services)}}} == 1)"
+    scope = f"{{namespace={label_value(ns)}}}" if namespaced else ""
+    return [
+        Alert(
+            "GPUSeriesMissing",
+            f"{serving} unless on () count({name}{scope})",
+            MISSING_FOR,
+            "warning",
+            f"{name} is missing while Triton's GPU pods run",
+            f"Prometheus holds no {name} series while Triton pods of the stack are scraped: "
+            "what reads it (alerts, dashboards, a scaling trigger) sees nothing, so its alerts cannot fire. An "
+            "exporter release that renamed the field or changed its units or counters, an exporter that is down, "
+            "or a ServiceMonitor that no longer selects it.",
+            (("namespace", ns), ("series", name)),
+        )
+        for name in names
+    ]
+
+
 def gpu_health_groups(settings: MonitoringArgs) -> list[dict[str, Any]]:
     """The GPU health rule groups, or none without `dcgm_metrics`."""
     if not settings["dcgm_metrics"]:
@@ -111,6 +163,12 @@ def gpu_health_groups(settings: MonitoringArgs) -> list[dict[str, Any]]:
         {"name": "triton-platform.gpu-health.recording", "rules": recording_rules()},
         {
             "name": "triton-platform.gpu-health.alerts",
-            "rules": [alert_rule(a, settings["runbook_base_url"]) for a in gpu_alerts(settings["namespace"])],
+            "rules": [
+                alert_rule(a, settings["runbook_base_url"])
+                for a in [
+                    *gpu_alerts(settings["namespace"]),
+                    *missing_series_alerts(settings, DCGM_SERIES, namespaced=False),
+                ]
+            ],
         },
     ]

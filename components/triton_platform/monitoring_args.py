@@ -41,6 +41,7 @@ from triton_platform.formats import (
     duration_within,
 )
 from triton_platform.helm_chart import ChartSource, chart_source_problem
+from triton_platform.http_add_on import pods_service_name
 from triton_platform.model_packaging.settings import INT32_MAX
 from triton_platform.scaling_signal import PER_MODEL_SIGNALS, QUEUE_DEPTH_SIGNAL, SIGNAL_KINDS
 
@@ -504,6 +505,13 @@ def object_name(deployment: MonitoredDeployment) -> str:
     """A checked deployment's object name: plain once checked (`monitoring_settings` refuses no Output there, but
     the builders only ever read Args whose Outputs are known, `joined_settings`)."""
     return cast(str, deployment["object_name"])
+
+
+def scraped_service(deployment: MonitoredDeployment) -> str:
+    """The Service the ServiceMonitor scrapes a deployment's pods through (its `service` label): its own, or the
+    pods' `<name>-pods` where it wakes on request (its own Service then points at the interceptor)."""
+    name = object_name(deployment)
+    return name if deployment.get("wake_budget_seconds") is None else pods_service_name(name)
 
 
 def served_models(deployment: MonitoredDeployment) -> list[str]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from triton_platform.gpu_health_rules import gpu_health_groups
-from triton_platform.http_add_on import pods_service_name, wake_over_budget_expr
+from triton_platform.gpu_health_rules import TRITON_GPU_SERIES, gpu_health_groups, missing_series_alerts
+from triton_platform.http_add_on import wake_over_budget_expr
 from triton_platform.monitoring_args import (
     MonitoredDeployment,
     MonitoringArgs,
     object_name,
+    scraped_service,
     served_models,
     signal_divisors,
 )
@@ -221,7 +222,8 @@ def alerts(settings: MonitoringArgs) -> list[Alert]:
         )
     for _, deployment in sorted(settings["deployments"].items()):
         out += _per_deployment_alerts(settings, deployment)
-    return out
+    # Triton's GPU gauges: the GPU-memory trigger, its recording rule and the dashboards read them.
+    return out + missing_series_alerts(settings, TRITON_GPU_SERIES, namespaced=True)
 
 
 def _per_deployment_alerts(settings: MonitoringArgs, deployment: MonitoredDeployment) -> list[Alert]:
@@ -262,7 +264,7 @@ def _per_deployment_alerts(settings: MonitoringArgs, deployment: MonitoredDeploy
                 (("deployment", target),),
             )
         )
-    service = target if budget is None else pods_service_name(target)
+    service = scraped_service(deployment)
     for model in sorted(served_models(deployment)):
         out.append(
             Alert(

@@ -10,3 +10,12 @@ def label_value(value: str) -> str:
     """`value` as a PromQL string literal: double-quoted, with Go's escapes (PromQL reads strings as Go does,
     prometheus/promql/parser/lex.go), which JSON's are a subset of for these characters."""
     return json.dumps(value, ensure_ascii=False)
+
+
+REGEX_SPECIALS = frozenset("\\.+*?()|[]{}^$")
+"""RE2's metacharacters: Prometheus' regex matchers are RE2, anchored at both ends."""
+
+
+def regex_literal(text: str) -> str:
+    """`text` matched literally in a Prometheus regex matcher (still to be quoted by `label_value`)."""
+    return "".join(f"\\{c}" if c in REGEX_SPECIALS else c for c in text)

@@ -192,8 +192,17 @@ def test_the_rules_record_and_alert_on_the_deployment(recorder: RecordingMocks) 
         ("KedaScalerErrors", "warning"),
         ("TritonQueueBacklogAtMaxReplicas", "critical"),
         ("TritonModelNotLoaded", "critical"),
+        ("GPUSeriesMissing", "warning"),
+        ("GPUSeriesMissing", "warning"),
+        ("GPUSeriesMissing", "warning"),
     ]
-    latency, *_, backlog, not_loaded = alerting["rules"]
+    latency, *_, backlog, not_loaded, memory_missing, _, _ = alerting["rules"]
+    assert (memory_missing["expr"], memory_missing["for"], memory_missing["labels"]["series"]) == (
+        'count(up{namespace="ml", service=~"my-model"} == 1) unless on () '
+        'count(nv_gpu_memory_used_bytes{namespace="ml"})',
+        "10m",
+        "nv_gpu_memory_used_bytes",
+    )
     assert latency == {
         "alert": "TritonLatencyAboveSLO",
         "expr": 'namespace_deployment_model:nv_inference_request_seconds:p95{namespace="ml"} > 0.25',
@@ -271,7 +280,7 @@ def test_a_p99_objective_below_the_p95_one_or_its_bounds_is_refused(p99: int, pr
 
 def test_without_keda_no_scaling_alerts() -> None:
     names = [a.name for a in alerts(monitoring_settings("mon", my_args(scaling_enabled=False)))]
-    assert names == [*ALERT_NAMES, "TritonModelNotLoaded"]
+    assert names == [*ALERT_NAMES, "TritonModelNotLoaded", *["GPUSeriesMissing"] * 3]
 
 
 def test_a_runbook_link_is_the_page_with_the_alerts_anchor_as_its_one_fragment() -> None:
@@ -1103,6 +1112,8 @@ def test_a_name_with_a_quote_cannot_rewrite_a_query() -> None:
                     "=~$model",
                     # The pod regex: the name matched literally, then the ReplicaSet hash and the pod's suffix.
                     '=~x"\\} or vector\\(1\\) or up\\{a="-[a-z0-9]+-[a-z0-9]+',
+                    # The Services scraped, each name matched literally.
+                    '=~x"\\} or vector\\(1\\) or up\\{a="',
                 ), (label, expr)
                 seen.add(label)
     assert seen == NAMED
