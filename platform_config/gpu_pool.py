@@ -77,7 +77,7 @@ class ClusterAutoscalerPool(Strict):
     """Node group names (ASG, MIG or VMSS), at least one; each is bounded by `minNodes`-`maxNodes` (`--nodes`). Required."""
 
     image: Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "image")] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "image")
-    """cluster-autoscaler image, pinned; match its minor version to the cluster's."""
+    """cluster-autoscaler image, pinned. cluster-autoscaler supports only its own Kubernetes minor: where the pool knows the cluster's version (`kubeVersion`), an image of another minor is refused."""
 
     scale_down_delay_after_add: Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_delay_after_add")] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_delay_after_add")
     """`--scale-down-delay-after-add`, a Go duration."""
@@ -118,7 +118,7 @@ class GpuPoolConfig(Strict):
     """The GPU node pool every Triton pod runs on."""
 
     # The component's default depends on the autoscaler (`default_min_nodes`), filled in before validation.
-    # [[[cog fields(gpu_node_pool_args.GpuNodePoolArgs, exclude=['workload_namespace', 'gpu_software', 'gpu_operator_namespace', 'labels', 'image_digests', 'metrics_namespace', 'metrics_selector_labels', 'scrape_interval'], narrow={'min_nodes': 'default=0, json_schema_extra={"default_text": "`maxNodes` if static, else `0`"}'})]]]
+    # [[[cog fields(gpu_node_pool_args.GpuNodePoolArgs, exclude=['workload_namespace', 'gpu_software', 'gpu_operator_namespace', 'labels', 'image_digests', 'metrics_namespace', 'metrics_selector_labels', 'scrape_interval', 'kube_version'], narrow={'min_nodes': 'default=0, json_schema_extra={"default_text": "`maxNodes` if static, else `0`"}'})]]]
     # fmt: off
     max_nodes: int = from_component(gpu_node_pool_args.GpuNodePoolArgs, "max_nodes")
     """Ceiling of the node autoscaler, 1-1000. With `gpusPerNode` it bounds how many GPUs the pool's workloads together may ask for. Required."""

@@ -197,6 +197,7 @@ GPU_POOL_KEYS: Renames = {
     "metrics_namespace": (MONITORING, "prometheus", "namespace"),
     "metrics_selector_labels": (MONITORING, "selectorLabels"),
     "scrape_interval": (MONITORING, "scrapeInterval"),
+    "kube_version": (KUBERNETES, "kubeVersion"),
     **_same(
         GPU_POOL,
         "max_nodes",
@@ -494,7 +495,7 @@ def component_issues(stack: StackConfig) -> list[ConfigIssue]:
         queries = dict.fromkeys(config.serving.deployments, "vector(0)")  # stand-ins: KedaScaling checks the rest
         monitoring_checked = None
 
-    pool_given: GpuNodePoolArgs = gpu_pool_args(config)
+    pool_given: GpuNodePoolArgs = gpu_pool_args(config, kube_version)
     pool = Component("GpuNodePool", f"{stack.stack}-gpu-pool", GpuNodePoolArgs, pool_given, GPU_POOL, gpu_pool_key)
     try:
         pool_checked = pool_of(pool.name, pool_given)

@@ -185,8 +185,9 @@ def monitoring_args(
     return args
 
 
-def gpu_pool_args(config: PlatformConfig) -> GpuNodePoolArgs:
-    """The stack's GPU pool."""
+def gpu_pool_args(config: PlatformConfig, kube_version: str | None) -> GpuNodePoolArgs:
+    """The stack's GPU pool; `kube_version`, the cluster's where known (the stack's in render mode, the API
+    server's when deploying)."""
     pool, cluster = config.gpu_pool, config.cluster
     args = cast(
         "GpuNodePoolArgs",
@@ -209,12 +210,17 @@ def gpu_pool_args(config: PlatformConfig) -> GpuNodePoolArgs:
     if "karpenter" in args and cluster.profile.node_class_kind is not None:
         args["karpenter"]["node_class_kind"] = cluster.profile.node_class_kind
     if "cluster_autoscaler" in args:
+        if pool.cluster_autoscaler is not None and "image" not in pool.cluster_autoscaler.model_fields_set:
+            # The component's default follows the cluster's minor; the stack's would pin one.
+            args["cluster_autoscaler"].pop("image", None)
         args["cluster_autoscaler"]["service_account_annotations"] = {
             **args["cluster_autoscaler"].get("service_account_annotations", {}),
             **identity_annotations(cluster.platform, cluster.workload_identity.node_autoscaler),
         }
     if config.monitoring.scrape_interval is not None:
         args["scrape_interval"] = config.monitoring.scrape_interval
+    if kube_version is not None:
+        args["kube_version"] = kube_version
     return args
 
 
@@ -370,7 +376,7 @@ class TritonPlatform(pulumi.ComponentResource):
         )
         monitoring: Monitoring | None = None
         try:
-            self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config), after_operator)
+            self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config, args.kube_version), after_operator)
             self.serving = TritonServing(
                 f"{name}-serving", serving_args(config, args.rendered, self.gpu_pool.placement), in_namespace
             )

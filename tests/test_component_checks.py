@@ -346,3 +346,28 @@ def test_an_object_two_components_would_create_fails_validate_at_a_stack_key(
     assert main(["synth", "--config", str(stack), "--no-charts", "--out", str(tmp_path / "out")]) == 2
     assert f"{stack}: {expected}" in capsys.readouterr().err.splitlines()
     assert not (tmp_path / "out").exists()
+
+
+def test_a_cluster_autoscaler_of_another_minor_fails_validate_in_render_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where the stack states its cluster's version (render mode), the pool's autoscaler must be of its minor."""
+    document: dict[str, Any] = yaml.safe_load((PROJECT_ROOT / "stacks/Pulumi.staging.yaml").read_text())
+    config = document["config"]
+    config["triton-platform:kubernetes"] = {"mode": "render", "namespace": "triton-staging", "kubeVersion": "v1.33.2"}
+    config["triton-platform:gpuPool"]["clusterAutoscaler"]["image"] = (
+        "registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0"
+    )
+    stack = tmp_path / "Pulumi.staging.yaml"
+    stack.write_text(yaml.safe_dump(document))
+    assert main(["validate", "--config", str(stack)]) == 1
+    errors = [line.split(": ", 1)[1] for line in capsys.readouterr().err.splitlines()[1:]]
+    assert errors == [
+        "triton-platform:gpuPool.clusterAutoscaler.image: 'registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0' is "
+        "cluster-autoscaler 1.31, but the cluster runs Kubernetes 1.33 (v1.33.2); a cluster-autoscaler release "
+        "supports only its own minor: use a v1.33 release (the default, "
+        "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.5)"
+    ]
+    del config["triton-platform:gpuPool"]["clusterAutoscaler"]["image"]
+    stack.write_text(yaml.safe_dump(document))
+    assert main(["validate", "--config", str(stack)]) == 0, capsys.readouterr().err

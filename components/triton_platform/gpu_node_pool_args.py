@@ -20,6 +20,7 @@ from triton_platform.formats import (
     IMAGE,
     IMAGE_DIGEST,
     IMAGE_TAG,
+    KUBE_VERSION,
     LABEL_KEY_FORMAT,
     LABEL_VALUE_FORMAT,
     NAMESPACE,
@@ -46,6 +47,13 @@ OWN_LABELS = ("app.kubernetes.io/name", "pod-security.kubernetes.io/enforce")
 Pod Security level): a value of the user's under one of them would be overwritten there, unseen."""
 
 COMPONENT = "GpuNodePool"
+
+
+CLUSTER_AUTOSCALER = "registry.k8s.io/autoscaling/cluster-autoscaler"
+CLUSTER_AUTOSCALER_RELEASES = {31: "v1.31.2", 32: "v1.32.5", 33: "v1.33.5", 34: "v1.34.4", 35: "v1.35.1"}
+"""The newest cluster-autoscaler release known here of each Kubernetes minor (kubernetes/autoscaler's releases;
+images promoted to registry.k8s.io in kubernetes/k8s.io, e.g. #8568 for v1.34.0 and #8815 for v1.32.5, v1.33.3
+and v1.34.2). A release supports only its own minor."""
 
 
 class Taint(TypedDict):
@@ -109,8 +117,10 @@ class ClusterAutoscalerSettings(TypedDict):
     Required."""
 
     image: NotRequired[str]
-    """cluster-autoscaler image, pinned; match its minor version to the cluster's.
-    Default `registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0`."""
+    """cluster-autoscaler image, pinned. cluster-autoscaler supports only its own Kubernetes minor: where the pool
+    knows the cluster's version (`kube_version`), an image of another minor is refused. Default: the newest release
+    known here of the cluster's minor (`CLUSTER_AUTOSCALER_RELEASES`), else
+    `registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.4`."""
 
     scale_down_delay_after_add: NotRequired[str]
     """`--scale-down-delay-after-add`, a Go duration. Default `10m`, cluster-autoscaler's own."""
@@ -238,6 +248,10 @@ class GpuNodePoolArgs(TypedDict):
     image_digests: NotRequired[dict[str, str]]
     """Digest of each image tag that must run by digest (`<image>@<digest>`). Default: none, images run by tag."""
 
+    kube_version: NotRequired[str]
+    """The cluster's Kubernetes version (`v1.MINOR.PATCH`), where known: the cluster-autoscaler image follows its
+    minor. Default: unknown, nothing checked."""
+
     metrics_namespace: NotRequired[pulumi.Input[str]]
     """Namespace Prometheus runs in: the only one admitted to the node agents' metrics port. Default
     `monitoring`."""
@@ -283,7 +297,7 @@ declare(
     ClusterAutoscalerSettings,
     cloud_provider=Setting(choices=CLOUD_PROVIDERS),
     node_groups=Setting(min_items=1, min_length=1),
-    image=Setting(default="registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0", format=IMAGE),
+    image=Setting(default=f"{CLUSTER_AUTOSCALER}:{CLUSTER_AUTOSCALER_RELEASES[34]}", format=IMAGE),
     scale_down_delay_after_add=Setting(default="10m", format=NODE_DELAY),
     scale_down_delay_after_delete=Setting(default="2m", format=NODE_DELAY),
     scale_down_unneeded_time=Setting(default="10m", format=NODE_DELAY),
@@ -323,6 +337,7 @@ declare(
     metrics_namespace=Setting(default="monitoring", format=NAMESPACE),
     metrics_selector_labels=Setting(default={}, keys=LABEL_KEY_FORMAT, format=LABEL_VALUE_FORMAT),
     scrape_interval=Setting(format=SCRAPE_INTERVAL),
+    kube_version=Setting(format=Format(KUBE_VERSION)),
 )
 
 
@@ -366,9 +381,46 @@ def pool_rules(problems: ArgProblems, pool: GpuNodePoolArgs, given: Mapping[str,
             autoscaler.get("cloud_provider") if problems.clean("cluster_autoscaler.cloud_provider") else None,
         )
     _check_karpenter(problems, pool, given)
+    if isinstance(autoscaler, Mapping) and problems.clean("kube_version", "cluster_autoscaler.image"):
+        _match_autoscaler(problems, pool, autoscaler, given.get("cluster_autoscaler"))
     # The node bounds against each other and the mode, only where each is right itself.
     if problems.clean("autoscaler", "max_nodes", "min_nodes"):
         _check_bounds(problems, pool)
+
+
+_MINOR = re.compile(r"v?1\.([0-9]+)(?:\.[0-9]+)?")
+_IMAGE_MINOR = re.compile(r":v?1\.([0-9]+)\.[0-9]+[^/]*$")
+
+
+def _match_autoscaler(
+    problems: ArgProblems, pool: GpuNodePoolArgs, autoscaler: Mapping[str, Any], given: object
+) -> None:
+    """cluster-autoscaler of the cluster's minor (kubernetes/autoscaler README, "Releases": each release supports
+    only its Kubernetes minor): the default follows the version, a hand-set image of another minor is refused."""
+    version = pool.get("kube_version")
+    found = _MINOR.fullmatch(version) if version else None
+    if found is None:
+        return
+    minor, image = int(found.group(1)), str(autoscaler.get("image", ""))
+    known = CLUSTER_AUTOSCALER_RELEASES.get(minor)
+    if not (isinstance(given, Mapping) and "image" in given):
+        if known is None:
+            problems.add(
+                "cluster_autoscaler.image",
+                f"not set, and no cluster-autoscaler release of Kubernetes 1.{minor} ({version}) is known here; "
+                f"set it to a v1.{minor} release of {CLUSTER_AUTOSCALER}",
+            )
+        else:
+            cast(dict[str, Any], autoscaler)["image"] = f"{CLUSTER_AUTOSCALER}:{known}"
+        return
+    tagged = _IMAGE_MINOR.search(image.split("@", 1)[0])
+    if tagged is not None and int(tagged.group(1)) != minor:
+        problems.add(
+            "cluster_autoscaler.image",
+            f"{excerpt(image)} is cluster-autoscaler 1.{tagged.group(1)}, but the cluster runs Kubernetes 1.{minor} "
+            f"({version}); a cluster-autoscaler release supports only its own minor: use a v1.{minor} release"
+            + (f" (the default, {CLUSTER_AUTOSCALER}:{known})" if known else ""),
+        )
 
 
 def _check_taints(problems: ArgProblems, pool: GpuNodePoolArgs) -> None:

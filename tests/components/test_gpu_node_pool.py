@@ -199,7 +199,7 @@ def test_defaults_leave_labels_out_and_let_prometheus_pick_the_interval() -> Non
     assert role["metadata"] == {"name": "ml-cluster-autoscaler"}
     assert role["roleRef"]["name"] == "ml-cluster-autoscaler"
     autoscaler = objects["kubernetes:apps/v1:Deployment pool-autoscaler"]["spec"]["template"]["spec"]["containers"][0]
-    assert autoscaler["image"] == "registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0"
+    assert autoscaler["image"] == "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.4"
     assert "--nodes=1:2:gpu-asg" in autoscaler["args"]
 
 
@@ -386,7 +386,7 @@ def _with(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
             [
                 "args.max_node: unknown key; known keys: autoscaler, cluster_autoscaler, dcgm_exporter, "
                 "dcgm_exporter_image, device_plugin, gpu_operator_namespace, gpu_software, gpus_per_node, "
-                "image_digests, karpenter, labels, manage, max_nodes, metrics_namespace, metrics_selector_labels, "
+                "image_digests, karpenter, kube_version, labels, manage, max_nodes, metrics_namespace, metrics_selector_labels, "
                 "min_nodes, node_labels, overprovisioning_image, overprovisioning_replicas, resource_name, "
                 "scrape_interval, static_nodes, taints, workload_namespace (did you mean 'max_nodes'?)"
             ],
@@ -535,6 +535,45 @@ def test_each_rule_names_the_arg_and_what_is_allowed(args: dict[str, Any], probl
     with pytest.raises(ArgsError) as error:
         pool_of("gpu", cast(GpuNodePoolArgs, args))
     assert str(error.value).splitlines() == [f"GpuNodePool gpu: {problem}" for problem in problems]
+
+
+@pytest.mark.parametrize(
+    ("version", "image"),
+    [
+        (None, "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.4"),
+        ("v1.33.2", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.5"),
+        ("v1.35.0", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.1"),
+    ],
+)
+def test_the_autoscaler_image_follows_the_clusters_minor(version: str | None, image: str) -> None:
+    args = AUTOSCALER if version is None else _with(AUTOSCALER, kube_version=version)
+    assert pool_of("gpu", cast(GpuNodePoolArgs, args))["cluster_autoscaler"]["image"] == image
+
+
+def test_an_autoscaler_of_another_minor_is_refused_naming_both() -> None:
+    mine = "registry.example.com/mirror/cluster-autoscaler:v1.31.0"
+    with pytest.raises(ArgsError) as error:
+        pool_of(
+            "gpu", cast(GpuNodePoolArgs, _with(AUTOSCALER, kube_version="v1.34.1", cluster_autoscaler={"image": mine}))
+        )
+    assert str(error.value) == (
+        f"GpuNodePool gpu: args.cluster_autoscaler.image: {mine!r} is cluster-autoscaler 1.31, but the cluster runs "
+        "Kubernetes 1.34 (v1.34.1); a cluster-autoscaler release supports only its own minor: use a v1.34 release "
+        "(the default, registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.4)"
+    )
+    # Of the cluster's minor, from a mirror, or a tag that names no version: taken as given.
+    for image in ("registry.example.com/mirror/cluster-autoscaler:v1.34.0", "registry.example.com/ca:stable"):
+        given = _with(AUTOSCALER, kube_version="v1.34.1", cluster_autoscaler={"image": image})
+        assert pool_of("gpu", cast(GpuNodePoolArgs, given))["cluster_autoscaler"]["image"] == image
+
+
+def test_a_minor_with_no_known_release_needs_an_image() -> None:
+    with pytest.raises(ArgsError) as error:
+        pool_of("gpu", cast(GpuNodePoolArgs, _with(AUTOSCALER, kube_version="v1.37.2")))
+    assert str(error.value) == (
+        "GpuNodePool gpu: args.cluster_autoscaler.image: not set, and no cluster-autoscaler release of Kubernetes "
+        "1.37 (v1.37.2) is known here; set it to a v1.37 release of registry.k8s.io/autoscaling/cluster-autoscaler"
+    )
 
 
 def test_the_readme_minimal_args_build_a_static_pool_of_that_size() -> None:
