@@ -36,8 +36,10 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "78d0c337bbdeefe76b9e0a202ed78ebc40bdfcb9"
-"""The last commit that changed what is deployed (issue 53: every chart's PodDisruptionBudget, and the HTTP
+BASE_REVISION = "9d95d9ded345d2c30ab123b860272bc99c26fd2c"
+"""The last commit that changed what is deployed (issue 54: staging's cluster-autoscaler image, v1.34.4 of
+the stacks' Kubernetes minor, was v1.31.0). Before it: 5f09c1b (issue 54: the PrometheusRule's GPUSeriesMissing alerts, a GPU
+series absent while Triton pods are scraped). Before it: 78d0c33 (issue 53: every chart's PodDisruptionBudget, and the HTTP
 add-on's own, let an unready pod be evicted, `unhealthyPodEvictionPolicy: AlwaysAllow`; the add-on's pods at KEDA's
 priority class where KEDA installs with one). Before it: 1c25928 (issue 52: production scales on demand, its ScaledObjects' query
 and scale-up, its recording rule and dashboards, and its queues bounded by time in every model's config; staging's
