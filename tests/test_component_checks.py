@@ -366,7 +366,7 @@ def test_a_cluster_autoscaler_of_another_minor_fails_validate_in_render_mode(
         "triton-platform:gpuPool.clusterAutoscaler.image: 'registry.k8s.io/autoscaling/cluster-autoscaler:v1.31.0' is "
         "cluster-autoscaler 1.31, but the cluster runs Kubernetes 1.33 (v1.33.2); a cluster-autoscaler release "
         "supports only its own minor: use a v1.33 release (the default, "
-        "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.5)"
+        "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.6)"
     ]
     del config["triton-platform:gpuPool"]["clusterAutoscaler"]["image"]
     stack.write_text(yaml.safe_dump(document))

@@ -50,10 +50,11 @@ COMPONENT = "GpuNodePool"
 
 
 CLUSTER_AUTOSCALER = "registry.k8s.io/autoscaling/cluster-autoscaler"
-CLUSTER_AUTOSCALER_RELEASES = {31: "v1.31.2", 32: "v1.32.5", 33: "v1.33.5", 34: "v1.34.4", 35: "v1.35.1"}
-"""The newest cluster-autoscaler release known here of each Kubernetes minor (kubernetes/autoscaler's releases;
-images promoted to registry.k8s.io in kubernetes/k8s.io, e.g. #8568 for v1.34.0 and #8815 for v1.32.5, v1.33.3
-and v1.34.2). A release supports only its own minor."""
+CLUSTER_AUTOSCALER_RELEASES = {31: "v1.31.2", 32: "v1.32.5", 33: "v1.33.6", 34: "v1.34.5", 35: "v1.35.2", 36: "v1.36.1"}
+"""The newest cluster-autoscaler release known here of each Kubernetes minor: images promoted to registry.k8s.io
+in kubernetes/k8s.io #9760 (2026-07-22: v1.33.6, v1.34.5, v1.35.2, v1.36.1) and #8815 (v1.32.5); v1.31.2 from
+the releases' page as EKS Blueprints map it. A release supports only its own minor (kubernetes/autoscaler,
+cluster-autoscaler/README.md, "Releases")."""
 
 
 class Taint(TypedDict):
@@ -120,7 +121,7 @@ class ClusterAutoscalerSettings(TypedDict):
     """cluster-autoscaler image, pinned. cluster-autoscaler supports only its own Kubernetes minor: where the pool
     knows the cluster's version (`kube_version`), an image of another minor is refused. Default: the newest release
     known here of the cluster's minor (`CLUSTER_AUTOSCALER_RELEASES`), else
-    `registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.4`."""
+    `registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.5`."""
 
     scale_down_delay_after_add: NotRequired[str]
     """`--scale-down-delay-after-add`, a Go duration. Default `10m`, cluster-autoscaler's own."""

@@ -199,7 +199,7 @@ def test_defaults_leave_labels_out_and_let_prometheus_pick_the_interval() -> Non
     assert role["metadata"] == {"name": "ml-cluster-autoscaler"}
     assert role["roleRef"]["name"] == "ml-cluster-autoscaler"
     autoscaler = objects["kubernetes:apps/v1:Deployment pool-autoscaler"]["spec"]["template"]["spec"]["containers"][0]
-    assert autoscaler["image"] == "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.4"
+    assert autoscaler["image"] == "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.5"
     assert "--nodes=1:2:gpu-asg" in autoscaler["args"]
 
 
@@ -540,9 +540,9 @@ def test_each_rule_names_the_arg_and_what_is_allowed(args: dict[str, Any], probl
 @pytest.mark.parametrize(
     ("version", "image"),
     [
-        (None, "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.4"),
-        ("v1.33.2", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.5"),
-        ("v1.35.0", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.1"),
+        (None, "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.5"),
+        ("v1.33.2", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.6"),
+        ("v1.35.0", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.2"),
     ],
 )
 def test_the_autoscaler_image_follows_the_clusters_minor(version: str | None, image: str) -> None:
@@ -559,7 +559,7 @@ def test_an_autoscaler_of_another_minor_is_refused_naming_both() -> None:
     assert str(error.value) == (
         f"GpuNodePool gpu: args.cluster_autoscaler.image: {mine!r} is cluster-autoscaler 1.31, but the cluster runs "
         "Kubernetes 1.34 (v1.34.1); a cluster-autoscaler release supports only its own minor: use a v1.34 release "
-        "(the default, registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.4)"
+        "(the default, registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.5)"
     )
     # Of the cluster's minor, from a mirror, or a tag that names no version: taken as given.
     for image in ("registry.example.com/mirror/cluster-autoscaler:v1.34.0", "registry.example.com/ca:stable"):
