@@ -180,3 +180,53 @@ def test_a_command_table_edited_by_hand_is_stale(tmp_path: Path) -> None:
     )
     assert check.returncode == 5
     assert (check.stdout, check.stderr) == (f"Checking {edited}  (changed)\n", "Check failed\n")
+
+
+def _shell_setting(path: Path, name: str) -> str:
+    """`NAME=value` or `NAME := value` of a script or the Makefile."""
+    found = re.search(rf"^{name}\s*:?=\s*(\S+)", path.read_text(), re.M)
+    assert found, f"no {name} in {path}"
+    return found.group(1)
+
+
+def pinned_versions() -> dict[str, str]:
+    """Each pin the project sets, read from where it is set (docs/versions.md lists them)."""
+    from tests.crd_schemas import MODULES  # noqa: PLC0415 - the CRD pins are the tests' own
+    from triton_platform.arg_schema import declared  # noqa: PLC0415
+    from triton_platform.gpu_node_pool_args import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_RELEASES, GpuNodePoolArgs  # noqa: PLC0415
+    from triton_platform.http_add_on import HTTP_ADD_ON_CHART  # noqa: PLC0415
+    from triton_platform.keda_scaling_args import KEDA_CHART  # noqa: PLC0415
+    from triton_platform.monitoring_args import DEFAULT_CHART  # noqa: PLC0415
+    from triton_platform.triton_serving_args import DEFAULT_IMAGE, DEFAULT_LOADER_IMAGE  # noqa: PLC0415
+
+    pool = declared(GpuNodePoolArgs)
+    script, makefile = PROJECT_ROOT / "scripts" / "local-cluster", PROJECT_ROOT / "Makefile"
+    return {
+        "Triton image": DEFAULT_IMAGE,
+        "rclone loader": DEFAULT_LOADER_IMAGE,
+        "cluster-autoscaler": f"{CLUSTER_AUTOSCALER}:{CLUSTER_AUTOSCALER_RELEASES[34]}",
+        **{f"cluster-autoscaler 1.{minor}": tag for minor, tag in CLUSTER_AUTOSCALER_RELEASES.items()},
+        "DCGM exporter": str(pool["dcgm_exporter_image"].default),
+        "pause": str(pool["overprovisioning_image"].default),
+        "kube-prometheus-stack": DEFAULT_CHART["version"],
+        "KEDA": KEDA_CHART["version"],
+        "HTTP add-on": HTTP_ADD_ON_CHART["version"],
+        **{f"{group} CRDs": version for group, (_, version, _) in MODULES.items()},
+        **{name: _shell_setting(script, name) for name in ("ETCD_VERSION", "KUBERNETES_VERSION", "KWOK_VERSION")},
+        **{name: _shell_setting(makefile, name) for name in ("HELM_VERSION", "KUBE_SCORE_VERSION", "CRANE_VERSION")},
+    }
+
+
+def unlisted(table: str) -> dict[str, str]:
+    """The pins whose version `table` does not name."""
+    return {what: version for what, version in pinned_versions().items() if version not in table}
+
+
+def test_the_version_table_lists_every_pin_as_the_code_sets_it() -> None:
+    """docs/versions.md stays true: a pin moved in the code and not in the table fails here, named."""
+    assert unlisted((PROJECT_ROOT / "docs" / "versions.md").read_text()) == {}
+
+
+def test_a_pin_the_table_lacks_is_named() -> None:
+    table = (PROJECT_ROOT / "docs" / "versions.md").read_text().replace("v1.14.1", "v1.6.0")
+    assert unlisted(table) == {"karpenter.sh CRDs": "v1.14.1"}
