@@ -2,6 +2,8 @@
 
 from platform_config.pulumi_source import stack_config_from_pulumi
 from program.component_checks import deployable
-from program.platform import build_platform
+from program.platform import build_platform, cluster_version
 
-build_platform(deployable(stack_config_from_pulumi()))
+stack = stack_config_from_pulumi()
+version = cluster_version(stack)
+build_platform(deployable(stack, version), version)

@@ -468,9 +468,11 @@ def _checked(config: PlatformConfig, component: Component, check: Callable[[], o
     return []
 
 
-def component_issues(stack: StackConfig) -> list[ConfigIssue]:
+def component_issues(stack: StackConfig, live_version: str | None = None) -> list[ConfigIssue]:
     """Every problem the components find in the Args the root builds from `stack` (a stack the schema passed, its
-    models rendered), at the stack keys that set them; none for a stack the program deploys as it is."""
+    models rendered), at the stack keys that set them; none for a stack the program deploys as it is.
+    `live_version`: the deploy target's API server version where the program read it (`deployable`); validate
+    contacts no cluster."""
     config, rendered = stack.config, stack.rendered
     assert rendered is not None, "the stack's serving and models are in the file: nothing is left to ESC"
     # What the program reads from other components' Outputs, as plain values: TritonServing's (the same functions
@@ -495,7 +497,7 @@ def component_issues(stack: StackConfig) -> list[ConfigIssue]:
         queries = dict.fromkeys(config.serving.deployments, "vector(0)")  # stand-ins: KedaScaling checks the rest
         monitoring_checked = None
 
-    pool_given: GpuNodePoolArgs = gpu_pool_args(config, kube_version)
+    pool_given: GpuNodePoolArgs = gpu_pool_args(config, live_version or kube_version)
     pool = Component("GpuNodePool", f"{stack.stack}-gpu-pool", GpuNodePoolArgs, pool_given, GPU_POOL, gpu_pool_key)
     try:
         pool_checked = pool_of(pool.name, pool_given)
@@ -566,18 +568,19 @@ def _shared_objects(creators: Sequence[Creator]) -> list[ConfigIssue]:
     return issues
 
 
-def check_components(stack: StackConfig) -> StackConfig:
+def check_components(stack: StackConfig, live_version: str | None = None) -> StackConfig:
     """`stack`, once the components' own checks pass; otherwise a ConfigError with every problem at its stack key
     (a component's own ArgsError would name its Args, and a collision no key at all)."""
-    issues = component_issues(stack)
+    issues = component_issues(stack, live_version)
     if issues:
         raise ConfigError(stack.source, issues)
     return stack
 
 
-def deployable(stack: StackConfig) -> StackConfig:
-    """`check_components` for the program: a problem stops it with the whole report, no traceback."""
+def deployable(stack: StackConfig, version: str | None) -> StackConfig:
+    """`check_components` for the program, with the cluster's `version` (`cluster_version`): a problem stops it
+    with the whole report, no traceback."""
     try:
-        return check_components(stack)
+        return check_components(stack, version)
     except ConfigError as err:
         raise pulumi.RunError(err.report()) from None

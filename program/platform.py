@@ -26,7 +26,17 @@ from triton_platform.http_add_on import service_hosts
 from triton_platform.keda_scaling import KedaScaling
 from triton_platform.keda_scaling_args import KEDA_INSTALL_ONLY, KedaScalingArgs, LoadTrigger, WakeRoute
 from triton_platform.kubernetes_objects import create_object
-from triton_platform.kubernetes_provider import check_reachable, create_provider, kubernetes_target, provider_options
+from triton_platform.kubernetes_provider import (
+    KubeconfigError,
+    KubernetesTarget,
+    ServerVersionError,
+    check_reachable,
+    create_provider,
+    kubernetes_target,
+    provider_options,
+    server_version,
+    unreachable_reason,
+)
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.monitoring import Monitoring
 from triton_platform.monitoring_args import DASHBOARD_TAGS, INSTALL_ONLY, DeploymentSignal, MonitoringArgs
@@ -58,6 +68,10 @@ class TritonPlatformArgs:
 
     kube_version: str | None = None
     """Kubernetes version charts are templated for when rendering; None when deploying (the API server's)."""
+
+    cluster_version: str | None = None
+    """The cluster's Kubernetes version where known (`cluster_version`): what the pool's cluster-autoscaler
+    follows."""
 
 
 def protects_model_data(config: PlatformConfig) -> bool:
@@ -376,7 +390,7 @@ class TritonPlatform(pulumi.ComponentResource):
         )
         monitoring: Monitoring | None = None
         try:
-            self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config, args.kube_version), after_operator)
+            self.gpu_pool = GpuNodePool(f"{name}-gpu-pool", gpu_pool_args(config, args.cluster_version), after_operator)
             self.serving = TritonServing(
                 f"{name}-serving", serving_args(config, args.rendered, self.gpu_pool.placement), in_namespace
             )
@@ -404,15 +418,39 @@ class TritonPlatform(pulumi.ComponentResource):
         self.register_outputs({"namespace": self.namespace, "services": self.serving.services})
 
 
-def build_platform(stack: StackConfig) -> TritonPlatform:
-    """Everything the stack deploys. `__main__.py` and `stackctl synth` both call this, nothing else."""
+def stack_target(stack: StackConfig) -> KubernetesTarget:
+    """Where the stack's provider sends its objects (its render directory under a render override)."""
+    # Pinned to the stack, not to the project, so two stacks never share state by accident.
+    return kubernetes_target(
+        f"{stack.stack}-kubernetes", stack.config.kubernetes.provider_args(stack.stack, render_override())
+    )
+
+
+def cluster_version(stack: StackConfig) -> str | None:
+    """The cluster's Kubernetes version where it matters (a pool scaled by cluster-autoscaler) and is known: the
+    stack's `kubeVersion` when rendering, the API server's when deploying (a warning where it cannot be read)."""
+    if stack.config.gpu_pool.autoscaler != "cluster-autoscaler":
+        return None
+    target = stack_target(stack)
+    if not target.deploys:
+        return stack.config.kubernetes.kube_version
+    if unreachable_reason(target) is not None:
+        return None  # the pre-flight says so, once
+    try:
+        return server_version(target)
+    except (ServerVersionError, KubeconfigError) as err:
+        pulumi.log.warn(f"{err}; the GPU pool's cluster-autoscaler image is not checked against the cluster's minor")
+        return None
+
+
+def build_platform(stack: StackConfig, version: str | None = None) -> TritonPlatform:
+    """Everything the stack deploys. `__main__.py` and `stackctl synth` both call this, nothing else. `version`:
+    the cluster's (`cluster_version`), read once by the caller."""
     config = stack.config
-    override = render_override()
-    notice = config.kubernetes.override_notice(stack.stack, override)
+    notice = config.kubernetes.override_notice(stack.stack, render_override())
     if notice:
         pulumi.log.warn(notice)
-    # Pinned to the stack, not to the project, so two stacks never share state by accident.
-    target = kubernetes_target(f"{stack.stack}-kubernetes", config.kubernetes.provider_args(stack.stack, override))
+    target = stack_target(stack)
     if target.deploys:
         problem = default_passphrase_problem(stack.stack, stack_file(stack.stack), os.environ)
         if problem:
@@ -422,7 +460,9 @@ def build_platform(stack: StackConfig) -> TritonPlatform:
     kube_version = None if target.deploys else config.kubernetes.kube_version
     assert stack.rendered is not None, "the engine resolves every ESC import before the program runs"
     platform = TritonPlatform(
-        stack.stack, TritonPlatformArgs(config, stack.rendered, kube_version), provider_options(provider)
+        stack.stack,
+        TritonPlatformArgs(config, stack.rendered, kube_version, version),
+        provider_options(provider),
     )
     pulumi.export("environment", config.environment)
     pulumi.export("kubernetesMode", config.kubernetes.mode)

@@ -100,6 +100,29 @@ def assert_production_scaling_path(cluster: LocalCluster, metrics_namespace: str
     assert not [r for r in rules if "secrets" in r.get("resources", [])], rules
 
 
+def assert_autoscaler_follows_the_api_server(project: Project, stack: str) -> None:
+    """Deploying, the program reads the cluster's version from its API server (the local one runs 1.34): a
+    hand-set cluster-autoscaler of another minor stops the preview at its stack key; the default (used after)
+    follows the server's minor."""
+    stack_file = project.root / "stacks" / f"Pulumi.{stack}.yaml"
+    original = stack_file.read_text()
+
+    def older(config: dict[str, Any]) -> None:
+        config["triton-platform:gpuPool"]["clusterAutoscaler"]["image"] = CLUSTER_AUTOSCALER_1_33
+
+    edit_stack(stack_file, older)
+    refused = project.pulumi("preview", stack=stack)
+    stack_file.write_text(original)
+    assert refused.returncode != 0
+    assert (
+        f"triton-platform:gpuPool.clusterAutoscaler.image: '{CLUSTER_AUTOSCALER_1_33}' is cluster-autoscaler 1.33, but "
+        "the cluster runs Kubernetes 1.34 (v1.34.4)"
+    ) in refused.stdout + refused.stderr, refused.stdout[-3000:] + refused.stderr[-3000:]
+
+
+CLUSTER_AUTOSCALER_1_33 = "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.6"
+
+
 @pytest.fixture(params=STACKS)
 def deployed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Project, LocalCluster]]:
     stack: str = request.param
@@ -126,6 +149,8 @@ def test_stack_deploys_updates_and_destroys_on_a_real_control_plane(
     namespace = stack_values(stack)["triton-platform:kubernetes"]["namespace"]
     policy = str(project.root / "policy")
     project.ok("stack", "init", stack)
+    if stack == "staging":
+        assert_autoscaler_follows_the_api_server(project, stack)
 
     preview = project.ok("preview", "--policy-pack", policy, stack=stack)
     assert "[mandatory]" not in preview
@@ -145,6 +170,9 @@ def test_stack_deploys_updates_and_destroys_on_a_real_control_plane(
     # Pulumi's await logic waited for each rollout; kwok made the pods Ready.
     assert rolled_out(cluster, namespace)
     assert_full_monitoring_stack(stack, cluster)
+    if stack == "staging":
+        autoscaler = cluster.get("deployment", "cluster-autoscaler", "-n", "gpu-system")["spec"]["template"]["spec"]
+        assert autoscaler["containers"][0]["image"] == "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.5"
     # A claim with an origin was filled by the loader Job before the Deployments came (kwok completed its pod).
     if (stack_values(stack)["triton-platform:serving"]["modelRepository"].get("pvc") or {}).get("origin"):
         loaders = [

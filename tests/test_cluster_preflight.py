@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import http.server
 import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from triton_platform.kubernetes_provider import KubernetesTarget, kubernetes_target, unreachable_reason
+from triton_platform.kubernetes_provider import (
+    MAX_VERSION_BYTES,
+    KubernetesTarget,
+    ServerVersionError,
+    kubernetes_target,
+    server_version,
+    unreachable_reason,
+)
 
 
 def kubeconfig(path: Path, server: str) -> Path:
@@ -63,3 +77,73 @@ def test_a_proxy_leaves_the_check_to_the_provider(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
     # Port 9 (discard) is closed here: without the proxy the check would report it.
     assert unreachable_reason(target(kubeconfig(tmp_path / "k", "https://127.0.0.1:9"))) is None
+
+
+class _Answers(http.server.BaseHTTPRequestHandler):
+    """A fake API server's /version: `status`, then `body` in pieces `pause` seconds apart."""
+
+    status, body, pause = 200, b"", 0.0
+
+    def do_GET(self) -> None:
+        self.send_response(self.status)
+        self.end_headers()
+        for start in range(0, len(self.body), 1024):
+            self.wfile.write(self.body[start : start + 1024])
+            self.wfile.flush()
+            time.sleep(self.pause)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+@contextmanager
+def api_server(
+    tmp_path: Path, body: bytes, status: int = 200, pause: float = 0.0
+) -> Iterator[tuple[KubernetesTarget, str]]:
+    """A target whose context's server is the fake one, and its URL."""
+    handler = type("Handler", (_Answers,), {"status": status, "body": body, "pause": pause})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        yield target(kubeconfig(tmp_path / "k", url)), url
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_api_servers_version_is_read_without_a_vendor_suffix(tmp_path: Path) -> None:
+    with api_server(tmp_path, b'{"major": "1", "minor": "33+", "gitVersion": "v1.33.2-eks-1a2b3c4"}') as (at, _):
+        assert server_version(at) == "v1.33.2"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "pause", "why"),
+    [
+        (b"{}", 403, 0.0, " answers /version with HTTP 403 (anonymous access refused?)"),
+        (b"<html>", 200, 0.0, ": its /version answer is not JSON"),
+        (b'{"gitVersion": "1.33"}', 200, 0.0, ": its /version answer has no gitVersion v1.MINOR.PATCH; got '1.33'"),
+        (b'["v1.33.2"]', 200, 0.0, ": its /version answer has no gitVersion v1.MINOR.PATCH; got None"),
+        (b" " * (MAX_VERSION_BYTES + 1), 200, 0.0, f": its /version answer exceeds {MAX_VERSION_BYTES} bytes"),
+        (b" " * 8192 + b"{}", 200, 0.2, ": its /version answer took over 0.5 s"),
+    ],
+    ids=["refused", "not-json", "odd-version", "not-an-object", "huge", "trickling"],
+)
+def test_an_api_server_answering_oddly_is_named(
+    tmp_path: Path, body: bytes, status: int, pause: float, why: str
+) -> None:
+    with api_server(tmp_path, body, status, pause) as (at, url), pytest.raises(ServerVersionError) as raised:
+        server_version(at, deadline=0.5)
+    assert str(raised.value) == f"the API server of kubeconfig context 'prod' ({url}){why}"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=2048))
+def test_any_answer_is_a_version_or_named(tmp_path: Path, body: bytes) -> None:
+    with api_server(tmp_path, body) as (at, url):
+        try:
+            outcome = server_version(at)
+        except ServerVersionError as err:
+            outcome = str(err)
+    assert outcome.startswith(("v1.", f"the API server of kubeconfig context 'prod' ({url})")), outcome

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 
-from platform_config.loader import load_stack
+from platform_config.kubernetes import RENDER_OVERRIDE_ENV
+from platform_config.loader import load_stack, load_stack_file
 from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import PlatformConfig
 from program.component_checks import (
@@ -17,6 +19,7 @@ from program.component_checks import (
     Key,
     Step,
     component_issues,
+    deployable,
     gpu_pool_key,
     issues_of,
     monitoring_key,
@@ -24,10 +27,12 @@ from program.component_checks import (
     scaling_key,
     serving_key,
 )
+from program.platform import cluster_version, gpu_pool_args
 from stackctl.main import main
 from tests.conftest import STACKS
+from tests.test_cluster_preflight import api_server
 from triton_platform.arg_problems import ArgsError
-from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
+from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
 from triton_platform.monitoring_args import MonitoringArgs
 from triton_platform.triton_serving_args import TritonServingArgs
 
@@ -371,3 +376,50 @@ def test_a_cluster_autoscaler_of_another_minor_fails_validate_in_render_mode(
     del config["triton-platform:gpuPool"]["clusterAutoscaler"]["image"]
     stack.write_text(yaml.safe_dump(document))
     assert main(["validate", "--config", str(stack)]) == 0, capsys.readouterr().err
+
+
+def _deploying_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    """The `staging` context of a kubeconfig of its own names the API server at `url`; no render override."""
+    config = tmp_path / "kubeconfig"
+    config.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters: [{{name: c, cluster: {{server: '{url}'}}}}]\n"
+        "contexts: [{name: staging, context: {cluster: c, user: u}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+    )
+    monkeypatch.setenv("KUBECONFIG", str(config))
+    for variable in (RENDER_OVERRIDE_ENV, "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(variable, raising=False)
+
+
+def test_at_preview_the_api_servers_minor_is_the_autoscalers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deploying, the program reads the cluster's version from its API server: the default image follows its
+    minor, and a hand-set image of another minor stops the run at the stack key."""
+    document: dict[str, Any] = yaml.safe_load((PROJECT_ROOT / "stacks/Pulumi.staging.yaml").read_text())
+    with api_server(tmp_path, b'{"gitVersion": "v1.33.2-gke.1200000"}') as (_, url):
+        _deploying_to(tmp_path, monkeypatch, url)
+        staging = load_stack("staging")
+        version = cluster_version(staging)
+        assert version == "v1.33.2"
+        assert deployable(staging, version) is staging
+        pool = pool_of("staging-gpu-pool", gpu_pool_args(staging.config, version))
+        assert pool["cluster_autoscaler"]["image"] == "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.6"
+        document["config"]["triton-platform:gpuPool"]["clusterAutoscaler"]["image"] = (
+            "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.5"
+        )
+        pinned = tmp_path / "Pulumi.staging.yaml"
+        pinned.write_text(yaml.safe_dump(document))
+        with pytest.raises(pulumi.RunError) as stopped:
+            deployable(load_stack_file(pinned), version)
+    assert (
+        "triton-platform:gpuPool.clusterAutoscaler.image: 'registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.5' "
+        "is cluster-autoscaler 1.34, but the cluster runs Kubernetes 1.33 (v1.33.2)"
+    ) in str(stopped.value)
+
+
+def test_an_api_server_that_hides_its_version_leaves_the_autoscaler_unchecked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with api_server(tmp_path, b"{}", status=401) as (_, url):
+        _deploying_to(tmp_path, monkeypatch, url)
+        assert cluster_version(load_stack("staging")) is None

@@ -6,8 +6,16 @@ deploys to `context` otherwise. Nothing here asks how the program is being run.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import re
 import socket
+import ssl
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
@@ -17,6 +25,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from triton_platform.excerpts import excerpt
 from triton_platform.formats import control_character_problem
 
 
@@ -90,13 +99,12 @@ def _named(entries: Any) -> dict[str, dict[str, Any]]:
     return {e["name"]: e for e in entries or [] if isinstance(e, dict) and "name" in e}
 
 
-def unreachable_reason(target: KubernetesTarget, timeout: float = 5.0) -> str | None:
-    """Why the deploy target cannot be reached, naming the context; None when its API server answers a connection.
+class KubeconfigError(ValueError):
+    """The deploy context's cluster cannot be read from the kubeconfig: the message names the context and files."""
 
-    Only a TCP connection is tried: credentials are the provider's business. Without this the
-    provider reports "cluster is unreachable" per object, without saying which context was meant,
-    and previews go on as if the cluster were empty.
-    """
+
+def context_cluster(target: KubernetesTarget) -> dict[str, Any]:
+    """The `cluster` entry of the target's context, as client-go merges the kubeconfig files; KubeconfigError."""
     context = target.context or ""
     paths = kubeconfig_paths(target)
     contexts: dict[str, dict[str, Any]] = {}
@@ -110,19 +118,100 @@ def unreachable_reason(target: KubernetesTarget, timeout: float = 5.0) -> str | 
     where = ", ".join(str(p) for p in paths)
     if context not in contexts:
         known = ", ".join(sorted(contexts)) or "none"
-        return f"kubeconfig context {context!r} is not defined in {where} (contexts there: {known})"
+        raise KubeconfigError(f"kubeconfig context {context!r} is not defined in {where} (contexts there: {known})")
     cluster = clusters.get((contexts[context].get("context") or {}).get("cluster", ""), {}).get("cluster") or {}
-    server = str(cluster.get("server") or "")
-    if cluster.get("proxy-url") or os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy"):
+    if not urlsplit(str(cluster.get("server") or "")).hostname:
+        raise KubeconfigError(
+            f"kubeconfig context {context!r} names no API server address (cluster server "
+            f"{str(cluster.get('server') or '')!r} in {where})"
+        )
+    return cluster
+
+
+def _proxied(cluster: Mapping[str, Any]) -> bool:
+    return bool(cluster.get("proxy-url") or os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy"))
+
+
+def unreachable_reason(target: KubernetesTarget, timeout: float = 5.0) -> str | None:
+    """Why the deploy target cannot be reached, naming the context; None when its API server answers a connection.
+
+    Only a TCP connection is tried: credentials are the provider's business. Without this the
+    provider reports "cluster is unreachable" per object, without saying which context was meant,
+    and previews go on as if the cluster were empty.
+    """
+    try:
+        cluster = context_cluster(target)
+    except KubeconfigError as err:
+        return str(err)
+    if _proxied(cluster):
         return None  # reached through a proxy: only the provider can tell
+    server = str(cluster["server"])
     url = urlsplit(server)
-    if not url.hostname:
-        return f"kubeconfig context {context!r} names no API server address (cluster server {server!r} in {where})"
     try:
         with socket.create_connection((url.hostname, url.port or 443), timeout=timeout):
             return None
     except OSError as err:
-        return f"the API server of kubeconfig context {context!r}, {server}, cannot be reached: {err.strerror or err}"
+        return (
+            f"the API server of kubeconfig context {target.context!r}, {server}, cannot be reached: "
+            f"{err.strerror or err}"
+        )
+
+
+VERSION_SECONDS = 10.0
+"""The whole of the API server's answer to GET /version: it answers in milliseconds."""
+MAX_VERSION_BYTES = 64 * 1024
+"""Its answer is a few hundred bytes."""
+_GIT_VERSION = re.compile(r"(v1\.[0-9]+\.[0-9]+)(?:[-+][0-9A-Za-z.+-]*)?")
+
+
+class ServerVersionError(ValueError):
+    """The API server's version could not be read: the message names the context and why."""
+
+
+def server_version(target: KubernetesTarget, *, deadline: float = VERSION_SECONDS) -> str:
+    """The deploy context's API server version, `v1.MINOR.PATCH` (its `gitVersion` without a vendor suffix such
+    as `-eks-...`), from GET /version, which Kubernetes serves to anyone (the `system:public-info-viewer` role):
+    asked without credentials, verified with the kubeconfig's CA, whole within `deadline` seconds and at most
+    MAX_VERSION_BYTES; ServerVersionError otherwise, naming the context."""
+    cluster = context_cluster(target)
+    server = str(cluster["server"]).rstrip("/")
+    where = f"the API server of kubeconfig context {target.context!r} ({server})"
+    if _proxied(cluster):
+        raise ServerVersionError(f"{where} is reached through a proxy, which only the provider speaks")
+    context = ssl.create_default_context()
+    if cluster.get("insecure-skip-tls-verify") is True:
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    elif cluster.get("certificate-authority-data"):
+        context.load_verify_locations(cadata=base64.b64decode(str(cluster["certificate-authority-data"])).decode())
+    elif cluster.get("certificate-authority"):
+        context.load_verify_locations(cafile=str(cluster["certificate-authority"]))
+    started = time.monotonic()
+    try:
+        with urllib.request.urlopen(f"{server}/version", timeout=deadline, context=context) as answer:
+            body = b""
+            while chunk := answer.read(4096):
+                body += chunk
+                if len(body) > MAX_VERSION_BYTES:
+                    raise ServerVersionError(f"{where}: its /version answer exceeds {MAX_VERSION_BYTES} bytes")
+                if time.monotonic() - started > deadline:
+                    raise ServerVersionError(f"{where}: its /version answer took over {deadline:g} s")
+    except urllib.error.HTTPError as err:
+        raise ServerVersionError(f"{where} answers /version with HTTP {err.code} (anonymous access refused?)") from None
+    except (OSError, ValueError) as err:
+        if isinstance(err, ServerVersionError):
+            raise
+        raise ServerVersionError(f"{where}: /version cannot be read: {excerpt(str(err))}") from None
+    try:
+        document = json.loads(body)
+    except ValueError:
+        raise ServerVersionError(f"{where}: its /version answer is not JSON") from None
+    git_version = document.get("gitVersion") if isinstance(document, dict) else None
+    found = _GIT_VERSION.fullmatch(git_version) if isinstance(git_version, str) else None
+    if found is None:
+        raise ServerVersionError(
+            f"{where}: its /version answer has no gitVersion v1.MINOR.PATCH; got {excerpt(git_version)}"
+        )
+    return found.group(1)
 
 
 def check_reachable(target: KubernetesTarget, stack: str) -> None:
