@@ -123,6 +123,14 @@ def assert_autoscaler_follows_the_api_server(project: Project, stack: str) -> No
 CLUSTER_AUTOSCALER_1_33 = "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.6"
 
 
+def assert_autoscaler_of_the_servers_minor(stack: str, cluster: LocalCluster) -> None:
+    """Where the pool runs cluster-autoscaler, the deployed image is the release of the API server's minor."""
+    if stack_values(stack)["triton-platform:gpuPool"].get("autoscaler") != "cluster-autoscaler":
+        return
+    autoscaler = cluster.get("deployment", "cluster-autoscaler", "-n", "gpu-system")["spec"]["template"]["spec"]
+    assert autoscaler["containers"][0]["image"] == "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.5"
+
+
 @pytest.fixture(params=STACKS)
 def deployed(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Project, LocalCluster]]:
     stack: str = request.param
@@ -170,9 +178,7 @@ def test_stack_deploys_updates_and_destroys_on_a_real_control_plane(
     # Pulumi's await logic waited for each rollout; kwok made the pods Ready.
     assert rolled_out(cluster, namespace)
     assert_full_monitoring_stack(stack, cluster)
-    if stack == "staging":
-        autoscaler = cluster.get("deployment", "cluster-autoscaler", "-n", "gpu-system")["spec"]["template"]["spec"]
-        assert autoscaler["containers"][0]["image"] == "registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.5"
+    assert_autoscaler_of_the_servers_minor(stack, cluster)
     # A claim with an origin was filled by the loader Job before the Deployments came (kwok completed its pod).
     if (stack_values(stack)["triton-platform:serving"]["modelRepository"].get("pvc") or {}).get("origin"):
         loaders = [

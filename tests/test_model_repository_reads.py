@@ -48,6 +48,6 @@ def test_a_repository_is_rendered_once_per_config_name_and_settings() -> None:
 def test_tritonserving_gets_the_rendering_the_stacks_validation_made() -> None:
     stack = load_stack("production")
     assert stack.rendered is not None
-    placement = pool_placement(gpu_pool_args(stack.config))
+    placement = pool_placement(gpu_pool_args(stack.config, None))
     spec = serving_spec("production-serving", serving_args(stack.config, stack.rendered, placement), "production")
     assert spec.rendered is stack.rendered
