@@ -25,7 +25,7 @@ from triton_platform.keda_scaling_args import KEDA_CHART
 MODULES = {
     # The release the stacks install and the local cluster runs: KEDA's chart version is its appVersion.
     "keda.sh": ("github.com/kedacore/keda/v2", f"v{KEDA_CHART['version']}", "config/crd/bases"),
-    # The newest release `go mod download` takes with the Go here (1.26.8): v1.14.3 and v1.15.0 need Go >= 1.26.9.
+    # The newest release `go mod download` takes with the Go here (1.26.8): v1.14.3 needs Go >= 1.26.10, v1.15.0 >= 1.26.9.
     "karpenter.sh": ("sigs.k8s.io/karpenter", "v1.14.1", "pkg/apis/crds"),
     # kube-prometheus-stack 79.x ships operator 0.86; v0.85.0 is the newest release the proxy serves here.
     "monitoring.coreos.com": (

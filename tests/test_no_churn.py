@@ -36,8 +36,8 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "9d95d9ded345d2c30ab123b860272bc99c26fd2c"
-"""The last commit that changed what is deployed (issue 54: staging's cluster-autoscaler image, v1.34.4 of
+BASE_REVISION = "1b7bc6bb9d31f2df6021221483df5b8e4eed4159"
+"""The last commit that changed what is deployed (issue 54: staging's cluster-autoscaler image, v1.34.5 of
 the stacks' Kubernetes minor, was v1.31.0). Before it: 5f09c1b (issue 54: the PrometheusRule's GPUSeriesMissing alerts, a GPU
 series absent while Triton pods are scraped). Before it: 78d0c33 (issue 53: every chart's PodDisruptionBudget, and the HTTP
 add-on's own, let an unready pod be evicted, `unhealthyPodEvictionPolicy: AlwaysAllow`; the add-on's pods at KEDA's
