@@ -12,8 +12,9 @@ Helm: `TRITON_HELM` names the binary; else the one `make tools` builds into .too
 provider embeds (HELM_VERSION); else a Helm 3 on PATH (Helm 3 is what the provider embeds; another major is
 refused by name). A chart pinned to a repository is pulled from it once, at its pinned version, into
 `.tools/charts/<chart>-<version>/` (CHART_CACHE), and templated from there, so a second synth needs no network;
-`TRITON_CHART_MIRROR` may name a folder of unpacked charts (`<mirror>/<chart>/Chart.yaml`) holding it at the
-pinned version instead, for machines that cannot reach the repository.
+`TRITON_CHART_MIRROR` may name a folder of unpacked charts holding it at the pinned version instead, for machines
+that cannot reach the repository: `<mirror>/<chart>-<version>/<chart>/` where it holds several versions of a
+chart, else `<mirror>/<chart>/`.
 """
 
 from __future__ import annotations
@@ -65,6 +66,25 @@ CLUSTER_SCOPED = frozenset(
 )
 """The built-in cluster-scoped kinds (the provider's pkg/kinds table). Any other kind is namespaced: without a
 cluster to ask, the provider assumes so too (clients.IsNamespacedKind's NoNamespaceInfoErr)."""
+
+
+def mirrored_chart(mirror: Path, chart: str, version: str) -> Path | None:
+    """The mirror's copy of `chart` at `version`: `<mirror>/<chart>-<version>/<chart>/` where the mirror holds
+    several versions, else `<mirror>/<chart>/`; None where it holds neither; ChartTemplateError where the one copy
+    it holds is another version (a chart is never templated at another version than the stack pins)."""
+    for folder in (mirror / f"{chart}-{version}" / chart, mirror / chart):
+        manifest = folder / "Chart.yaml"
+        if manifest.is_file():
+            found = (yaml.safe_load(manifest.read_text()) or {}).get("version")
+            if str(found) == version:
+                return folder
+            if folder.parent != mirror:
+                raise ChartTemplateError(f"{MIRROR_ENV}: {manifest} is version {found}, but its folder names {version}")
+            raise ChartTemplateError(
+                f"{MIRROR_ENV}: {manifest} is version {found}, but the stack pins {chart} {version}, and "
+                f"{mirror / f'{chart}-{version}' / chart} holds no copy of it"
+            )
+    return None
 
 
 class ChartTemplateError(ValueError):
@@ -147,14 +167,8 @@ class HelmTemplater:
         fetch = options.get("fetch_opts") or {}
         version = fetch.get("version")
         if self.mirror is not None:
-            folder = self.mirror / chart
-            manifest = folder / "Chart.yaml"
-            if manifest.is_file():
-                found = (yaml.safe_load(manifest.read_text()) or {}).get("version")
-                if str(found) != str(version):
-                    raise ChartTemplateError(
-                        f"{MIRROR_ENV}: {manifest} is version {found}, but the stack pins {chart} {version}"
-                    )
+            folder = mirrored_chart(self.mirror, chart, str(version))
+            if folder is not None:
                 return [str(folder)]
         return [str(self._pulled(chart, str(fetch.get("repo")), str(version), options))]
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from offline import chart_template
-from offline.chart_template import PROJECT_HELM, ChartTemplateError, HelmTemplater, decoded
+from offline.chart_template import PROJECT_HELM, ChartTemplateError, HelmTemplater, decoded, mirrored_chart
 from offline.mock_runtime import Registered
 from offline.synth import CONFIG_GROUP, group_members
 from platform_config.paths import PROJECT_ROOT
@@ -157,8 +157,28 @@ def test_a_mirror_holding_another_version_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ChartTemplateError) as caught:
         HelmTemplater("/nonexistent/helm", tmp_path).template(KEDA_OPTIONS)
     assert str(caught.value) == (
-        f"TRITON_CHART_MIRROR: {tmp_path}/keda/Chart.yaml is version 2.19.0, but the stack pins keda 2.20.2"
+        f"TRITON_CHART_MIRROR: {tmp_path}/keda/Chart.yaml is version 2.19.0, but the stack pins keda 2.20.2, and "
+        f"{tmp_path}/keda-2.20.2/keda holds no copy of it"
     )
+
+
+def test_a_mirror_of_several_versions_is_read_by_version(tmp_path: Path) -> None:
+    """`<mirror>/<chart>-<version>/<chart>/` first, as ../shared/charts holds kube-prometheus-stack 88.5.3 beside
+    79.7.1; `<mirror>/<chart>/` where no versioned copy is."""
+    for folder, version in (("keda", "2.19.0"), ("keda-2.20.2/keda", "2.20.2"), ("keda-2.21.0/keda", "2.20.2")):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "Chart.yaml").write_text(f"name: keda\nversion: {version}\n")
+    assert mirrored_chart(tmp_path, "keda", "2.20.2") == tmp_path / "keda-2.20.2" / "keda"
+    assert mirrored_chart(tmp_path, "keda", "2.19.0") == tmp_path / "keda"
+    assert mirrored_chart(tmp_path, "keda-add-ons-http", "0.15.0") is None
+    with pytest.raises(ChartTemplateError) as caught:
+        mirrored_chart(tmp_path, "keda", "2.21.0")
+    assert str(caught.value) == (
+        f"TRITON_CHART_MIRROR: {tmp_path}/keda-2.21.0/keda/Chart.yaml is version 2.20.2, but its folder names 2.21.0"
+    )
+    shared = mirrored_chart(SHARED_CHARTS, "kube-prometheus-stack", "88.5.3")
+    assert shared == SHARED_CHARTS / "kube-prometheus-stack-88.5.3" / "kube-prometheus-stack"
+    assert mirrored_chart(SHARED_CHARTS, "kube-prometheus-stack", "79.7.1") == SHARED_CHARTS / "kube-prometheus-stack"
 
 
 def test_the_makefile_builds_the_helm_stackctl_looks_for() -> None:
