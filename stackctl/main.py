@@ -88,6 +88,7 @@ def _refuse(args: argparse.Namespace, message: str, code: Exit) -> Exit:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    encoding_safe_output()  # on the streams themselves, before SafeText stands in front of them
     try:
         with guarded():
             return _main(argv)
@@ -100,7 +101,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    encoding_safe_output()
     arguments = list(sys.argv[1:] if argv is None else argv)
     Parser.arguments = tuple(arguments)
     args = parser().parse_args(arguments)

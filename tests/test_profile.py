@@ -621,7 +621,6 @@ def test_a_load_generator_that_fails_or_is_served_nothing_is_refused(
 
 
 PA_HEADER = ",".join(["Concurrency", "Inferences/Second", *profile_import.PA_COMPUTE, *profile_import.PA_OVERHEAD])
-MA_HEADER = ",".join(["Model", "Batch", "Concurrency", profile_import.MA_THROUGHPUT])
 CELLS = (
     st.sampled_from(["1", "0", "-1", "1e400", "nan", "12.5", "", "x", '"', "\x00", "\ufeff", "classifier"]) | st.text()
 )
