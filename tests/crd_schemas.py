@@ -19,23 +19,33 @@ from typing import Any
 import jsonschema
 import yaml
 
+from offline.chart_template import mirrored_chart
 from platform_config.paths import PROJECT_ROOT
 from triton_platform.keda_scaling_args import KEDA_CHART
+from triton_platform.monitoring_args import DEFAULT_CHART
 
 MODULES = {
     # The release the stacks install and the local cluster runs: KEDA's chart version is its appVersion.
     "keda.sh": ("github.com/kedacore/keda/v2", f"v{KEDA_CHART['version']}", "config/crd/bases"),
     # The newest release `go mod download` takes with the Go here (1.26.8): v1.14.3 needs Go >= 1.26.10, v1.15.0 >= 1.26.9.
     "karpenter.sh": ("sigs.k8s.io/karpenter", "v1.14.1", "pkg/apis/crds"),
-    # kube-prometheus-stack 79.x ships operator 0.86; v0.85.0 is the newest release the proxy serves here.
-    "monitoring.coreos.com": (
-        "github.com/prometheus-operator/prometheus-operator",
-        "v0.85.0",
-        "example/prometheus-operator-crd",
-    ),
 }
-SOURCES = {"http.keda.sh": PROJECT_ROOT.parent / "shared" / "http-add-on" / "config" / "crd" / "bases"}
-"""CRD folders of groups whose module the proxy lacks: the unmodified upstream source at its pinned tag."""
+SHARED = PROJECT_ROOT.parent / "shared"
+SOURCES = {
+    "http.keda.sh": SHARED / "http-add-on" / "config" / "crd" / "bases",
+    # The Prometheus Operator's CRDs as the kube-prometheus-stack release production installs ships them (79.7.1:
+    # operator v0.86.2); the proxy serves only v0.85.0, which the local cluster lays for an existing operator,
+    # so the real API server checks the objects against that one too.
+    "monitoring.coreos.com": (
+        mirrored_chart(SHARED / "charts", "kube-prometheus-stack", DEFAULT_CHART["version"])
+        or SHARED / "charts" / "kube-prometheus-stack"
+    )
+    / "charts"
+    / "crds"
+    / "crds",
+}
+"""CRD folders of groups taken from the unmodified upstream source at its pinned tag, or from the pinned chart."""
+
 GOPATH = PROJECT_ROOT / ".tools" / "go"
 
 
