@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -10,9 +10,6 @@ from platform_config.component_fields import arg_format, arg_unique, component_r
 from platform_config.types import Strict
 from triton_platform import keda_scaling_args, triton_serving_args, triton_serving_spec
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
-
-T = TypeVar("T")
-
 
 # [[[cog
 # import cog
@@ -103,14 +100,6 @@ class LatestVersions(Strict):
 
 class AllVersions(Strict):
     """Serve every version folder."""
-
-
-def listed_once(items: list[T], what: str) -> list[T]:
-    """`items`, or a ValueError naming each one listed more than once."""
-    duplicates = sorted({str(item) for item in items if items.count(item) > 1})
-    if duplicates:
-        raise ValueError(f"{what} listed twice: {', '.join(duplicates)}; list each once")
-    return items
 
 
 class SpecificVersions(Strict):
@@ -330,20 +319,6 @@ class ModelRepositoryConfig(Strict):
         if self.source in SCHEMES and self.uri is not None:
             return parse_store_uri(self.uri, self.source)
         return self.pvc.store() if self.pvc is not None else None
-
-    def egress(self) -> list[StoreEgress]:
-        """`storeEgress`, or its default: any address on the store's port. Empty without an object store."""
-        store = self.store()
-        if store is None:
-            return []
-        if self.store_egress is not None:
-            return self.store_egress
-        rules = [StoreEgress(cidr=cidr, ports=[store.port]) for cidr in ("0.0.0.0/0", "::/0")]
-        if store.backend == "gcs" and self.credentials_secret is None:
-            # GKE workload identity: tokens come from the metadata server, metadata.google.internal on port 80
-            # (cloud.google.com/compute/docs/metadata/querying-metadata).
-            rules.append(StoreEgress(cidr="169.254.169.254/32", ports=[80]))
-        return rules
 
     _rules = component_rule(triton_serving_spec.repository_rules)
 

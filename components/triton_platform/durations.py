@@ -14,8 +14,3 @@ _UNITS = {"y": 365 * 86400, "w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s":
 def duration_seconds(duration: str) -> float:
     """Seconds in a Prometheus or Go duration (one that matched PROM_DURATION, or Go's h/m/s form), e.g. 1h30m."""
     return sum(int(n) * _UNITS[unit] for n, unit in re.findall(r"([0-9]+)(ms|[ywdhms])", duration))
-
-
-def is_prometheus_duration(value: object) -> bool:
-    """Whether `value` is a non-empty Prometheus duration."""
-    return isinstance(value, str) and value != "" and re.fullmatch(PROM_DURATION, value) is not None
