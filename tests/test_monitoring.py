@@ -340,8 +340,9 @@ def scenarios(args: MonitoringArgs) -> list[Scenario]:
         ),
         Scenario(
             "TritonTargetDown",
-            [(_selector("up", {"namespace": ns, "service": dep, "pod": pod, "job": dep}), "1", "0")],
-            {"namespace": ns, "service": dep, "pod": pod, "job": dep},
+            # Scraped through the Service the ServiceMonitor selects: the pods' own where the deployment wakes.
+            [(_selector("up", {"namespace": ns, "service": scraped, "pod": pod, "job": scraped}), "1", "0")],
+            {"namespace": ns, "service": scraped, "pod": pod, "job": scraped},
             onset=0,
         ),
         Scenario(

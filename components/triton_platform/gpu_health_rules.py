@@ -20,7 +20,7 @@ from typing import Any
 
 from triton_platform.monitoring_args import MonitoringArgs, scraped_service
 from triton_platform.prometheus_alert import Alert, alert_rule
-from triton_platform.promql import label_value, regex_literal
+from triton_platform.promql import any_of, label_value
 from triton_platform.recorded_series import DCGM_FRAMEBUFFER_USED, DCGM_GPU_UTILIZATION
 
 ERROR_WINDOW = "10m"
@@ -135,8 +135,8 @@ def missing_series_alerts(settings: MonitoringArgs, names: tuple[str, ...], *, n
     and panel reading it silent. `namespaced`: the stack's own series (Triton's), else any (the exporter's labels
     vary by release and ServiceMonitor)."""
     ns = settings["namespace"]
-    services = "|".join(sorted({regex_literal(scraped_service(d)) for d in settings["deployments"].values()}))
-    serving = f"count(up{{namespace={label_value(ns)}, service=~{label_value(services)}}} == 1)"
+    services = any_of(scraped_service(d) for d in settings["deployments"].values())
+    serving = f"count(up{{namespace={label_value(ns)}, service=~{services}}} == 1)"
     scope = f"{{namespace={label_value(ns)}}}" if namespaced else ""
     return [
         Alert(

@@ -21,7 +21,7 @@ from triton_platform.monitoring_args import (
     signal_divisors,
 )
 from triton_platform.prometheus_alert import Alert, alert_rule
-from triton_platform.promql import label_value
+from triton_platform.promql import any_of, label_value
 from triton_platform.recorded_series import (
     BATCH_SIZE,
     BY_DEPLOYMENT,
@@ -119,6 +119,9 @@ def alerts(settings: MonitoringArgs) -> list[Alert]:
     gpu_memory_ratio, utilization_low = thresholds["gpu_memory_ratio"], thresholds["gpu_utilization_low"]
     window = rate_window(settings["scrape_interval"])
     slo_s = settings["latency_slo_ms"] / 1000
+    # The objects TritonServing and KedaScaling made for these deployments, by name: never another's of a prefix.
+    served = settings["deployments"].values()
+    deployments, services = any_of(object_name(d) for d in served), any_of(scraped_service(d) for d in served)
     out = [
         Alert(
             "TritonLatencyAboveSLO",
@@ -153,8 +156,8 @@ def alerts(settings: MonitoringArgs) -> list[Alert]:
         ),
         Alert(
             "TritonReplicasUnavailable",
-            f'kube_deployment_status_replicas_available{{{sel}, deployment=~"triton-.+"}}'
-            f' < kube_deployment_spec_replicas{{{sel}, deployment=~"triton-.+"}}',
+            f"kube_deployment_status_replicas_available{{{sel}, deployment=~{deployments}}}"
+            f" < kube_deployment_spec_replicas{{{sel}, deployment=~{deployments}}}",
             thresholds["replicas_unavailable_for"],
             "critical",
             "{{ $labels.deployment }} has fewer available replicas than desired",
@@ -163,7 +166,7 @@ def alerts(settings: MonitoringArgs) -> list[Alert]:
         ),
         Alert(
             "TritonTargetDown",
-            f'up{{{sel}, service=~"triton-.+"}} == 0',
+            f"up{{{sel}, service=~{services}}} == 0",
             thresholds["target_down_for"],
             "critical",
             "Prometheus cannot scrape Triton pod {{ $labels.pod }}",
@@ -210,7 +213,7 @@ def alerts(settings: MonitoringArgs) -> list[Alert]:
                 # that label arrives as exported_namespace. Either way, one of the two matches.
                 " or ".join(
                     f"sum by (scaledObject) (increase(keda_scaler_detail_errors_total{{{label}={label_value(ns)},"
-                    ' scaledObject=~"triton-.+"}[5m])) > 0'
+                    f" scaledObject=~{deployments}}}[5m])) > 0"
                     for label in ("namespace", "exported_namespace")
                 ),
                 thresholds["keda_errors_for"],

@@ -4,6 +4,7 @@ namespace can end the literal and rewrite the query around it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 
 def label_value(value: str) -> str:
@@ -19,3 +20,9 @@ REGEX_SPECIALS = frozenset("\\.+*?()|[]{}^$")
 def regex_literal(text: str) -> str:
     """`text` matched literally in a Prometheus regex matcher (still to be quoted by `label_value`)."""
     return "".join(f"\\{c}" if c in REGEX_SPECIALS else c for c in text)
+
+
+def any_of(names: Iterable[str]) -> str:
+    """A regex matcher's value (quoted) that matches exactly `names`, each literally: the objects a component
+    outputs, never a prefix that another's would share."""
+    return label_value("|".join(regex_literal(name) for name in sorted(set(names))))

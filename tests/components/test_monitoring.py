@@ -197,6 +197,14 @@ def test_the_rules_record_and_alert_on_the_deployment(recorder: RecordingMocks) 
         ("GPUSeriesMissing", "warning"),
     ]
     latency, *_, backlog, not_loaded, memory_missing, _, _ = alerting["rules"]
+    by_name = {r["alert"]: r["expr"] for r in alerting["rules"]}
+    # The objects TritonServing and KedaScaling made, by name, never a prefix another deployment's would share.
+    assert by_name["TritonReplicasUnavailable"] == (
+        'kube_deployment_status_replicas_available{namespace="ml", deployment=~"my-model"}'
+        ' < kube_deployment_spec_replicas{namespace="ml", deployment=~"my-model"}'
+    )
+    assert by_name["TritonTargetDown"] == 'up{namespace="ml", service=~"my-model"} == 0'
+    assert 'scaledObject=~"my-model"}[5m]' in by_name["KedaScalerErrors"]
     assert (memory_missing["expr"], memory_missing["for"], memory_missing["labels"]["series"]) == (
         'count(up{namespace="ml", service=~"my-model"} == 1) unless on () '
         'count(nv_gpu_memory_used_bytes{namespace="ml"})',
@@ -1105,14 +1113,13 @@ def test_a_name_with_a_quote_cannot_rewrite_a_query() -> None:
         for matchers in selectors(expr):
             assert set(matchers) <= own | NAMED, expr
             for label in NAMED & set(matchers):
-                # The component's own regexes, Grafana's variable, or the name, whole.
+                # Grafana's variable, or the name, whole (a regex of the names matches each literally).
                 assert matchers[label] in (
                     f"={HOSTILE}",
-                    "=~triton-.+",
                     "=~$model",
                     # The pod regex: the name matched literally, then the ReplicaSet hash and the pod's suffix.
                     '=~x"\\} or vector\\(1\\) or up\\{a="-[a-z0-9]+-[a-z0-9]+',
-                    # The Services scraped, each name matched literally.
+                    # The deployments, their Services and ScaledObjects, each name matched literally.
                     '=~x"\\} or vector\\(1\\) or up\\{a="',
                 ), (label, expr)
                 seen.add(label)
