@@ -72,10 +72,17 @@ def mirrored_chart(mirror: Path, chart: str, version: str) -> Path | None:
     """The mirror's copy of `chart` at `version`: `<mirror>/<chart>-<version>/<chart>/` where the mirror holds
     several versions, else `<mirror>/<chart>/`; None where it holds neither; ChartTemplateError where the one copy
     it holds is another version (a chart is never templated at another version than the stack pins)."""
+    for name in (chart, version):
+        if not name or name in (".", "..") or "/" in name or "\\" in name:
+            raise ChartTemplateError(f"{MIRROR_ENV}: {chart!r} {version!r} names no chart folder of the mirror")
     for folder in (mirror / f"{chart}-{version}" / chart, mirror / chart):
         manifest = folder / "Chart.yaml"
         if manifest.is_file():
-            found = (yaml.safe_load(manifest.read_text()) or {}).get("version")
+            try:
+                document = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+                raise ChartTemplateError(f"{MIRROR_ENV}: {manifest} cannot be read: {type(err).__name__}") from None
+            found = document.get("version") if isinstance(document, dict) else None
             if str(found) == version:
                 return folder
             if folder.parent != mirror:

@@ -10,6 +10,7 @@ import argparse
 import io
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -125,9 +126,11 @@ def _main(argv: Sequence[str] | None) -> int:
         )
         return _refuse(args, message, Exit.INPUT)
     except Exception as err:
-        # A bug, not a user mistake: one line, and the traceback only when asked for.
+        # A bug, not a user mistake: one line, and the traceback only when asked for, printed here so that it too
+        # passes the terminal's rule (its text may hold a server's or a file's).
         if args.debug:
-            raise
+            traceback.print_exc()
+            return Exit.BUG
         return _refuse(
             args,
             f"stackctl {args.command}: unexpected error: {type(err).__name__}: {bounded(str(err))}; "

@@ -61,10 +61,12 @@ class SafeText(io.TextIOBase):
         self._pending = ""
 
     def write(self, text: str) -> int:
-        self._pending += text
-        *lines, self._pending = self._pending.split("\n")
-        if lines:
-            self.stream.write("".join(f"{safe_line(line)}\n" for line in lines))
+        if "\n" not in text:
+            self._pending += text  # no line ends here: nothing to judge yet
+            return len(text)
+        *lines, rest = (self._pending + text).split("\n")
+        self._pending = rest
+        self.stream.write("".join(f"{safe_line(line)}\n" for line in lines))
         return len(text)
 
     def workflow_command(self, line: str) -> None:
@@ -72,7 +74,9 @@ class SafeText(io.TextIOBase):
         written after the held text with only what is not printable escaped."""
         if "\n" in line or "\r" in line or not line.startswith("::"):
             raise ValueError(f"not one escaped workflow command: {line!r}")
-        self.finish()
+        if self._pending:
+            # The held text ends its line first: the command must start one of its own.
+            self.write("\n")
         self.stream.write(f"{_printable(line)}\n")
 
     def finish(self) -> None:

@@ -176,6 +176,14 @@ def test_a_mirror_of_several_versions_is_read_by_version(tmp_path: Path) -> None
     assert str(caught.value) == (
         f"TRITON_CHART_MIRROR: {tmp_path}/keda-2.21.0/keda/Chart.yaml is version 2.20.2, but its folder names 2.21.0"
     )
+    for chart, version in (("../outside", "1"), ("", "1"), ("keda", "../1"), ("/etc", "1")):
+        with pytest.raises(ChartTemplateError, match="names no chart folder of the mirror"):
+            mirrored_chart(tmp_path, chart, version)
+    (tmp_path / "broken").mkdir()
+    for text, why in (("- a list\n", "is version None"), ("version: [\n", "cannot be read: ParserError")):
+        (tmp_path / "broken" / "Chart.yaml").write_text(text)
+        with pytest.raises(ChartTemplateError, match=re.escape(why)):
+            mirrored_chart(tmp_path, "broken", "1.0.0")
     shared = mirrored_chart(SHARED_CHARTS, "kube-prometheus-stack", "88.5.3")
     assert shared == SHARED_CHARTS / "kube-prometheus-stack-88.5.3" / "kube-prometheus-stack"
     assert mirrored_chart(SHARED_CHARTS, "kube-prometheus-stack", "79.7.1") == SHARED_CHARTS / "kube-prometheus-stack"

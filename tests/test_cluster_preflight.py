@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.server
+import re
 import socket
 import threading
 import time
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from triton_platform.kubernetes_provider import (
     MAX_VERSION_BYTES,
+    KubeconfigError,
     KubernetesTarget,
     ServerVersionError,
     kubernetes_target,
@@ -147,3 +149,72 @@ def test_any_answer_is_a_version_or_named(tmp_path: Path, body: bytes) -> None:
         except ServerVersionError as err:
             outcome = str(err)
     assert outcome.startswith(("v1.", f"the API server of kubeconfig context 'prod' ({url})")), outcome
+
+
+def test_a_servers_credentials_are_never_shown(tmp_path: Path) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        port = listener.getsockname()[1]  # bound, not listening: refused
+    at = target(kubeconfig(tmp_path / "k", f"https://admin:hunter2@127.0.0.1:{port}"))
+    reason = unreachable_reason(at)
+    with pytest.raises(ServerVersionError) as raised:
+        server_version(at, deadline=2)
+    for text in (str(reason), str(raised.value)):
+        assert "hunter2" not in text
+        assert "https://admin:***@127.0.0.1" in text, text
+
+
+@pytest.mark.parametrize(
+    ("document", "why"),
+    [
+        ("[1, 2]\n", "kubeconfig context 'prod' is not defined in"),
+        ("clusters: 5\ncontexts: 'x'\n", "kubeconfig context 'prod' is not defined in"),
+        ("contexts: [{name: prod, context: x}]\n", "kubeconfig context 'prod' names no API server address"),
+        (
+            "clusters: [{name: c, cluster: {server: 'https://[::1'}}]\ncontexts: [{name: prod, context: {cluster: c}}]\n",
+            "kubeconfig context 'prod' names no API server address (cluster server 'https://[::1'",
+        ),
+        ("clusters: [\n", "cannot be read: "),
+    ],
+    ids=["a-list", "odd-shapes", "context-not-a-mapping", "bad-ipv6", "not-yaml"],
+)
+def test_a_kubeconfig_of_another_shape_is_named(tmp_path: Path, document: str, why: str) -> None:
+    path = tmp_path / "k"
+    path.write_text(document)
+    with pytest.raises(KubeconfigError, match=re.escape(why)):
+        server_version(target(path))
+    assert unreachable_reason(target(path)) is not None
+
+
+def test_a_certificate_authority_that_is_none_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "k"
+    path.write_text(
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1', certificate-authority-data: 'not base64!!'}}]\n"
+        "contexts: [{name: prod, context: {cluster: c}}]\n"
+    )
+    with pytest.raises(ServerVersionError) as raised:
+        server_version(target(path))
+    assert str(raised.value) == (
+        "the API server of kubeconfig context 'prod' (https://127.0.0.1:1): the kubeconfig's certificate-authority "
+        "cannot be used: Error"
+    )
+
+
+def test_a_server_trickling_its_headers_is_cut_at_the_deadline(tmp_path: Path) -> None:
+    """A byte every half second never trips a socket's per-read timeout: the deadline bounds the whole answer."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+
+        def trickle() -> None:
+            connection, _ = listener.accept()
+            with connection:
+                for byte in b"HTTP/1.1 200 OK\r\nX: " + b"y" * 100:
+                    connection.sendall(bytes([byte]))
+                    time.sleep(0.5)
+
+        threading.Thread(target=trickle, daemon=True).start()
+        # Raised only where the whole request outlived the deadline (the reader thread still waiting).
+        with pytest.raises(ServerVersionError, match=r"its /version answer took over 1 s"):
+            server_version(target(kubeconfig(tmp_path / "k", f"http://127.0.0.1:{port}")), deadline=1)

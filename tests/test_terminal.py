@@ -79,7 +79,8 @@ def test_a_workflow_command_is_one_escaped_line() -> None:
     stream.write("held")
     stream.workflow_command("::error file=a.yaml,line=3::bad%0Avalue")
     stream.workflow_command("::error::\x1b[31mred")
-    assert sink.getvalue() == "held::error file=a.yaml,line=3::bad%0Avalue\n::error::\\x1b[31mred\n"
+    # The held text ends its line first, so the command starts one of its own.
+    assert sink.getvalue() == "held\n::error file=a.yaml,line=3::bad%0Avalue\n::error::\\x1b[31mred\n"
     for line in ("::error::two\nlines", "::error::carriage\rreturn", "error::no prefix"):
         with pytest.raises(ValueError, match="not one escaped workflow command"):
             stream.workflow_command(line)
@@ -180,3 +181,31 @@ def test_the_bypass_check_names_what_it_finds(tmp_path: Path) -> None:
         ".buffer at line 4",
         "subprocess.run with the terminal as its output at line 5",
     ]
+
+
+def test_a_traceback_under_debug_passes_the_rule_too(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--debug shows a bug's traceback; its text (a server's, a file's) is escaped like any other."""
+    import platform_config.loader  # noqa: PLC0415 - the module validate reads the stack through
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("server said\n::error title=pwned::forged\n##[warning]old form")
+
+    monkeypatch.setattr(platform_config.loader, "load_stack_file", broken)
+    assert main(["--debug", "validate", "--config", str(PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml")]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err
+    assert "\\x3a:error title=pwned::forged" in err
+    assert "#\\x23[warning]old form" in err
+    assert not any(_is_command(line) for line in err.split("\n"))
+
+
+def test_a_line_written_a_character_at_a_time_comes_out_whole() -> None:
+    """Held until its newline (only the new text is searched for one), then judged whole."""
+    sink = io.StringIO()
+    stream = SafeText(sink)
+    for _ in range(100_000):
+        stream.write("x")
+    stream.write("\n")
+    assert sink.getvalue() == "x" * 100_000 + "\n"

@@ -7,12 +7,13 @@ deploys to `context` otherwise. Nothing here asks how the program is being run.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import os
 import re
 import socket
 import ssl
-import time
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ import yaml
 
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import control_character_problem
+from triton_platform.url_credentials import redact
 
 
 class KubernetesProviderArgs(TypedDict):
@@ -96,22 +98,37 @@ def kubeconfig_paths(target: KubernetesTarget) -> list[Path]:
 
 
 def _named(entries: Any) -> dict[str, dict[str, Any]]:
-    return {e["name"]: e for e in entries or [] if isinstance(e, dict) and "name" in e}
+    """A kubeconfig list's entries by name; entries of another shape are not entries."""
+    if not isinstance(entries, list):
+        return {}
+    return {e["name"]: e for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)}
 
 
 class KubeconfigError(ValueError):
     """The deploy context's cluster cannot be read from the kubeconfig: the message names the context and files."""
 
 
+def _entry(entries: dict[str, dict[str, Any]], name: object, field: str) -> dict[str, Any]:
+    """The `field` mapping of the entry `name`, or {} where either is missing or of another shape."""
+    entry = entries.get(name) if isinstance(name, str) else None
+    found = entry.get(field) if isinstance(entry, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
 def context_cluster(target: KubernetesTarget) -> dict[str, Any]:
-    """The `cluster` entry of the target's context, as client-go merges the kubeconfig files; KubeconfigError."""
+    """The `cluster` entry of the target's context, as client-go merges the kubeconfig files; KubeconfigError for
+    a file that cannot be read or an address that is none (its credentials never shown)."""
     context = target.context or ""
     paths = kubeconfig_paths(target)
     contexts: dict[str, dict[str, Any]] = {}
     clusters: dict[str, dict[str, Any]] = {}
     for path in paths:
         if path.is_file():
-            document = yaml.safe_load(path.read_text()) or {}
+            try:
+                document = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+                raise KubeconfigError(f"kubeconfig {path} cannot be read: {excerpt(str(err))}") from None
+            document = document if isinstance(document, dict) else {}
             # client-go merges the files; the first one to name an entry wins.
             contexts = {**_named(document.get("contexts")), **contexts}
             clusters = {**_named(document.get("clusters")), **clusters}
@@ -119,11 +136,16 @@ def context_cluster(target: KubernetesTarget) -> dict[str, Any]:
     if context not in contexts:
         known = ", ".join(sorted(contexts)) or "none"
         raise KubeconfigError(f"kubeconfig context {context!r} is not defined in {where} (contexts there: {known})")
-    cluster = clusters.get((contexts[context].get("context") or {}).get("cluster", ""), {}).get("cluster") or {}
-    if not urlsplit(str(cluster.get("server") or "")).hostname:
+    cluster = _entry(clusters, _entry(contexts, context, "context").get("cluster"), "cluster")
+    server = str(cluster.get("server") or "")
+    try:
+        hostname = urlsplit(server).hostname
+    except ValueError:
+        hostname = None
+    if not hostname:
         raise KubeconfigError(
-            f"kubeconfig context {context!r} names no API server address (cluster server "
-            f"{str(cluster.get('server') or '')!r} in {where})"
+            f"kubeconfig context {context!r} names no API server address (cluster server {redact(repr(server))} "
+            f"in {where})"
         )
     return cluster
 
@@ -152,7 +174,7 @@ def unreachable_reason(target: KubernetesTarget, timeout: float = 5.0) -> str | 
             return None
     except OSError as err:
         return (
-            f"the API server of kubeconfig context {target.context!r}, {server}, cannot be reached: "
+            f"the API server of kubeconfig context {target.context!r}, {redact(server)}, cannot be reached: "
             f"{err.strerror or err}"
         )
 
@@ -172,35 +194,22 @@ def server_version(target: KubernetesTarget, *, deadline: float = VERSION_SECOND
     """The deploy context's API server version, `v1.MINOR.PATCH` (its `gitVersion` without a vendor suffix such
     as `-eks-...`), from GET /version, which Kubernetes serves to anyone (the `system:public-info-viewer` role):
     asked without credentials, verified with the kubeconfig's CA, whole within `deadline` seconds and at most
-    MAX_VERSION_BYTES; ServerVersionError otherwise, naming the context."""
+    MAX_VERSION_BYTES; ServerVersionError (or KubeconfigError) otherwise, naming the context, never a credential."""
     cluster = context_cluster(target)
     server = str(cluster["server"]).rstrip("/")
-    where = f"the API server of kubeconfig context {target.context!r} ({server})"
+    where = f"the API server of kubeconfig context {target.context!r} ({redact(server)})"
     if _proxied(cluster):
         raise ServerVersionError(f"{where} is reached through a proxy, which only the provider speaks")
-    context = ssl.create_default_context()
-    if cluster.get("insecure-skip-tls-verify") is True:
-        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-    elif cluster.get("certificate-authority-data"):
-        context.load_verify_locations(cadata=base64.b64decode(str(cluster["certificate-authority-data"])).decode())
-    elif cluster.get("certificate-authority"):
-        context.load_verify_locations(cafile=str(cluster["certificate-authority"]))
-    started = time.monotonic()
-    try:
-        with urllib.request.urlopen(f"{server}/version", timeout=deadline, context=context) as answer:
-            body = b""
-            while chunk := answer.read(4096):
-                body += chunk
-                if len(body) > MAX_VERSION_BYTES:
-                    raise ServerVersionError(f"{where}: its /version answer exceeds {MAX_VERSION_BYTES} bytes")
-                if time.monotonic() - started > deadline:
-                    raise ServerVersionError(f"{where}: its /version answer took over {deadline:g} s")
-    except urllib.error.HTTPError as err:
-        raise ServerVersionError(f"{where} answers /version with HTTP {err.code} (anonymous access refused?)") from None
-    except (OSError, ValueError) as err:
-        if isinstance(err, ServerVersionError):
-            raise
-        raise ServerVersionError(f"{where}: /version cannot be read: {excerpt(str(err))}") from None
+    answer: list[bytes | BaseException] = []
+    # The whole request in a thread of its own: a socket's timeout bounds each read, not a server trickling bytes.
+    reader = threading.Thread(target=lambda: answer.append(_version_body(cluster, server, deadline)), daemon=True)
+    reader.start()
+    reader.join(deadline)
+    if not answer:
+        raise ServerVersionError(f"{where}: its /version answer took over {deadline:g} s")
+    body = answer[0]
+    if isinstance(body, BaseException):
+        raise ServerVersionError(f"{where}{_failure(body)}") from None
     try:
         document = json.loads(body)
     except ValueError:
@@ -212,6 +221,44 @@ def server_version(target: KubernetesTarget, *, deadline: float = VERSION_SECOND
             f"{where}: its /version answer has no gitVersion v1.MINOR.PATCH; got {excerpt(git_version)}"
         )
     return found.group(1)
+
+
+def _version_body(cluster: Mapping[str, Any], server: str, timeout: float) -> bytes | BaseException:
+    """GET <server>/version's body, at most MAX_VERSION_BYTES, or what went wrong."""
+    try:
+        context = ssl.create_default_context()
+        if cluster.get("insecure-skip-tls-verify") is True:
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        elif cluster.get("certificate-authority-data"):
+            pem = base64.b64decode(str(cluster["certificate-authority-data"]), validate=True).decode()
+            context.load_verify_locations(cadata=pem)
+        elif cluster.get("certificate-authority"):
+            context.load_verify_locations(cafile=str(cluster["certificate-authority"]))
+        with urllib.request.urlopen(f"{server}/version", timeout=timeout, context=context) as response:
+            body = response.read(MAX_VERSION_BYTES + 1)
+        if len(body) > MAX_VERSION_BYTES:
+            return _TooLargeError()
+        return bytes(body)
+    except Exception as err:
+        return err
+
+
+class _TooLargeError(Exception):
+    """An answer over MAX_VERSION_BYTES."""
+
+
+def _failure(err: BaseException) -> str:
+    """Why /version could not be read, after the server's name; no URL (and so no credential) of the error's own."""
+    if isinstance(err, urllib.error.HTTPError):
+        return f" answers /version with HTTP {err.code} (anonymous access refused?)"
+    if isinstance(err, _TooLargeError):
+        return f": its /version answer exceeds {MAX_VERSION_BYTES} bytes"
+    if isinstance(err, binascii.Error | UnicodeDecodeError | ssl.SSLError) and not isinstance(
+        err, ssl.SSLCertVerificationError
+    ):
+        return f": the kubeconfig's certificate-authority cannot be used: {type(err).__name__}"
+    reason = getattr(err, "reason", None) or getattr(err, "strerror", None) or type(err).__name__
+    return f": /version cannot be read: {redact(excerpt(str(reason)))}"
 
 
 def check_reachable(target: KubernetesTarget, stack: str) -> None:

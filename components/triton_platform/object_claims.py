@@ -49,10 +49,18 @@ def identities(manifests: Iterable[Mapping[str, Any]]) -> list[Identity]:
     """The identity of each manifest whose name and namespace are known now (an Output's are not checked)."""
     out = []
     for manifest in manifests:
-        metadata = manifest.get("metadata", {})
+        metadata = manifest.get("metadata")
+        if not isinstance(metadata, Mapping):
+            continue  # an Output, or none: named only when the program runs
         name, namespace = metadata.get("name"), metadata.get("namespace", "")
-        if isinstance(name, str) and isinstance(namespace, str):
-            out.append((f"{manifest['apiVersion']}/{manifest['kind']}", namespace, name))
+        api_version, kind = manifest.get("apiVersion"), manifest.get("kind")
+        if (
+            isinstance(name, str)
+            and isinstance(namespace, str)
+            and isinstance(api_version, str)
+            and isinstance(kind, str)
+        ):
+            out.append((f"{api_version}/{kind}", namespace, name))
     return out
 
 

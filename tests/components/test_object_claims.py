@@ -17,6 +17,7 @@ from triton_platform.keda_scaling import KedaScaling
 from triton_platform.keda_scaling_args import KedaScalingArgs
 from triton_platform.monitoring import Monitoring
 from triton_platform.monitoring_args import MonitoringArgs
+from triton_platform.object_claims import identities
 from triton_platform.triton_serving import TritonServing
 
 HINT = "give this instance a namespace (or names) of its own, or another Kubernetes provider"
@@ -204,3 +205,10 @@ def test_keda_s_priority_class_and_monitoring_s_of_one_name_are_refused() -> Non
         )
 
     run(program)
+
+
+def test_only_objects_named_now_are_identified() -> None:
+    known = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a", "namespace": "ml"}}
+    later: Any = {"apiVersion": "v1", "kind": "Service", "metadata": pulumi.Output.from_input({"name": "b"})}
+    odd: list[Any] = [{"kind": "Service", "metadata": {"name": "c"}}, {"apiVersion": "v1", "kind": "Service"}]
+    assert identities([known, later, *odd]) == [("v1/Service", "ml", "a")]
