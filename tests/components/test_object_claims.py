@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import pulumi
@@ -48,21 +49,32 @@ def cluster() -> pulumi.ResourceOptions:
     return pulumi.ResourceOptions(provider=k8s.Provider("cluster", render_yaml_to_directory="rendered"))
 
 
+def second_refused(component: Callable[..., object], args: Any, objects: list[tuple[str, str]]) -> None:
+    """`component` built as `first` then as `second` with `args` in one cluster: the second refused, naming each
+    of `objects` (kind, namespace/name) and its creator."""
+    opts = cluster()
+    component("first", args, opts)
+    with pytest.raises(ArgsError) as raised:
+        component("second", args, opts)
+    kind_of = component.__name__
+    assert str(raised.value).splitlines() == [
+        f"{kind_of} second: {kind} {name} is created by {kind_of} first already, in the same cluster; {HINT}"
+        for kind, name in objects
+    ]
+
+
 def test_a_second_monitoring_of_one_namespace_is_refused_naming_each_object_and_its_creator() -> None:
     def program() -> None:
-        opts = cluster()
-        Monitoring("first", watching("ml"), opts)
-        with pytest.raises(ArgsError) as raised:
-            Monitoring("second", watching("ml"), opts)
-        assert str(raised.value).splitlines() == [
-            f"Monitoring second: {kind} {name} is created by Monitoring first already, in the same cluster; {HINT}"
-            for kind, name in [
+        second_refused(
+            Monitoring,
+            watching("ml"),
+            [
                 ("monitoring.coreos.com/v1/PrometheusRule", "ml/triton-platform"),
                 ("monitoring.coreos.com/v1/ServiceMonitor", "ml/triton"),
                 ("monitoring.coreos.com/v1alpha1/AlertmanagerConfig", "ml/triton-platform"),
                 ("v1/ConfigMap", "ml/triton-general-dashboard"),
-            ]
-        ]
+            ],
+        )
 
     run(program)
 
@@ -172,13 +184,10 @@ def scaling(target: str, **changes: Any) -> KedaScalingArgs:
 
 def test_a_second_keda_scaling_is_refused_naming_each_object_it_would_share() -> None:
     def program() -> None:
-        opts = cluster()
-        KedaScaling("first", scaling("triton-general"), opts)
-        with pytest.raises(ArgsError) as raised:
-            KedaScaling("second", scaling("triton-general"), opts)
-        assert str(raised.value).splitlines() == [
-            f"KedaScaling second: {kind} {name} is created by KedaScaling first already, in the same cluster; {HINT}"
-            for kind, name in [
+        second_refused(
+            KedaScaling,
+            scaling("triton-general"),
+            [
                 ("http.keda.sh/v1beta1/InterceptorRoute", "ml/triton-general-grpc"),
                 ("http.keda.sh/v1beta1/InterceptorRoute", "ml/triton-general-http"),
                 ("keda.sh/v1alpha1/ScaledObject", "ml/triton-general"),
@@ -187,8 +196,8 @@ def test_a_second_keda_scaling_is_refused_naming_each_object_it_would_share() ->
                 ("scheduling.k8s.io/v1/PriorityClass", "scaling-critical"),
                 ("v1/Namespace", "keda"),
                 ("v1/Service", "wake/triton-wake-ml"),
-            ]
-        ]
+            ],
+        )
 
     run(program)
 
