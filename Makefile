@@ -33,7 +33,7 @@ HELM := .tools/bin/helm-$(HELM_VERSION)
 # sits beside the checkout, as on the offline test machines; unset, charts come from their repositories.
 CHART_MIRROR ?= $(wildcard $(CURDIR)/../shared/charts)
 
-.PHONY: test test-fast lint docs stack-fields lock artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools crane pulumi-toolchain cluster-binaries fake-gcs-server local-cluster golden
+.PHONY: test test-fast lint docs stack-fields lock artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools crane pulumi-toolchain cluster-binaries fake-gcs-server prometheus-releases local-cluster golden
 
 # Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs), from its lock: every
 # package at the version and hashes requirements.lock holds, then the component package and the tools (the
@@ -112,8 +112,8 @@ $(HELM): $(STAMP)
 
 # promtool, amtool, prometheus and rclone, which the monitoring and publishing tests run
 # for real; the Pulumi CLI, language hosts, providers and Helm the end-to-end tests run; the
-# local control plane (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run; the GCS
-# emulator the publishing tests run; crane and its registry, which the image-pinning test runs; checkov and
+# local control plane (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run; the Prometheus servers of
+# kube-prometheus-stack 79.7.1 and 88.5.3, which the chart upgrade test runs; the GCS emulator the publishing tests run; crane and its registry, which the image-pinning test runs; checkov and
 # kube-score, which the manifest scan runs
 # (each built once, cached). The parts need nothing of each other, so they are built side by
 # side (a cold build is mostly Go compiling on every core; two builds fill the gaps of one),
@@ -121,7 +121,7 @@ $(HELM): $(STAMP)
 tools: $(STAMP)
 	$(MAKE) --no-print-directory -j 4 --output-sync=target tool-parts
 
-tool-parts: pulumi-toolchain cluster-binaries $(KUBE_SCORE) $(CRANE) $(REGISTRY) fake-gcs-server $(POLICY_STAMP) $(SCAN_STAMP) system-tools
+tool-parts: pulumi-toolchain cluster-binaries $(KUBE_SCORE) $(CRANE) $(REGISTRY) fake-gcs-server prometheus-releases $(POLICY_STAMP) $(SCAN_STAMP) system-tools
 
 system-tools:
 	scripts/install-tools
@@ -134,6 +134,10 @@ cluster-binaries:
 
 fake-gcs-server:
 	scripts/fake-gcs-server
+
+# The Prometheus servers of both kube-prometheus-stack releases in the chart mirror, for the chart upgrade test.
+prometheus-releases:
+	scripts/prometheus-releases
 
 # A real control plane on loopback to try a stack on: `eval "$$(scripts/local-cluster env)"` afterwards.
 local-cluster:

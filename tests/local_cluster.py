@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from offline.chart_template import mirrored_chart
 from platform_config.paths import PROJECT_ROOT
 
 SCRIPT = PROJECT_ROOT / "scripts" / "local-cluster"
@@ -60,11 +61,13 @@ class LocalCluster:
             return None
         return json.loads(result.stdout)
 
-    def apply(self, manifests: str) -> None:
-        """Objects laid by hand, as a cluster's owner would have made them (server-side apply)."""
+    def apply(self, manifests: str, *, dry_run: bool = False) -> None:
+        """Objects laid by hand, as a cluster's owner would have made them (server-side apply); `dry_run`: only
+        admitted (validated, defaulted) by the API server, nothing stored."""
         binary = PROJECT_ROOT / ".tools" / "cluster" / "bin" / "kubectl"
+        dry = ["--dry-run=server", "--field-manager=dry-run", "--force-conflicts"] if dry_run else []
         result = subprocess.run(
-            [str(binary), "--kubeconfig", str(self.kubeconfig), "apply", "--server-side", "-f", "-"],
+            [str(binary), "--kubeconfig", str(self.kubeconfig), "apply", "--server-side", *dry, "-f", "-"],
             input=manifests,
             capture_output=True,
             text=True,
@@ -146,7 +149,8 @@ def desired_replicas(cluster: LocalCluster, namespace: str, name: str) -> int:
 def use_offline_charts(config: dict[str, Any]) -> None:
     """Install-mode charts from the offline chart folders, as an air-gapped user sets `chart.path`.
 
-    The stack's own version pin stays: validation checks it against the folder's Chart.yaml. A
+    The stack's own version pin stays, and picks the folder (`<chart>-<version>/<chart>/` where the mirror holds
+    several versions, as offline/chart_template.py looks it up): validation checks it against its Chart.yaml. A
     dependency the folder lacks is turned off through `chart.values`, as such a user would have to.
     The offline kube-prometheus-stack folder holds every subchart its Chart.yaml lists, so production
     installs grafana and kube-state-metrics (node-exporter and windows-exporter stay off by its values).
@@ -161,7 +165,8 @@ def use_offline_charts(config: dict[str, Any]) -> None:
         if owner.get("mode") == "install":
             pinned = owner.setdefault("chart", {})
             pinned.pop("repository", None)
-            folder = SHARED_CHARTS / chart
+            version = pinned.get("version")
+            folder = (mirrored_chart(SHARED_CHARTS, chart, version) if version else None) or SHARED_CHARTS / chart
             pinned["path"] = str(folder)
             for condition in lacking_conditions(folder):
                 node = pinned.setdefault("values", {})

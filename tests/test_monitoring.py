@@ -159,7 +159,10 @@ TRITON_GPU_METRICS = {
     "nv_energy_consumption",
 }
 KUBE_STATE_METRICS = {"kube_deployment_status_replicas_available", "kube_deployment_spec_replicas"}
-"""kube-state-metrics deployment metrics (docs/metrics/workload/deployment-metrics.md)."""
+"""kube-state-metrics deployment metrics (docs/metrics/workload/deployment-metrics.md), which the chart's default
+`collectors` (`deployments`) export in kube-prometheus-stack 79.7.1 and 88.5.3 alike. No `kube_endpoint_*`: from
+the kube-state-metrics chart 7.0.0 (kube-prometheus-stack 80.2.0) the defaults collect `endpointslices` instead,
+so a rule or panel reading them would read nothing, and is refused here."""
 KEDA_METRICS = {"keda_scaler_detail_errors_total"}
 """KEDA 2.20, pkg/metricscollector/prommetrics.go: namespace "keda", subsystem "scaler"."""
 HTTP_ADD_ON_METRICS = {"interceptor_request_concurrency"}

@@ -14,7 +14,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,12 +84,13 @@ def query(base: str, expr: str, at: float | None = None) -> list[dict[str, Any]]
 
 
 @contextmanager
-def static_metrics(text: str) -> Iterator[int]:
-    """An HTTP server on loopback answering every GET with `text` in Prometheus' format; yields its port."""
+def static_metrics(text: str | Callable[[], str]) -> Iterator[int]:
+    """An HTTP server on loopback answering every GET with `text` (or what it returns then) in Prometheus' format;
+    yields its port."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            body = text.encode()
+            body = (text if isinstance(text, str) else text()).encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
             self.send_header("Content-Length", str(len(body)))

@@ -12,7 +12,7 @@ and Pulumi's schema inference reads the same.
 
 import re
 from collections.abc import Mapping
-from typing import NotRequired, TypedDict, TypeVar, cast
+from typing import Any, NotRequired, TypedDict, TypeVar, cast
 
 import pulumi
 
@@ -52,7 +52,7 @@ INSTALL_ONLY = ("replicas", "retention", "storage", "priority_class_name")
 do nothing."""
 MODES = ("existing", "install")
 """`existing`: an operator already runs; `install`: the component installs kube-prometheus-stack."""
-DEFAULT_CHART: ChartSource = {"version": "79.7.1", "repository": "https://prometheus-community.github.io/helm-charts"}
+DEFAULT_CHART: ChartSource = {"version": "88.5.3", "repository": "https://prometheus-community.github.io/helm-charts"}
 """kube-prometheus-stack, pinned, for mode `install`."""
 DASHBOARD_TAGS = ("triton", "triton-platform")
 """Grafana tags every dashboard carries unless told otherwise."""
@@ -276,7 +276,7 @@ class MonitoringArgs(TypedDict):
     waits for it (its CRDs). Default: existing."""
 
     chart: NotRequired[ChartSource]
-    """The kube-prometheus-stack chart, for mode `install`. Default: version 79.7.1 from
+    """The kube-prometheus-stack chart, for mode `install`. Default: version 88.5.3 from
     https://prometheus-community.github.io/helm-charts."""
 
     prometheus_namespace: NotRequired[str]
@@ -497,8 +497,29 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringArgs:
         problem = chart_source_problem(chart)
         if problem is not None:
             problems.add("chart", problem)
+    if checked.get("mode") == "install" and chart and problems.clean("chart.values"):
+        _renderer_token(problems, chart.get("values") or {})
     problems.check()
     return checked
+
+
+def _renderer_token(problems: ArgProblems, values: Mapping[str, Any]) -> None:
+    """Grafana 13's image renderer, where chart values turn it on, reads its token from a Secret the user names.
+
+    Without `existingSecret` the grafana chart (12.x, kube-prometheus-stack 84 and later) writes the token from
+    `randAlphaNum 40` unless a `lookup` finds the Secret (templates/_helpers.tpl, `grafana.imageRenderer.token`),
+    and `lookup` finds nothing when the chart is templated rather than installed (helm_chart.py): every preview
+    would replace the Secret. A `token` among the values would sit in the stack's state in plain text."""
+    grafana = values.get("grafana")
+    renderer = grafana.get("imageRenderer") if isinstance(grafana, Mapping) else None
+    if not isinstance(renderer, Mapping) or renderer.get("enabled") is not True or renderer.get("existingSecret"):
+        return
+    problems.add(
+        "chart.values.grafana.imageRenderer",
+        "enabled without existingSecret: the grafana chart would write a new random token on every preview (it is "
+        "templated, so its lookup of the last one finds nothing), and a `token` value would be stored in plain "
+        "text; create a Secret with the key `token` and name it in existingSecret",
+    )
 
 
 def object_name(deployment: MonitoredDeployment) -> str:

@@ -890,6 +890,28 @@ def test_args_that_are_no_mapping_are_named() -> None:
     assert str(raised.value) == "Monitoring mon: args: missing: give MonitoringArgs, a mapping of its keys"
 
 
+def test_grafanas_image_renderer_needs_a_named_secret() -> None:
+    """Grafana 13's renderer token: without existingSecret the chart would write a new random one each preview."""
+    args = changed("mode", "install")
+    renderer: dict[str, Any] = {"enabled": True, "token": "in-plain-text"}
+    args["chart"] = {"version": "88.5.3", "path": "/charts/kps", "values": {"grafana": {"imageRenderer": renderer}}}
+    with pytest.raises(ArgsError) as raised:
+        monitoring_settings("mon", cast(MonitoringArgs, args))
+    assert str(raised.value).splitlines() == [
+        "Monitoring mon: args.chart.values.grafana.imageRenderer: enabled without existingSecret: the grafana chart "
+        "would write a new random token on every preview (it is templated, so its lookup of the last one finds "
+        "nothing), and a `token` value would be stored in plain text; create a Secret with the key `token` and name "
+        "it in existingSecret"
+    ]
+    renderer["existingSecret"] = "grafana-renderer"
+    assert (
+        monitoring_settings("mon", cast(MonitoringArgs, args))["chart"]["values"]["grafana"]["imageRenderer"][
+            "existingSecret"
+        ]
+        == "grafana-renderer"
+    )
+
+
 def test_install_mode_checks_the_chart_and_the_namespace_labels() -> None:
     args = changed("mode", "install")
     args["chart"] = {"version": "latest"}
@@ -1004,7 +1026,7 @@ def test_the_defaults() -> None:
         "Triton",
     )
     assert settings["chart"] == {
-        "version": "79.7.1",
+        "version": "88.5.3",
         "repository": "https://prometheus-community.github.io/helm-charts",
         "values": {},
     }
