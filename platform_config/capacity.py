@@ -22,8 +22,7 @@ from platform_config.paths import PROJECT_ROOT
 from platform_config.scaling import CapacityProfile, ScalingConfig
 from platform_config.schema import section_key
 from platform_config.serving import ServingConfig
-from triton_platform.arg_schema import join_key
-from triton_platform.excerpts import excerpt
+from triton_platform.excerpts import excerpt, key_step
 from triton_platform.model_packaging.instances import instances_per_pod
 
 
@@ -68,7 +67,7 @@ def _profile(
     model: str, pinned: CapacityProfile, rendered: Mapping[str, Any]
 ) -> tuple[tuple[tuple[int, ...], tuple[float, ...]] | None, list[ConfigIssue]]:
     """A capacity profile's measured sizes and seconds, checked against its pin and the config the stack renders."""
-    key = join_key(CAPACITY_PROFILES, model)
+    key = CAPACITY_PROFILES + key_step(model)
     try:
         read = read_profile(PROJECT_ROOT / pinned.path)
         sizes, seconds, _ = tau_fields(read.data, read.where)
@@ -136,14 +135,14 @@ def demand_capacities(
         if model not in served:
             issues.append(
                 ConfigIssue(
-                    join_key(CAPACITY_PROFILES, model),
+                    CAPACITY_PROFILES + key_step(model),
                     f"no deployment serves model {model!r}; the deployments serve {', '.join(sorted(served))}",
                 )
             )
         elif configs[model].platform == "ensemble":
             issues.append(
                 ConfigIssue(
-                    join_key(CAPACITY_PROFILES, model),
+                    CAPACITY_PROFILES + key_step(model),
                     f"{model!r} is an ensemble: it runs no instances of its own (its requests run on its steps' "
                     "instances, each counted there), so the demand reads no capacity of it; remove it",
                 )

@@ -34,8 +34,8 @@ from triton_platform import gpu_node_pool_args as pool
 from triton_platform import keda_scaling_args as keda
 from triton_platform import monitoring_args as mon
 from triton_platform import triton_serving_args as serving
-from triton_platform.arg_problems import ArgProblems
-from triton_platform.arg_schema import UNSET, arg_types, input_type, is_args_type, setting
+from triton_platform.arg_problems import ArgPath, ArgProblems
+from triton_platform.arg_schema import UNSET, arg_types, fields_along, input_type, is_args_type, setting
 
 STACK_MODELS: dict[type, str] = {
     serving.TritonServingArgs: "serving.ServingConfig",
@@ -312,37 +312,40 @@ def stack_fields(
     return "\n".join(["# fmt: off", *lines[:-1], "# fmt: on"])
 
 
+def _args_type(model: BaseModel) -> type:
+    """The Args type a stack model's fields are written from."""
+    model_name = f"{type(model).__module__.rsplit('.', 1)[-1]}.{type(model).__name__}"
+    return next(args for args, name in STACK_MODELS.items() if name == model_name)
+
+
 def section_args(model: BaseModel) -> dict[str, Any]:
     """A stack model's settings as its component's Args: the fields written from them, by their keys (nested
     models alike), unset ones left out; the stack's own fields are not the component's and stay behind."""
-    model_name = f"{type(model).__module__.rsplit('.', 1)[-1]}.{type(model).__name__}"
-    args_type = next(args for args, name in STACK_MODELS.items() if name == model_name)
-    return model.model_dump(include=set(arg_types(args_type)), exclude_none=True)
+    return model.model_dump(include=set(arg_types(_args_type(model))), exclude_none=True)
 
 
-_STEP = re.compile(r'\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]|\.?([^.\[]+)')
+def _stack_steps(args_type: type, path: ArgPath) -> tuple[str | int, ...]:
+    """An Args path below a model's Args (`("pvc", "claim_name")`, `("receivers", "a.b")`) as the stack's steps:
+    each field as the stack writes its key, map keys and indices as they are."""
+    fields = fields_along(args_type, path)
+    return tuple(
+        _stack_key(step) if field and isinstance(step, str) else step for step, field in zip(path, fields, strict=True)
+    )
 
 
-def _stack_steps(path: str) -> tuple[str | int, ...]:
-    """An Args path below a model (`pvc.claim_name`, `taints[1]`, `receivers["a.b"]`) as the stack's steps."""
-    steps: list[str | int] = []
-    for index, quoted, name in _STEP.findall(path):
-        steps.append(int(index) if index else quoted if quoted else _stack_key(name))
-    return tuple(steps)
-
-
-def component_rule(rule: Callable[[ArgProblems, str, Any], object]) -> Any:
+def component_rule(rule: Callable[[ArgProblems, ArgPath, Any], object]) -> Any:
     """A model validator running the component's own `rule` (a function of an ArgProblems, a path and the model's
     Args, `section_args`, that records each problem at its Args path below that one): each problem raised at its
     stack key, in the component's words with keys as the stack writes them. The rule is not repeated here."""
 
     def check(model: BaseModel) -> BaseModel:
         problems = ArgProblems("stack", "rule")
-        rule(problems, "", section_args(model))
-        found = []
-        for problem in problems.problems:
-            path, message = problem.removeprefix(f"{problems.prefix}: args.").split(": ", 1)
-            found.append((_stack_steps(path), _SNAKE.sub(lambda key: _stack_key(key[0]), message)))
+        rule(problems, (), section_args(model))
+        args_type = _args_type(model)
+        found = [
+            (_stack_steps(args_type, p.path), _SNAKE.sub(lambda key: _stack_key(key[0]), p.reason))
+            for p in problems.problems
+        ]
         if found:
             raise KeyProblemsError(found)
         return model

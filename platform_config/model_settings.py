@@ -27,7 +27,7 @@ def served_models(serving: ServingConfig) -> list[str]:
 def plain_settings(settings: ModelSettings) -> plain.ModelSettings:
     """Validated settings as the renderer takes them (the schema checks every rule the component does)."""
     problems = ArgProblems(COMPONENT, "(stack)")
-    out = model_settings(problems, "", cast("ModelSettingsArgs", section_args(settings)))
+    out = model_settings(problems, (), cast("ModelSettingsArgs", section_args(settings)))
     problems.check()
     return out
 

@@ -5,7 +5,7 @@ like the model loader's objects, two deployments with one ingress host, a label 
 given twice... `component_issues` builds each component's Args exactly as `TritonPlatform` does (the `*_args`
 functions of program/platform.py), with plain stand-ins where the program hands one component another's Output
 (the pool placement, the metrics namespace, the Prometheus URL, the Deployments' names), runs the four checkers
-(pure functions), and turns each problem of an `ArgsError` (`<Component> <name>: args.<path>: <problem>`) into a
+(pure functions), and turns each problem of an `ArgsError` (an Args path and a reason, `ArgProblem`) into a
 ConfigIssue at the stack key that set that Arg. An Arg the root derives from several keys, or from none, is named
 at the component's section, its Args path kept in the message.
 
@@ -14,11 +14,9 @@ at the component's section, its Args path kept in the message.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, get_args, get_origin
+from typing import Any
 
 import pulumi
 from pydantic.alias_generators import to_camel
@@ -36,8 +34,8 @@ from program.platform import (
     served_plainly,
     serving_args,
 )
-from triton_platform.arg_problems import ArgsError
-from triton_platform.arg_schema import arg_types, input_type, is_args_type
+from triton_platform.arg_problems import ArgPath, ArgsError, path_text
+from triton_platform.arg_schema import fields_along
 from triton_platform.gpu_node_pool import named_objects as pool_objects
 from triton_platform.gpu_node_pool import pool_manifests, pool_placement
 from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
@@ -344,76 +342,14 @@ def scaling_key(config: PlatformConfig, steps: Sequence[Step]) -> StackKey:
     return _renamed(SCALING_KEYS, SCALING, steps)
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Reading an ArgsError's lines.
-
-_INDEX = re.compile(r"\[(\d+)\]")
-_QUOTED = re.compile(r'\[("(?:[^"\\]|\\.)*"?…?)\]')
-"""A key in brackets as a JSON string, perhaps cut (`…`): how triton_platform/arg_schema.py writes an odd key."""
-_PLAIN = re.compile(r"[A-Za-z0-9_/-]+")
-
-
-def _below(annotation: Any) -> Any:
-    """`annotation` with `pulumi.Input[...]` unwrapped."""
-    inner = input_type(annotation)
-    return annotation if inner is None else inner
-
-
-def _item(annotation: Any, value: Any, step: Step) -> tuple[Any, Any]:
-    """The annotation and value one step below."""
-    if isinstance(step, int):
-        args = get_args(annotation) if get_origin(annotation) is list else (Any,)
-        inside = value[step] if isinstance(value, list) and 0 <= step < len(value) else None
-        return _below(args[0]), inside
-    inside = value.get(step.name) if isinstance(value, Mapping) else None
-    if isinstance(step, Field):
-        return _below(arg_types(annotation).get(step.name, Any)), inside
-    args = get_args(annotation) if get_origin(annotation) is dict else (str, Any)
-    return _below(args[1]), inside
-
-
-def _step(annotation: Any, name: str) -> Step:
-    return Field(name) if is_args_type(annotation) and name in arg_types(annotation) else Key(name)
-
-
-def _next_name(annotation: Any, value: Any, text: str) -> str:
-    """The key `text` (after a '.') starts with: a record's field, else one of `value`'s keys (a key may hold
-    dots, as a label key does), else the plain text up to the next '.', '[' or ':'."""
-    known = list(arg_types(annotation)) if is_args_type(annotation) else []
-    if isinstance(value, Mapping):
-        known += [str(key) for key in value]
-    ends = (".", "[", ":")
-    fits = [name for name in known if text.startswith(name) and text[len(name) : len(name) + 1] in ends]
-    if fits:
-        return max(fits, key=len)
-    plain = _PLAIN.match(text)
-    return plain.group() if plain else ""
-
-
-def parse_arg_path(text: str, args_type: type, args: Any) -> tuple[tuple[Step, ...], str, str] | None:
-    """`args.<path>: <problem>` as the Args path's steps, the path as written and the problem, reading the path
-    against the Args type and the Args given (which tell a label key's dots from the path's); None where `text`
-    is not of that form."""
-    if not text.startswith("args"):
-        return None
-    rest, annotation, value = text[len("args") :], args_type, args
-    steps: list[Step] = []
-    while not rest.startswith(": "):
-        step: Step
-        if (index := _INDEX.match(rest)) is not None:
-            step, rest = int(index.group(1)), rest[index.end() :]
-        elif (quoted := _QUOTED.match(rest)) is not None:
-            literal = quoted.group(1)
-            # A key cut short (`…`) stays as it was written: no longer than an excerpt, it names the key well enough.
-            name = json.loads(literal) if literal.endswith('"') else literal
-            step, rest = _step(annotation, name), rest[quoted.end() :]
-        elif rest.startswith(".") and (name := _next_name(annotation, value, rest[1:])):
-            step, rest = _step(annotation, name), rest[1 + len(name) :]
-        else:
-            return None
-        steps.append(step)
-        annotation, value = _item(annotation, value, step)
-    return tuple(steps), text[: len(text) - len(rest)], rest[2:]
+def arg_steps(args_type: type, path: ArgPath) -> tuple[Step, ...]:
+    """An ArgProblem's path as steps the key mappings match: each field a Field, each map key a Key, indices as
+    they are (the Args type tells a field from a key, `fields_along`)."""
+    fields = fields_along(args_type, path)
+    return tuple(
+        step if isinstance(step, int) else Field(step) if field else Key(step)
+        for step, field in zip(path, fields, strict=True)
+    )
 
 
 @dataclass(frozen=True)
@@ -429,33 +365,19 @@ class Component:
     key_of: Callable[[PlatformConfig, Sequence[Step]], StackKey]
 
 
-def _problems(error: ArgsError, prefix: str) -> Iterator[str]:
-    """Each problem of `error`, without the `<Component> <name>: ` every line starts with."""
-    current: str | None = None
-    for line in str(error).splitlines():
-        if line.startswith(prefix):
-            if current is not None:
-                yield current
-            current = line[len(prefix) :]
-        else:
-            current = line if current is None else f"{current} {line}"
-    if current is not None:
-        yield current
-
-
 def issues_of(config: PlatformConfig, component: Component, error: ArgsError) -> list[ConfigIssue]:
     """The problems of `component`'s ArgsError as ConfigIssues at the stack keys that set the Args named."""
     issues = []
-    for problem in _problems(error, f"{component.kind} {component.name}: "):
-        parsed = parse_arg_path(problem, component.args_type, component.args)
-        if parsed is None:
+    for problem in error.problems:
+        if problem.where is not None:
             # Located elsewhere (a file of the model repository): named at the section, as the component said it.
-            issues.append(ConfigIssue(component.section, f"{component.kind}: {problem}"))
+            located = f"{problem.where}: {problem.reason}" if problem.where else problem.reason
+            issues.append(ConfigIssue(component.section, f"{component.kind}: {located}"))
             continue
-        steps, where, message = parsed
-        key = component.key_of(config, steps)
+        key = component.key_of(config, arg_steps(component.args_type, problem.path))
+        message = problem.reason
         if key.note is not None:
-            message = f"{component.kind} {where} ({key.note}): {message}"
+            message = f"{component.kind} {path_text(problem.path)} ({key.note}): {message}"
         issues.append(ConfigIssue(key.path(), message))
     return issues
 

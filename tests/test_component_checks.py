@@ -18,12 +18,12 @@ from program.component_checks import (
     Field,
     Key,
     Step,
+    arg_steps,
     component_issues,
     deployable,
     gpu_pool_key,
     issues_of,
     monitoring_key,
-    parse_arg_path,
     scaling_key,
     serving_key,
 )
@@ -31,7 +31,7 @@ from program.platform import cluster_version, gpu_pool_args
 from stackctl.main import main
 from tests.conftest import STACKS
 from tests.test_cluster_preflight import api_server
-from triton_platform.arg_problems import ArgsError
+from triton_platform.arg_problems import ArgProblem, ArgsError
 from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
 from triton_platform.monitoring_args import MonitoringArgs
 from triton_platform.triton_serving_args import TritonServingArgs
@@ -270,7 +270,7 @@ def test_an_arg_the_program_derives_names_its_section_and_keeps_the_args_path(de
     component = Component(
         "GpuNodePool", "dev-gpu-pool", GpuNodePoolArgs, {"labels": {"a": "b"}}, "triton-platform:gpuPool", gpu_pool_key
     )
-    error = ArgsError("GpuNodePool dev-gpu-pool: args.labels.a: is wrong")
+    error = ArgsError("GpuNodePool dev-gpu-pool", [ArgProblem(("labels", "a"), "is wrong")])
     [issue] = issues_of(dev, component, error)
     assert (issue.path, issue.message) == (
         "triton-platform:gpuPool",
@@ -281,32 +281,27 @@ def test_an_arg_the_program_derives_names_its_section_and_keeps_the_args_path(de
 
 def test_a_problem_located_outside_the_args_is_named_at_the_section(dev: PlatformConfig) -> None:
     component = Component("TritonServing", "dev-serving", TritonServingArgs, {}, "triton-platform:serving", serving_key)
-    error = ArgsError("TritonServing dev-serving: /models/big/1/model.onnx: above 1 MiB")
+    error = ArgsError("TritonServing dev-serving", [ArgProblem((), "above 1 MiB", "/models/big/1/model.onnx")])
     assert [(i.path, i.message) for i in issues_of(dev, component, error)] == [
         ("triton-platform:serving", "TritonServing: /models/big/1/model.onnx: above 1 MiB")
     ]
 
 
-def test_args_paths_are_read_against_the_args_given() -> None:
-    labels: MonitoringArgs = {"namespace": "x", "latency_slo_ms": 1, "labels": {"app.kubernetes.io/part-of": "y"}}
-    assert parse_arg_path("args.labels.app.kubernetes.io/part-of: differs", MonitoringArgs, labels) == (
-        (Field("labels"), Key("app.kubernetes.io/part-of")),
-        "args.labels.app.kubernetes.io/part-of",
-        "differs",
+def test_args_paths_are_read_against_the_args_type() -> None:
+    """A problem's path is data: the Args type tells a field from a user's key, whatever the key holds."""
+    assert arg_steps(MonitoringArgs, ("labels", "app.kubernetes.io/part-of")) == (
+        Field("labels"),
+        Key("app.kubernetes.io/part-of"),
     )
-    receivers: dict[str, Any] = {"receivers": {"on call": {"slack": {}}}}
-    assert parse_arg_path('args.receivers["on call"].slack.channel: missing', MonitoringArgs, receivers) == (
-        (Field("receivers"), Key("on call"), Field("slack"), Field("channel")),
-        'args.receivers["on call"].slack.channel',
-        "missing",
+    assert arg_steps(MonitoringArgs, ("receivers", "on call", "slack", "channel")) == (
+        Field("receivers"),
+        Key("on call"),
+        Field("slack"),
+        Field("channel"),
     )
-    taints: dict[str, Any] = {"taints": [{"key": "a"}, {"key": "a"}]}
-    assert parse_arg_path("args.taints[1]: twice: once", GpuNodePoolArgs, taints) == (
-        (Field("taints"), 1),
-        "args.taints[1]",
-        "twice: once",
-    )
-    assert parse_arg_path("/models/x: too big", GpuNodePoolArgs, {}) is None
+    assert arg_steps(GpuNodePoolArgs, ("taints", 1, "key")) == (Field("taints"), 1, Field("key"))
+    # A key named like a field is a key where the Args hold a map.
+    assert arg_steps(MonitoringArgs, ("deployments", "labels")) == (Field("deployments"), Key("labels"))
 
 
 def _stack_with(tmp_path: Path, stack: str, section: str, *path: str, value: Any) -> Path:

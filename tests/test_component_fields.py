@@ -25,8 +25,8 @@ from platform_config.component_fields import (
 )
 from platform_config.types import KeyProblemsError, Strict
 from triton_platform import gpu_node_pool_args, keda_scaling_args, monitoring_args, triton_serving_args
-from triton_platform.arg_problems import ArgProblems
-from triton_platform.arg_schema import UNSET, arg_types, join_key, resolve, setting
+from triton_platform.arg_problems import ArgPath, ArgProblems
+from triton_platform.arg_schema import UNSET, arg_types, resolve, setting
 
 SETS: list[tuple[type[BaseModel], type]] = [
     (getattr(importlib.import_module(f"platform_config.{module}"), name), args_type)
@@ -94,7 +94,7 @@ def test_a_stack_key_has_its_components_default(model: type[BaseModel], args_typ
         assert field.is_required() or field.get_default(call_default_factory=True, validated_data={}) is None
         return
     problems = ArgProblems("Probe", "default")
-    component = resolve(problems, key, rules.default, arg_types(args_type)[key], rules)
+    component = resolve(problems, (key,), rules.default, arg_types(args_type)[key], rules)
     assert problems.problems == []
     default = field.get_default(call_default_factory=True, validated_data={})
     annotation = field.annotation
@@ -256,10 +256,10 @@ def test_a_components_rule_is_raised_at_the_stack_keys_in_its_words() -> None:
     """component_rule: each problem the rule records, at its path turned into the stack's steps (camelCase keys,
     list indexes, a user's dotted key kept whole), its message naming keys as the stack writes them."""
 
-    def rule(problems: ArgProblems, path: str, args: dict[str, Any]) -> None:
+    def rule(problems: ArgProblems, path: ArgPath, args: dict[str, Any]) -> None:
         assert args == {"pre_stop_seconds": 5, "exit_timeout_seconds": 30}  # the model's Args, as section_args
-        problems.add(join_key(path, "pre_stop_seconds"), "above exit_timeout_seconds")
-        problems.add('taints[2].key["example.com/a.b"]', "a dotted key")
+        problems.add((*path, "pre_stop_seconds"), "above exit_timeout_seconds")
+        problems.add(("taints", 2, "key", "example.com/a.b"), "a dotted key")
         problems.add(path, "the record itself")
 
     check = component_rule(rule).wrapped

@@ -1,4 +1,5 @@
-"""Checking a component's Args: every problem collected, then one error naming the component and each Arg path.
+"""Checking a component's Args: every problem collected as data (an Arg path and a reason), then one error naming
+the component and each problem, as pulumi-eks raises `InputPropertiesError` with `{propertyPath, reason}`.
 
 Args may come from any Pulumi language through the component provider, as plain JSON: an integer can
 arrive as a float (`16.0`) and a key the type marks NotRequired can be missing.
@@ -6,11 +7,51 @@ arrive as a float (`16.0`) and a key the type marks NotRequired can be missing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from pulumi.errors import InputPropertiesError
 
-class ArgsError(ValueError):
-    """A component's Args are wrong: one line per problem, `<Component> <name>: args.<path>: <problem>`."""
+from triton_platform.excerpts import key_step
+
+Step = str | int
+"""One step of an Args path: a field's or a map key's name, or a list index."""
+
+ArgPath = tuple[Step, ...]
+"""An Arg's place below `args`, e.g. `("karpenter", "expire_after")` or `("taints", 0, "key")`."""
+
+
+def path_text(path: ArgPath) -> str:
+    """How a message writes an Args path: `args.karpenter.expire_after`, `args.taints[0].key`, `args.labels["a.b"]`
+    (a key that is not plain as JSON, so a label key's dots and slashes are not steps)."""
+    return "args" + "".join(f"[{step}]" if isinstance(step, int) else key_step(step) for step in path)
+
+
+@dataclass(frozen=True)
+class ArgProblem:
+    """One problem: at an Arg's `path`, or, where `where` is set, elsewhere (`path` then `()`): a file the Args point
+    to, or, empty, the instance as a whole (an object another instance creates already)."""
+
+    path: ArgPath
+    reason: str
+    where: str | None = None
+
+    def line(self, prefix: str) -> str:
+        where = path_text(self.path) if self.where is None else self.where
+        return f"{prefix}: {where}: {self.reason}" if where else f"{prefix}: {self.reason}"
+
+
+class ArgsError(InputPropertiesError, ValueError):
+    """A component's Args are wrong. Its text is one line per problem, `<Component> <name>: args.<path>: <reason>`;
+    `problems` holds them as data, and `errors` (the SDK's) each Arg's property path and reason."""
+
+    def __init__(self, prefix: str, problems: Sequence[ArgProblem]) -> None:
+        self.prefix = prefix
+        self.problems = list(problems)
+        lines = "\n".join(p.line(prefix) for p in self.problems)
+        errors = [{"property_path": path_text(p.path), "reason": p.reason} for p in self.problems if p.where is None]
+        super().__init__(lines, errors)  # type: ignore[arg-type]  # InputPropertyErrorDetails is this TypedDict
 
 
 class ArgProblems:
@@ -18,7 +59,7 @@ class ArgProblems:
 
     def __init__(self, component: str, name: str) -> None:
         self.prefix = f"{component} {name}"
-        self.problems: list[str] = []
+        self.problems: list[ArgProblem] = []
 
     @classmethod
     def of(cls, prefix: str) -> ArgProblems:
@@ -26,15 +67,15 @@ class ArgProblems:
         component, name = prefix.split(" ", 1)
         return cls(component, name)
 
-    def add(self, path: str, problem: str) -> None:
-        """`path` is the Arg's snake_case path below `args`, e.g. `karpenter.expire_after` or `taints[0].key`."""
-        self.add_at(f"args.{path}", problem)
+    def add(self, path: ArgPath, problem: str) -> None:
+        """A problem of the Arg at `path` (below `args`)."""
+        self.problems.append(ArgProblem(path, problem))
 
     def add_at(self, where: str, problem: str) -> None:
-        """A problem located by the caller: an Arg's full path (`args.models.x`) or a file the Args point to."""
-        self.problems.append(f"{self.prefix}: {where}: {problem}")
+        """A problem located elsewhere than the Args: a file the Args point to."""
+        self.problems.append(ArgProblem((), problem, where))
 
-    def integer(self, path: str, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    def integer(self, path: ArgPath, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
         """`value` as an int (a whole float such as 16.0 is one), within the bounds; 0 after a recorded problem."""
         if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
             self.add(path, f"{value!r} is not a whole number")
@@ -48,7 +89,7 @@ class ArgProblems:
 
     def number(
         self,
-        path: str,
+        path: ArgPath,
         value: Any,
         *,
         above: float | None = None,
@@ -71,13 +112,12 @@ class ArgProblems:
             self.add(path, f"{value:g} is not {rule}")
         return float(value)
 
-    def clean(self, *paths: str) -> bool:
+    def clean(self, *paths: ArgPath) -> bool:
         """Whether no problem was recorded at these Arg paths or below them: a rule across Args reads only
         values that passed their own checks (a bad one stands in as 0 or empty)."""
-        wheres = tuple(f"{self.prefix}: args.{path}" for path in paths)
-        return not any(problem.startswith(where) for problem in self.problems for where in wheres)
+        return not any(p.where is None and p.path[: len(path)] == path for p in self.problems for path in paths)
 
     def check(self) -> None:
         """Raise every problem found, or nothing."""
         if self.problems:
-            raise ArgsError("\n".join(self.problems))
+            raise ArgsError(self.prefix, self.problems)

@@ -26,8 +26,8 @@ from typing import Any, Union, get_args, get_origin
 
 import pulumi
 
-from triton_platform.arg_problems import ArgProblems
-from triton_platform.excerpts import excerpt, key_step
+from triton_platform.arg_problems import ArgPath, ArgProblems, path_text
+from triton_platform.excerpts import excerpt
 from triton_platform.formats import Format
 
 UNSET: Any = object()
@@ -97,14 +97,26 @@ def input_type(annotation: Any) -> Any | None:
     return members[0]
 
 
-def join_key(path: str, key: str) -> str:
-    """`path` and one more key (`excerpts.key_step`)."""
-    step = key_step(key)
-    return f"{path}{step}" if path else step.removeprefix(".")
+def fields_along(args_type: type, path: ArgPath) -> tuple[bool, ...]:
+    """For each step of `path` below the Args `args_type`, whether it names a field of a record (else a map's key or
+    a list's index): what tells `labels.a` (a key) from `karpenter.expire_after` (a field) once a path is data."""
+    annotation: Any = args_type
+    fields: list[bool] = []
+    for step in path:
+        annotation = input_type(annotation) or annotation
+        field = isinstance(step, str) and is_args_type(annotation) and step in arg_types(annotation)
+        fields.append(field)
+        if field:
+            annotation = arg_types(annotation)[str(step)]
+        elif get_origin(annotation) in (list, dict):
+            annotation = get_args(annotation)[-1]
+        else:
+            annotation = Any
+    return tuple(fields)
 
 
-def resolve(problems: ArgProblems, path: str, value: Any, annotation: Any, rules: Setting = NO_RULES) -> Any:
-    """`value` checked as the Arg `annotation` at `path` (snake_case, below `args`), with its defaults applied.
+def resolve(problems: ArgProblems, path: ArgPath, value: Any, annotation: Any, rules: Setting = NO_RULES) -> Any:
+    """`value` checked as the Arg `annotation` at `path` (below `args`), with its defaults applied.
 
     Problems are recorded, never raised; the value returned after one is a stand-in of the right type, so the
     checks after it can go on and report theirs too.
@@ -141,10 +153,10 @@ def resolve(problems: ArgProblems, path: str, value: Any, annotation: Any, rules
         return _float(problems, path, value, rules)
     if annotation is str:
         return _str(problems, path, value, rules)
-    raise TypeError(f"no check for Arg type {annotation!r} at {path}")
+    raise TypeError(f"no check for Arg type {annotation!r} at {path_text(path)}")
 
 
-def _resolved(prefix: str, path: str, annotation: Any, rules: Setting, value: Any) -> Any:
+def _resolved(prefix: str, path: ArgPath, annotation: Any, rules: Setting, value: Any) -> Any:
     """An Output's value, once known, checked as `resolve` checks a plain one; ArgsError on a problem."""
     problems = ArgProblems.of(prefix)
     checked = resolve(problems, path, value, annotation, rules)
@@ -152,11 +164,11 @@ def _resolved(prefix: str, path: str, annotation: Any, rules: Setting, value: An
     return checked
 
 
-def resolve_record(problems: ArgProblems, path: str, value: Any, args_type: type) -> dict[str, Any]:
+def resolve_record(problems: ArgProblems, path: ArgPath, value: Any, args_type: type) -> dict[str, Any]:
     """A TypedDict's value: each key it declares checked, each missing one given its default (or left out)."""
     if not isinstance(value, Mapping):
-        problems.add_at(
-            f"args.{path}" if path else "args",
+        problems.add(
+            path,
             f"{excerpt(value)} is not a mapping of {args_type.__name__}'s keys"
             if value is not None
             else f"missing: give {args_type.__name__}, a mapping of its keys",
@@ -168,29 +180,29 @@ def resolve_record(problems: ArgProblems, path: str, value: Any, args_type: type
         if key not in hints:
             close = difflib.get_close_matches(str(key), list(hints), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.add(join_key(path, str(key)), f"unknown key; known keys: {', '.join(sorted(hints))}{hint}")
+            problems.add((*path, str(key)), f"unknown key; known keys: {', '.join(sorted(hints))}{hint}")
     out: dict[str, Any] = {}
     for key, annotation in hints.items():
         rules = setting(args_type, key)
         given = value.get(key)
         if given is None:
             if key in required:
-                problems.add(join_key(path, key), "missing (required)")
+                problems.add((*path, key), "missing (required)")
             elif rules.default is not UNSET:
-                out[key] = resolve(problems, join_key(path, key), copy.deepcopy(rules.default), annotation, rules)
+                out[key] = resolve(problems, (*path, key), copy.deepcopy(rules.default), annotation, rules)
             continue
-        out[key] = resolve(problems, join_key(path, key), given, annotation, rules)
+        out[key] = resolve(problems, (*path, key), given, annotation, rules)
     return out
 
 
-def _list(problems: ArgProblems, path: str, value: Any, item: Any, rules: Setting) -> list[Any]:
+def _list(problems: ArgProblems, path: ArgPath, value: Any, item: Any, rules: Setting) -> list[Any]:
     if isinstance(value, str):
         problems.add(path, f"{excerpt(value)} is a string, not a list; a list of one is [{excerpt(value)}]")
         return []
     if not isinstance(value, list | tuple):
         problems.add(path, f"{excerpt(value)} is not a list")
         return []
-    items = [resolve(problems, f"{path}[{i}]", entry, item, rules) for i, entry in enumerate(value)]
+    items = [resolve(problems, (*path, i), entry, item, rules) for i, entry in enumerate(value)]
     if len(items) < rules.min_items:
         problems.add(path, f"has {len(items)} items; list at least {rules.min_items}")
     if rules.unique:
@@ -202,13 +214,13 @@ def _list(problems: ArgProblems, path: str, value: Any, item: Any, rules: Settin
     return items
 
 
-def _map(problems: ArgProblems, path: str, value: Any, item: Any, rules: Setting) -> dict[str, Any]:
+def _map(problems: ArgProblems, path: ArgPath, value: Any, item: Any, rules: Setting) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         problems.add(path, f"{excerpt(value)} is not a mapping")
         return {}
     out: dict[str, Any] = {}
     for key, entry in value.items():
-        where = join_key(path, str(key))
+        where = (*path, str(key))
         if not isinstance(key, str):
             problems.add(where, f"key {excerpt(key)} is not a string")
             continue
@@ -222,7 +234,7 @@ def _map(problems: ArgProblems, path: str, value: Any, item: Any, rules: Setting
     return out
 
 
-def _bool(problems: ArgProblems, path: str, value: Any) -> bool:
+def _bool(problems: ArgProblems, path: ArgPath, value: Any) -> bool:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "on", "off"):
@@ -232,7 +244,7 @@ def _bool(problems: ArgProblems, path: str, value: Any) -> bool:
     return False
 
 
-def _int(problems: ArgProblems, path: str, value: Any, rules: Setting) -> int:
+def _int(problems: ArgProblems, path: ArgPath, value: Any, rules: Setting) -> int:
     if isinstance(value, float) and not math.isfinite(value):
         problems.add(path, f"{value} is not a whole number")
         return int(rules.minimum or 0)
@@ -242,14 +254,14 @@ def _int(problems: ArgProblems, path: str, value: Any, rules: Setting) -> int:
     )
 
 
-def _float(problems: ArgProblems, path: str, value: Any, rules: Setting) -> float:
+def _float(problems: ArgProblems, path: ArgPath, value: Any, rules: Setting) -> float:
     if isinstance(value, float) and not math.isfinite(value):
         problems.add(path, f"{value} is not a finite number")
         return float(rules.minimum or 0)
     return problems.number(path, value, above=rules.above, at_least=rules.minimum, at_most=rules.maximum)
 
 
-def _str(problems: ArgProblems, path: str, value: Any, rules: Setting) -> str:
+def _str(problems: ArgProblems, path: ArgPath, value: Any, rules: Setting) -> str:
     if not isinstance(value, str):
         problems.add(path, f"{excerpt(value)} is not a string")
         return ""

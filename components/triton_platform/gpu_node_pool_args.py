@@ -14,7 +14,7 @@ from typing import Any, NotRequired, TypedDict, cast
 import pulumi
 
 from triton_platform.arg_problems import ArgProblems
-from triton_platform.arg_schema import Setting, declare, join_key, resolve_record
+from triton_platform.arg_schema import Setting, declare, resolve_record
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import (
     IMAGE,
@@ -352,7 +352,7 @@ def pool_of(name: str, args: GpuNodePoolArgs) -> GpuNodePoolArgs:
     """`args` checked against their declaration, each default applied (`min_nodes`'s by the autoscaler); every
     problem, if any, raised at once (`ArgsError`)."""
     problems = ArgProblems(COMPONENT, name)
-    pool = cast(GpuNodePoolArgs, resolve_record(problems, "", args, GpuNodePoolArgs))
+    pool = cast(GpuNodePoolArgs, resolve_record(problems, (), args, GpuNodePoolArgs))
     if not isinstance(args, Mapping):
         problems.check()  # no Args at all: nothing to compare
     given: Mapping[str, Any] = args
@@ -360,7 +360,7 @@ def pool_of(name: str, args: GpuNodePoolArgs) -> GpuNodePoolArgs:
         pool["min_nodes"] = default_min_nodes(pool.get("autoscaler", "static"), pool.get("max_nodes", 1))
     pool_rules(problems, pool, given)
     _check_labels(problems, pool)
-    if problems.clean("gpu_software"):
+    if problems.clean(("gpu_software",)):
         _check_gpu_software(problems, pool, given)
     problems.check()
     return pool
@@ -370,22 +370,22 @@ def pool_rules(problems: ArgProblems, pool: GpuNodePoolArgs, given: Mapping[str,
     """The rules across the pool's own settings (`given`: as the user gave them): taints once each, the
     autoscaler's settings and only those, its workload identity, a NodePool that asks for GPUs, the node bounds."""
     _check_taints(problems, pool)
-    if problems.clean("autoscaler"):
+    if problems.clean(("autoscaler",)):
         _check_settings(problems, pool)
     autoscaler = pool.get("cluster_autoscaler")
     if isinstance(autoscaler, Mapping):
         # The identity it calls the cloud's node-group API with: of that cloud, in the form its webhook reads.
         identity_annotation_rules(
             problems,
-            "cluster_autoscaler.service_account_annotations",
+            ("cluster_autoscaler", "service_account_annotations"),
             autoscaler.get("service_account_annotations", {}),
-            autoscaler.get("cloud_provider") if problems.clean("cluster_autoscaler.cloud_provider") else None,
+            autoscaler.get("cloud_provider") if problems.clean(("cluster_autoscaler", "cloud_provider")) else None,
         )
     _check_karpenter(problems, pool, given)
-    if isinstance(autoscaler, Mapping) and problems.clean("kube_version", "cluster_autoscaler.image"):
+    if isinstance(autoscaler, Mapping) and problems.clean(("kube_version",), ("cluster_autoscaler", "image")):
         _match_autoscaler(problems, pool, autoscaler, given.get("cluster_autoscaler"))
     # The node bounds against each other and the mode, only where each is right itself.
-    if problems.clean("autoscaler", "max_nodes", "min_nodes"):
+    if problems.clean(("autoscaler",), ("max_nodes",), ("min_nodes",)):
         _check_bounds(problems, pool)
 
 
@@ -407,7 +407,7 @@ def _match_autoscaler(
     if not (isinstance(given, Mapping) and "image" in given):
         if known is None:
             problems.add(
-                "cluster_autoscaler.image",
+                ("cluster_autoscaler", "image"),
                 f"not set, and no cluster-autoscaler release of Kubernetes 1.{minor} ({version}) is known here; "
                 f"set it to a v1.{minor} release of {CLUSTER_AUTOSCALER}",
             )
@@ -417,7 +417,7 @@ def _match_autoscaler(
     tagged = _IMAGE_MINOR.search(image.split("@", 1)[0])
     if tagged is not None and int(tagged.group(1)) != minor:
         problems.add(
-            "cluster_autoscaler.image",
+            ("cluster_autoscaler", "image"),
             f"{excerpt(image)} is cluster-autoscaler 1.{tagged.group(1)}, but the cluster runs Kubernetes 1.{minor} "
             f"({version}); a cluster-autoscaler release supports only its own minor: use a v1.{minor} release"
             + (f" (the default, {CLUSTER_AUTOSCALER}:{known})" if known else ""),
@@ -428,12 +428,12 @@ def _check_taints(problems: ArgProblems, pool: GpuNodePoolArgs) -> None:
     """The API server takes a node's taints unique by key and effect (ValidateNodeSpec, validateNodeTaints)."""
     first: dict[tuple[str, str], int] = {}
     for i, taint in enumerate(pool.get("taints", [])):
-        if not problems.clean(f"taints[{i}]"):
+        if not problems.clean(("taints", i)):
             continue
         pair = (taint["key"], taint["effect"])
         if pair in first:
             problems.add(
-                f"taints[{i}]",
+                ("taints", i),
                 f"key {pair[0]!r} with effect {pair[1]!r} is taints[{first[pair]}]'s too; a node takes each key "
                 "and effect once",
             )
@@ -446,7 +446,7 @@ def _check_labels(problems: ArgProblems, pool: GpuNodePoolArgs) -> None:
     for key in OWN_LABELS:
         if key in pool.get("labels", {}):
             problems.add(
-                join_key("labels", key),
+                ("labels", key),
                 "is a label the component sets itself on some of its objects; leave it out of labels",
             )
 
@@ -456,11 +456,11 @@ def _check_settings(problems: ArgProblems, pool: GpuNodePoolArgs) -> None:
     autoscaler = pool["autoscaler"]
     for mode, key in (("karpenter", "karpenter"), ("cluster-autoscaler", "cluster_autoscaler")):
         if autoscaler == mode and key not in pool:
-            problems.add(key, f"missing (required): autoscaler {mode!r} needs its settings")
+            problems.add((key,), f"missing (required): autoscaler {mode!r} needs its settings")
         if autoscaler != mode and key in pool:
-            problems.add(key, f"applies only to autoscaler {mode!r}, not {autoscaler!r}")
+            problems.add((key,), f"applies only to autoscaler {mode!r}, not {autoscaler!r}")
     if autoscaler != "static" and pool["static_nodes"]:
-        problems.add("static_nodes", f"applies only to autoscaler 'static', not {autoscaler!r}")
+        problems.add(("static_nodes",), f"applies only to autoscaler 'static', not {autoscaler!r}")
 
 
 def _check_karpenter(problems: ArgProblems, pool: GpuNodePoolArgs, given: Mapping[str, Any]) -> None:
@@ -468,11 +468,11 @@ def _check_karpenter(problems: ArgProblems, pool: GpuNodePoolArgs, given: Mappin
     karpenter = pool.get("karpenter")
     if karpenter is None or not isinstance(given.get("karpenter"), Mapping):
         return
-    if problems.clean("karpenter.instance_families", "karpenter.gpu_names") and not (
+    if problems.clean(("karpenter", "instance_families"), ("karpenter", "gpu_names")) and not (
         karpenter["instance_families"] or karpenter["gpu_names"]
     ):
         problems.add(
-            "karpenter", "set instance_families or gpu_names: without one Karpenter may launch nodes without GPUs"
+            ("karpenter",), "set instance_families or gpu_names: without one Karpenter may launch nodes without GPUs"
         )
 
 
@@ -482,10 +482,10 @@ def _check_gpu_software(problems: ArgProblems, pool: GpuNodePoolArgs, given: Map
     if software != "pool":
         provider = "the GPU Operator" if software == "gpu-operator" else "the cloud"
         if given.get("device_plugin") is not None:
-            problems.add("device_plugin", f"{provider} runs the device plugin (gpu_software {software!r})")
+            problems.add(("device_plugin",), f"{provider} runs the device plugin (gpu_software {software!r})")
         if pool["dcgm_exporter"]:
             problems.add(
-                "dcgm_exporter",
+                ("dcgm_exporter",),
                 f"true, but gpu_software is {software!r}: "
                 + (
                     "the GPU Operator runs the DCGM exporter and the pool scrapes it; set false"
@@ -494,19 +494,19 @@ def _check_gpu_software(problems: ArgProblems, pool: GpuNodePoolArgs, given: Map
                 ),
             )
     if software != "gpu-operator" and given.get("gpu_operator_namespace") is not None:
-        problems.add("gpu_operator_namespace", f"applies only to gpu_software 'gpu-operator', not {software!r}")
+        problems.add(("gpu_operator_namespace",), f"applies only to gpu_software 'gpu-operator', not {software!r}")
 
 
 def _check_bounds(problems: ArgProblems, pool: GpuNodePoolArgs) -> None:
     """The node bounds: in order, and as the pool's autoscaler mode allows."""
     low, high, autoscaler = pool["min_nodes"], pool["max_nodes"], pool["autoscaler"]
     if low > high:
-        problems.add("min_nodes", f"{low} is above max_nodes ({high}); it must be at most that")
+        problems.add(("min_nodes",), f"{low} is above max_nodes ({high}); it must be at most that")
     elif autoscaler == "karpenter" and low:
         problems.add(
-            "min_nodes",
+            ("min_nodes",),
             f"{low}, but a Karpenter NodePool has no node minimum; set 0 and keep warm capacity with "
             "overprovisioning_replicas",
         )
     elif autoscaler == "static" and low != high:
-        problems.add("min_nodes", f"{low}, but a static pool has a fixed size; set min_nodes = max_nodes ({high})")
+        problems.add(("min_nodes",), f"{low}, but a static pool has a fixed size; set min_nodes = max_nodes ({high})")

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import pulumi
 
-from triton_platform.arg_problems import ArgProblems
+from triton_platform.arg_problems import ArgPath, ArgProblems
 from triton_platform.component_types import type_token, with_former_type
 from triton_platform.helm_chart import HelmChartArgs, InstalledChart
 from triton_platform.http_add_on import API_VERSION as HTTP_API
@@ -284,7 +284,7 @@ def trigger_authentication_manifest(auth: PrometheusAuth, namespace: str, labels
 def one_namespace(
     namespaces: list[str],
     problems: ArgProblems,
-    key: str = "prometheus_auth",
+    path: ArgPath = ("prometheus_auth",),
     what: str = "the TriggerAuthentication goes in the namespace of the Deployments",
 ) -> str:
     """The namespace every target is in: a TriggerAuthentication serves the ScaledObjects of its own namespace,
@@ -292,7 +292,7 @@ def one_namespace(
     distinct = sorted(set(namespaces))
     if len(distinct) != 1:
         problems.add(
-            key,
+            path,
             f"{what}, but the targets are in {distinct or 'none'}; give targets of one namespace, or one "
             "KedaScaling per namespace",
         )
@@ -380,7 +380,7 @@ class KedaScaling(pulumi.ComponentResource):
                 one_namespace(
                     values,
                     ArgProblems("KedaScaling", name),
-                    "targets.*.wake",
+                    ("targets",),
                     "the wake Service serves the Deployments of one namespace",
                 ),
                 add_on["namespace"],

@@ -16,7 +16,7 @@ from typing import NotRequired, TypedDict, cast
 
 import pulumi
 
-from triton_platform.arg_problems import ArgProblems
+from triton_platform.arg_problems import ArgPath, ArgProblems
 from triton_platform.arg_schema import Setting, declare, resolve_record
 from triton_platform.formats import (
     CLOCK,
@@ -386,27 +386,27 @@ declare(
 )
 
 
-def _floor_problems(problems: ArgProblems, path: str, target: ScaleTarget) -> None:
+def _floor_problems(problems: ArgProblems, path: ArgPath, target: ScaleTarget) -> None:
     """A daily floor's windows against KEDA's cron trigger and the target's replica range."""
     windows = target.get("daily_floor", {}).get("windows", [])
     if len(windows) > MAX_FLOOR_WINDOWS:
-        problems.add(f"{path}.daily_floor.windows", f"has {len(windows)} windows; at most {MAX_FLOOR_WINDOWS}")
+        problems.add((*path, "daily_floor", "windows"), f"has {len(windows)} windows; at most {MAX_FLOOR_WINDOWS}")
     low, high = target.get("min_replicas", 0), target.get("max_replicas", INT32_MAX)
     for index, window in enumerate(windows):
-        at = f"{path}.daily_floor.windows[{index}]"
-        if problems.clean(f"{at}.start", f"{at}.end") and window.get("start") == window.get("end"):
+        at = (*path, "daily_floor", "windows", index)
+        if problems.clean((*at, "start"), (*at, "end")) and window.get("start") == window.get("end"):
             # KEDA refuses it: "start and end can not have exactly same time input" (cron_scaler.go, Validate).
-            problems.add(f"{at}.end", f"{window['end']!r} is the window's start; a window must end at another time")
+            problems.add((*at, "end"), f"{window['end']!r} is the window's start; a window must end at another time")
         replicas = window.get("replicas", 0)
-        if not problems.clean(f"{at}.replicas", f"{path}.min_replicas", f"{path}.max_replicas"):
+        if not problems.clean((*at, "replicas"), (*path, "min_replicas"), (*path, "max_replicas")):
             continue
         if replicas <= low:
             problems.add(
-                f"{at}.replicas",
+                (*at, "replicas"),
                 f"{replicas} is not above min_replicas ({low}): the window would hold nothing; raise it or remove it",
             )
         elif replicas > high:
-            problems.add(f"{at}.replicas", f"{replicas} is above max_replicas ({high}); it must be at most that")
+            problems.add((*at, "replicas"), f"{replicas} is above max_replicas ({high}); it must be at most that")
 
 
 def _install_only(problems: ArgProblems, keda: KedaInstall, given: object) -> None:
@@ -415,9 +415,9 @@ def _install_only(problems: ArgProblems, keda: KedaInstall, given: object) -> No
     if mode == "install" or not isinstance(given, dict):
         return
     for key in KEDA_INSTALL_ONLY:
-        if key in given and problems.clean(f"keda.{key}"):
+        if key in given and problems.clean(("keda", key)):
             problems.add(
-                f"keda.{key}",
+                ("keda", key),
                 f"applies only to keda.mode 'install': in mode {mode!r} this component installs no KEDA, so the "
                 "setting would do nothing; remove it or set keda.mode 'install'",
             )
@@ -427,39 +427,39 @@ def scaling_of(name: str, args: KedaScalingArgs) -> KedaScalingArgs:
     """`args` checked against their declaration, each default applied; every problem, if any, raised at once
     (`ArgsError`)."""
     problems = ArgProblems("KedaScaling", name)
-    scaling = cast(KedaScalingArgs, resolve_record(problems, "", args, KedaScalingArgs))
+    scaling = cast(KedaScalingArgs, resolve_record(problems, (), args, KedaScalingArgs))
     targets = scaling.get("targets", {})
     for key, target in targets.items():
         low, high = target.get("min_replicas", 0), target.get("max_replicas", 1)
-        if problems.clean(f"targets.{key}.min_replicas", f"targets.{key}.max_replicas") and low > high:
+        if problems.clean(("targets", key, "min_replicas"), ("targets", key, "max_replicas")) and low > high:
             problems.add(
-                f"targets.{key}.min_replicas", f"{low} is above max_replicas ({high}); it must be at most that"
+                ("targets", key, "min_replicas"), f"{low} is above max_replicas ({high}); it must be at most that"
             )
-        if "wake" in target and problems.clean(f"targets.{key}.min_replicas") and low != 0:
+        if "wake" in target and problems.clean(("targets", key, "min_replicas")) and low != 0:
             problems.add(
-                f"targets.{key}.wake",
+                ("targets", key, "wake"),
                 f"is set but min_replicas is {low}: a Deployment wakes on a request only from 0; set min_replicas 0 "
                 "or remove wake",
             )
-        _floor_problems(problems, f"targets.{key}", target)
+        _floor_problems(problems, ("targets", key), target)
         trigger = target.get("trigger", {})
         if scaling.get("gpu_memory_ratio_target") and trigger.get("name") == GPU_TRIGGER:
             problems.add(
-                f"targets.{key}.trigger.name",
+                ("targets", key, "trigger", "name"),
                 f"{GPU_TRIGGER!r} is the trigger this component adds for gpu_memory_ratio_target; name yours otherwise",
             )
         if re.fullmatch(rf"{FLOOR_TRIGGER}-[0-9]+", str(trigger.get("name", ""))):
             problems.add(
-                f"targets.{key}.trigger.name",
+                ("targets", key, "trigger", "name"),
                 f"{trigger['name']!r} is a name this component gives a daily floor's trigger; name yours otherwise",
             )
     fallback = scaling.get("fallback")
     if fallback is not None:
         for key, target in targets.items():
-            clean = problems.clean("fallback.replicas", f"targets.{key}.max_replicas")
+            clean = problems.clean(("fallback", "replicas"), ("targets", key, "max_replicas"))
             if clean and fallback.get("replicas", 0) > target.get("max_replicas", INT32_MAX):
                 problems.add(
-                    "fallback.replicas",
+                    ("fallback", "replicas"),
                     f"{fallback['replicas']} is above targets.{key}.max_replicas ({target['max_replicas']}); KEDA "
                     "would hold more replicas than the target may have",
                 )
@@ -473,6 +473,6 @@ def scaling_of(name: str, args: KedaScalingArgs) -> KedaScalingArgs:
         if install.get("mode") == "install" and chart is not None:
             problem = chart_source_problem(chart)
             if problem is not None:
-                problems.add(f"{key}.chart", problem)
+                problems.add((key, "chart"), problem)
     problems.check()
     return scaling

@@ -16,8 +16,8 @@ from typing import Any, NotRequired, TypedDict, TypeVar, cast
 
 import pulumi
 
-from triton_platform.arg_problems import ArgProblems
-from triton_platform.arg_schema import Setting, declare, join_key, resolve_record
+from triton_platform.arg_problems import ArgPath, ArgProblems
+from triton_platform.arg_schema import Setting, declare, resolve_record
 from triton_platform.durations import PROM_DURATION
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import (
@@ -471,33 +471,33 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringArgs:
     builders read. An ArgsError names every problem found. TritonServing's outputs among them are checked by
     stand-ins until they are known (`joined_settings` checks them then)."""
     problems = ArgProblems(COMPONENT, name)
-    checked = cast(MonitoringArgs, resolve_record(problems, "", _with_stand_ins(args), MonitoringArgs))
+    checked = cast(MonitoringArgs, resolve_record(problems, (), _with_stand_ins(args), MonitoringArgs))
     # The rules across keys read only entries whose keys are right (a wrong one is named already).
     deployments = _rightly_named(checked.get("deployments", {}), WATCHED_KEY)
     for key, deployment in deployments.items():
-        _signal(problems, f"deployments.{key}", deployment)
+        _signal(problems, ("deployments", key), deployment)
     _one_object_per_name(problems, deployments)
-    routing_rules(problems, "", checked)
-    alert_rules(problems, "alerts", checked.get("alerts", {}))
+    routing_rules(problems, (), checked)
+    alert_rules(problems, ("alerts",), checked.get("alerts", {}))
     _tail_objective(problems, checked)
     _labels_of_the_components_own(problems, checked)
     mode = checked.get("mode", "existing")
     if mode != "install" and isinstance(args, dict):
         for key in INSTALL_ONLY:
             # A value refused already is named once, by its own check.
-            if key in args and problems.clean(key):
+            if key in args and problems.clean((key,)):
                 problems.add(
-                    key,
+                    (key,),
                     f"applies only to mode 'install': in mode {mode!r} this component installs no Prometheus or "
                     "Alertmanager, so the setting would do nothing; remove it or set mode 'install'",
                 )
     chart = checked.get("chart")
     # A chart that is no mapping at all is named as such already.
-    if checked.get("mode") == "install" and chart and problems.clean("chart.repository", "chart.path"):
+    if checked.get("mode") == "install" and chart and problems.clean(("chart", "repository"), ("chart", "path")):
         problem = chart_source_problem(chart)
         if problem is not None:
-            problems.add("chart", problem)
-    if checked.get("mode") == "install" and chart and problems.clean("chart.values"):
+            problems.add(("chart",), problem)
+    if checked.get("mode") == "install" and chart and problems.clean(("chart", "values")):
         _renderer_token(problems, chart.get("values") or {})
     problems.check()
     return checked
@@ -515,7 +515,7 @@ def _renderer_token(problems: ArgProblems, values: Mapping[str, Any]) -> None:
     if not isinstance(renderer, Mapping) or renderer.get("enabled") is not True or renderer.get("existingSecret"):
         return
     problems.add(
-        "chart.values.grafana.imageRenderer",
+        ("chart", "values", "grafana", "imageRenderer"),
         "enabled without existingSecret: the grafana chart would write a new random token on every preview (it is "
         "templated, so its lookup of the last one finds nothing), and a `token` value would be stored in plain "
         "text; create a Secret with the key `token` and name it in existingSecret",
@@ -605,33 +605,33 @@ TARGET_ABOVE_ONE = {
 """Why a per-model signal's target is at most 1."""
 
 
-def _signal(problems: ArgProblems, path: str, deployment: MonitoredDeployment) -> None:
+def _signal(problems: ArgProblems, path: ArgPath, deployment: MonitoredDeployment) -> None:
     """A busy ratio's or a demand's target and what it divides each model by, which its kind requires and bounds."""
     models, signal = deployment.get("models", []), deployment.get("signal", {})
     kind = signal.get("kind")
     # No kind, or a signal that is no mapping (it stands in empty): named as such already.
-    if kind is None or not problems.clean(f"{path}.signal.kind"):
+    if kind is None or not problems.clean((*path, "signal", "kind")):
         return
-    models_clean, path = problems.clean(f"{path}.models"), f"{path}.signal"
+    models_clean, path = problems.clean((*path, "models")), (*path, "signal")
     for other_kind, key in PER_MODEL_SIGNALS.items():
         if kind != other_kind and signal.get(key) is not None:
-            problems.add(f"{path}.{key}", f"only kind {other_kind} reads it; this signal is {kind!r}")
+            problems.add((*path, key), f"only kind {other_kind} reads it; this signal is {kind!r}")
     if kind == QUEUE_DEPTH_SIGNAL:
         return
     key = PER_MODEL_SIGNALS[kind]
     target = signal.get("target", 0)
-    if problems.clean(f"{path}.target") and target > 1:
-        problems.add(f"{path}.target", f"{target:g} is above 1; {TARGET_ABOVE_ONE[kind]}")
+    if problems.clean((*path, "target")) and target > 1:
+        problems.add((*path, "target"), f"{target:g} is above 1; {TARGET_ABOVE_ONE[kind]}")
     divisors = signal.get(key)
     if not divisors:
         what = "what its ratio divides by" if kind == "busy-ratio" else "what each model's requests are divided by"
-        problems.add(f"{path}.{key}", f"missing (required for kind {kind}: {what})")
+        problems.add((*path, key), f"missing (required for kind {kind}: {what})")
         return
     if models_clean:
         for model in _rightly_named(cast(dict[str, float], divisors), MODEL):
             if model not in cast(list[str], models):
                 problems.add(
-                    join_key(f"{path}.{key}", model),
+                    (*path, key, model),
                     f"is not one of the deployment's models ({', '.join(cast(list[str], models)) or 'none'})",
                 )
 
@@ -640,43 +640,43 @@ def _one_object_per_name(problems: ArgProblems, deployments: Mapping[str, Monito
     """Two deployments of one object name would be one Deployment watched twice, and two dashboards of one name."""
     seen: dict[str, str] = {}
     for key, deployment in deployments.items():
-        if "object_name" not in deployment or not problems.clean(f"deployments.{key}.object_name"):
+        if "object_name" not in deployment or not problems.clean(("deployments", key, "object_name")):
             continue
         name = object_name(deployment)
         if name in seen:
             problems.add(
-                f"deployments.{key}.object_name",
+                ("deployments", key, "object_name"),
                 f"{name!r} is deployments.{seen[name]}.object_name too; watch each Deployment once",
             )
         seen.setdefault(name, key)
 
 
-def routing_rules(problems: ArgProblems, path: str, args: MonitoringArgs) -> None:
+def routing_rules(problems: ArgProblems, path: ArgPath, args: MonitoringArgs) -> None:
     """Each receiver by its rules, and each route to one of them."""
     receivers = args.get("receivers", {})
     for key, receiver in _rightly_named(receivers, RECEIVER_NAME).items():
-        receiver_rules(problems, join_key(join_key(path, "receivers"), key), key, receiver)
-    if problems.clean(join_key(path, "receivers")):
+        receiver_rules(problems, (*path, "receivers", key), key, receiver)
+    if problems.clean((*path, "receivers")):
         known = ", ".join(sorted(receivers)) or "none"
         for severity, receiver_name in _rightly_named(args.get("routes", {}), SEVERITY).items():
-            where = join_key(join_key(path, "routes"), severity)
+            where = (*path, "routes", severity)
             if problems.clean(where) and receiver_name not in receivers:
                 problems.add(where, f"{receiver_name!r} names no receiver of receivers ({known})")
 
 
-def receiver_rules(problems: ArgProblems, path: str, name: str, receiver: AlertReceiver) -> None:
+def receiver_rules(problems: ArgProblems, path: ArgPath, name: str, receiver: AlertReceiver) -> None:
     """A receiver's name apart from the null receiver's, at least one integration, one form of each credential."""
     if name == NULL_RECEIVER:
         problems.add(path, f"the name {NULL_RECEIVER!r} is taken: it receives what no route claims")
     if not any(integration in receiver for integration in INTEGRATIONS) and problems.clean(path):
         problems.add(path, f"names no integration; give one or more of {', '.join(INTEGRATIONS)}")
-    credentials: list[tuple[str, ReceiverCredential | None]] = [
-        ("slack.webhook_url", receiver.get("slack", {}).get("webhook_url")),
-        ("pagerduty.routing_key", receiver.get("pagerduty", {}).get("routing_key")),
-        ("webhook.url", receiver.get("webhook", {}).get("url")),
+    credentials: list[tuple[ArgPath, ReceiverCredential | None]] = [
+        (("slack", "webhook_url"), receiver.get("slack", {}).get("webhook_url")),
+        (("pagerduty", "routing_key"), receiver.get("pagerduty", {}).get("routing_key")),
+        (("webhook", "url"), receiver.get("webhook", {}).get("url")),
     ]
-    for key, credential in credentials:
-        where = f"{path}.{key}"
+    for steps, credential in credentials:
+        where = (*path, *steps)
         if credential is None or not problems.clean(where):
             continue
         given = [part for part in ("value", "secret") if part in credential]
@@ -693,11 +693,11 @@ _BELOW_ONE = {
 }
 
 
-def alert_rules(problems: ArgProblems, path: str, thresholds: AlertThresholds) -> None:
+def alert_rules(problems: ArgProblems, path: ArgPath, thresholds: AlertThresholds) -> None:
     """The ratios a threshold of exactly 1 makes meaningless (their Setting bounds them at most 1)."""
     for key, why in _BELOW_ONE.items():
         value = cast(Mapping[str, float], thresholds).get(key, 0.0)
-        where = join_key(path, key)
+        where = (*path, key)
         if problems.clean(where) and value >= 1:
             problems.add(where, f"{value:g} is not below 1: {why}")
 
@@ -705,11 +705,11 @@ def alert_rules(problems: ArgProblems, path: str, thresholds: AlertThresholds) -
 def _tail_objective(problems: ArgProblems, checked: MonitoringArgs) -> None:
     """A p99 objective below the p95 one: no latency distribution meets it without meeting a tighter p95."""
     p99 = checked.get("latency_p99_slo_ms")
-    if p99 is None or not problems.clean("latency_slo_ms", "latency_p99_slo_ms"):
+    if p99 is None or not problems.clean(("latency_slo_ms",), ("latency_p99_slo_ms",)):
         return
     if p99 < checked["latency_slo_ms"]:
         problems.add(
-            "latency_p99_slo_ms",
+            ("latency_p99_slo_ms",),
             f"{p99} is below the p95 objective ({checked['latency_slo_ms']} ms): a p99 is never below the p95; "
             f"give at least {checked['latency_slo_ms']}",
         )
@@ -719,14 +719,14 @@ def _labels_of_the_components_own(problems: ArgProblems, checked: MonitoringArgs
     """User labels the component would overwrite on some of its objects without a word."""
     labels = checked.get("labels", {})
     own = dict(DASHBOARD_LABEL)
-    if problems.clean("selector_labels"):
+    if problems.clean(("selector_labels",)):
         own.update(checked.get("selector_labels", {}))
     if checked.get("mode") == "install":
         own.update(POD_SECURITY_LABELS)
     for key, value in labels.items():
-        if key in own and own[key] != value and problems.clean(join_key("labels", key)):
+        if key in own and own[key] != value and problems.clean(("labels", key)):
             problems.add(
-                join_key("labels", key),
+                ("labels", key),
                 f"{excerpt(value)} differs from {own[key]!r}, which the component sets on {_setter(key, checked)}; "
                 "leave it out or give that value",
             )

@@ -21,7 +21,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from triton_platform.arg_problems import ArgsError
+from triton_platform.arg_problems import ArgProblem, ArgsError
 
 Identity = tuple[str, str, str]
 """apiVersion/kind, namespace (empty when cluster-scoped), name."""
@@ -86,10 +86,15 @@ def claim(owner: str, opts: pulumi.ResourceOptions | None, manifests: Iterable[M
     found = taken(claims, manifests)
     if found:
         raise ArgsError(
-            "\n".join(
-                f"{owner}: {described(identity)} is created by {other} already, in the same cluster; give this "
-                "instance a namespace (or names) of its own, or another Kubernetes provider"
+            owner,
+            [
+                ArgProblem(
+                    (),
+                    f"{described(identity)} is created by {other} already, in the same cluster; give this instance "
+                    "a namespace (or names) of its own, or another Kubernetes provider",
+                    "",
+                )
                 for identity, other in found
-            )
+            ],
         )
     claims.update(dict.fromkeys(identities(manifests), owner))

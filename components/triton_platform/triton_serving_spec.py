@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from triton_platform.arg_problems import ArgProblems
-from triton_platform.arg_schema import join_key, resolve_record
+from triton_platform.arg_problems import ArgPath, ArgProblems
+from triton_platform.arg_schema import resolve_record
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import DEPLOYMENT_KEY, MODEL
 from triton_platform.gpu_pool_contract import Toleration
@@ -108,14 +108,14 @@ def _dynamic_batching(args: DynamicBatchingArgs | None) -> DynamicBatching | Non
     )
 
 
-def version_policy_rules(problems: ArgProblems, path: str, args: VersionPolicyArgs) -> None:
+def version_policy_rules(problems: ArgProblems, path: ArgPath, args: VersionPolicyArgs) -> None:
     """Exactly one of latest, all, specific: Triton's `version_policy` is a oneof."""
     chosen = [key for key in ("latest", "all", "specific") if key in args]
     if len(chosen) != 1:
         problems.add(path, f"set exactly one of latest, all, specific; got {', '.join(chosen) or 'none'}")
 
 
-def _version_policy(problems: ArgProblems, path: str, args: VersionPolicyArgs | None) -> VersionPolicy | None:
+def _version_policy(problems: ArgProblems, path: ArgPath, args: VersionPolicyArgs | None) -> VersionPolicy | None:
     """Exactly one of latest, all, specific: Triton's `version_policy` is a oneof."""
     if args is None:
         return None
@@ -128,21 +128,19 @@ def _version_policy(problems: ArgProblems, path: str, args: VersionPolicyArgs | 
     )
 
 
-def _plain_settings(problems: ArgProblems, path: str, args: ModelSettingsArgs) -> ModelSettings:
+def _plain_settings(problems: ArgProblems, path: ArgPath, args: ModelSettingsArgs) -> ModelSettings:
     """Checked settings (`resolve_record`) as the renderer takes them; the version policy's rule checked."""
     group, warmup = args.get("instance_group"), args.get("warmup")
     return ModelSettings(
         max_batch_size=args.get("max_batch_size"),
         dynamic_batching=_dynamic_batching(args.get("dynamic_batching")),
         instance_group=None if group is None else InstanceGroup(count=group.get("count"), kind=group.get("kind")),
-        version_policy=_version_policy(
-            problems, f"{path}.version_policy" if path else "version_policy", args.get("version_policy")
-        ),
+        version_policy=_version_policy(problems, (*path, "version_policy"), args.get("version_policy")),
         warmup=None if warmup is None else Warmup(tuple(warmup.get("batch_sizes", ())), warmup.get("data", "zero")),
     )
 
 
-def model_settings(problems: ArgProblems, path: str, value: ModelSettingsArgs | None) -> ModelSettings:
+def model_settings(problems: ArgProblems, path: ArgPath, value: ModelSettingsArgs | None) -> ModelSettings:
     """One model's settings (or the defaults) at Arg `path`, checked against their declaration, as the renderer
     takes them; None: none set."""
     if value is None:
@@ -153,15 +151,15 @@ def model_settings(problems: ArgProblems, path: str, value: ModelSettingsArgs | 
 
 def _deployment_rules(problems: ArgProblems, key: str, deployment: TritonDeploymentArgs) -> None:
     """The replica range in order, the limits at least the requests, a name apart from the loader's."""
-    path = f"deployments.{key}"
+    path: ArgPath = ("deployments", key)
     if key == LOADER_KEY:
         problems.add(
             path,
             f"{key!r} would name this deployment's objects triton-{key}, the name of the NetworkPolicy this "
             "component adds for its model loader; name the deployment otherwise",
         )
-    replica_rules(problems, f"{path}.replicas", deployment.get("replicas", {}))
-    resource_rules(problems, f"{path}.resources", deployment.get("resources", {}))
+    replica_rules(problems, (*path, "replicas"), deployment.get("replicas", {}))
+    resource_rules(problems, (*path, "resources"), deployment.get("resources", {}))
 
 
 def _pods_services_apart(problems: ArgProblems, deployments: Mapping[str, TritonDeploymentArgs]) -> None:
@@ -173,7 +171,7 @@ def _pods_services_apart(problems: ArgProblems, deployments: Mapping[str, Triton
             # are one name exactly where the keys are.
             if deployment.get("wake_on_request") and key == pods_service_name(other):
                 problems.add(
-                    f"deployments.{key}",
+                    ("deployments", key),
                     f"{key!r} would name this deployment's objects triton-{key}, the Service of deployment "
                     f"{other!r}'s own pods (it wakes on request); name the deployment otherwise",
                 )
@@ -182,37 +180,37 @@ def _pods_services_apart(problems: ArgProblems, deployments: Mapping[str, Triton
 def _wake_rules(problems: ArgProblems, key: str, deployment: TritonDeploymentArgs, args: TritonServingArgs) -> None:
     """A deployment woken on request starts at zero, something must scale it up, and its namespace names the wake
     Service (`triton-wake-<namespace>`, a DNS label)."""
-    path = f"deployments.{key}"
-    if not deployment.get("wake_on_request") or not problems.clean(f"{path}.replicas.min"):
+    path: ArgPath = ("deployments", key)
+    if not deployment.get("wake_on_request") or not problems.clean((*path, "replicas", "min")):
         return
     namespace = args.get("namespace")
-    problem = wake_service_problem(namespace) if isinstance(namespace, str) and problems.clean("namespace") else None
+    problem = wake_service_problem(namespace) if isinstance(namespace, str) and problems.clean(("namespace",)) else None
     if problem is not None:
-        problems.add(f"{path}.wake_on_request", problem)
+        problems.add((*path, "wake_on_request"), problem)
     autoscaled = args.get("autoscaled", False)
     low = deployment.get("replicas", {}).get("min")
     if low is not None and low != 0:
         problems.add(
-            f"{path}.wake_on_request",
+            (*path, "wake_on_request"),
             f"is true but replicas.min is {low}: only a deployment at zero waits for a request to wake it; set "
             "replicas.min 0 or wake_on_request false",
         )
     if not autoscaled:
         problems.add(
-            f"{path}.wake_on_request",
+            (*path, "wake_on_request"),
             "is true but autoscaled is false: without an autoscaler nothing scales the deployment up from zero",
         )
 
 
-def replica_rules(problems: ArgProblems, path: str, replicas: ReplicaRangeArgs) -> None:
+def replica_rules(problems: ArgProblems, path: ArgPath, replicas: ReplicaRangeArgs) -> None:
     """The replica range in order."""
     low, high = replicas.get("min"), replicas.get("max")
-    clean = problems.clean(join_key(path, "min"), join_key(path, "max"))
+    clean = problems.clean((*path, "min"), (*path, "max"))
     if clean and low is not None and high is not None and low > high:
         problems.add(path, f"min {low} is above max {high}; min must be <= max")
 
 
-def resource_rules(problems: ArgProblems, path: str, resources: ContainerResourcesArgs) -> None:
+def resource_rules(problems: ArgProblems, path: ArgPath, resources: ContainerResourcesArgs) -> None:
     """Each limit at least its request."""
     requests, limits = resources.get("requests", {}), resources.get("limits", {})
     pairs = {
@@ -220,14 +218,14 @@ def resource_rules(problems: ArgProblems, path: str, resources: ContainerResourc
         "memory": (requests.get("memory"), limits.get("memory")),
     }
     for resource, (request, limit) in pairs.items():
-        where = (join_key(join_key(path, "requests"), resource), join_key(join_key(path, "limits"), resource))
+        where = ((*path, "requests", resource), (*path, "limits", resource))
         if request is None or limit is None or not problems.clean(*where):
             continue
         if quantity_value(limit) < quantity_value(request):
             problems.add(where[1], f"{limit} is below its request {request}; limits must be >= requests")
 
 
-def _store(problems: ArgProblems, path: str, uri: str | None, source: str) -> StoreUri | None:
+def _store(problems: ArgProblems, path: ArgPath, uri: str | None, source: str) -> StoreUri | None:
     """The store `uri` names for `source` (s3 or gcs), once its own format passed."""
     if uri is None or not problems.clean(path):
         return None
@@ -238,25 +236,25 @@ def _store(problems: ArgProblems, path: str, uri: str | None, source: str) -> St
         return None
 
 
-def claim_rules(problems: ArgProblems, path: str, claim: ModelClaimArgs) -> StoreUri | None:
+def claim_rules(problems: ArgProblems, path: ArgPath, claim: ModelClaimArgs) -> StoreUri | None:
     """A created claim needs an origin to fill it, and a claim the loader fills must be writable; the store its
     `origin` names."""
     origin = claim.get("origin")
     if claim.get("create") and origin is None:
         problems.add(
-            join_key(path, "origin"),
+            (*path, "origin"),
             "missing (required with create): a claim the component creates starts empty, and Triton would find "
             "no model; set the s3:// or gs:// URI the repository is published to (a Job then fills the claim), "
             "or use an existing, filled claim (create: false)",
         )
     if origin is not None and claim.get("access_mode") == "ReadOnlyMany":
         problems.add(
-            join_key(path, "access_mode"),
+            (*path, "access_mode"),
             "the loader Job writes the repository from origin into the claim, and ReadOnlyMany cannot be written; "
             "use ReadWriteMany (Triton still mounts it read-only)",
         )
     backend = "gcs" if origin is not None and origin.startswith("gs://") else "s3"
-    return _store(problems, join_key(path, "origin"), origin, backend)
+    return _store(problems, (*path, "origin"), origin, backend)
 
 
 def _default_egress(store: StoreUri, credentials_secret: str | None) -> tuple[StoreEgressArgs, ...]:
@@ -269,7 +267,7 @@ def _default_egress(store: StoreUri, credentials_secret: str | None) -> tuple[St
     return tuple(rules)
 
 
-def _folder(problems: ArgProblems, path: str, folder: str | None) -> Path | None:
+def _folder(problems: ArgProblems, path: ArgPath, folder: str | None) -> Path | None:
     """The model repository's local folder, or None where it is missing or not an absolute path to a folder."""
     if folder is None or not problems.clean(path):
         return None
@@ -283,26 +281,26 @@ def _folder(problems: ArgProblems, path: str, folder: str | None) -> Path | None
     return Path(folder)
 
 
-def _store_keys(problems: ArgProblems, path: str, args: ModelRepositoryArgs, source: str) -> StoreUri | None:
+def _store_keys(problems: ArgProblems, path: ArgPath, args: ModelRepositoryArgs, source: str) -> StoreUri | None:
     """The claim for source `pvc` and the uri for `s3` and `gcs`, each only there; the store they name."""
     claim, store = args.get("pvc"), None
     if claim is not None:
         if source != "pvc":
-            problems.add(f"{path}.pvc", f"applies only to source 'pvc', not {source!r}")
-        store = claim_rules(problems, join_key(path, "pvc"), claim)
+            problems.add((*path, "pvc"), f"applies only to source 'pvc', not {source!r}")
+        store = claim_rules(problems, (*path, "pvc"), claim)
     elif source == "pvc":
-        problems.add(f"{path}.pvc", "missing (required for source 'pvc'): the claim (pvc.claim_name)")
+        problems.add((*path, "pvc"), "missing (required for source 'pvc'): the claim (pvc.claim_name)")
     if "uri" in args:
         if source in SCHEMES:
-            store = _store(problems, f"{path}.uri", args["uri"], source)
+            store = _store(problems, (*path, "uri"), args["uri"], source)
         else:
-            problems.add(f"{path}.uri", f"applies only to sources 's3' and 'gcs', not {source!r}")
+            problems.add((*path, "uri"), f"applies only to sources 's3' and 'gcs', not {source!r}")
     elif source in SCHEMES:
-        problems.add(f"{path}.uri", f"missing (required for source {source!r}): {SCHEMES[source]}<bucket>/<prefix>")
+        problems.add((*path, "uri"), f"missing (required for source {source!r}): {SCHEMES[source]}<bucket>/<prefix>")
     return store
 
 
-def _publishing_keys(problems: ArgProblems, path: str, args: ModelRepositoryArgs, source: str) -> None:
+def _publishing_keys(problems: ArgProblems, path: ArgPath, args: ModelRepositoryArgs, source: str) -> None:
     """The store's credentials and egress only for a published repository; a revision only for a claim filled
     by hand: anything else rolls the pods by content."""
     published = source in SCHEMES or "origin" in args.get("pvc", {})
@@ -310,28 +308,28 @@ def _publishing_keys(problems: ArgProblems, path: str, args: ModelRepositoryArgs
         if key in args and not published:
             without = " without pvc.origin" if source == "pvc" else ""
             problems.add(
-                f"{path}.{key}",
+                (*path, key),
                 f"applies only to sources 's3' and 'gcs' and to a pvc with origin, not {source!r}{without}",
             )
     if "revision" not in args:
         return
     if published:
         problems.add(
-            f"{path}.revision",
+            (*path, "revision"),
             "does not apply to a published repository (s3, gcs, pvc.origin): the pods read it under its content "
             "digest, so a model change rolls them by itself; remove revision",
         )
     elif source == "bundled":
         problems.add(
-            f"{path}.revision",
+            (*path, "revision"),
             "does not apply to source 'bundled': the bundled files roll the pods by content; remove it",
         )
 
 
-def repository_rules(problems: ArgProblems, path: str, args: ModelRepositoryArgs) -> StoreUri | None:
+def repository_rules(problems: ArgProblems, path: ArgPath, args: ModelRepositoryArgs) -> StoreUri | None:
     """The keys each source takes, and only those; the object store the repository is published to."""
     source = args.get("source")
-    if source is None or not problems.clean(join_key(path, "source")):
+    if source is None or not problems.clean((*path, "source")):
         return None  # which keys apply depends on a source that is itself wrong
     store = _store_keys(problems, path, args, source)
     _publishing_keys(problems, path, args, source)
@@ -343,31 +341,31 @@ def _model_source(
 ) -> tuple[Path | None, StoreUri | None, tuple[StoreEgressArgs, ...]]:
     """The repository's folder, the object store it is published to, and the store's egress; the keys each
     source takes, and only those."""
-    folder = _folder(problems, "model_repository.path", args.get("path"))
-    store = repository_rules(problems, "model_repository", args)
+    folder = _folder(problems, ("model_repository", "path"), args.get("path"))
+    store = repository_rules(problems, ("model_repository",), args)
     egress = tuple(args.get("store_egress", ()))
     if store is not None and "store_egress" not in args:
         egress = _default_egress(store, args.get("credentials_secret"))
     return folder, store, egress
 
 
-def ingress_keys(problems: ArgProblems, path: str, ingress: IngressArgs) -> None:
+def ingress_keys(problems: ArgProblems, path: ArgPath, ingress: IngressArgs) -> None:
     """An enabled ingress has its hosts' domain and its certificate."""
     if ingress.get("enabled"):
         for key in ("base_domain", "tls_secret_name"):
             if key not in ingress:
-                problems.add(join_key(path, key), "missing (required when enabled)")
+                problems.add((*path, key), "missing (required when enabled)")
 
 
-def ingress_rules(problems: ArgProblems, path: str, args: TritonServingArgs) -> None:
+def ingress_rules(problems: ArgProblems, path: ArgPath, args: TritonServingArgs) -> None:
     """An enabled ingress has its hosts and certificate; each host a DNS name, and no two deployments' alike."""
     ingress = args.get("ingress", {})
     if not ingress.get("enabled"):
         return
-    where = join_key(path, "ingress")
+    where: ArgPath = (*path, "ingress")
     ingress_keys(problems, where, ingress)
     domain = ingress.get("base_domain")
-    if domain is None or not problems.clean(join_key(where, "base_domain")):
+    if domain is None or not problems.clean((*where, "base_domain")):
         return
     owners: dict[str, str] = {}
     for name in sorted(args.get("deployments", {})):
@@ -375,13 +373,13 @@ def ingress_rules(problems: ArgProblems, path: str, args: TritonServingArgs) -> 
             host = f"{name}{suffix}.{domain}"
             if len(host) > HOST_NAME_MAX:
                 problems.add(
-                    join_key(where, "base_domain"),
+                    (*where, "base_domain"),
                     f"host {excerpt(host)} of deployment {name!r} has {len(host)} characters; a DNS name has at most "
                     f"{HOST_NAME_MAX}, so shorten base_domain or the deployment's name",
                 )
             if host in owners:
                 problems.add(
-                    join_key(join_key(path, "deployments"), name),
+                    (*path, "deployments", name),
                     f"its ingress host {host!r} is also deployment {owners[host]!r}'s; name the deployment otherwise",
                 )
             owners[host] = name
@@ -393,18 +391,18 @@ def _own_labels(problems: ArgProblems, args: TritonServingArgs) -> None:
         for label in labels:
             if label in OWN_LABELS:
                 problems.add(
-                    f"{key}.{label}",
+                    (key, label),
                     "is a label this component sets itself (Triton's selector, role and version, what its Services, "
                     "PodDisruptionBudgets and NetworkPolicies select by); name yours otherwise",
                 )
 
 
-def service_account_rules(problems: ArgProblems, path: str, args: TritonServingArgs) -> None:
+def service_account_rules(problems: ArgProblems, path: ArgPath, args: TritonServingArgs) -> None:
     """A workload-identity annotation set on Triton's ServiceAccount names an identity its cloud takes, and no pod
     label says otherwise than that identity needs (triton_platform/workload_identity.py)."""
     annotations = args.get("service_account_annotations", {})
-    identity_annotation_rules(problems, join_key(path, "service_account_annotations"), annotations)
-    identity_label_rules(problems, join_key(path, "pod_labels"), annotations, args.get("pod_labels", {}))
+    identity_annotation_rules(problems, (*path, "service_account_annotations"), annotations)
+    identity_label_rules(problems, (*path, "pod_labels"), annotations, args.get("pod_labels", {}))
 
 
 ARG_NAMES = SettingNames(models="args.models", defaults="args.model_defaults", key=str, file=str)
@@ -417,7 +415,7 @@ def _served_models_exist(
     """Each served model is a model Triton can load from the repository, an ensemble with its steps beside it."""
     for key, models in served_by.items():
         for i, name in enumerate(models):
-            path = f"deployments.{key}.models[{i}]"
+            path: ArgPath = ("deployments", key, "models", i)
             if not problems.clean(path):
                 continue
             if name not in repo.names:
@@ -427,7 +425,7 @@ def _served_models_exist(
             for problem in repo.problems.get(name, []):
                 problems.add(path, f"{problem.file}: {problem.message}")
     for key, unserved in unserved_steps(repo, served_by):
-        problems.add(f"deployments.{key}.models", unserved)
+        problems.add(("deployments", key, "models"), unserved)
 
 
 def _bundled_files_fit(problems: ArgProblems, repo: ModelRepository, served_by: Mapping[str, Sequence[str]]) -> None:
@@ -446,7 +444,7 @@ def _toleration_rules(problems: ArgProblems, tolerations: list[Toleration]) -> N
     for index, toleration in enumerate(tolerations):
         if toleration.get("operator") == "Exists" and toleration.get("value"):
             problems.add(
-                f"pool.tolerations[{index}].value",
+                ("pool", "tolerations", index, "value"),
                 f"{toleration['value']!r} is set with operator 'Exists', which tolerates any value; the API server "
                 "refuses a value there: remove it, or use operator 'Equal'",
             )
@@ -455,7 +453,7 @@ def _toleration_rules(problems: ArgProblems, tolerations: list[Toleration]) -> N
 def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -> ServingSpec:
     """TritonServing `name`'s Args checked (ArgsError naming every problem), its models read and rendered."""
     problems = ArgProblems(COMPONENT, name)
-    given = cast(TritonServingArgs, resolve_record(problems, "", args, TritonServingArgs))
+    given = cast(TritonServingArgs, resolve_record(problems, (), args, TritonServingArgs))
     deployments = given.get("deployments", {})
     for key, deployment in deployments.items():
         if DEPLOYMENT_KEY.problem(key) is None:  # a key refused already: its rules would only add noise
@@ -475,22 +473,22 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
         config_name = default_config_name
         problem = CONFIG_NAME_FORMAT.problem(config_name)
         if problem is not None:
-            problems.add("config_name", f"{problem} (the Pulumi stack's name, its default)")
-    defaults = _plain_settings(problems, "model_defaults", given.get("model_defaults", {}))
+            problems.add(("config_name",), f"{problem} (the Pulumi stack's name, its default)")
+    defaults = _plain_settings(problems, ("model_defaults",), given.get("model_defaults", {}))
     models = {
-        model: _plain_settings(problems, join_key("models", model), settings)
+        model: _plain_settings(problems, ("models", model), settings)
         for model, settings in given.get("models", {}).items()
     }
     for model in sorted(model for model in set(models) - set(served) if MODEL.problem(model) is None):
         problems.add(
-            join_key("models", model),
+            ("models", model),
             f"settings for model {model!r}, which no deployment serves; add it to a deployment's models or remove them",
         )
-    ingress_rules(problems, "", given)
+    ingress_rules(problems, (), given)
     _toleration_rules(problems, given.get("pool", {}).get("tolerations", []))
     _own_labels(problems, given)
-    service_account_rules(problems, "", given)
-    if folder is not None and problems.clean("model_defaults", "models"):
+    service_account_rules(problems, (), given)
+    if folder is not None and problems.clean(("model_defaults",), ("models",)):
         # Only settings that read cleanly are fitted: a value already refused would only echo its problem.
         for where, problem in fit_problems(repo, served_by, defaults, models, ARG_NAMES):
             problems.add_at(where, problem)

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from triton_platform.arg_problems import ArgProblems
-from triton_platform.arg_schema import join_key
+from triton_platform.arg_problems import ArgPath, ArgProblems
 from triton_platform.formats import AZURE_CLIENT_ID, GCP_SERVICE_ACCOUNT, IAM_ROLE_ARN, Format
 
 
@@ -46,7 +45,7 @@ IDENTITY_ANNOTATIONS: dict[str, IdentityAnnotation] = {
 
 
 def identity_annotation_rules(
-    problems: ArgProblems, path: str, annotations: Mapping[str, str], cloud: str | None = None
+    problems: ArgProblems, path: ArgPath, annotations: Mapping[str, str], cloud: str | None = None
 ) -> None:
     """Each identity annotation among `annotations` (the Arg at `path`) holds an identity of its cloud's form, and,
     where the pods call one `cloud` (the cluster-autoscaler's `--cloud-provider`), of that cloud."""
@@ -54,7 +53,7 @@ def identity_annotation_rules(
         identity = IDENTITY_ANNOTATIONS.get(key)
         if identity is None or not isinstance(value, str):
             continue
-        where = join_key(path, key)
+        where: ArgPath = (*path, key)
         problem = identity.form.problem(value)
         if problem is not None:
             problems.add(where, problem)
@@ -77,14 +76,14 @@ def identity_pod_labels(annotations: Mapping[str, str]) -> dict[str, str]:
 
 
 def identity_label_rules(
-    problems: ArgProblems, path: str, annotations: Mapping[str, str], pod_labels: Mapping[str, str]
+    problems: ArgProblems, path: ArgPath, annotations: Mapping[str, str], pod_labels: Mapping[str, str]
 ) -> None:
     """A pod label (the Arg at `path`) that says otherwise than the identity annotation among `annotations` needs."""
     for label, value in identity_pod_labels(annotations).items():
         given = pod_labels.get(label)
         if given is not None and given != value:
             problems.add(
-                join_key(path, label),
+                (*path, label),
                 f"{given!r}, but the ServiceAccount's workload-identity annotation needs {label}: {value!r} on its "
                 f"pods (the component sets it); remove the label, or the annotation",
             )

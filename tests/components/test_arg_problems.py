@@ -1,19 +1,21 @@
-"""The shared checks of component Args: every problem named by component, name and Arg path, raised together."""
+"""The shared checks of component Args: every problem named by component, name and Arg path, raised together, as data
+(an Args path and a reason) and as the SDK's InputPropertiesError."""
 
 from __future__ import annotations
 
 import pytest
+from pulumi.errors import InputPropertiesError
 
-from triton_platform.arg_problems import ArgProblems, ArgsError
+from triton_platform.arg_problems import ArgProblem, ArgProblems, ArgsError, path_text
 
 
 def test_every_problem_is_raised_together_naming_component_name_and_path() -> None:
     problems = ArgProblems("GpuNodePool", "gpu")
-    assert problems.integer("min_nodes", 2.0, minimum=0) == 2
-    problems.integer("max_nodes", 1.5)
-    problems.integer("gpus_per_node", 0, minimum=1)
-    problems.integer("replicas", 9, maximum=8)
-    problems.integer("count", True)
+    assert problems.integer(("min_nodes",), 2.0, minimum=0) == 2
+    problems.integer(("max_nodes",), 1.5)
+    problems.integer(("gpus_per_node",), 0, minimum=1)
+    problems.integer(("replicas",), 9, maximum=8)
+    problems.integer(("count",), True)
     with pytest.raises(ArgsError) as raised:
         problems.check()
     assert str(raised.value).splitlines() == [
@@ -26,18 +28,18 @@ def test_every_problem_is_raised_together_naming_component_name_and_path() -> No
 
 def test_args_without_problems_pass() -> None:
     problems = ArgProblems("Monitoring", "mon")
-    assert problems.integer("latency_slo_ms", 200, minimum=1) == 200
+    assert problems.integer(("latency_slo_ms",), 200, minimum=1) == 200
     problems.check()
 
 
 def test_a_number_out_of_bounds_names_every_bound_and_a_file_problem_names_its_file() -> None:
     problems = ArgProblems("KedaScaling", "k")
-    assert problems.number("ratio", 0.5, above=0, at_most=1) == 0.5
-    assert problems.number("threshold", 3, above=0) == 3.0
-    problems.number("ratio", 1.5, above=0, at_most=1)
-    problems.number("activation", -1, at_least=0)
-    problems.number("threshold", "ten", above=0)
-    problems.number("threshold", False, above=0)
+    assert problems.number(("ratio",), 0.5, above=0, at_most=1) == 0.5
+    assert problems.number(("threshold",), 3, above=0) == 3.0
+    problems.number(("ratio",), 1.5, above=0, at_most=1)
+    problems.number(("activation",), -1, at_least=0)
+    problems.number(("threshold",), "ten", above=0)
+    problems.number(("threshold",), False, above=0)
     problems.add_at("/repo/m/config.pbtxt", "max_batch_size is 0")
     with pytest.raises(ArgsError) as raised:
         problems.check()
@@ -48,3 +50,52 @@ def test_a_number_out_of_bounds_names_every_bound_and_a_file_problem_names_its_f
         "KedaScaling k: args.threshold: False is not a number",
         "KedaScaling k: /repo/m/config.pbtxt: max_batch_size is 0",
     ]
+
+
+def test_problems_are_data_and_the_sdks_input_properties_error() -> None:
+    """The paths are tuples, never parsed back from text; odd keys are quoted only when written."""
+    problems = ArgProblems("Monitoring", "mon")
+    problems.add(("labels", "app.kubernetes.io/part-of"), "differs")
+    problems.add(("receivers", "on call", "slack", "channel"), "missing")
+    problems.add(("taints", 1), "twice")
+    problems.add((), "the Args as a whole")
+    problems.add_at("/repo/m/config.pbtxt", "max_batch_size is 0")
+    assert not problems.clean(("labels",))
+    assert not problems.clean(("taints", 1))
+    # A sibling sharing a prefix of the name is another Arg (`labels` is not `label`), and a file is no Arg.
+    assert problems.clean(("label",), ("taints", 0))
+    with pytest.raises(InputPropertiesError) as raised:
+        problems.check()
+    error = raised.value
+    assert isinstance(error, ArgsError)
+    assert error.problems == [
+        ArgProblem(("labels", "app.kubernetes.io/part-of"), "differs"),
+        ArgProblem(("receivers", "on call", "slack", "channel"), "missing"),
+        ArgProblem(("taints", 1), "twice"),
+        ArgProblem((), "the Args as a whole"),
+        ArgProblem((), "max_batch_size is 0", "/repo/m/config.pbtxt"),
+    ]
+    assert error.errors == [
+        {"property_path": 'args.labels["app.kubernetes.io/part-of"]', "reason": "differs"},
+        {"property_path": 'args.receivers["on call"].slack.channel', "reason": "missing"},
+        {"property_path": "args.taints[1]", "reason": "twice"},
+        {"property_path": "args", "reason": "the Args as a whole"},
+    ]
+    assert str(error).splitlines() == [
+        'Monitoring mon: args.labels["app.kubernetes.io/part-of"]: differs',
+        'Monitoring mon: args.receivers["on call"].slack.channel: missing',
+        "Monitoring mon: args.taints[1]: twice",
+        "Monitoring mon: args: the Args as a whole",
+        "Monitoring mon: /repo/m/config.pbtxt: max_batch_size is 0",
+    ]
+
+
+def test_a_long_key_is_cut_in_the_text_and_kept_whole_in_the_data() -> None:
+    key = "k" * 300
+    assert path_text(("labels", key)).endswith('…"]')
+    assert len(path_text(("labels", key))) < 100
+    problems = ArgProblems("Monitoring", "mon")
+    problems.add(("labels", key), "too long")
+    with pytest.raises(ArgsError) as raised:
+        problems.check()
+    assert raised.value.problems[0].path == ("labels", key)

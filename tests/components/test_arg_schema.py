@@ -49,7 +49,7 @@ declare(
 
 def problems_of(args: Any) -> list[str]:
     problems = ArgProblems("Probe", "p")
-    resolve_record(problems, "", args, Probe)
+    resolve_record(problems, (), args, Probe)
     with pytest.raises(ArgsError) as raised:
         problems.check()
     return [line.removeprefix("Probe p: ") for line in str(raised.value).splitlines()]
@@ -57,7 +57,7 @@ def problems_of(args: Any) -> list[str]:
 
 def test_defaults_fill_nested_records_and_whole_floats_are_ints() -> None:
     problems = ArgProblems("Probe", "p")
-    resolved = resolve_record(problems, "", {"namespace": "ml", "replicas": 3.0, "limits": {"ratio": 1}}, Probe)
+    resolved = resolve_record(problems, (), {"namespace": "ml", "replicas": 3.0, "limits": {"ratio": 1}}, Probe)
     problems.check()
     assert resolved == {
         "namespace": "ml",
@@ -141,7 +141,7 @@ def _peer(value: str) -> Any:
 
     def program() -> pulumi.Output[str]:
         problems = ArgProblems("Probe", "p")
-        resolved = resolve_record(problems, "", {"namespace": "ml", "peer": pulumi.Output.from_input(value)}, Probe)
+        resolved = resolve_record(problems, (), {"namespace": "ml", "peer": pulumi.Output.from_input(value)}, Probe)
         problems.check()  # nothing to say yet: the peer is not known
         peer: pulumi.Output[str] = resolved["peer"]
         return peer.apply(

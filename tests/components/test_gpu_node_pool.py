@@ -900,8 +900,8 @@ def test_a_placement_written_out_by_hand_is_checked_as_the_pools_own() -> None:
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "In", "effect": "NoRun", "value": "a b"}, "gpu"],
         "gpu_resource": "nvidia gpu",
     }
-    resolve_record(problems, "pool", placement, PoolPlacement)
-    assert problems.problems == [
+    resolve_record(problems, ("pool",), placement, PoolPlacement)
+    assert [problem.line(problems.prefix) for problem in problems.problems] == [
         'TritonServing t: args.pool.node_selector["gpu pool"]: key must be a Kubernetes label key such as '
         "example.com/pool; got 'gpu pool'",
         "TritonServing t: args.pool.tolerations[0].operator: 'In' is not one of Equal, Exists",
@@ -919,7 +919,7 @@ def test_the_pools_own_placement_passes_the_contracts_formats() -> None:
     args = _with(STATIC, taints=[{"key": "nvidia.com/gpu"}, {"key": "dedicated", "value": "ml"}])
     pool = pool_of("gpu", cast(GpuNodePoolArgs, args))
     problems = ArgProblems("TritonServing", "t")
-    resolve_record(problems, "pool", pool_placement(pool), PoolPlacement)
+    resolve_record(problems, ("pool",), pool_placement(pool), PoolPlacement)
     assert problems.problems == []
 
 

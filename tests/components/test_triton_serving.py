@@ -832,9 +832,9 @@ WRONG_ARGS = {
     "labels the component sets itself": (
         valid(labels={"app.kubernetes.io/name": "triton"}, pod_labels={"app.kubernetes.io/version": "1"}),
         [
-            "labels.app.kubernetes.io/name: is a label this component sets itself (Triton's selector, role and "
+            'labels["app.kubernetes.io/name"]: is a label this component sets itself (Triton\'s selector, role and '
             "version, what its Services, PodDisruptionBudgets and NetworkPolicies select by); name yours otherwise",
-            "pod_labels.app.kubernetes.io/version: is a label this component sets itself (Triton's selector, role "
+            'pod_labels["app.kubernetes.io/version"]: is a label this component sets itself (Triton\'s selector, role '
             "and version, what its Services, PodDisruptionBudgets and NetworkPolicies select by); name yours "
             "otherwise",
         ],
