@@ -33,7 +33,7 @@ HELM := .tools/bin/helm-$(HELM_VERSION)
 # sits beside the checkout, as on the offline test machines; unset, charts come from their repositories.
 CHART_MIRROR ?= $(wildcard $(CURDIR)/../shared/charts)
 
-.PHONY: test test-fast lint docs stack-fields lock artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools crane pulumi-toolchain cluster-binaries fake-gcs-server prometheus-releases local-cluster golden
+.PHONY: test test-fast lint docs stack-fields lock artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools crane pulumi-toolchain cluster-binaries fake-gcs-server prometheus-releases rclone-release local-cluster golden
 
 # Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs), from its lock: every
 # package at the version and hashes requirements.lock holds, then the component package and the tools (the
@@ -110,8 +110,8 @@ $(HELM): $(STAMP)
 	@test -x $@ || { echo "scripts/pulumi-toolchain built another Helm than HELM_VERSION $(HELM_VERSION) (the one the \
 	kubernetes provider embeds): update HELM_VERSION here and in offline/chart_template.py" >&2; exit 1; }
 
-# promtool, amtool, prometheus and rclone, which the monitoring and publishing tests run
-# for real; the Pulumi CLI, language hosts, providers and Helm the end-to-end tests run; the
+# promtool, amtool and prometheus, which the monitoring tests run for real; the loader image's rclone, which
+# the publishing and loader tests run; the Pulumi CLI, language hosts, providers and Helm the end-to-end tests run; the
 # local control plane (etcd, Kubernetes, kwok, KEDA) the deploy-mode tests run; the Prometheus servers of
 # kube-prometheus-stack 79.7.1 and 88.5.3, which the chart upgrade test runs; the GCS emulator the publishing tests run; crane and its registry, which the image-pinning test runs; checkov and
 # kube-score, which the manifest scan runs
@@ -121,7 +121,7 @@ $(HELM): $(STAMP)
 tools: $(STAMP)
 	$(MAKE) --no-print-directory -j 4 --output-sync=target tool-parts
 
-tool-parts: pulumi-toolchain cluster-binaries $(KUBE_SCORE) $(CRANE) $(REGISTRY) fake-gcs-server prometheus-releases $(POLICY_STAMP) $(SCAN_STAMP) system-tools
+tool-parts: pulumi-toolchain cluster-binaries $(KUBE_SCORE) $(CRANE) $(REGISTRY) fake-gcs-server prometheus-releases rclone-release $(POLICY_STAMP) $(SCAN_STAMP) system-tools
 
 system-tools:
 	scripts/install-tools
@@ -138,6 +138,10 @@ fake-gcs-server:
 # The Prometheus servers of both kube-prometheus-stack releases in the chart mirror, for the chart upgrade test.
 prometheus-releases:
 	scripts/prometheus-releases
+
+# The loader image's rclone, which the publishing and loader tests run.
+rclone-release:
+	scripts/rclone-release
 
 # A real control plane on loopback to try a stack on: `eval "$$(scripts/local-cluster env)"` afterwards.
 local-cluster:

@@ -22,7 +22,7 @@ from triton_platform.model_packaging.layout import MANIFEST
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.model_packaging.store import StoreUri, rclone_settings
 
-RCLONE_HINT = "install rclone (Debian: apt-get install rclone; or run scripts/install-tools as root)"
+RCLONE_HINT = "install rclone (https://rclone.org/install/; Debian: apt-get install rclone)"
 NOT_FOUND_CODES = (3, 4)
 """rclone's exit codes for a missing directory or file (docs: rclone.org/docs/#exit-code)."""
 

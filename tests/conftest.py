@@ -27,6 +27,11 @@ from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
 from tests.pulumi_cli import TOOLCHAIN_HOME, TOOLS_BIN
 from triton_platform.model_packaging.source import ModelRepository
 
+RCLONE_FOLDER = PROJECT_ROOT / ".tools" / "rclone"
+"""scripts/rclone-release's rclone, the loader image's release: first on PATH for every test and what it starts, so the
+publishing and loader tests run the rclone the loader runs (tests/model_store.py `require_rclone` checks its version)."""
+os.environ["PATH"] = f"{RCLONE_FOLDER}{os.pathsep}{os.environ.get('PATH', '')}"
+
 # The files whose tests each take minutes (production's charts, a local cluster each), and the preview-diff file,
 # whose fixture repository takes as long: collected first, so that `make test`'s pytest-xdist workers start them
 # first while the short tests fill the other workers.

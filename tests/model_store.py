@@ -6,6 +6,7 @@ A missing tool fails the test with what to install; nothing is skipped.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -24,6 +25,7 @@ import pytest
 
 from triton_platform.model_packaging.layout import MANIFEST
 from triton_platform.model_packaging.store import parse_store_uri, rclone_settings
+from triton_platform.triton_serving_args import DEFAULT_LOADER_IMAGE
 
 MOTO_SERVER = Path(sys.executable).parent / "moto_server"
 CREDENTIALS = {
@@ -40,11 +42,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@functools.cache
 def require_rclone() -> str:
+    """The rclone on PATH, which must be the loader image's release (tests/conftest.py puts scripts/rclone-release's
+    first): what the tests prove of publishing and loading then holds for the loader the platform runs."""
+    release = DEFAULT_LOADER_IMAGE.rsplit(":", 1)[1]
     rclone = shutil.which("rclone")
-    if rclone is None:
-        pytest.fail("missing: rclone. Install it with scripts/install-tools (as root) or `apt-get install rclone`")
-    return rclone
+    found = subprocess.run([rclone, "version"], capture_output=True, text=True, check=False) if rclone else None
+    first = found.stdout.splitlines()[0] if found is not None and found.stdout else ""
+    if first != f"rclone v{release}":
+        pytest.fail(
+            f"the rclone on PATH ({rclone or 'none'}: {first or 'no version'}) is not rclone v{release}, the loader "
+            f"image's ({DEFAULT_LOADER_IMAGE}): scripts/rclone-release builds it (`make tools` runs it)"
+        )
+    return str(rclone)
 
 
 def clean_environment(extra: dict[str, str]) -> dict[str, str]:

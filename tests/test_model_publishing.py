@@ -25,7 +25,7 @@ from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO, stack_file
 from stackctl.main import main
 from tests.local_triton.server import TritonServer, free_ports
-from tests.model_store import CREDENTIALS, LocalS3, expected_digest, local_gcs, local_s3, tree
+from tests.model_store import CREDENTIALS, LocalS3, expected_digest, local_gcs, local_s3, require_rclone, tree
 from triton_platform.model_packaging.layout import MANIFEST, assemble_script
 from triton_platform.model_packaging.source import read_repository
 from triton_platform.model_packaging.store import parse_store_uri, rclone_settings
@@ -303,3 +303,19 @@ def test_gcs_publishing_and_loading(
         run = run_loader(gcs.env(), f"gs://{BUCKET}/staging", digest, claim, "staging")
         assert run.returncode == 0, run.stderr
         assert tree(claim / "repositories" / digest) == tree(tmp_path / "local")
+
+
+def test_every_rclone_setting_is_a_flag_of_the_loaders_rclone() -> None:
+    """Each RCLONE_* variable the platform sets is an `rclone help flags` flag of the loader image's release (rclone
+    reads `RCLONE_<FLAG>` for `--<flag>`); an unknown one would be ignored without a word."""
+    listed = subprocess.run([require_rclone(), "help", "flags"], capture_output=True, text=True, check=True).stdout
+    flags = {word.rstrip(",") for line in listed.splitlines() for word in line.split() if word.startswith("--")}
+    stores = [
+        parse_store_uri("s3://bucket/models", "s3"),
+        parse_store_uri("s3://http://minio:9000/bucket/models", "s3"),
+    ]
+    stores.append(parse_store_uri("gs://bucket/models", "gcs"))
+    settings = {key for store in stores for key in rclone_settings(store)}
+    assert {"RCLONE_CONFIG", "RCLONE_S3_ENDPOINT", "RCLONE_GCS_BUCKET_POLICY_ONLY"} <= settings
+    unknown = {key for key in settings if "--" + key.removeprefix("RCLONE_").lower().replace("_", "-") not in flags}
+    assert unknown == set(), unknown

@@ -235,8 +235,8 @@ class ModelClaimArgs(TypedDict):
     Default: unset, the claim holds the version folders at its root, copied in by hand (see `revision`)."""
 
     loader_image: NotRequired[str]
-    """Image of the loader Job (rclone), pinned. Default: `docker.io/rclone/rclone:1.60.1`, the version the
-    tests run."""
+    """Image of the loader Job (rclone), pinned. Default: `docker.io/rclone/rclone:1.76.0`, the release the
+    tests run (scripts/rclone-release builds it)."""
 
 
 class StoreEgressArgs(TypedDict):
@@ -441,7 +441,9 @@ DEFAULT_TRITON_VERSION = "2.51.0"
 2.51.0). It is the newest tritonserver the project's tests can run (the one nvidia-pytriton 0.7.0, the newest
 release, bundles), and tests/test_triton_real.py holds the server they run to this version, so every config the
 platform renders is proven on the release it deploys by default."""
-DEFAULT_LOADER_IMAGE = "docker.io/rclone/rclone:1.60.1"
+DEFAULT_LOADER_IMAGE = "docker.io/rclone/rclone:1.76.0"
+"""The loader's rclone (2026-11-06): the release the publishing and loader tests run (tests/conftest.py checks the
+rclone on their PATH against this tag)."""
 PROMETHEUS_POD_LABELS = {"app.kubernetes.io/name": "prometheus"}
 """The Prometheus Operator's pods: who may scrape Triton unless `metrics_pod_labels` says otherwise."""
 SOURCES = ("bundled", "pvc", "s3", "gcs")

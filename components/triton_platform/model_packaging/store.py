@@ -92,7 +92,7 @@ def parse_store_uri(uri: str, source: str) -> StoreUri:
 
 
 def rclone_settings(store: StoreUri) -> dict[str, str]:
-    """rclone's settings as RCLONE_* variables (each is the `--<flag>` of rclone 1.60's `rclone help flags`).
+    """rclone's settings as RCLONE_* variables (each the `--<flag>` of `rclone help flags`, rclone 1.76.0).
 
     No config file: credentials come from the environment, as Triton's do (AWS_* for
     S3, which `--s3-env-auth` reads; GOOGLE_APPLICATION_CREDENTIALS or workload
