@@ -36,9 +36,9 @@ from tests.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "820b6689f886ba7f44ba77821f3f817b918c86a2"
-"""The last commit that changed what is deployed (issue 54: production installs kube-prometheus-stack 88.5.3, was
-79.7.1). Before it: da29533 (issue 55: the alerts select the monitored deployments' objects by name). Before it: 1b7bc6b (issue 54: staging's cluster-autoscaler image, v1.34.5 of the stacks' Kubernetes minor,
+BASE_REVISION = "bc753aacdf4130d1ee4d36cd8b7ac8d75db6758b"
+"""The last commit that changed what is deployed (issue 54: the loader image is rclone 1.76.0, was 1.60.1). Before it:
+820b668 (issue 54: production installs kube-prometheus-stack 88.5.3, was 79.7.1). Before it: da29533 (issue 55: the alerts select the monitored deployments' objects by name). Before it: 1b7bc6b (issue 54: staging's cluster-autoscaler image, v1.34.5 of the stacks' Kubernetes minor,
 was v1.31.0). Before it: 5f09c1b (issue 54: the PrometheusRule's GPUSeriesMissing alerts, a GPU
 series absent while Triton pods are scraped). Before it: 78d0c33 (issue 53: every chart's PodDisruptionBudget, and the HTTP
 add-on's own, let an unready pod be evicted, `unhealthyPodEvictionPolicy: AlwaysAllow`; the add-on's pods at KEDA's
