@@ -23,6 +23,7 @@ from policy.rules import (
 )
 from tests.conftest import STACKS, synth_stack
 from tests.invented_names import INVENTED_FLAG
+from triton_platform.triton_serving_args import DEFAULT_LOADER_IMAGE
 
 RULE = {rule.name: rule for rule in RULES}
 
@@ -60,7 +61,8 @@ def check(rule: str, resource: Resource) -> list[str]:
 
 
 TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
-PINNED_AT_DEPLOY = {"production": {TRITON_IMAGE}}
+PINNED_AT_DEPLOY = {"production": {TRITON_IMAGE, DEFAULT_LOADER_IMAGE}}
+"""The committed production stack's images by tag (no public digest for them): the deploy workflow pins them."""
 """What a committed stack leaves to `stackctl pin-images` in the deploy workflow: no public source pairs it with
 its digest, and a digest is never written by hand (stacks/Pulumi.production.yaml)."""
 

@@ -224,14 +224,18 @@ def test_validate_names_every_production_image_still_to_pin_and_passes(
     bad.write_text(text.replace(pause, ""))
     assert main(["validate", "--config", str(bad)]) == 0
     assert capsys.readouterr().out.splitlines()[1] == (
-        f"{bad}: still by tag, to pin before deploy: nvcr.io/nvidia/tritonserver:24.10-py3, registry.k8s.io/pause:3.10 "
-        "(`stackctl pin-images --stack production` resolves them and the charts' images into "
+        f"{bad}: still by tag, to pin before deploy: docker.io/rclone/rclone:1.76.0, "
+        "nvcr.io/nvidia/tritonserver:24.10-py3, registry.k8s.io/pause:3.10 (`stackctl pin-images --stack production` resolves them and the charts' images into "
         "triton-platform:imageDigests; the deploy workflow runs it before its preview, whose policy pack refuses any "
         "production image by tag)"
     )
     assert main(["validate", "--config", str(bad), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["unpinned"] == ["nvcr.io/nvidia/tritonserver:24.10-py3", "registry.k8s.io/pause:3.10"]
+    assert report["unpinned"] == [
+        "docker.io/rclone/rclone:1.76.0",
+        "nvcr.io/nvidia/tritonserver:24.10-py3",
+        "registry.k8s.io/pause:3.10",
+    ]
 
 
 def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(
