@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import math
 
+from platform_config.bounds import SLO_MAX_MS
 from triton_platform.excerpts import excerpt
 
 MAX_BUDGET = 10_000
 MAX_SEEDS = 20
-MAX_SLO_MS = 600_000
-"""The schema's bound on serving.p95LatencySloMs."""
 
 
 def _integer(text: str, low: int, high: int, what: str) -> int:
@@ -35,7 +34,7 @@ def seeds_argument(text: str) -> int:
 
 def slo_ms_argument(text: str) -> int:
     """--slo-ms: whole milliseconds, as serving.p95LatencySloMs."""
-    return _integer(text, 1, MAX_SLO_MS, "SLO_MS")
+    return _integer(text, 1, SLO_MAX_MS, "SLO_MS")
 
 
 def rejected_pct_argument(text: str) -> float:

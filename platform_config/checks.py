@@ -487,10 +487,6 @@ def _static_replicas(sections: Sections, _repo: ModelRepository) -> Iterator[Con
             )
 
 
-BUNDLE_LIMIT = 900 * 1024
-"""Bundled model files ride in one ConfigMap per deployment; the API server caps an object near 1 MiB."""
-
-
 def _model_delivery(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
     serving: ServingConfig = sections["serving"]
     source = serving.model_repository
@@ -502,27 +498,10 @@ def _model_delivery(sections: Sections, repo: ModelRepository) -> Iterator[Confi
                 "'bundled' is for small dev models and is not allowed in production; use pvc, s3 or gcs",
             )
         found: dict[tuple[Path, str], None] = {}  # a file two deployments bundle is named once
-        for name, dep in sorted(serving.deployments.items()):
+        for _, dep in sorted(serving.deployments.items()):
             files = version_paths(repo, [m for m in dep.models if m in repo.models])
             found |= dict.fromkeys(bundle_problems(files, display_path))
-            size = sum(f.stat().st_size for f in files.values() if f.is_file())  # the others are refused by name
-            if size > BUNDLE_LIMIT:
-                yield ConfigIssue(
-                    f"{path}.source",
-                    f"deployment {name!r} bundles {size} bytes of model files, above the {BUNDLE_LIMIT}-byte "
-                    "ConfigMap budget; use pvc, s3 or gcs",
-                )
         yield from (ConfigIssue(display_path(file), problem) for file, problem in found)
-    if source.pvc is not None and source.pvc.access_mode == "ReadWriteOnce":
-        spread = [n for n, d in sorted(serving.deployments.items()) if d.replicas.max > 1] or (
-            list(serving.deployments) if len(serving.deployments) > 1 else []
-        )
-        if spread:
-            yield ConfigIssue(
-                f"{path}.pvc.accessMode",
-                f"ReadWriteOnce mounts on one node only, but {', '.join(spread)} can run several pods; "
-                "use ReadOnlyMany or ReadWriteMany",
-            )
 
 
 def _scaling_bounds(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:

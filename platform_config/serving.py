@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from platform_config.bounds import SLO_MAX_MS
 from platform_config.component_fields import arg_format, arg_unique, component_rule, from_component
 from platform_config.types import Strict
 from triton_platform import keda_scaling_args, triton_serving_args, triton_serving_spec
@@ -422,9 +423,10 @@ class ServingConfig(Strict):
 
     _rules = component_rule(triton_serving_spec.ingress_rules)
     _identity_rules = component_rule(triton_serving_spec.service_account_rules)
+    _claim_rules = component_rule(triton_serving_spec.claim_spread_rules)
 
-    p95_latency_slo_ms: Annotated[int, Field(ge=1, le=600_000)]
+    p95_latency_slo_ms: Annotated[int, Field(ge=1, le=SLO_MAX_MS)]
     """The environment's p95 request latency objective, in ms. Alerts fire above it, and no model's queue delay may exceed it. Required."""
 
-    p99_latency_slo_ms: Annotated[int | None, Field(ge=1, le=600_000)] = None
+    p99_latency_slo_ms: Annotated[int | None, Field(ge=1, le=SLO_MAX_MS)] = None
     """The environment's p99 request latency objective, in ms, at least `p95LatencySloMs`: an alert fires above it, and `stackctl simulate` and `stackctl plan` hold runs to it. Default: none."""

@@ -22,7 +22,7 @@ from triton_platform.gpu_pool_contract import Toleration
 from triton_platform.http_add_on import pods_service_name, wake_service_problem
 from triton_platform.kubernetes_values import quantity_value
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
-from triton_platform.model_packaging.bundle import bundle_problems
+from triton_platform.model_packaging.bundle import BUNDLE_LIMIT, bundle_problems
 from triton_platform.model_packaging.digest import version_paths
 from triton_platform.model_packaging.render import RenderedRepository, render_repository
 from triton_platform.model_packaging.settings import (
@@ -336,6 +336,37 @@ def repository_rules(problems: ArgProblems, path: ArgPath, args: ModelRepository
     return store
 
 
+def claim_spread_rules(problems: ArgProblems, path: ArgPath, args: TritonServingArgs) -> None:
+    """A ReadWriteOnce claim mounts on one node only: it serves one pod, so no deployment may run several and no
+    two deployments may share it."""
+    claim = args.get("model_repository", {}).get("pvc")
+    if not isinstance(claim, Mapping) or claim.get("access_mode") != "ReadWriteOnce":
+        return
+    deployments = args.get("deployments", {})
+    spread = [key for key, d in sorted(deployments.items()) if d.get("replicas", {}).get("max", 1) > 1] or (
+        sorted(deployments) if len(deployments) > 1 else []
+    )
+    if spread:
+        problems.add(
+            (*path, "model_repository", "pvc", "access_mode"),
+            f"ReadWriteOnce mounts on one node only, but {', '.join(spread)} can run several pods; use ReadOnlyMany "
+            "or ReadWriteMany",
+        )
+
+
+def _bundle_size(problems: ArgProblems, repo: ModelRepository, served_by: Mapping[str, Sequence[str]]) -> None:
+    """Each deployment's bundled files fit its ConfigMap (BUNDLE_LIMIT)."""
+    for key, models in sorted(served_by.items()):
+        files = version_paths(repo, [m for m in models if m in repo.models])
+        size = sum(f.stat().st_size for f in files.values() if f.is_file())  # the others are refused by name
+        if size > BUNDLE_LIMIT:
+            problems.add(
+                ("model_repository", "source"),
+                f"deployment {key!r} bundles {size} bytes of model files, above the {BUNDLE_LIMIT}-byte ConfigMap "
+                "budget; use pvc, s3 or gcs",
+            )
+
+
 def _model_source(
     problems: ArgProblems, args: ModelRepositoryArgs
 ) -> tuple[Path | None, StoreUri | None, tuple[StoreEgressArgs, ...]]:
@@ -460,6 +491,8 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
             _deployment_rules(problems, key, deployment)
             _wake_rules(problems, key, deployment, given)
     _pods_services_apart(problems, deployments)
+    if problems.clean(("model_repository", "pvc"), ("deployments",)):
+        claim_spread_rules(problems, (), given)
     folder, store, egress = _model_source(problems, given.get("model_repository", {}))
     served_by = {key: deployment.get("models", []) for key, deployment in deployments.items()}
     served = sorted({model for models in served_by.values() for model in models})
@@ -468,6 +501,7 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
         _served_models_exist(problems, repo, str(folder), served_by)
         if given["model_repository"].get("source") == "bundled":
             _bundled_files_fit(problems, repo, served_by)
+            _bundle_size(problems, repo, served_by)
     config_name = given.get("config_name")
     if config_name is None:
         config_name = default_config_name

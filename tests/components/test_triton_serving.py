@@ -1105,3 +1105,29 @@ def test_an_azure_client_id_in_either_case_labels_the_pods_for_its_webhook() -> 
         "test",
     )
     assert user_pod_labels(spec.args) == {"azure.workload.identity/use": "true"}
+
+
+def test_a_read_write_once_claim_serves_one_pod() -> None:
+    """The component's own rule (the stack runs it too, `component_rule`): a ReadWriteOnce claim mounts on one node."""
+    claim = repository(source="pvc", pvc={"claim_name": "models", "access_mode": "ReadWriteOnce"})
+    one = {"models": ["classifier"], "replicas": {"min": 1, "max": 1}}
+    several = {**one, "replicas": {"min": 1, "max": 3}}
+    assert problems(valid(model_repository=claim, deployments={"demo": several})) == [
+        "model_repository.pvc.access_mode: ReadWriteOnce mounts on one node only, but demo can run several pods; use "
+        "ReadOnlyMany or ReadWriteMany"
+    ]
+    assert problems(valid(model_repository=claim, deployments={"a": one, "b": one})) == [
+        "model_repository.pvc.access_mode: ReadWriteOnce mounts on one node only, but a, b can run several pods; use "
+        "ReadOnlyMany or ReadWriteMany"
+    ]
+    serving_spec("unit", cast(TritonServingArgs, valid(model_repository=claim, deployments={"demo": one})), "test")
+
+
+def test_bundled_files_fit_one_config_map(tmp_path: Path) -> None:
+    """The 900 KiB bundle budget the Args doc promises, checked by the component itself."""
+    model_folder(tmp_path, "classifier", "max_batch_size: 8\n")
+    (tmp_path / "classifier" / "1" / "model.onnx").write_bytes(b"\0" * (900 * 1024 + 1))
+    assert problems(valid(model_repository={"path": str(tmp_path), "source": "bundled"})) == [
+        "model_repository.source: deployment 'demo' bundles 921601 bytes of model files, above the 921600-byte "
+        "ConfigMap budget; use pvc, s3 or gcs"
+    ]

@@ -17,6 +17,8 @@ KEY_CHARACTERS = re.compile(r"[-._a-zA-Z0-9]")
 KEY_MAX = 253
 """DNS1123SubdomainMaxLength, in bytes."""
 ELSEWHERE = "rename it, or use source pvc, s3 or gcs, which keep paths as they are"
+BUNDLE_LIMIT = 900 * 1024
+"""A deployment's bundled files ride in one ConfigMap; the API server caps an object near 1 MiB."""
 
 
 def bundle_key(path: str) -> str:
