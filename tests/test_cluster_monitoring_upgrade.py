@@ -78,7 +78,10 @@ def selected_rule_groups(cluster: LocalCluster, prometheus: dict[str, Any]) -> l
     selector = ",".join(f"{k}={v}" for k, v in prometheus["spec"]["ruleSelector"]["matchLabels"].items())
     assert prometheus["spec"]["ruleNamespaceSelector"] == {}
     groups = []
-    for rule in cluster.get("prometheusrules", "-A", "-l", selector)["items"]:
+    selected = cluster.get("prometheusrules", "-A", "-l", selector)["items"]
+    # The platform's own rules among them, beside the chart's: a selector matching nothing would prove nothing.
+    assert any(r["metadata"]["name"] == "triton-platform" for r in selected), [r["metadata"]["name"] for r in selected]
+    for rule in selected:
         for group in rule["spec"]["groups"]:
             namespace, name = rule["metadata"]["namespace"], rule["metadata"]["name"]
             kept = {k: v for k, v in group.items() if k != "partial_response_strategy"}
@@ -136,11 +139,22 @@ def prometheus(binary: Path, work: Path, data: Path, groups: list[dict[str, Any]
     log = work / "prometheus.log"
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log.open("wb"))
     try:
-        wait_http(f"http://127.0.0.1:{port}/-/ready", 60)
+
+        def ready() -> bool:
+            # A server that exited (its port taken meanwhile, a rule file refused) says why, at once.
+            assert process.poll() is None, f"Prometheus exited {process.returncode}: {log.read_text()[-3000:]}"
+            try:
+                wait_http(f"http://127.0.0.1:{port}/-/ready", 1)
+            except TimeoutError:
+                return False
+            return True
+
+        wait_until("Prometheus to be ready", ready, timeout=60, interval=0.2)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
-        assert process.wait(timeout=60) == 0, log.read_text()[-3000:]
+        code = process.wait(timeout=60)
+    assert code == 0, log.read_text()[-3000:]  # a clean shutdown: its head written out
 
 
 def rules_status(base: str) -> list[dict[str, Any]]:

@@ -7,7 +7,8 @@ arrive as a float (`16.0`) and a key the type marks NotRequired can be missing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,24 +43,37 @@ class ArgProblem:
         return f"{prefix}: {where}: {self.reason}" if where else f"{prefix}: {self.reason}"
 
 
+PropertyPaths = Callable[[ArgPath], str]
+"""How the engine names an Arg at a path among the component's inputs (`arg_schema.property_path` of its Args type)."""
+
+
 class ArgsError(InputPropertiesError, ValueError):
     """A component's Args are wrong. Its text is one line per problem, `<Component> <name>: args.<path>: <reason>`;
-    `problems` holds them as data, and `errors` (the SDK's) each Arg's property path and reason."""
+    `problems` holds them as data, and `errors` (the SDK's) each Arg's property path among the component's inputs
+    (`gpusPerNode`, `taints[0].key`, `labels["a.b"]`; the Args path itself where no Args type names them) and reason."""
 
-    def __init__(self, prefix: str, problems: Sequence[ArgProblem]) -> None:
+    def __init__(self, prefix: str, problems: Sequence[ArgProblem], paths: PropertyPaths | None = None) -> None:
         self.prefix = prefix
         self.problems = list(problems)
+        self.paths = paths
         lines = "\n".join(p.line(prefix) for p in self.problems)
-        errors = [{"property_path": path_text(p.path), "reason": p.reason} for p in self.problems if p.where is None]
+        named = paths or (lambda path: path_text(path).removeprefix("args").removeprefix("."))
+        errors = [{"property_path": named(p.path), "reason": p.reason} for p in self.problems if p.where is None]
         super().__init__(lines, errors)  # type: ignore[arg-type]  # InputPropertyErrorDetails is this TypedDict
+
+    def __reduce__(self) -> tuple[type[ArgsError], tuple[str, list[ArgProblem]]]:
+        # Pickled or copied (a process pool, pytest-xdist) as what it was made from; the names of its errors come
+        # from a function, so a copy names them by their Args paths.
+        return (type(self), (self.prefix, self.problems))
 
 
 class ArgProblems:
     """The problems found in one component's Args, raised together by `check()`."""
 
-    def __init__(self, component: str, name: str) -> None:
+    def __init__(self, component: str, name: str, paths: PropertyPaths | None = None) -> None:
         self.prefix = f"{component} {name}"
         self.problems: list[ArgProblem] = []
+        self.paths = paths
 
     @classmethod
     def of(cls, prefix: str) -> ArgProblems:
@@ -77,7 +91,8 @@ class ArgProblems:
 
     def integer(self, path: ArgPath, value: Any, *, minimum: int | None = None, maximum: int | None = None) -> int:
         """`value` as an int (a whole float such as 16.0 is one), within the bounds; 0 after a recorded problem."""
-        if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        whole = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+        if isinstance(value, bool) or not whole:
             self.add(path, f"{value!r} is not a whole number")
             return 0
         number = int(value)
@@ -120,4 +135,4 @@ class ArgProblems:
     def check(self) -> None:
         """Raise every problem found, or nothing."""
         if self.problems:
-            raise ArgsError(self.prefix, self.problems)
+            raise ArgsError(self.prefix, self.problems, self.paths)

@@ -18,9 +18,10 @@ import copy
 import difflib
 import functools
 import inspect
+import json
 import math
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Union, get_args, get_origin
 
@@ -113,6 +114,31 @@ def fields_along(args_type: type, path: ArgPath) -> tuple[bool, ...]:
         else:
             annotation = Any
     return tuple(fields)
+
+
+def input_name(key: str) -> str:
+    """An Arg's name among the component's inputs, as Pulumi's schema analyzer writes it (camelCase)."""
+    first, *rest = key.split("_")
+    return first + "".join(word[:1].upper() + word[1:] for word in rest)
+
+
+def property_path(args_type: type, path: ArgPath) -> str:
+    """An Args path as the engine names the component's inputs: fields camelCase, a user's keys whole and quoted,
+    indexes in brackets (`gpusPerNode`, `taints[0].key`, `labels["a.b/c"]`)."""
+    out = ""
+    for step, field in zip(path, fields_along(args_type, path), strict=True):
+        if isinstance(step, int):
+            out += f"[{step}]"
+        elif field:
+            out += ("." if out else "") + input_name(step)
+        else:
+            out += f"[{json.dumps(step)}]"
+    return out
+
+
+def named_by(args_type: type) -> Callable[[ArgPath], str]:
+    """`property_path` for the Args `args_type`: what an ArgProblems of that component names its errors by."""
+    return functools.partial(property_path, args_type)
 
 
 def resolve(problems: ArgProblems, path: ArgPath, value: Any, annotation: Any, rules: Setting = NO_RULES) -> Any:

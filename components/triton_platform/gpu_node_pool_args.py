@@ -14,7 +14,7 @@ from typing import Any, NotRequired, TypedDict, cast
 import pulumi
 
 from triton_platform.arg_problems import ArgProblems
-from triton_platform.arg_schema import Setting, declare, resolve_record
+from triton_platform.arg_schema import Setting, declare, named_by, resolve_record
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import (
     IMAGE,
@@ -351,7 +351,7 @@ def default_min_nodes(autoscaler: str, max_nodes: int) -> int:
 def pool_of(name: str, args: GpuNodePoolArgs) -> GpuNodePoolArgs:
     """`args` checked against their declaration, each default applied (`min_nodes`'s by the autoscaler); every
     problem, if any, raised at once (`ArgsError`)."""
-    problems = ArgProblems(COMPONENT, name)
+    problems = ArgProblems(COMPONENT, name, named_by(GpuNodePoolArgs))
     pool = cast(GpuNodePoolArgs, resolve_record(problems, (), args, GpuNodePoolArgs))
     if not isinstance(args, Mapping):
         problems.check()  # no Args at all: nothing to compare

@@ -17,7 +17,7 @@ from typing import NotRequired, TypedDict, cast
 import pulumi
 
 from triton_platform.arg_problems import ArgPath, ArgProblems
-from triton_platform.arg_schema import Setting, declare, resolve_record
+from triton_platform.arg_schema import Setting, declare, named_by, resolve_record
 from triton_platform.formats import (
     CLOCK,
     DNS_LABEL,
@@ -426,7 +426,7 @@ def _install_only(problems: ArgProblems, keda: KedaInstall, given: object) -> No
 def scaling_of(name: str, args: KedaScalingArgs) -> KedaScalingArgs:
     """`args` checked against their declaration, each default applied; every problem, if any, raised at once
     (`ArgsError`)."""
-    problems = ArgProblems("KedaScaling", name)
+    problems = ArgProblems("KedaScaling", name, named_by(KedaScalingArgs))
     scaling = cast(KedaScalingArgs, resolve_record(problems, (), args, KedaScalingArgs))
     targets = scaling.get("targets", {})
     for key, target in targets.items():

@@ -17,7 +17,7 @@ from typing import Any, NotRequired, TypedDict, TypeVar, cast
 import pulumi
 
 from triton_platform.arg_problems import ArgPath, ArgProblems
-from triton_platform.arg_schema import Setting, declare, resolve_record
+from triton_platform.arg_schema import Setting, declare, named_by, resolve_record
 from triton_platform.durations import PROM_DURATION
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import (
@@ -470,7 +470,7 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringArgs:
     """`args` checked against their declaration and the rules across keys, every default applied: what the
     builders read. An ArgsError names every problem found. TritonServing's outputs among them are checked by
     stand-ins until they are known (`joined_settings` checks them then)."""
-    problems = ArgProblems(COMPONENT, name)
+    problems = ArgProblems(COMPONENT, name, named_by(MonitoringArgs))
     checked = cast(MonitoringArgs, resolve_record(problems, (), _with_stand_ins(args), MonitoringArgs))
     # The rules across keys read only entries whose keys are right (a wrong one is named already).
     deployments = _rightly_named(checked.get("deployments", {}), WATCHED_KEY)
@@ -512,7 +512,8 @@ def _renderer_token(problems: ArgProblems, values: Mapping[str, Any]) -> None:
     would replace the Secret. A `token` among the values would sit in the stack's state in plain text."""
     grafana = values.get("grafana")
     renderer = grafana.get("imageRenderer") if isinstance(grafana, Mapping) else None
-    if not isinstance(renderer, Mapping) or renderer.get("enabled") is not True or renderer.get("existingSecret"):
+    # Truthy as Helm's `if` reads it (a non-empty string turns the renderer on too).
+    if not isinstance(renderer, Mapping) or not renderer.get("enabled") or renderer.get("existingSecret"):
         return
     problems.add(
         ("chart", "values", "grafana", "imageRenderer"),

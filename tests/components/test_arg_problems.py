@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import pickle
+from typing import cast
+
 import pytest
 from pulumi.errors import InputPropertiesError
 
 from triton_platform.arg_problems import ArgProblem, ArgProblems, ArgsError, path_text
+from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
 
 
 def test_every_problem_is_raised_together_naming_component_name_and_path() -> None:
@@ -75,12 +79,15 @@ def test_problems_are_data_and_the_sdks_input_properties_error() -> None:
         ArgProblem((), "the Args as a whole"),
         ArgProblem((), "max_batch_size is 0", "/repo/m/config.pbtxt"),
     ]
+    # With no Args type to name them by, the errors name the Args paths.
     assert error.errors == [
-        {"property_path": 'args.labels["app.kubernetes.io/part-of"]', "reason": "differs"},
-        {"property_path": 'args.receivers["on call"].slack.channel', "reason": "missing"},
-        {"property_path": "args.taints[1]", "reason": "twice"},
-        {"property_path": "args", "reason": "the Args as a whole"},
+        {"property_path": 'labels["app.kubernetes.io/part-of"]', "reason": "differs"},
+        {"property_path": 'receivers["on call"].slack.channel', "reason": "missing"},
+        {"property_path": "taints[1]", "reason": "twice"},
+        {"property_path": "", "reason": "the Args as a whole"},
     ]
+    copied = pickle.loads(pickle.dumps(error))  # a process pool or pytest-xdist carries it whole
+    assert (type(copied), copied.problems, str(copied)) == (ArgsError, error.problems, str(error))
     assert str(error).splitlines() == [
         'Monitoring mon: args.labels["app.kubernetes.io/part-of"]: differs',
         'Monitoring mon: args.receivers["on call"].slack.channel: missing',
@@ -99,3 +106,28 @@ def test_a_long_key_is_cut_in_the_text_and_kept_whole_in_the_data() -> None:
     with pytest.raises(ArgsError) as raised:
         problems.check()
     assert raised.value.problems[0].path == ("labels", key)
+
+
+def test_a_components_errors_name_its_inputs_as_the_engine_does() -> None:
+    """The SDK's property paths: the component's inputs camelCase (the package schema's names), a user's keys whole."""
+    with pytest.raises(ArgsError) as raised:
+        pool_of("gpu", cast(GpuNodePoolArgs, {"gpus_per_node": 0, "labels": {"a.b/c_d": "x y"}, "taints": [{}]}))
+    assert [e["property_path"] for e in raised.value.errors or []] == [
+        "workloadNamespace",
+        "maxNodes",
+        "gpusPerNode",
+        "taints[0].key",
+        'labels["a.b/c_d"]',
+    ]
+    assert str(raised.value).splitlines()[2] == "GpuNodePool gpu: args.gpus_per_node: 0 is below the minimum 1"
+
+
+def test_a_number_that_is_not_finite_is_no_whole_number() -> None:
+    problems = ArgProblems("GpuNodePool", "gpu")
+    for value in (float("inf"), float("nan"), -float("inf")):
+        assert problems.integer(("max_nodes",), value) == 0
+    assert [p.reason for p in problems.problems] == [
+        "inf is not a whole number",
+        "nan is not a whole number",
+        "-inf is not a whole number",
+    ]

@@ -903,6 +903,9 @@ def test_grafanas_image_renderer_needs_a_named_secret() -> None:
         "nothing), and a `token` value would be stored in plain text; create a Secret with the key `token` and name "
         "it in existingSecret"
     ]
+    renderer["enabled"] = "yes"  # Helm's `if` takes any non-empty string as on
+    with pytest.raises(ArgsError):
+        monitoring_settings("mon", cast(MonitoringArgs, args))
     renderer["existingSecret"] = "grafana-renderer"
     assert (
         monitoring_settings("mon", cast(MonitoringArgs, args))["chart"]["values"]["grafana"]["imageRenderer"][
