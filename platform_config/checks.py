@@ -34,6 +34,7 @@ from triton_platform.model_packaging.bundle import bundle_problems
 from triton_platform.model_packaging.digest import version_paths
 from triton_platform.model_packaging.render import effective_settings
 from triton_platform.model_packaging.source import ModelRepository
+from triton_platform.triton_serving_spec import unknown_model
 
 Sections = dict[str, Any]
 """Parsed sections by schema field name; a section that failed to parse is absent."""
@@ -171,11 +172,9 @@ def _deployment_models_exist(sections: Sections, repo: ModelRepository) -> Itera
     serving: ServingConfig = sections["serving"]
     for dep_name, dep in serving.deployments.items():
         for i, model in enumerate(dep.models):
-            if model not in repo.names:
-                yield ConfigIssue(
-                    f"{SERVING}.deployments.{dep_name}.models[{i}]",
-                    f"model {model!r} is not in the model repository; known models: {_known(repo)}",
-                )
+            unknown = unknown_model(repo, model, display_path(repo.path))
+            if unknown is not None:
+                yield ConfigIssue(f"{SERVING}.deployments.{dep_name}.models[{i}]", unknown)
             else:
                 yield from (ConfigIssue(display_path(p.file), p.message) for p in repo.problems.get(model, []))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Any
 
@@ -418,3 +419,45 @@ def test_an_api_server_that_hides_its_version_leaves_the_autoscaler_unchecked(
     with api_server(tmp_path, b"{}", status=401) as (_, url):
         _deploying_to(tmp_path, monkeypatch, url)
         assert cluster_version(load_stack("staging")) is None
+
+
+def _message_texts(folder: Path, calls: set[str]) -> dict[str, str]:
+    """The literal text (20 characters or more, with a space) of every message passed to a call named in `calls`
+    in the modules under `folder`, each with the module that writes it."""
+    found: dict[str, str] = {}
+    for module in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            if name not in calls:
+                continue
+            for argument in [*node.args[1:], *(k.value for k in node.keywords)]:
+                for part in ast.walk(argument):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                        text = part.value.strip()
+                        if len(text) >= 20 and " " in text:
+                            found.setdefault(text, str(module.relative_to(folder)))
+    return found
+
+
+def test_no_stack_check_repeats_a_component_rules_words() -> None:
+    """A rule about a component's Args lives in the component and runs from both doors (`component_rule`, or a
+    function of the component's the stack calls): a stack-side check writing a component problem's words again is
+    a second copy of that rule, which drifts."""
+    components = _message_texts(PROJECT_ROOT / "components" / "triton_platform", {"add", "add_at"})
+    stack = _message_texts(PROJECT_ROOT / "platform_config", {"ConfigIssue"})
+    assert len(components) > 80  # the scan reads the rules' messages
+    assert len(stack) > 80
+    repeated = {text: (stack[text], components[text]) for text in set(stack) & set(components)}
+    assert repeated == {}
+
+
+def test_the_repeat_check_sees_a_copied_message(tmp_path: Path) -> None:
+    (tmp_path / "rule.py").write_text('problems.add(("x",), f"{v!r} is above max_replicas, which it must not be")\n')
+    (tmp_path / "check.py").write_text('ConfigIssue("k", f"{w!r} is above max_replicas, which it must not be")\n')
+    assert (
+        set(_message_texts(tmp_path, {"add"}))
+        == set(_message_texts(tmp_path, {"ConfigIssue"}))
+        == {"is above max_replicas, which it must not be"}
+    )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import cast
 
 from triton_platform.arg_problems import ArgPath, ArgProblems
-from triton_platform.arg_schema import resolve_record
+from triton_platform.arg_schema import named_by, resolve_record
 from triton_platform.excerpts import excerpt
 from triton_platform.formats import DEPLOYMENT_KEY, MODEL
 from triton_platform.gpu_pool_contract import Toleration
@@ -440,6 +440,14 @@ ARG_NAMES = SettingNames(models="args.models", defaults="args.model_defaults", k
 """The model-fit checks (triton_platform/model_fit.py) in TritonServing's Args."""
 
 
+def unknown_model(repo: ModelRepository, name: str, shown: str) -> str | None:
+    """Why a deployment cannot serve model `name` from `repo` (its folder written as `shown`): it is not there; or
+    None. The stack names it at its own key with these words (platform_config/checks.py)."""
+    if name in repo.names:
+        return None
+    return f"model {name!r} is not in the model repository; known models: {repo.describe(shown)}"
+
+
 def _served_models_exist(
     problems: ArgProblems, repo: ModelRepository, shown: str, served_by: Mapping[str, Sequence[str]]
 ) -> None:
@@ -449,10 +457,9 @@ def _served_models_exist(
             path: ArgPath = ("deployments", key, "models", i)
             if not problems.clean(path):
                 continue
-            if name not in repo.names:
-                problems.add(
-                    path, f"model {name!r} is not in the model repository; known models: {repo.describe(shown)}"
-                )
+            unknown = unknown_model(repo, name, shown)
+            if unknown is not None:
+                problems.add(path, unknown)
             for problem in repo.problems.get(name, []):
                 problems.add(path, f"{problem.file}: {problem.message}")
     for key, unserved in unserved_steps(repo, served_by):
@@ -483,7 +490,7 @@ def _toleration_rules(problems: ArgProblems, tolerations: list[Toleration]) -> N
 
 def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -> ServingSpec:
     """TritonServing `name`'s Args checked (ArgsError naming every problem), its models read and rendered."""
-    problems = ArgProblems(COMPONENT, name)
+    problems = ArgProblems(COMPONENT, name, named_by(TritonServingArgs))
     given = cast(TritonServingArgs, resolve_record(problems, (), args, TritonServingArgs))
     deployments = given.get("deployments", {})
     for key, deployment in deployments.items():
