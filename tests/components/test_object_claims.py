@@ -49,15 +49,19 @@ def cluster() -> pulumi.ResourceOptions:
     return pulumi.ResourceOptions(provider=k8s.Provider("cluster", render_yaml_to_directory="rendered"))
 
 
-def second_refused(component: Callable[..., object], args: Any, objects: list[tuple[str, str]]) -> None:
-    """`component` built as `first` then as `second` with `args` in one cluster: the second refused, naming each
-    of `objects` (kind, namespace/name) and its creator."""
+def second_refusal(component: Callable[..., object], args: Any) -> list[str]:
+    """`component` built as `first` then as `second` with `args` in one cluster: the second's refusal, a line each."""
     opts = cluster()
     component("first", args, opts)
     with pytest.raises(ArgsError) as raised:
         component("second", args, opts)
+    return str(raised.value).splitlines()
+
+
+def created_by_first(component: Callable[..., object], objects: list[tuple[str, str]]) -> list[str]:
+    """The refusal naming each of `objects` (kind, namespace/name) as `first`'s."""
     kind_of = component.__name__
-    assert str(raised.value).splitlines() == [
+    return [
         f"{kind_of} second: {kind} {name} is created by {kind_of} first already, in the same cluster; {HINT}"
         for kind, name in objects
     ]
@@ -65,9 +69,8 @@ def second_refused(component: Callable[..., object], args: Any, objects: list[tu
 
 def test_a_second_monitoring_of_one_namespace_is_refused_naming_each_object_and_its_creator() -> None:
     def program() -> None:
-        second_refused(
+        assert second_refusal(Monitoring, watching("ml")) == created_by_first(
             Monitoring,
-            watching("ml"),
             [
                 ("monitoring.coreos.com/v1/PrometheusRule", "ml/triton-platform"),
                 ("monitoring.coreos.com/v1/ServiceMonitor", "ml/triton"),
@@ -184,9 +187,8 @@ def scaling(target: str, **changes: Any) -> KedaScalingArgs:
 
 def test_a_second_keda_scaling_is_refused_naming_each_object_it_would_share() -> None:
     def program() -> None:
-        second_refused(
+        assert second_refusal(KedaScaling, scaling("triton-general")) == created_by_first(
             KedaScaling,
-            scaling("triton-general"),
             [
                 ("http.keda.sh/v1beta1/InterceptorRoute", "ml/triton-general-grpc"),
                 ("http.keda.sh/v1beta1/InterceptorRoute", "ml/triton-general-http"),
