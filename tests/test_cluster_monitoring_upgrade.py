@@ -30,7 +30,15 @@ import yaml
 from offline.chart_template import mirrored_chart
 from platform_config.paths import PROJECT_ROOT
 from tests.conftest import stack_values
-from tests.local_cluster import SHARED_CHARTS, LocalCluster, edit_stack, point_stack_at, start_cluster, wait_until
+from tests.local_cluster import (
+    SHARED_CHARTS,
+    LocalCluster,
+    edit_stack,
+    point_stack_at,
+    start_cluster,
+    use_offline_charts,
+    wait_until,
+)
 from tests.local_registry import pin_images
 from tests.local_triton.server import free_ports
 from tests.pulumi_cli import Project, make_project
@@ -206,10 +214,8 @@ def set_chart_version(stack_file: Path, version: str) -> None:
     """The stack's pin moved, and its chart read from the mirror's copy of that version (as a user's mirror)."""
 
     def edit(config: dict[str, Any]) -> None:
-        chart = config["triton-platform:monitoring"]["chart"]
-        folder = mirrored_chart(SHARED_CHARTS, "kube-prometheus-stack", version)
-        chart.update(version=version, path=str(folder))
-        chart.pop("repository", None)
+        config["triton-platform:monitoring"]["chart"]["version"] = version
+        use_offline_charts(config)  # the mirror's folder of that version
 
     edit_stack(stack_file, edit)
 
