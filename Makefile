@@ -46,9 +46,11 @@ $(RUNTIME_STAMP): requirements.lock components/pyproject.toml pyproject.toml
 	touch $@
 
 # Development: requirements-dev.txt, the runtime plus tests, lint, benchmarks and the offline toolchain, locked
-# the same way (requirements.lock is resolved within requirements-dev.lock, so both hold the same versions).
+# the same way (requirements.lock is resolved within requirements-dev.lock, so both hold the same versions); then
+# the simulator's loops compiled into the user's cache (simulator/ahead.py), so the first `stackctl plan` loads them.
 $(STAMP): $(RUNTIME_STAMP) requirements-dev.lock
 	$(BIN)/pip install --disable-pip-version-check --quiet --require-hashes --no-deps -r requirements-dev.lock
+	$(BIN)/python -m simulator.ahead
 	touch $@
 
 # Rewrite the locks after changing requirements.txt or requirements-dev.txt: one resolution for every platform

@@ -7,7 +7,7 @@ again: about 15 s before a new user's first plan. Here every copy of the same si
 per digest of the package's source files (`simulator/*.py`: the compiled loops read constants from several of
 them, which numba's own stamp, one file's, would miss), under NUMBA_CACHE_DIR when set, else the user's cache
 folder (XDG_CACHE_HOME, else ~/.cache) in `triton-platform/numba/`. numba still checks each entry's signature,
-CPU and bytecode (numba.core.caching.IndexDataCacheImpl).
+CPU and bytecode (numba.core.caching.IndexDataCacheImpl). `make venv` fills it ahead of time (simulator/ahead.py).
 
 The cache holds pickles that numba loads and runs, so it is trusted only where this user alone can write: a
 folder owned by another user, or writable by group or others, is not used (numba's own locators are, as before).
