@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from platform_config.cluster import ClusterConfig
 from platform_config.gpu_pool import GpuPoolConfig
-from simulator.config import SimulationConfig
+from platform_config.simulation import SimulationConfig
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from platform_config.component_fields import arg_format, from_component
+from platform_config.simulation import SimulationConfig
 from platform_config.types import (
     ChartRepository,
     ChartVersion,
@@ -16,7 +17,6 @@ from platform_config.types import (
     Strict,
     inside_project,
 )
-from simulator.config import SimulationConfig
 from triton_platform import keda_scaling_args
 from triton_platform.formats import DNS_LABEL, MODEL_NAME
 from triton_platform.http_add_on import HTTP_ADD_ON_CHART

@@ -1,7 +1,7 @@
 """The typed stack configuration: the root of the schema.
 
-Each section's model lives beside the component it configures (`components/<component>_config.py`;
-the simulator's in `simulator/config.py`), the field types they share in `platform_config/types.py`,
+Each section's model lives in its own module here (`scaling.simulation`'s, what only the simulator reads, in
+`platform_config/simulation.py`), the field types they share in `platform_config/types.py`,
 and every default beside its field. Each top-level section is one Pulumi config key in the ``triton-platform``
 namespace (``triton-platform:serving`` and so on). Keys are camelCase like the
 Kubernetes and KEDA objects they feed; unknown keys are errors, so a typo never

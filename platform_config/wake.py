@@ -18,7 +18,7 @@ from pathlib import Path
 from platform_config.gpu_pool import GpuPoolConfig
 from platform_config.node_provisioning import NodeProvisioning, kept_nodes
 from platform_config.serving import ServingConfig
-from simulator.config import SimulationConfig
+from platform_config.simulation import SimulationConfig
 from triton_platform.model_packaging.digest import version_paths
 from triton_platform.model_packaging.source import ModelRepository
 from triton_platform.triton_manifests import READINESS_PROBE_SECONDS, STARTUP_PROBE_SECONDS

@@ -1,5 +1,6 @@
-"""Imports flow one way (pyproject.toml [tool.importlinter]): the component package stands alone and has no
-cycle. import-linter holds the tree to it, and fails on a reverse import or a cycle added on purpose."""
+"""Imports flow one way (pyproject.toml [tool.importlinter]): down the layers (command line, tools, simulator,
+offline library, program, stack schema, components), the component package alone and without a cycle, no library
+importing a test. import-linter holds the tree to it, and fails on a reverse import or a cycle added on purpose."""
 
 from __future__ import annotations
 
@@ -48,33 +49,64 @@ def test_the_tree_keeps_every_import_contract() -> None:
 
 
 @pytest.mark.parametrize(
-    ("module", "added", "contract", "edge"),
+    ("module", "added", "contracts", "edge"),
     [
         (
             "components/triton_platform/namespace.py",
             "from platform_config.types import DNS_LABEL",
-            "imports nothing of the stack schema, the program, the tools or the tests BROKEN",
+            (
+                "imports nothing of the stack schema, the program, the tools or the tests BROKEN",
+                "Imports flow down the layers: the command line, the tools, the simulator, the offline library, the "
+                "program, the stack schema, the components BROKEN",
+            ),
             "triton_platform.namespace -> platform_config.types",
         ),
         (
             "planner/report.py",
             "from stackctl import main",
-            "stackctl is the command line over the libraries: none of them imports it BROKEN",
+            (
+                "Imports flow down the layers: the command line, the tools, the simulator, the offline library, the "
+                "program, the stack schema, the components BROKEN",
+            ),
             "planner.report -> stackctl.main",
         ),
+        (
+            # The cycle there was: the stack schema read the simulator's section from the simulator's package.
+            "platform_config/scaling.py",
+            "from simulator.engine import simulate",
+            (
+                "Imports flow down the layers: the command line, the tools, the simulator, the offline library, the "
+                "program, the stack schema, the components BROKEN",
+            ),
+            "platform_config.scaling -> simulator.engine",
+        ),
+        (
+            "simulator/hpa.py",
+            "from tests.test_import_contracts import lint_imports",
+            ("No library imports the benchmarks or the tests BROKEN",),
+            "simulator.hpa -> tests.test_import_contracts",
+        ),
     ],
-    ids=["reverse-import-into-the-schema", "library-imports-the-command-line"],
+    ids=[
+        "reverse-import-into-the-schema",
+        "library-imports-the-command-line",
+        "schema-imports-the-simulator",
+        "library-imports-a-test",
+    ],
 )
-def test_a_forbidden_import_breaks_its_contract(tree: Path, module: str, added: str, contract: str, edge: str) -> None:
+def test_a_forbidden_import_breaks_its_contract(
+    tree: Path, module: str, added: str, contracts: tuple[str, ...], edge: str
+) -> None:
     path = tree / module
     path.write_text(path.read_text() + f"\n{added}  # noqa\n")
     line = len(path.read_text().splitlines())
     result = lint_imports(tree)
     assert result.returncode == 1
     out = " ".join(result.stdout.split())
-    assert contract in out
+    for contract in contracts:
+        assert contract in out
     assert f"{edge} (l.{line})" in out
-    assert "Contracts: 4 kept, 1 broken." in out
+    assert f"Contracts: {5 - len(contracts)} kept, {len(contracts)} broken." in out
 
 
 def test_a_cycle_hidden_behind_type_checking_breaks_the_acyclic_contract(tree: Path) -> None:

@@ -192,7 +192,7 @@ def test_bad_shares_are_refused_by_validation_naming_the_key(shares: dict[str, f
 def test_a_share_out_of_range_is_refused_by_the_schema() -> None:
     from pydantic import ValidationError  # noqa: PLC0415
 
-    from simulator.config import SimulationConfig  # noqa: PLC0415
+    from platform_config.simulation import SimulationConfig  # noqa: PLC0415
 
     for bad in (0, -0.1, 1.5):
         with pytest.raises(ValidationError, match="shares"):
