@@ -249,8 +249,8 @@ class KedaScalingArgs(TypedDict):
     above, the HPA's 15 s sync does). Default 30."""
 
     scale_up: NotRequired[ScalePolicy]
-    """The HPA's `behavior.scaleUp`. Default: 100% or 3 pods per 30 s, whichever is more, no stabilization
-    window, so a load step doubles capacity each period."""
+    """The HPA's `behavior.scaleUp`. Default: 100% or 3 pods per 30 s, whichever is more, after a 0 s
+    stabilization window, so a load step doubles capacity each period."""
 
     scale_down: NotRequired[ScalePolicy]
     """The HPA's `behavior.scaleDown`. Default: 25% per 60 s after a 300 s stabilization window (the HPA's own
