@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from tritonclient.grpc import model_config_pb2  # noqa: E402
 
 from bench.triton_load import load  # noqa: E402
-from model_packaging.publish import write_model_repository  # noqa: E402
+from model_publishing.publish import write_model_repository  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
 from platform_config.model_settings import render_stack  # noqa: E402
 from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: E402

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.triton_load import INPUTS, load, loadgen  # noqa: E402
-from model_packaging.publish import write_model_repository  # noqa: E402
+from model_publishing.publish import write_model_repository  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
 from platform_config.model_settings import render_stack  # noqa: E402
 from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: E402

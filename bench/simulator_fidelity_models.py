@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from bench import triton_load  # noqa: E402
 from bench.simulator_fidelity import TOLERANCE, error, percentile, poisson_arrivals, server_quantiles  # noqa: E402
 from bench.triton_load import INPUTS, load, stack_server  # noqa: E402
-from model_packaging.publish import write_model_repository  # noqa: E402
+from model_publishing.publish import write_model_repository  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
 from simulator.batcher import COUNTER_BUSY_SECONDS, Outcome  # noqa: E402
 from simulator.engine import Shared, share_gpu  # noqa: E402

@@ -1,4 +1,4 @@
-"""The stack's models as model_packaging renders them: which are served, and their settings as plain values.
+"""The stack's models as triton_platform.model_packaging renders them: which are served, their settings as values.
 
 Each layer of settings (`serving.modelDefaults`, `triton-platform:models`) is handed over as TritonServing's
 Args and read as the component reads them, so the stack's tools render exactly what the component deploys.

@@ -34,7 +34,7 @@ import pytest
 import tritonclient.grpc as triton_grpc
 import yaml
 
-from model_packaging.publish import write_model_repository
+from model_publishing.publish import write_model_repository
 from platform_config.loader import load_stack
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO

@@ -223,7 +223,7 @@ BOUNDED = textwrap.dedent(
     import resource, sys
     from pathlib import Path
 
-    from model_packaging.publish import write_model_repository
+    from model_publishing.publish import write_model_repository
     from platform_config.loader import load_stack
     from triton_platform.model_packaging.digest import repository_digest
     from triton_platform.model_packaging.source import read_repository

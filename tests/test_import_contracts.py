@@ -15,7 +15,7 @@ from platform_config.paths import PROJECT_ROOT
 
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 ROOT_PACKAGES = (
-    *("program", "platform_config", "stackctl", "offline", "policy", "simulator", "planner", "model_packaging"),
+    *("program", "platform_config", "stackctl", "offline", "policy", "simulator", "planner", "model_publishing"),
     *("manifest_scan", "bench", "tests"),
 )
 

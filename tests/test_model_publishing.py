@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from model_packaging.publish import write_model_repository
+from model_publishing.publish import write_model_repository
 from platform_config.loader import StackConfig, load_stack_file
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO, stack_file

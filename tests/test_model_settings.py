@@ -441,9 +441,9 @@ def test_a_created_claim_needs_an_origin_to_be_filled_from() -> None:
 
 
 def test_the_committed_model_files_are_what_the_generator_writes() -> None:
-    from model_packaging import examples  # noqa: PLC0415
+    from model_publishing import examples  # noqa: PLC0415
 
     for relative, content in examples.files().items():
         assert (DEFAULT_MODEL_REPO / relative).read_bytes() == content, (
-            f"{relative} drifted: run python -m model_packaging.examples"
+            f"{relative} drifted: run python -m model_publishing.examples"
         )

@@ -213,7 +213,7 @@ def triton_metric_names() -> set[str]:
     """Metric families a real tritonserver 2.51 exports (with summary latencies), read from its /metrics."""
     import urllib.request  # noqa: PLC0415
 
-    from model_packaging.publish import write_model_repository  # noqa: PLC0415
+    from model_publishing.publish import write_model_repository  # noqa: PLC0415
     from platform_config.loader import load_stack  # noqa: PLC0415
     from platform_config.model_settings import render_stack  # noqa: PLC0415
     from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: PLC0415

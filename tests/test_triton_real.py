@@ -27,8 +27,8 @@ import tritonclient.grpc as triton_grpc
 import tritonclient.http as triton_http
 from tritonclient.utils import InferenceServerException
 
-from model_packaging.examples import expected_output
-from model_packaging.publish import write_model_repository
+from model_publishing.examples import expected_output
+from model_publishing.publish import write_model_repository
 from platform_config.loader import StackConfig, load_stack
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO

@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Exit:
-    from model_packaging.publish import write_model_repository  # noqa: PLC0415
+    from model_publishing.publish import write_model_repository  # noqa: PLC0415
 
     loaded = stack_with_models(args)
     rendered = loaded.rendered

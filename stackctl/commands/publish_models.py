@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> Exit:
-    from model_packaging.remote import PublishError, publish_repository  # noqa: PLC0415
+    from model_publishing.remote import PublishError, publish_repository  # noqa: PLC0415
 
     loaded = stack_with_models(args)
     source = loaded.config.serving.model_repository

@@ -1,7 +1,7 @@
 """The example models of model_repo/: small, reproducible files, and their reference outputs.
 
-    .venv/bin/python -m model_packaging.examples            # rewrite the files
-    .venv/bin/python -m model_packaging.examples --check    # exit 1 if a committed file differs
+    .venv/bin/python -m model_publishing.examples            # rewrite the files
+    .venv/bin/python -m model_publishing.examples --check    # exit 1 if a committed file differs
 
 The ONNX graphs are built with the `onnx` package alone (no framework) from
 weights drawn with a fixed seed, so every run writes the same bytes. The
@@ -108,7 +108,7 @@ def main() -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
     if stale:
-        print(f"model_repo/ is stale: {', '.join(stale)}; run python -m model_packaging.examples", file=sys.stderr)
+        print(f"model_repo/ is stale: {', '.join(stale)}; run python -m model_publishing.examples", file=sys.stderr)
         return 1
     return 0
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from model_packaging.publish import write_model_repository
+from model_publishing.publish import write_model_repository
 from triton_platform.model_packaging.digest import repository_digest
 from triton_platform.model_packaging.layout import MANIFEST
 from triton_platform.model_packaging.render import RenderedRepository
