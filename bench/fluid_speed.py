@@ -25,8 +25,10 @@ sys.path.insert(0, str(ROOT))
 
 from platform_config.loader import load_stack  # noqa: E402
 from simulator.engine import simulate  # noqa: E402
-from simulator.fluid import evaluate, evaluate_reference, surface  # noqa: E402
+from simulator.fluid import evaluate  # noqa: E402
+from simulator.fluid_reference import evaluate_reference  # noqa: E402
 from simulator.scenario import capacity_rps, scenario, shaped_trace  # noqa: E402
+from simulator.surface import surface  # noqa: E402
 
 PLANNER_CANDIDATES = 200
 PLANNER_BUDGET_SECONDS = 120.0

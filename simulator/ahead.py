@@ -13,6 +13,7 @@ committed stack (nothing compiled after it).
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import replace
 
@@ -20,7 +21,7 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from simulator import batcher, engine, fluid
+from simulator import engine, fluid
 from simulator.batcher import BatcherConfig, LatencyProfile
 from simulator.daily_floor import FloorWindow
 from simulator.hpa import Behavior
@@ -78,9 +79,10 @@ def compile_ahead() -> int:
     for s, rate in scenarios():
         fluid.evaluate_models(s, rate, 0)
         engine.simulate(s, rate, 0)
+    simulator = [module for name, module in sys.modules.items() if name.startswith(f"{__package__}.")]
     return sum(
         sum(function.stats.cache_misses.values())
-        for module in (batcher, fluid)
+        for module in simulator
         for function in vars(module).values()
         if isinstance(function, numba.core.registry.CPUDispatcher)
     )

@@ -32,7 +32,9 @@ from typing import Any, TypeVar
 
 import numba
 import numba.core.config
+import numpy as np
 from numba.core.caching import _CacheLocator
+from numpy.typing import NDArray
 
 PACKAGE = Path(__file__).resolve().parent
 CACHE_DAYS = 30
@@ -47,6 +49,9 @@ NUMBA_LOCATORS = (
 """numba's own locators, in its order (numba/core/caching.py `_CacheImpl._locator_classes`), tried after this one."""
 
 F = TypeVar("F", bound=Callable[..., Any])
+Floats = NDArray[np.float64]
+Ints = NDArray[np.int64]
+"""The plain arrays compiled functions take."""
 config: Any = numba.core.config  # its settings are set from the environment at import: untyped
 
 

@@ -4,7 +4,7 @@
 oracle runs the fewest replicas that carry that second's rate at the SLO, never below the stack's floor
 (`replicas.min`) and never above its ceiling (`replicas.max`: the run is held to it too, so the oracle is the best
 this stack's fleet could do, not a larger one), and its pods start at once. A replica carries what the
-simulator's own response surface (simulator.fluid.surface: the batcher under Poisson load, with the run's batching
+simulator's own response surface (simulator.surface.surface: the batcher under Poisson load, with the run's batching
 settings and latency profile) serves with p95 within the SLO; with several models on a pod, what it serves of the
 run's mix (`replica_rps`: R = 1 / Σ(share ÷ each model's rate at the SLO)), counted in the models' summed req/s
 (their work: an ensemble's request counts once on each step). It reads the trace's rates, the means the Poisson
@@ -41,9 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from simulator.fluid import surface
 from simulator.reaction import warm_slots
 from simulator.scenario import Scenario
+from simulator.surface import surface
 
 STEP_SECONDS = 1
 """The simulator's step: the trace gives a rate per second (scenario.read_trace, shaped_trace)."""

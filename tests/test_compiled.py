@@ -22,11 +22,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 COMPILE = """
 import json, numpy as np
-from simulator import fluid
-fluid._left(np.array([1.0, 2.0, 4.0]), 3.0)
-stats = fluid._left.stats
+from simulator import surface
+surface.search_left(np.array([1.0, 2.0, 4.0]), 3.0)
+stats = surface.search_left.stats
 print(json.dumps({"hits": sum(stats.cache_hits.values()), "misses": sum(stats.cache_misses.values()),
-                  "folder": fluid._left._cache._cache_path}))
+                  "folder": surface.search_left._cache._cache_path}))
 """
 
 
@@ -37,7 +37,7 @@ def copy_of_simulator(at: Path) -> Path:
 
 
 def compile_in(copy: Path, cache_home: Path) -> dict[str, object]:
-    """Compile fluid._left from `copy`'s simulator with the user cache folder `cache_home`: cache hits, misses and
+    """Compile surface.search_left from `copy`'s simulator with the user cache folder `cache_home`: cache hits, misses and
     the folder numba used."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CACHE")}
     env.update(XDG_CACHE_HOME=str(cache_home), PYTHONPATH=os.pathsep.join([str(copy), str(ROOT)]))
@@ -54,7 +54,7 @@ def test_two_clones_at_different_paths_share_one_compilation(tmp_path: Path) -> 
     first = compile_in(copy_of_simulator(tmp_path / "clone-a"), home)
     folder = home / "triton-platform" / "numba" / source_digest()
     assert first == {"hits": 0, "misses": 1, "folder": str(folder)}
-    assert any(folder.glob("fluid._left-*.nbi")), sorted(p.name for p in folder.iterdir())
+    assert any(folder.glob("surface.search_left-*.nbi")), sorted(p.name for p in folder.iterdir())
     assert folder.stat().st_mode & 0o777 == 0o700
     # Another clone, elsewhere: the same source, so numba loads what the first compiled.
     second = compile_in(copy_of_simulator(tmp_path / "clone-b"), home)
@@ -133,7 +133,7 @@ def test_stale_folders_of_other_digests_are_removed(tmp_path: Path, monkeypatch:
 
 def compiled_function() -> Callable[..., Any]:
     """A function of the simulator package, as numba hands it to a locator."""
-    from simulator import fluid  # noqa: PLC0415 - the compiled module, loaded only by the tests that need it
+    from simulator import surface  # noqa: PLC0415 - the compiled module, loaded only by the tests that need it
 
-    function: Callable[..., Any] = fluid._left.py_func  # type: ignore[attr-defined]  # compiled: a numba Dispatcher
+    function: Callable[..., Any] = surface.search_left.py_func  # type: ignore[attr-defined]  # compiled: a numba Dispatcher
     return function

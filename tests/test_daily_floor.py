@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from planner.settings import current_settings, edits, locations, with_values
 from platform_config.loader import StackConfig, load_stack
 from simulator.daily_floor import DAY, MAX_LEARNED_WINDOWS, SLOT_SECONDS, FloorWindow, _windows, floor_at, learn_floor
-from simulator.fluid import evaluate, evaluate_reference
+from simulator.fluid import evaluate
+from simulator.fluid_reference import evaluate_reference
 from simulator.scenario import scenario
 from tests.conftest import SCALING, SERVING, errors_of, setting, validate
 

@@ -32,18 +32,13 @@ import pytest
 
 from platform_config.loader import load_stack
 from simulator.engine import model_summaries, simulate, summary
-from simulator.fluid import (
-    _desired,
-    _hpa_inputs,
-    _hpa_state,
-    evaluate,
-    evaluate_models,
-    evaluate_reference,
-    surface,
-)
+from simulator.fluid import evaluate, evaluate_models
+from simulator.fluid_reference import evaluate_reference
 from simulator.hpa import Behavior, Hpa, Metric, Policy, Rules
+from simulator.hpa_compiled import hpa_desired, hpa_inputs, new_hpa_state
 from simulator.scenario import Scenario, at_floor_one, scenario, shaped_trace, trigger_rps
 from simulator.signals import SIGNALS, Signal, SignalSpec, derived_target
+from simulator.surface import surface
 
 HOURS = 0.25
 SEED = 3
@@ -239,7 +234,7 @@ def _same(a: object, b: object) -> bool:
 
 
 def test_the_compiled_hpa_decides_as_simulator_hpa() -> None:
-    """fluid._desired against hpa.Hpa.desired, sync after sync, on random behaviors, metrics and values."""
+    """hpa_compiled.hpa_desired against hpa.Hpa.desired, sync after sync, on random behaviors, metrics and values."""
     rng = np.random.default_rng(5)
     for _ in range(300):
         # None: the HPA's legacy path, which Hpa takes without a behavior.
@@ -250,18 +245,18 @@ def test_the_compiled_hpa_decides_as_simulator_hpa() -> None:
         )
         low = int(rng.integers(1, 4))
         hpa = Hpa(low, low + int(rng.integers(0, 12)), metrics, behavior)
-        inputs, state = _hpa_inputs(metrics, behavior), _hpa_state(200)
+        inputs, state = hpa_inputs(metrics, behavior), new_hpa_state(200)
         current = low
         for sync in range(1, 200):
             now, ready = sync * 15.0, int(rng.integers(0, current + 1))
             values: list[float | None] = [float(rng.uniform(0, 3) * m.target * max(current, 1)) for m in metrics]
             expected = hpa.desired(now, current, ready, values)
-            got = _desired(now, current, ready, np.array(values), hpa.min_replicas, hpa.max_replicas, inputs, state)
+            got = hpa_desired(now, current, ready, np.array(values), hpa.min_replicas, hpa.max_replicas, inputs, state)
             assert got == expected, (behavior, metrics, sync)
             current = expected
 
 
-# Several models on one pod (Scenario.others): the fluid model's contention (fluid._data_plane) against the detailed
+# Several models on one pod (Scenario.others): the fluid model's contention (fluid_run.data_plane) against the detailed
 # engine's (engine.Shared), two models of production's `general`, 40% and 60% of the load, 15-minute traces at
 # 0.6x, 1.3x and 2.7x of the trigger load. Measured (2 cores, seed 3) with production on the demand signal and queues
 # bounded by time: GPU-hours equal in all 9 cases; rejected within 0.06 points, in total and per model; p95 within 30%

@@ -13,9 +13,9 @@ import pytest
 
 from platform_config.loader import load_stack
 from simulator.engine import rescale
-from simulator.fluid import surface
 from simulator.oracle import Oracle, ahead_max, hindsight, oracle, replica_rps, replicas
 from simulator.scenario import Scenario, capacity_rps, scenario
+from simulator.surface import surface
 from stackctl.main import main
 
 

@@ -18,7 +18,7 @@ from planner.search import Bounds, _failures
 from planner.settings import WAKE, current_settings, edits, locations, with_values
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
-from simulator import fluid
+from simulator import fluid, fluid_reference
 from simulator.engine import simulate, summary
 from simulator.scenario import Scenario, at_floor_one, scenario, shaped_trace
 from stackctl.main import main
@@ -151,7 +151,7 @@ def test_the_compiled_control_plane_gives_the_reference_results_at_zero() -> Non
         )
         busy = shaped_trace("diurnal", float(rng.uniform(0.5, 40)), 0.1)
         rate = np.concatenate([busy, np.zeros(int(rng.integers(0, 900))), busy[: int(rng.integers(60, 360))]])
-        compiled, reference = fluid.evaluate(s, rate, case), fluid.evaluate_reference(s, rate, case)
+        compiled, reference = fluid.evaluate(s, rate, case), fluid_reference.evaluate_reference(s, rate, case)
         differ = {k: (compiled[k], reference[k]) for k in reference if not _same(compiled[k], reference[k])}
         assert not differ, (case, s, differ)
         assert set(WAKE_KEYS) <= set(compiled)
