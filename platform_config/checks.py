@@ -26,7 +26,7 @@ from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
 from platform_config.serving import ModelSettings, ServingConfig
 from platform_config.wake import kept_gpu, wake_estimate
-from triton_platform.gpu_node_pool import SYSTEM_NAMESPACE as GPU_SYSTEM_NAMESPACE
+from triton_platform.gpu_system import SYSTEM_NAMESPACE as GPU_SYSTEM_NAMESPACE
 from triton_platform.http_add_on import wake_service_problem
 from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging import settings as plain

@@ -103,7 +103,7 @@ def node_provisioning(platform: str, autoscaler: str, override: int | None) -> N
 
 def kept_nodes(pool: GpuPoolConfig, held_gpus: int) -> int:
     """The nodes a pool keeps up while its Triton pods hold `held_gpus` GPUs: `gpuPool.minNodes`, or as many as
-    those GPUs and the placeholder pods (one GPU each, gpu_node_pool.overprovisioning_manifest) fill."""
+    those GPUs and the placeholder pods (one GPU each, overprovisioning.overprovisioning_manifest) fill."""
     return max(pool.min_nodes, math.ceil((held_gpus + pool.overprovisioning_replicas) / pool.gpus_per_node))
 
 

@@ -6,7 +6,7 @@ the pool keeps one with a free GPU at zero (`kept_gpu`; a static pool's nodes st
 time (platform_config/node_provisioning.py); the Triton image, unless the node kept has it already (`imageBytes`
 at `imagePullBytesPerSecond`); the models
 (`modelLoadBytesPerSecond` over the deployment's model files); and the probes' periods, by which the kubelet
-sees the server ready (triton_manifests.py). `stackctl validate` refuses a `wake.budgetSeconds` below the sum,
+sees the server ready (triton_deployment.py). `stackctl validate` refuses a `wake.budgetSeconds` below the sum,
 naming each part; docs/scale-to-zero.md sets the estimate beside a measured wake.
 """
 
@@ -21,7 +21,7 @@ from platform_config.serving import ServingConfig
 from platform_config.simulation import SimulationConfig
 from triton_platform.model_packaging.digest import version_paths
 from triton_platform.model_packaging.source import ModelRepository
-from triton_platform.triton_manifests import READINESS_PROBE_SECONDS, STARTUP_PROBE_SECONDS
+from triton_platform.triton_deployment import READINESS_PROBE_SECONDS, STARTUP_PROBE_SECONDS
 
 
 @dataclass(frozen=True)

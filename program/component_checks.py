@@ -37,8 +37,9 @@ from program.platform import (
 from triton_platform.arg_problems import ArgPath, ArgsError, path_text
 from triton_platform.arg_schema import fields_along
 from triton_platform.gpu_node_pool import named_objects as pool_objects
-from triton_platform.gpu_node_pool import pool_manifests, pool_placement
+from triton_platform.gpu_node_pool import pool_manifests
 from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
+from triton_platform.gpu_pool_nodes import pool_placement
 from triton_platform.keda_scaling import named_objects as scaling_objects
 from triton_platform.keda_scaling_args import KedaScalingArgs, scaling_of
 from triton_platform.monitoring import in_cluster_prometheus_url
@@ -48,7 +49,7 @@ from triton_platform.monitoring_rules import load_queries
 from triton_platform.namespace import namespace_manifests
 from triton_platform.object_claims import Identity, described, identities, taken
 from triton_platform.served_deployments import deployment_names
-from triton_platform.triton_manifests import ServingContext
+from triton_platform.serving_context import ServingContext
 from triton_platform.triton_serving import deployments_of
 from triton_platform.triton_serving import named_objects as serving_objects
 from triton_platform.triton_serving_args import TritonServingArgs

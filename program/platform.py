@@ -44,7 +44,8 @@ from triton_platform.namespace import namespace_manifests, platform_labels
 from triton_platform.object_claims import claim
 from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, DEMAND_SIGNAL, QUEUE_DEPTH_SIGNAL
 from triton_platform.served_deployments import deployment_instances, deployment_names, served_models
-from triton_platform.triton_manifests import deployment_object_name, ingress_hosts
+from triton_platform.serving_context import deployment_object_name
+from triton_platform.triton_ingress import ingress_hosts
 from triton_platform.triton_serving import TritonServing, TritonServingArgs
 
 TYPE_TOKEN = "triton-platform:index:TritonPlatform"

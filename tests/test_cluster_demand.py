@@ -44,7 +44,7 @@ from triton_platform.kubernetes_values import quantity_value
 from triton_platform.model_packaging.source import read_repository
 from triton_platform.recorded_series import rate_window
 from triton_platform.scaling_signal import DEMAND_SIGNAL, trigger_query
-from triton_platform.triton_manifests import deployment_object_name
+from triton_platform.serving_context import deployment_object_name
 
 pytestmark = pytest.mark.real_tools  # the local control plane, KEDA, tritonserver, Prometheus and the Pulumi CLI
 

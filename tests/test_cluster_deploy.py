@@ -20,7 +20,7 @@ from tests.local_cluster import SHARED_CHARTS, LocalCluster, edit_stack, point_s
 from tests.local_registry import pin_images
 from tests.pulumi_cli import Project, make_project
 from triton_platform.namespace import namespace_manifests
-from triton_platform.triton_manifests import APP_NAME
+from triton_platform.serving_context import APP_NAME
 
 pytestmark = pytest.mark.real_tools  # the local control plane and the Pulumi CLI
 

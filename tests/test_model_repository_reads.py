@@ -11,7 +11,7 @@ from pathlib import Path
 from platform_config.loader import load_stack
 from platform_config.paths import DEFAULT_MODEL_REPO
 from program.platform import gpu_pool_args, serving_args
-from triton_platform.gpu_node_pool import pool_placement
+from triton_platform.gpu_pool_nodes import pool_placement
 from triton_platform.model_packaging.render import render_repository
 from triton_platform.model_packaging.settings import ModelSettings
 from triton_platform.model_packaging.source import read_repository

@@ -219,7 +219,7 @@ def triton_metric_names() -> set[str]:
     from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: PLC0415
     from tests.local_triton.server import TritonServer, free_ports  # noqa: PLC0415
     from triton_platform.model_packaging.source import read_repository  # noqa: PLC0415
-    from triton_platform.triton_manifests import tritonserver_args  # noqa: PLC0415
+    from triton_platform.triton_server_args import tritonserver_args  # noqa: PLC0415
 
     stack = load_stack("staging")
     out = PROJECT_ROOT / ".pytest-triton-metrics"

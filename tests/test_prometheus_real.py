@@ -32,7 +32,7 @@ from triton_platform.recorded_series import (
     GPU_UTILIZATION,
     GPU_UTILIZATION_POD,
 )
-from triton_platform.triton_manifests import deployment_object_name
+from triton_platform.serving_context import deployment_object_name
 
 pytestmark = pytest.mark.real_tools  # tritonserver and prometheus
 

@@ -6,7 +6,7 @@ for it (its CRDs); with `existing` only the platform's own objects are made.
 
 What it watches is a contract: Services labelled `app.kubernetes.io/name: triton-inference-server`
 with a port named `metrics`, and `app.kubernetes.io/instance` set to their Deployment's name
-(triton_platform/triton_manifests.py labels Triton's that way).
+(triton_platform/serving_context.py labels Triton's that way).
 
 Its Args are triton_platform/monitoring_args.py's `MonitoringArgs`. No `from __future__ import annotations`: Pulumi's
 schema inference reads `__init__`'s annotations as types.
@@ -42,7 +42,7 @@ from triton_platform.object_claims import claim
 from triton_platform.policy_exceptions import exception_annotations
 from triton_platform.priority_classes import SCALING_PRIORITY, priority_class
 from triton_platform.prometheus_storage import CHART_SERIES, platform_series, retention_size, volume_gi
-from triton_platform.triton_manifests import APP_NAME
+from triton_platform.serving_context import APP_NAME
 
 TYPE_TOKEN = type_token("Monitoring")
 FORMER_TYPE_TOKEN = "triton-platform:monitoring:Monitoring"

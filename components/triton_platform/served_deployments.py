@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from triton_platform.model_packaging.config_rules import ENSEMBLE
 from triton_platform.model_packaging.instances import instances_per_pod
 from triton_platform.model_packaging.render import RenderedRepository
-from triton_platform.triton_manifests import deployment_object_name
+from triton_platform.serving_context import deployment_object_name
 from triton_platform.triton_serving_args import TritonDeploymentArgs
 
 

@@ -10,14 +10,11 @@ import pulumi_random as random
 
 from triton_platform.component_types import type_token, with_former_type
 from triton_platform.kubernetes_objects import create_object
+from triton_platform.model_loader_job import LOADER_DEADLINE_SECONDS
 from triton_platform.object_claims import claim
 from triton_platform.served_deployments import deployment_instances, deployment_names, served_models
-from triton_platform.triton_manifests import (
-    LOADER_DEADLINE_SECONDS,
-    ServingContext,
-    deployment_manifests,
-    shared_manifests,
-)
+from triton_platform.serving_context import ServingContext
+from triton_platform.triton_manifests import deployment_manifests, shared_manifests
 from triton_platform.triton_serving_args import TritonServingArgs
 from triton_platform.triton_serving_spec import COMPONENT, serving_spec
 

@@ -62,12 +62,13 @@ OWN_LABELS = (
     "app.kubernetes.io/component",
     "app.kubernetes.io/version",
 )
-"""Labels the component sets on its objects and pods itself (triton_manifests.py): Triton's selector, its role
-and its image version, which the Services, PodDisruptionBudgets, NetworkPolicies and the ServiceMonitor select by."""
+"""Labels the component sets on its objects and pods itself (serving_context.py, triton_deployment.py): Triton's
+selector, its role and its image version, which the Services, PodDisruptionBudgets, NetworkPolicies and the
+ServiceMonitor select by."""
 LOADER_KEY = "model-loader"
 """The deployment key whose objects would be named `triton-model-loader`, as the loader's NetworkPolicy is."""
 INGRESS_HOST_SUFFIXES = ("", "-grpc")
-"""Each deployment's ingress hosts are `<deployment><suffix>.<base_domain>` (triton_manifests.ingress_manifests)."""
+"""Each deployment's ingress hosts are `<deployment><suffix>.<base_domain>` (triton_ingress.ingress_manifests)."""
 HOST_NAME_MAX = 253
 
 
@@ -167,7 +168,7 @@ def _pods_services_apart(problems: ArgProblems, deployments: Mapping[str, Triton
     (`<its objects' name>-pods`, http_add_on.pods_service_name): the two Services would be one object."""
     for key in deployments:
         for other, deployment in deployments.items():
-            # Both names carry the same `triton-` prefix (triton_manifests.deployment_object_name), so the objects
+            # Both names carry the same `triton-` prefix (serving_context.deployment_object_name), so the objects
             # are one name exactly where the keys are.
             if deployment.get("wake_on_request") and key == pods_service_name(other):
                 problems.add(

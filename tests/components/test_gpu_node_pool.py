@@ -12,9 +12,10 @@ from pulumi.runtime.mocks import MockMonitor
 from tests.components.mocks import RecordingMocks, install, pulumi_test
 from triton_platform.arg_problems import ArgProblems, ArgsError
 from triton_platform.arg_schema import resolve_record
-from triton_platform.gpu_node_pool import GpuNodePool, pool_placement
+from triton_platform.gpu_node_pool import GpuNodePool
 from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
 from triton_platform.gpu_pool_contract import PoolPlacement
+from triton_platform.gpu_pool_nodes import pool_placement
 
 POOL_TYPE = "triton-platform:index:GpuNodePool"
 PLUGIN_DIGEST = "sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312"

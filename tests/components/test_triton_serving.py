@@ -15,7 +15,7 @@ from tests.components.mocks import RecordingMocks, install, pulumi_test
 from tests.conftest import model_folder
 from triton_platform.arg_problems import ArgsError
 from triton_platform.gpu_pool_contract import PoolPlacement
-from triton_platform.triton_manifests import user_pod_labels
+from triton_platform.serving_context import user_pod_labels
 from triton_platform.triton_serving import TritonServing, TritonServingArgs
 from triton_platform.triton_serving_args import ModelClaimArgs, ModelRepositoryArgs
 from triton_platform.triton_serving_spec import serving_spec

@@ -32,7 +32,7 @@ VARIABLE_DIM = -1
 def config_problems(config: ModelConfig) -> list[str]:
     """What Triton refuses in one model's config on its own; a message per problem, naming the key."""
     if config == ModelConfig(name=config.name):
-        # With --disable-auto-complete-config (triton_manifests.py) the backend fills in no inputs or
+        # With --disable-auto-complete-config (triton_server_args.py) the backend fills in no inputs or
         # outputs, so an empty config cannot describe the model (ONNX Runtime: "configuration expects 0
         # inputs, model provides N", onnxruntime_backend src/onnxruntime.cc).
         return [
