@@ -110,13 +110,14 @@ def test_a_forbidden_import_breaks_its_contract(
 
 
 def test_a_cycle_hidden_behind_type_checking_breaks_the_acyclic_contract(tree: Path) -> None:
-    namespace = tree / "components" / "triton_platform" / "namespace.py"
-    namespace.write_text(
-        namespace.read_text()
+    # serving_context is one of the modules Monitoring imports: importing Monitoring back closes a cycle.
+    context = tree / "components" / "triton_platform" / "serving_context.py"
+    context.write_text(
+        context.read_text()
         + "\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from triton_platform.monitoring import Monitoring\n"
     )
     result = lint_imports(tree)
     assert result.returncode == 1
     out = " ".join(result.stdout.split())
     assert "modules import each other without a cycle BROKEN" in out
-    assert "It could be made acyclic by removing 1 dependency: - .namespace -> .monitoring (1 import)" in out
+    assert "It could be made acyclic by removing 1 dependency: - .serving_context -> .monitoring (1 import)" in out

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from planner.pareto import SPAN_MARGIN, span
+from planner.pareto_plot import pareto_figure
 from planner.plan import Plan, make_plan
-from planner.report import pareto_figure
 from planner.search import Bounds, Result, _failures
 from planner.settings import current_settings
 from platform_config.loader import load_stack

@@ -111,7 +111,8 @@ def _patch(path: Path, loaded: StackConfig, plan: Plan, label: str) -> tuple[str
 def run(args: argparse.Namespace) -> Exit:
     from offline.output_file import OutputFile  # noqa: PLC0415
     from planner.plan import make_plan  # noqa: PLC0415
-    from planner.report import write_outputs, zero_figures  # noqa: PLC0415
+    from planner.report import write_outputs  # noqa: PLC0415
+    from planner.report_format import zero_figures  # noqa: PLC0415
     from planner.search import ORACLE_TARGET, Bounds  # noqa: PLC0415
     from stackctl.commands.simulate import warned_inputs  # noqa: PLC0415
 
@@ -153,7 +154,7 @@ def run(args: argparse.Namespace) -> Exit:
     after, patch, refusal = _patch(path, loaded, plan, label)
     write_outputs(plan, inputs, patch, f"{path.name}.patch", Path(args.out))
     chosen = plan.chosen
-    # A deployment with a wake budget: the plan chose between a floor of 0 and 1 or more (planner.report).
+    # A deployment with a wake budget: the plan chose between a floor of 0 and 1 or more (planner.report_floors).
     zero = plan.bounds.wake_budget_s is not None and chosen is not None and chosen.settings.min_replicas == 0
     applied = bool(args.apply and after is not None and plan.changes and chosen is not None and refusal is None)
     if applied and after is not None:
@@ -224,7 +225,7 @@ def run(args: argparse.Namespace) -> Exit:
 
 def zero_line(chosen: Result, budget: float | None) -> str:
     """What scale to zero gives the chosen candidate at a floor of 0, on the trace."""
-    from planner.report import zero_figures  # noqa: PLC0415
+    from planner.report_format import zero_figures  # noqa: PLC0415
 
     f = zero_figures(chosen)
     return (
