@@ -28,7 +28,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 sys.path.insert(0, str(ROOT))
-from stackctl.preview_diff import cli_env, export_tree  # noqa: E402
+from preview.workspace import cli_env, export_tree  # noqa: E402
 from tests.local_cluster import use_offline_charts  # noqa: E402
 from tests.pulumi_cli import TOOLCHAIN_HOME  # noqa: E402
 

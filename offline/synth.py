@@ -14,7 +14,8 @@ from offline.chart_template import HelmTemplater
 from offline.mock_runtime import EchoMocks, Registered, run_program
 from offline.out_folder import claim
 from platform_config.kubernetes import RENDER_OVERRIDE_ENV
-from platform_config.loader import StackConfig, load_stack_file, pulumi_config_from_stack_file
+from platform_config.loader import StackConfig, load_stack_file
+from platform_config.stack_document import pulumi_config_from_stack_file
 from program.component_checks import check_components
 
 KUBERNETES_PREFIX = "kubernetes:"

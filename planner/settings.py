@@ -17,9 +17,10 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file
+from platform_config.loader import StackConfig, parse_config
 from platform_config.scaling import SIGNAL_TARGETS
 from platform_config.schema import section_key
+from platform_config.stack_document import pulumi_config_from_stack_file
 from simulator.batcher import BatcherConfig
 from simulator.daily_floor import FloorWindow
 from simulator.scenario import Scenario, scenario

@@ -12,8 +12,15 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
+from platform_config.errors import ConfigIssue
 from platform_config.nesting import Loc
+from platform_config.problem_text import key_path
+from platform_config.schema import PlatformConfig
+from platform_config.schema_nodes import unwrap
 from platform_config.secret_values import why_secret
+from platform_config.types import HelmChart
 
 SECRET_IN_VALUES = (
     "a secret in chart values ({why}; not shown): chart values pass through as plain inputs, `secure:` or not, "
@@ -45,3 +52,31 @@ def problems(values: Mapping[str, Any]) -> Iterator[tuple[Loc, str]]:
                 f"{value} is not a finite number; chart values must be finite: the chart's objects are sent as "
                 "JSON, which has no NaN or infinity (RFC 8259)",
             )
+
+
+def _chart_locs(annotation: Any, loc: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Where the schema holds a Helm chart below a section (`chart` of monitoring and scaling)."""
+    node = unwrap(annotation)
+    if isinstance(node, type) and issubclass(node, HelmChart):
+        yield loc
+    elif isinstance(node, type) and issubclass(node, BaseModel):
+        for field in node.model_fields.values():
+            yield from _chart_locs(field.annotation, (*loc, str(field.alias)))
+
+
+_CHARTS = {name: tuple(_chart_locs(field.annotation)) for name, field in PlatformConfig.model_fields.items()}
+"""Where each section holds a Helm chart, for the chart values check."""
+
+
+def section_issues(key: str, field_name: str, section: Any) -> list[ConfigIssue]:
+    """What `problems` refuses in each chart's `values` of a section, as given (valid or not)."""
+    issues = []
+    for loc in _CHARTS[field_name]:
+        values = section
+        for part in (*loc, "values"):
+            values = values.get(part) if isinstance(values, dict) else None
+        if isinstance(values, dict):
+            issues += [
+                ConfigIssue(key_path(key, (*loc, "values", *below)), message) for below, message in problems(values)
+            ]
+    return issues

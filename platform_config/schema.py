@@ -11,7 +11,7 @@ docs/configuration.md (``python -m platform_config.reference``).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 from pydantic.alias_generators import to_camel
@@ -75,3 +75,9 @@ def section_key(field_name: str) -> str:
 
 
 SECTION_KEYS: dict[str, str] = {section_key(name): name for name in PlatformConfig.model_fields}
+
+
+def section_annotation(key: str) -> Any:
+    """The schema type of a config key (None outside the platform's sections)."""
+    field_name = SECTION_KEYS.get(key)
+    return PlatformConfig.model_fields[field_name].annotation if field_name else None

@@ -9,10 +9,13 @@ them are triton_platform/url_credentials.py's: masked wherever they appear.
 from __future__ import annotations
 
 import re
+import typing
 from typing import Any
 
+from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from platform_config.schema_nodes import field_name_of, node_at, unwrap
 from triton_platform import url_credentials
 
 
@@ -72,6 +75,35 @@ def holds_secret_name(value: Any) -> bool:
         elif isinstance(item, list):
             pending.extend(item)
     return False
+
+
+def _secret_below(annotation: Any, seen: frozenset[Any] = frozenset()) -> bool:
+    """Whether a schema type holds, at any depth, a field the schema marks secret."""
+    node = unwrap(annotation)
+    if node in seen:
+        return False
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return any(secret_field(f) or _secret_below(f.annotation, seen | {node}) for f in node.model_fields.values())
+    return any(_secret_below(arg, seen | {node}) for arg in typing.get_args(node) if arg is not type(None))
+
+
+def hides_value(annotation: Any, loc: tuple[int | str, ...], given: Any) -> bool:
+    """Whether an error at `loc` must not show its input: it is, holds or sits in a secret-bearing value.
+
+    Secret-bearing (as this module's docstring says): a field the schema marks secret, anything whose
+    schema type holds one (a credential given as a list shows the secret as much as the bare string),
+    and any key named for a secret along the path or inside the input (chart values).
+    """
+    if any(isinstance(part, str) and secret_name(part) for part in loc):
+        return True
+    for depth in range(len(loc)):
+        parent, part = node_at(annotation, loc[:depth]), str(loc[depth])
+        if isinstance(parent, type) and issubclass(parent, BaseModel):
+            field = parent.model_fields.get(field_name_of(parent, part))
+            if field is not None and secret_field(field):
+                return True
+    node = node_at(annotation, loc)
+    return (node is not None and _secret_below(node)) or holds_secret_name(given)
 
 
 def kind(value: Any) -> str:

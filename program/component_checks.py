@@ -23,7 +23,8 @@ from pydantic.alias_generators import to_camel
 
 from platform_config.cluster import PROFILES
 from platform_config.errors import ConfigError, ConfigIssue
-from platform_config.loader import StackConfig, key_path
+from platform_config.loader import StackConfig
+from platform_config.problem_text import key_path
 from platform_config.scaling import SIGNAL_TARGETS
 from platform_config.schema import PlatformConfig, section_key
 from program.platform import (

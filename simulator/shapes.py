@@ -7,11 +7,6 @@ arguments without loading numba, which the runtime virtualenv
 
 from __future__ import annotations
 
-import argparse
-import math
-
-from triton_platform.excerpts import excerpt
-
 PROFILE_SHAPES = ("step", "diurnal", "spike")
 
 MIN_SECONDS = 60
@@ -42,60 +37,3 @@ TRACE_RULES = (
     f"(a run of one minute to 2 days); rates from 0 to {MAX_RPS} req/s, not all 0"
 )
 """What a `--trace` CSV may hold (simulator.scenario.read_trace), as its errors and the CLI's help say it."""
-
-
-def _number(text: str) -> float | None:
-    """A finite float, else None (NaN and inf are no number of seconds or requests)."""
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def hours_argument(text: str) -> float:
-    """--hours: from a minute to MAX_HOURS; 0 is not "the default"."""
-    value = _number(text)
-    if value is None or not MIN_SECONDS <= value * 3600 <= MAX_SECONDS:
-        raise argparse.ArgumentTypeError(
-            f"expected HOURS from 1/60 (one minute) to {MAX_HOURS} (2 days), got {excerpt(text)}"
-        )
-    return value
-
-
-def peak_rps_argument(text: str) -> float:
-    """--peak-rps: above 0 (0 does not mean "the default") up to MAX_RPS."""
-    value = _number(text)
-    if value is None or not 0 < value <= MAX_RPS:
-        raise argparse.ArgumentTypeError(f"expected PEAK_RPS with 0 < PEAK_RPS <= {MAX_RPS}, got {excerpt(text)}")
-    return value
-
-
-def seed_argument(text: str) -> int:
-    """--seed: what numpy's generators take, bounded so a run is reproducible from its printed seed."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"expected an integer SEED with 0 <= SEED <= {MAX_SEED}, got {excerpt(text)}")
-    return value
-
-
-def outage_argument(text: str) -> tuple[float, float]:
-    """`START:SECONDS` of --metrics-outage; whether START falls inside the run is checked once its length is known."""
-    start_text, sep, length_text = text.partition(":")
-    start, length = _number(start_text), _number(length_text)
-    if not sep or start is None or length is None or not (0 <= start <= MAX_SECONDS and 0 < length <= MAX_SECONDS):
-        raise argparse.ArgumentTypeError(
-            f"expected START:SECONDS with START >= 0 and SECONDS > 0, got {excerpt(text)}; "
-            f"both finite, at most {MAX_SECONDS} (2 days)"
-        )
-    return start, length
-
-
-def shape_argument(text: str) -> str:
-    """--profile: argparse's own `choices` error would echo the whole value."""
-    if text not in PROFILE_SHAPES:
-        raise argparse.ArgumentTypeError(f"expected one of {', '.join(PROFILE_SHAPES)}, got {excerpt(text)}")
-    return text

@@ -20,9 +20,10 @@ from hypothesis import settings
 from offline.chart_template import PROJECT_HELM, HelmTemplater
 from offline.synth import SynthResult, run_synth, synthesize
 from platform_config.errors import ConfigError
-from platform_config.loader import StackConfig, parse_config, pulumi_config_from_stack_file
+from platform_config.loader import StackConfig, parse_config
 from platform_config.paths import PROJECT_ROOT, stack_file
 from platform_config.schema import PlatformConfig
+from platform_config.stack_document import pulumi_config_from_stack_file
 from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
 from tests.pulumi_cli import TOOLCHAIN_HOME, TOOLS_BIN
 from triton_platform.model_packaging.source import ModelRepository

@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from offline import image_digests as pins
 from offline.chart_template import HELM_ENV, PROJECT_HELM
 from platform_config.paths import PROJECT_ROOT
-from stackctl import image_digests as pins
 
 CRANE = PROJECT_ROOT / ".tools" / "bin" / f"crane-{pins.CRANE_VERSION}"
 REGISTRY = PROJECT_ROOT / ".tools" / "bin" / f"registry-{pins.CRANE_VERSION}"

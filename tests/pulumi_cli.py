@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from platform_config.paths import PROJECT_ROOT
-from stackctl.preview_diff import cli_env, export_tree, tree_env
+from preview.workspace import cli_env, export_tree, tree_env
 from tests.crd_schemas import Yaml12Loader
 
 TOOLS_BIN = PROJECT_ROOT / ".tools" / "bin"

@@ -10,10 +10,10 @@ import pytest
 
 from offline import chart_template
 from offline.chart_template import PROJECT_HELM, ChartTemplateError, HelmTemplater, decoded, mirrored_chart
+from offline.image_digests import list_images
 from offline.mock_runtime import Registered
 from offline.synth import CONFIG_GROUP, group_members
 from platform_config.paths import PROJECT_ROOT
-from stackctl.image_digests import list_images
 from stackctl.main import main
 from tests.conftest import synth_stack, synth_with_charts
 from tests.local_cluster import SHARED_CHARTS

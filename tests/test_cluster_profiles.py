@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from offline.synth import SynthResult, run_synth
-from platform_config.loader import load_stack_file, pulumi_config_from_stack_file
+from platform_config.loader import load_stack_file
 from platform_config.paths import PROJECT_ROOT
+from platform_config.stack_document import pulumi_config_from_stack_file
 from stackctl.main import main
 from tests.conftest import CLUSTER, POOL, SERVING, errors_of, validate
 from triton_platform.excerpts import excerpt

@@ -11,9 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from platform_config.errors import ConfigError
-from platform_config.loader import DISABLE_DEFAULT_PROVIDERS, parse_config, pulumi_config_from_stack_file
+from platform_config.flat_config import DISABLE_DEFAULT_PROVIDERS
+from platform_config.loader import parse_config
 from platform_config.paths import PROJECT_ROOT
 from platform_config.schema import SECTION_KEYS, PlatformConfig
+from platform_config.stack_document import pulumi_config_from_stack_file
 from tests.conftest import STACKS, encode, example_count, stack_values
 
 JSON_VALUES = st.recursive(

@@ -677,7 +677,7 @@ def test_contexts_the_clouds_write_are_taken(context: str) -> None:
     assert validate("staging", setting(K8S, "context", value=context)).kubernetes.context == context
 
 
-# --- Empty values: YAML null where a mapping or a list belongs (platform_config/loader.py, `_empty_values`) -------
+# --- Empty values: YAML null where a mapping or a list belongs (platform_config/empty_values.py) -----------------
 
 
 @pytest.mark.parametrize(

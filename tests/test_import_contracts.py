@@ -1,9 +1,11 @@
 """Imports flow one way (pyproject.toml [tool.importlinter]): down the layers (command line, tools, simulator,
 offline library, program, stack schema, components), the component package alone and without a cycle, no library
-importing a test. import-linter holds the tree to it, and fails on a reverse import or a cycle added on purpose."""
+importing a test. import-linter holds the tree to it, and fails on a reverse import or a cycle added on purpose.
+No library imports argparse either: parsing and checking the command line is stackctl's."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -16,7 +18,7 @@ from platform_config.paths import PROJECT_ROOT
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 ROOT_PACKAGES = (
     *("program", "platform_config", "stackctl", "offline", "policy", "simulator", "planner", "model_publishing"),
-    *("manifest_scan", "bench", "tests"),
+    *("manifest_scan", "preview", "bench", "tests"),
 )
 
 
@@ -121,3 +123,72 @@ def test_a_cycle_hidden_behind_type_checking_breaks_the_acyclic_contract(tree: P
     out = " ".join(result.stdout.split())
     assert "modules import each other without a cycle BROKEN" in out
     assert "It could be made acyclic by removing 1 dependency: - .serving_context -> .monitoring (1 import)" in out
+
+
+LIBRARIES = {
+    **{package: package for package in ("simulator", "planner", "offline", "platform_config", "program", "preview")},
+    "model_publishing": "model_publishing",
+    "triton_platform": "components/triton_platform",
+}
+"""The library packages, by the folder each lies in: none may import argparse."""
+OWN_SCRIPTS = {
+    "model_publishing.examples": "a maintainer's script (python -m model_publishing.examples --check), not stackctl's",
+}
+"""The library modules that parse a command line of their own, and why."""
+
+
+def argparse_imports(root: Path) -> dict[str, int]:
+    """Each module of LIBRARIES under `root` importing argparse, anywhere in it, and the line of its first import."""
+    found: dict[str, int] = {}
+    for package, folder in LIBRARIES.items():
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = path.relative_to(root / folder).with_suffix("").parts
+            module = ".".join((package, *parts[:-1]) if parts[-1] == "__init__" else (package, *parts))
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and not node.level:
+                    names = [node.module or ""]
+                else:
+                    continue
+                if any(name.partition(".")[0] == "argparse" for name in names):
+                    found[module] = min(found.get(module, node.lineno), node.lineno)
+    return found
+
+
+def argparse_problem(root: Path) -> str | None:
+    """What names the library modules under `root` that import argparse, but OWN_SCRIPTS; None if there is none."""
+    found = [f"{module} (l.{line})" for module, line in argparse_imports(root).items() if module not in OWN_SCRIPTS]
+    if not found:
+        return None
+    return f"argparse is the command line's (stackctl/, stackctl/options.py), no library's: {', '.join(found)}"
+
+
+def test_no_library_imports_argparse() -> None:
+    problem = argparse_problem(PROJECT_ROOT)
+    assert problem is None, problem
+    # An exception that no longer parses a command line leaves OWN_SCRIPTS.
+    assert set(OWN_SCRIPTS) <= set(argparse_imports(PROJECT_ROOT))
+
+
+ARGPARSE_ADDED = {
+    "import": ("planner/report.py", "import argparse", "planner.report"),
+    "from-import": ("simulator/shapes.py", "from argparse import ArgumentTypeError", "simulator.shapes"),
+    "a-component": ("components/triton_platform/namespace.py", "import argparse as ap", "triton_platform.namespace"),
+    "inside-a-function": ("program/__init__.py", "def parse() -> None:\n    import argparse", "program"),
+}
+"""An import of argparse added to a library module, and the module the check names."""
+
+
+@pytest.mark.parametrize("case", ARGPARSE_ADDED)
+def test_a_library_importing_argparse_is_named(tmp_path: Path, case: str) -> None:
+    module, added, named = ARGPARSE_ADDED[case]
+    for folder in LIBRARIES.values():
+        shutil.copytree(PROJECT_ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    assert argparse_problem(tmp_path) is None
+    path = tmp_path / module
+    path.write_text(path.read_text() + f"\n{added}  # noqa\n")
+    line = len(path.read_text().splitlines())
+    assert argparse_problem(tmp_path) == (
+        f"argparse is the command line's (stackctl/, stackctl/options.py), no library's: {named} (l.{line})"
+    )

@@ -13,8 +13,8 @@ from pulumi.runtime.mocks import MockMonitor
 
 from offline.mock_runtime import Declarations, EchoMocks, Registered, depends_on_resources
 from offline.synth import run_synth
-from platform_config.loader import pulumi_config_from_stack_file
 from platform_config.paths import stack_file
+from platform_config.stack_document import pulumi_config_from_stack_file
 from tests.components.mocks import RecordingMocks, install, pulumi_test
 
 CONFIG_VARIABLES = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS", "TRITON_PLATFORM_RENDER_DIR")

@@ -17,10 +17,11 @@ import pytest
 
 from offline.synth import run_synth
 from platform_config.errors import ConfigError, ConfigIssue
-from platform_config.loader import load_stack_file, parse_config, pulumi_config_from_stack_file
+from platform_config.loader import load_stack_file, parse_config
 from platform_config.nesting import MAX_DEPTH, json_too_deep
 from platform_config.paths import PROJECT_ROOT
 from platform_config.serving import ServingConfig
+from platform_config.stack_document import pulumi_config_from_stack_file
 
 DEV = PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml"
 MONITORING = "triton-platform:monitoring"

@@ -29,7 +29,8 @@ from typing import Any
 import pytest
 
 from platform_config.paths import PROJECT_ROOT
-from stackctl.preview_diff import export_tree, renders, stack_settings, tree_env
+from preview.settings import renders, stack_settings
+from preview.workspace import export_tree, tree_env
 from tests.conftest import STACKS
 from tests.local_cluster import LocalCluster, point_stack_at, start_cluster
 from tests.pulumi_cli import Project, make_project
@@ -119,7 +120,7 @@ class Trees:
     head: Project
     """The working tree."""
     committed: dict[str, str]
-    """The stack's settings as the base revision commits them (stackctl.preview_diff.stack_settings)."""
+    """The stack's settings as the base revision commits them (preview.settings.stack_settings)."""
 
 
 @pytest.fixture(params=STACKS)

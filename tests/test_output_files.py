@@ -149,17 +149,20 @@ RULES = ("offline/out_folder.py", "offline/output_file.py")
 """The two rules' own writes: the --out folders' and the single files'."""
 SCRATCH = {
     "offline/chart_template.py": "helm's values file, in the scratch folder the templater makes for each chart",
-    "stackctl/preview_diff.py": "the passphrase salt, into the head's exported tree in preview-diff's scratch folder",
+    "preview/workspace.py": "the passphrase salt, into the head's exported tree in preview-diff's scratch folder",
     "stackctl/run_inputs.py": "the base revision's stack file, in a temporary folder of its own",
 }
 """Files the commands write into folders of their own making, never a user's: each with where, and why that is."""
 
 
 def test_no_command_writes_a_file_around_the_two_rules() -> None:
-    """Every write in stackctl/ and offline/ is one of the two rules' own (an --out folder's claim, OutputFile) or
-    into a scratch folder of the command's own (SCRATCH, once each): a new write to a user's path fails here."""
+    """Every write in stackctl/, preview/ and offline/ is one of the two rules' own (an --out folder's claim,
+    OutputFile) or into a scratch folder of the command's own (SCRATCH, once each): a new write to a user's path
+    fails here."""
     found: dict[str, int] = {}
-    for path in sorted([*PROJECT_ROOT.glob("stackctl/**/*.py"), *PROJECT_ROOT.glob("offline/**/*.py")]):
+    for path in sorted(
+        p for folder in ("stackctl", "preview", "offline") for p in PROJECT_ROOT.glob(f"{folder}/**/*.py")
+    ):
         relative = str(path.relative_to(PROJECT_ROOT))
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and node.attr in WRITERS and relative not in RULES:
@@ -170,13 +173,13 @@ def test_no_command_writes_a_file_around_the_two_rules() -> None:
 def test_preview_diff_writes_only_into_a_folder_of_its_own(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from stackctl import preview_diff  # noqa: PLC0415 - the script's module, loaded by this test alone
+    from stackctl import preview_command  # noqa: PLC0415 - the script's module, loaded by this test alone
 
     monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
     out = tmp_path / "preview"
     out.mkdir()
     (out / "notes.md").write_text("mine")
-    assert preview_diff.main(["--repo", str(PROJECT_ROOT), "--base", "HEAD", "--out", str(out), "dev"]) == 2
+    assert preview_command.main(["--repo", str(PROJECT_ROOT), "--base", "HEAD", "--out", str(out), "dev"]) == 2
     assert capsys.readouterr().err == (
         f"stackctl preview-diff: {out} is not empty and was not written by stackctl preview-diff (unexpected: "
         "notes.md); use a new or empty folder, or one stackctl preview-diff wrote\n"

@@ -22,12 +22,13 @@ from typing import Any
 import pytest
 import yaml
 
+from offline import image_digests as pins
 from offline.chart_template import PROJECT_HELM, HelmTemplater
 from offline.mock_runtime import Registered
 from offline.synth import SynthResult, synthesize
 from platform_config.paths import stack_file
 from policy.rules import RULES, Resource, violations
-from stackctl import image_digests as pins
+from stackctl.commands.pin_images import pinned_text
 from stackctl.main import main
 from tests import local_registry
 from tests.conftest import synth_stack
@@ -340,7 +341,7 @@ def comments(text: str) -> list[str]:
 def test_new_pins_go_under_image_digests_in_name_order_with_every_comment_kept() -> None:
     before = stack_file("production").read_text()
     resolved = {"quay.io/prometheus/prometheus:v3.7.3": DIGEST, "ghcr.io/kedacore/keda:2.20.2": DIGEST}
-    after = pins.pinned_text(before, resolved, f"resolved by stackctl pin-images, {TODAY}")
+    after = pinned_text(before, resolved, f"resolved by stackctl pin-images, {TODAY}")
     added = [line for line in after.splitlines() if line not in before.splitlines()]
     assert added == [f"    {name}: {DIGEST}{NOTE}" for name in sorted(resolved)]
     assert comments(after) == comments(before)
@@ -359,7 +360,7 @@ def test_comments_below_image_digests_stay_with_the_key_they_describe() -> None:
         "  # Why the exceptions are here.\n"
         "  triton-platform:policyExceptions: []\n"
     )
-    after = pins.pinned_text(before, {"quay.io/a/b:1": DIGEST}, "note")
+    after = pinned_text(before, {"quay.io/a/b:1": DIGEST}, "note")
     assert after == before.replace(
         "  # Why the exceptions", f"    quay.io/a/b:1: {DIGEST}  # note\n  # Why the exceptions"
     )
@@ -367,7 +368,7 @@ def test_comments_below_image_digests_stay_with_the_key_they_describe() -> None:
 
 def test_a_stack_without_image_digests_gets_the_section_above_the_files_last_comment() -> None:
     before = stack_file("dev").read_text()
-    after = pins.pinned_text(before, {"quay.io/a/b:1": DIGEST}, "note")
+    after = pinned_text(before, {"quay.io/a/b:1": DIGEST}, "note")
     tail = before.splitlines()[-2:]  # dev's last comment and the key it describes
     assert after.splitlines()[-4:] == ["  triton-platform:imageDigests:", f"    quay.io/a/b:1: {DIGEST}  # note", *tail]
 

@@ -13,10 +13,11 @@ import pytest
 from platform_config.kubernetes import RENDER_OVERRIDE_ENV
 from platform_config.paths import PROJECT_ROOT
 from platform_config.secrets_provider import LOCAL_PASSPHRASE
-from stackctl import preview_diff
-from stackctl.preview_comment import MAX_COMMENT, StackReport, comment
-from stackctl.preview_diff import CHART_KEYS, TUNING_KEYS, setting_changes
-from stackctl.preview_events import ABSENT, MASK, Change, PropertyChange, changes, read_event_log
+from preview.comment import MAX_COMMENT, StackReport, comment
+from preview.events import ABSENT, MASK, Change, PropertyChange, changes, read_event_log
+from preview.settings import CHART_KEYS, TUNING_KEYS, setting_changes
+from preview.workspace import export_tree
+from stackctl import preview_command
 from tests import local_registry
 from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
 from tests.pulumi_cli import pulumi_binary, toolchain_env
@@ -88,7 +89,7 @@ def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     an advisory policy exception), retunes batching and scaling, and changes a secret; dev's batching too."""
     root = tmp_path_factory.mktemp("fixture")
     repo = root / "repo"
-    preview_diff.export_tree(PROJECT_ROOT, None, repo)
+    export_tree(PROJECT_ROOT, None, repo)
     for venv in (".venv", "policy/.venv"):
         (repo / venv).unlink()
     production = repo / "stacks" / "Pulumi.production.yaml"
@@ -244,7 +245,7 @@ def test_full_diff_is_collapsed_and_fits_a_comment(offline: tuple[str, str]) -> 
 @pytest.mark.real_tools
 def test_live_mode_previews_against_the_stacks_real_state(fixture_repo: Path, tmp_path: Path) -> None:
     """dev, deployed from base with an outside change (delay 700, in no commit), stands for the live stack."""
-    live = preview_diff.export_tree(fixture_repo, "HEAD~1", tmp_path / "live")
+    live = export_tree(fixture_repo, "HEAD~1", tmp_path / "live")
     edit(live / "stacks" / "Pulumi.dev.yaml", "maxQueueDelayMicroseconds: 500", "maxQueueDelayMicroseconds: 700")
     env = cli_env(tmp_path / "scratch", render_override=False)
     for args in (["stack", "init", "dev"], ["up", "--yes", "--skip-preview", "--stack", "dev"]):
@@ -271,7 +272,7 @@ def test_live_mode_needs_a_backend(
     fixture_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("PULUMI_BACKEND_URL", raising=False)
-    code = preview_diff.main(
+    code = preview_command.main(
         ["--repo", str(fixture_repo), "--base", "HEAD~1", "--mode", "live", "--out", str(tmp_path)]
     )
     assert code == 1
@@ -284,7 +285,7 @@ def test_live_mode_refuses_a_stack_the_backend_lacks(
 ) -> None:
     for key, value in cli_env(tmp_path / "empty", render_override=False).items():
         monkeypatch.setenv(key, value)
-    code = preview_diff.main(
+    code = preview_command.main(
         ["--repo", str(fixture_repo), "--base", "HEAD~1", "--out", str(tmp_path / "out"), "staging"]
     )
     assert code == 1
@@ -298,7 +299,7 @@ def test_a_base_that_is_no_commit_is_named(
     fixture_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["--repo", str(fixture_repo), "--base", "no-such-ref", "--mode", "offline", "--out", str(tmp_path)]
-    assert preview_diff.main(args) == 1
+    assert preview_command.main(args) == 1
     assert capsys.readouterr().err.startswith(
         f"preview-diff: --base 'no-such-ref' is not a commit of the git repository {fixture_repo}"
     )

@@ -10,8 +10,9 @@ import pytest
 from offline.mock_runtime import EchoMocks, run_program
 from offline.synth import SYNTH_RENDER_DIR, SynthResult
 from platform_config.kubernetes import KubernetesConfig, render_override
-from platform_config.loader import load_stack_file, pulumi_config_from_stack_file
+from platform_config.loader import load_stack_file
 from platform_config.paths import stack_file
+from platform_config.stack_document import pulumi_config_from_stack_file
 from tests.conftest import STACKS, synth_stack
 
 PLATFORM = "triton-platform:index:TritonPlatform"

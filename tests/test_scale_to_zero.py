@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from offline.image_digests import list_images
 from offline.synth import SynthResult
-from stackctl.image_digests import list_images
 from tests.conftest import (
     SCALING,
     SERVING,

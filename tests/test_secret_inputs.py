@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 
 from platform_config.errors import ConfigError
-from platform_config.loader import load_stack_file, parse_config, pulumi_config_from_stack_file
+from platform_config.loader import load_stack_file, parse_config
 from platform_config.monitoring import MonitoringConfig
 from platform_config.paths import PROJECT_ROOT
 from platform_config.secrets_provider import LOCAL_PASSPHRASE, default_passphrase_problem, passphrase
+from platform_config.stack_document import pulumi_config_from_stack_file
 
 STACKS = PROJECT_ROOT / "stacks"
 STAGING = "stacks/Pulumi.staging.yaml"

@@ -15,13 +15,10 @@ import pytest
 
 from platform_config import yaml12
 from platform_config.errors import ConfigError, ConfigIssue
-from platform_config.loader import (
-    SECRET_PLACEHOLDER,
-    load_stack_file,
-    parse_config,
-    pulumi_config_from_stack_file,
-)
+from platform_config.loader import load_stack_file, parse_config
 from platform_config.paths import PROJECT_ROOT
+from platform_config.plaintext_secrets import SECRET_PLACEHOLDER
+from platform_config.stack_document import pulumi_config_from_stack_file
 from stackctl.main import main
 from triton_platform import url_credentials
 from triton_platform.excerpts import excerpt

@@ -12,8 +12,9 @@ import yaml
 
 from offline.out_folder import MANIFEST
 from offline.synth import manifest_filename
-from platform_config.loader import SECRET_PLACEHOLDER, pulumi_config_from_stack_file
 from platform_config.paths import PROJECT_ROOT
+from platform_config.plaintext_secrets import SECRET_PLACEHOLDER
+from platform_config.stack_document import pulumi_config_from_stack_file
 from stackctl.main import main
 from tests.conftest import STACKS, synth_stack
 

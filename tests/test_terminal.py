@@ -155,10 +155,13 @@ def _bypasses(path: Path) -> list[str]:
 
 
 def test_no_command_prints_around_the_rule() -> None:
-    """Every print in stackctl/ and offline/ goes through sys.stdout and sys.stderr, which `guarded` holds: a
-    command that writes to the original streams, a file descriptor, or lets a child process print fails here."""
+    """Every print in stackctl/, preview/ and offline/ goes through sys.stdout and sys.stderr, which `guarded`
+    holds: a command that writes to the original streams, a file descriptor, or lets a child process print fails
+    here."""
     found = {}
-    for path in sorted([*PROJECT_ROOT.glob("stackctl/**/*.py"), *PROJECT_ROOT.glob("offline/**/*.py")]):
+    for path in sorted(
+        p for folder in ("stackctl", "preview", "offline") for p in PROJECT_ROOT.glob(f"{folder}/**/*.py")
+    ):
         relative = str(path.relative_to(PROJECT_ROOT))
         if relative not in RAW and (bypasses := _bypasses(path)):
             found[relative] = bypasses

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from offline.chart_template import HELM_VERSION
+from offline.image_digests import CRANE_VERSION
 from platform_config.paths import PROJECT_ROOT
-from stackctl.image_digests import CRANE_VERSION
 
 CONFIG: dict[str, Any] = json.loads((PROJECT_ROOT / "renovate.json").read_text())
 TRACKED = [
@@ -96,6 +96,6 @@ def test_crane_and_the_deploys_helm_are_tracked_at_one_version_each() -> None:
     crane = next(
         m for m in CONFIG["customManagers"] if m.get("depNameTemplate") == "github.com/google/go-containerregistry"
     )
-    assert found(crane) == [("Makefile", CRANE_VERSION), ("stackctl/image_digests.py", CRANE_VERSION)]
+    assert found(crane) == [("Makefile", CRANE_VERSION), ("offline/image_digests.py", CRANE_VERSION)]
     helm = next(m for m in CONFIG["customManagers"] if m.get("depNameTemplate") == "helm.sh/helm/v3")
     assert sorted(found(helm)) == [(".github/workflows/deploy-stack.yml", HELM_VERSION), ("Makefile", HELM_VERSION)]

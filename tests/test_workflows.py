@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from offline.chart_template import HELM_VERSION
+from offline.image_digests import CRANE_VERSION
 from platform_config.paths import PROJECT_ROOT
-from stackctl.image_digests import CRANE_VERSION
 from tests.conftest import STACKS
 
 WORKFLOWS = sorted((PROJECT_ROOT / ".github" / "workflows").glob("*.yml"))

@@ -1,5 +1,5 @@
 """`stackctl pin-images`: every image a stack would run, each tag resolved with crane to its digest under
-`triton-platform:imageDigests` (stackctl/image_digests.py; docs/deploying.md, "Images by digest")."""
+`triton-platform:imageDigests` (offline/image_digests.py; docs/deploying.md, "Images by digest")."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from stackctl.command import Command, Exit, print_json, stack_arguments, stack_s
 from stackctl.progress import Stages
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
-    from stackctl.image_digests import Image, Mirror, Outcome
+    from offline.image_digests import Image, Mirror, Outcome
 
 
 def mirror_argument(value: str) -> Mirror:
     """`--mirror <registry>=<host[:port]>`, refused as a usage error naming what is allowed."""
-    from stackctl.image_digests import parse_mirror  # noqa: PLC0415 (startup: --help loads no library)
+    from offline.image_digests import parse_mirror  # noqa: PLC0415 (startup: --help loads no library)
 
     try:
         return parse_mirror(value)
@@ -62,7 +63,7 @@ def _error(message: str) -> str:
 
 def _check(outcome: Outcome, human: bool) -> Exit:
     """--check: what would be resolved; exit 1 if anything is unpinned."""
-    from stackctl.image_digests import unrecordable  # noqa: PLC0415
+    from offline.image_digests import unrecordable  # noqa: PLC0415
 
     unpinned = [image for image in outcome.images if image.state == "unpinned"]
     for image in unpinned:
@@ -76,10 +77,10 @@ def _write(path: Path, source: str, outcome: Outcome, human: bool) -> str | None
     """The resolved digests written into the stack file; why not, if they cannot be."""
     from datetime import UTC, datetime  # noqa: PLC0415
 
+    from offline.image_digests import DIGESTS_KEY  # noqa: PLC0415
     from offline.output_file import OutputFile  # noqa: PLC0415
     from planner.stack_patch import PatchError  # noqa: PLC0415
     from platform_config.paths import STACK_FILE  # noqa: PLC0415
-    from stackctl.image_digests import DIGESTS_KEY, pinned_text  # noqa: PLC0415
     from triton_platform.input_files import InputFile  # noqa: PLC0415
 
     # Bytes, not read_text: universal newlines would turn a CRLF file into LF (stack_patch keeps CRLF).
@@ -97,10 +98,10 @@ def _write(path: Path, source: str, outcome: Outcome, human: bool) -> str | None
 
 
 def run(args: argparse.Namespace) -> Exit:
+    from offline import image_digests as pins  # noqa: PLC0415
     from offline.chart_template import HelmTemplater  # noqa: PLC0415
     from offline.output_file import OutputFile  # noqa: PLC0415
     from offline.synth import synthesize  # noqa: PLC0415
-    from stackctl import image_digests as pins  # noqa: PLC0415
 
     path, stack = stack_source(args)
     if not args.check:
@@ -170,3 +171,15 @@ COMMAND = Command(
     "[deploying.md](deploying.md#images-by-digest)",
     json=True,
 )
+
+
+def pinned_text(text: str, resolved: Mapping[str, str], note: str) -> str:
+    """The stack file's text with `resolved` added under imageDigests, in name order, each line noted."""
+    from offline.image_digests import DIGESTS_KEY  # noqa: PLC0415 (startup: --help loads no library)
+    from planner.stack_patch import Wording, patched  # noqa: PLC0415 (ruamel only when writing)
+
+    changes: dict[tuple[str, ...], str] = {(DIGESTS_KEY, name): resolved[name] for name in sorted(resolved)}
+    wording = Wording(
+        values="the digests", again="run stackctl pin-images again", needs="the stack file is left as it is"
+    )
+    return patched(text, changes, note, wording)

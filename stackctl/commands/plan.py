@@ -8,9 +8,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from planner.options import budget_argument, rejected_pct_argument, seeds_argument, slo_ms_argument
-from simulator.shapes import MAX_SEED, PROFILE_SHAPES, hours_argument, peak_rps_argument, seed_argument, shape_argument
+from simulator.shapes import MAX_SEED, PROFILE_SHAPES
 from stackctl.command import Command, Exit, print_json, stack_arguments
+from stackctl.options import (
+    budget_argument,
+    hours_argument,
+    peak_rps_argument,
+    rejected_pct_argument,
+    seed_argument,
+    seeds_argument,
+    shape_argument,
+    slo_ms_argument,
+)
 from stackctl.progress import Bar
 
 if TYPE_CHECKING:

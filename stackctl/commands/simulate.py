@@ -8,21 +8,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.options import rejected_pct_argument
-from simulator.shapes import (
-    MAX_HOURS,
-    MAX_RPS,
-    MAX_SECONDS,
-    MAX_SEED,
-    PROFILE_SHAPES,
-    TRACE_RULES,
+from simulator.shapes import MAX_HOURS, MAX_RPS, MAX_SECONDS, MAX_SEED, PROFILE_SHAPES, TRACE_RULES
+from stackctl.command import Command, Exit, print_json, stack_arguments
+from stackctl.options import (
     hours_argument,
     outage_argument,
     peak_rps_argument,
+    rejected_pct_argument,
     seed_argument,
     shape_argument,
 )
-from stackctl.command import Command, Exit, print_json, stack_arguments
 from stackctl.progress import Bar
 
 if TYPE_CHECKING:

@@ -192,9 +192,9 @@ def _whole_stack_checks(loaded: StackConfig, path: Path, stack: str | None) -> l
     components' own checks of the Args the program builds, in stack keys. Returns production's images still to
     pin: not an error here, since the deploy workflow pins them (`stackctl pin-images`) before its preview, whose
     policy pack refuses any image by tag."""
+    from offline.image_pins import unpinned_images  # noqa: PLC0415
     from offline.synth import synthesize  # noqa: PLC0415
     from program.component_checks import check_components  # noqa: PLC0415
-    from stackctl.image_pins import unpinned_images  # noqa: PLC0415
 
     if loaded.deferred:
         return []

@@ -1,4 +1,4 @@
-"""`scripts/preview-diff`: what a change does to each stack, as one Markdown comment body per stack.
+"""What a change does to each stack: both revisions previewed, one Markdown comment body per stack.
 
 Two modes. `live` previews the head revision against each stack's real state (its backend and
 cluster credentials, refreshed first), so drift shows and the comment says what `pulumi up`
@@ -6,45 +6,32 @@ would do. `offline` (forks, no credentials) deploys the base revision in render 
 scratch backend and previews the head against that, so it needs no credentials or shared
 state. Either way, with the policy pack: every changed property's old and new value (secrets
 masked), every warning and policy result, chart pins and values, batching and scaling settings
-side by side, and the full `pulumi preview --diff` text, collapsed (stackctl/preview_comment.py).
+side by side, and the full `pulumi preview --diff` text, collapsed (preview/comment.py).
+The command line is stackctl/preview_command.py (`scripts/preview-diff`).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import re
-import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import yaml
-from google.protobuf import json_format, text_format
-from tritonclient.grpc import model_config_pb2
-
-from offline.out_folder import OutputFolderError, claim
-from platform_config.kubernetes import RENDER_OVERRIDE_ENV
-from platform_config.paths import PROJECT_ROOT
-from platform_config.secrets_provider import LOCAL_PASSPHRASE
-from stackctl.preview_comment import StackReport, comment
-from stackctl.preview_events import MASK, Diagnostic, PreviewEvents, read_event_log
-from stackctl.terminal import guarded
-from triton_platform.model_packaging.layout import config_path
-
-# Settings that move latency, throughput and cost: shown side by side when they change
-# (KEDA's own installation is not one: its chart has the table below).
-TUNING_KEYS = re.compile(
-    r"(^triton-platform:scaling\.(?!keda\.))|(\.replicas\.)|(\.gpusPerPod$)|(maxBatchSize$)|(dynamicBatching\.)|"
-    r"(instanceGroup\.)|(\.batching\.)|(sequenceBatching\.)"
+from offline.out_folder import claim
+from preview.comment import StackReport, comment
+from preview.events import Diagnostic, PreviewEvents, read_event_log
+from preview.settings import (
+    CHART_KEYS,
+    ENVIRONMENT_KEY,
+    TUNING_KEYS,
+    model_settings,
+    renders,
+    setting_changes,
+    stack_settings,
 )
-# The installed charts' pins and values (`keda.chart`, `monitoring.chart`: triton_platform/helm_chart.py).
-CHART_KEYS = re.compile(r"(^|\.)chart\.")
+from preview.workspace import Workspace, copy_salt, export_tree, mode_env, tree_env
+
 MODES = ("live", "offline", "auto")
 MODE_TEXT = {
     "live": "**Mode: live.** Previewed against the stack's real state in its backend, refreshed from the "
@@ -66,149 +53,6 @@ class PreviewDiffError(Exception):
     """A mistake in how preview-diff was called: reported as `preview-diff: ...`, exit 1."""
 
 
-def flatten(value: Any, prefix: str = "") -> dict[str, str]:
-    if isinstance(value, dict):
-        return {
-            k: v for key, item in value.items() for k, v in flatten(item, f"{prefix}.{key}" if prefix else key).items()
-        }
-    if isinstance(value, list):
-        return {k: v for i, item in enumerate(value) for k, v in flatten(item, f"{prefix}[{i}]").items()}
-    return {prefix: json.dumps(value)}
-
-
-ENVIRONMENT_KEY = "triton-platform:environment"
-
-
-def stack_settings(tree: Path, stack: str) -> dict[str, str]:
-    """Every leaf of the stack file's config, by full key path."""
-    path = tree / "stacks" / f"Pulumi.{stack}.yaml"
-    if not path.exists():
-        return {}
-    flat = flatten((yaml.safe_load(path.read_text()) or {}).get("config") or {})
-    # A `secure:` value is ciphertext: shown as what it is, never as its text.
-    return {key.removesuffix(".secure"): MASK if key.endswith(".secure") else value for key, value in flat.items()}
-
-
-def model_settings(repository: Path, stack: str) -> dict[str, str]:
-    """The stack's rendered config.pbtxt of every model, flattened as `models.<model>.<field>`."""
-    out: dict[str, str] = {}
-    for config in sorted(repository.glob(config_path("*", stack))):
-        message = text_format.Parse(config.read_text(), model_config_pb2.ModelConfig())
-        fields = json_format.MessageToDict(message)
-        out.update(flatten(fields, f"models.{config.parent.parent.name}"))
-    return out
-
-
-def setting_changes(
-    base: Mapping[str, str], head: Mapping[str, str], keys: re.Pattern[str]
-) -> list[tuple[str, str, str]]:
-    """(key, base, head) for every setting matching `keys` that differs."""
-    changed = sorted(k for k in set(base) | set(head) if keys.search(k) and base.get(k) != head.get(k))
-    return [(k, base.get(k, "—"), head.get(k, "—")) for k in changed]
-
-
-@dataclass(frozen=True)
-class Workspace:
-    """A checked-out revision with the project's virtualenv, and the CLI environment to run it in."""
-
-    tree: Path
-    env: dict[str, str]
-
-    def pulumi(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            ["pulumi", *args, "--non-interactive"],
-            cwd=self.tree,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if check and result.returncode != 0:
-            raise RuntimeError(f"pulumi {' '.join(args)} failed in {self.tree}:\n{result.stdout}{result.stderr}")
-        return result
-
-    def stackctl(self, *args: str) -> None:
-        subprocess.run(
-            [str(self.tree / ".venv" / "bin" / "python"), "-m", "stackctl", *args],
-            cwd=self.tree,
-            env=self.env,
-            check=True,
-            capture_output=True,
-        )
-
-
-def export_tree(repo: Path, ref: str | None, dest: Path) -> Path:
-    """The files of `ref` (None: the working tree, tracked and untracked but not ignored) in `dest`."""
-    dest.mkdir(parents=True)
-    if ref is None:
-        listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=repo,
-            check=True,
-            capture_output=True,
-        ).stdout.split(b"\0")
-        for name in filter(None, (n.decode() for n in listed)):
-            if (repo / name).is_file():
-                (dest / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(repo / name, dest / name)
-    else:
-        archive = subprocess.run(["git", "archive", "--format=tar", ref], cwd=repo, check=True, capture_output=True)
-        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True, capture_output=True)
-    # The virtualenvs are not in git: the copy uses this checkout's (program, policy pack).
-    for venv in (".venv", "policy/.venv"):
-        if (PROJECT_ROOT / venv).exists() and (dest / venv).parent.is_dir():
-            (dest / venv).symlink_to(PROJECT_ROOT / venv)
-    return dest
-
-
-def tree_env(tree: Path, env: Mapping[str, str]) -> dict[str, str]:
-    """`env` for running the program of an exported tree: that tree's component package first on the path.
-
-    The virtualenv installs the package editable from the checkout that built it (requirements.txt,
-    `-e ./components`); without this, every revision's program would import the checkout's package, and a
-    change inside components/ would never show between two revisions.
-    """
-    path = [str(tree / "components"), *filter(None, [env.get("PYTHONPATH")])]
-    return {**env, "PYTHONPATH": os.pathsep.join(path)}
-
-
-def cli_env(scratch: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        PULUMI_BACKEND_URL=f"file://{scratch / 'state'}",
-        PULUMI_CONFIG_PASSPHRASE=env.get("PULUMI_CONFIG_PASSPHRASE", LOCAL_PASSPHRASE),
-        PULUMI_SKIP_UPDATE_CHECK="true",
-        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION="true",
-        # Scratch state is thrown away: only the final state is saved. A file backend otherwise rewrites the whole
-        # state after every step, and production's holds its charts' CRDs (about 100 s of a 140 s `up` here; pulumi
-        # sdk/go/common/env/env.go, SkipCheckpoints, pulumi/pulumi#10668).
-        PULUMI_SKIP_CHECKPOINTS="true",
-        **{RENDER_OVERRIDE_ENV: str(scratch / "rendered")},
-    )
-    env.pop("PULUMI_CONFIG_PASSPHRASE_FILE", None)
-    (scratch / "state").mkdir(parents=True, exist_ok=True)
-    return env
-
-
-def copy_salt(from_tree: Path, to_tree: Path, stack: str) -> None:
-    """The head's stack file needs the passphrase salt the base's stack got from `stack init`."""
-    source = from_tree / "stacks" / f"Pulumi.{stack}.yaml"
-    target = to_tree / "stacks" / f"Pulumi.{stack}.yaml"
-    salt = next((line for line in source.read_text().splitlines() if line.startswith("encryptionsalt:")), None)
-    if salt and target.exists() and "encryptionsalt:" not in target.read_text():
-        target.write_text(f"{salt}\n{target.read_text()}")
-
-
-def mode_env(mode: str, scratch: Path) -> dict[str, str]:
-    """Live: the caller's backend, secrets provider and kubeconfig, as given. Offline: scratch state."""
-    env = dict(os.environ) if mode == "live" else cli_env(scratch)
-    # Plugin acquisition as the caller's CLI has it (scripts/pulumi-env): the stock CLI fetches
-    # the providers, the offline toolchain must not.
-    if "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION" not in os.environ:
-        env.pop("PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION", None)
-    return {**env, "PULUMI_SKIP_UPDATE_CHECK": "true"}
-
-
 def preview(head: Workspace, stack: str, scratch: Path, *, refresh: bool) -> tuple[PreviewEvents, str]:
     """`pulumi preview --diff` of the stack with the policy pack: what it reported, and its text."""
     log = scratch / f"events-{stack}.jsonl"
@@ -216,7 +60,7 @@ def preview(head: Workspace, stack: str, scratch: Path, *, refresh: bool) -> tup
         ["--policy-pack", str(head.tree / "policy")] if (head.tree / "policy" / "PulumiPolicy.yaml").exists() else []
     )
     args = ["preview", "--diff", "--color", "never", *policy, *(["--refresh"] if refresh else []), "--stack", stack]
-    # PULUMI_DEBUG_COMMANDS registers `--event-log` (see stackctl/preview_events.py for why).
+    # PULUMI_DEBUG_COMMANDS registers `--event-log` (see preview/events.py for why).
     events_env = Workspace(head.tree, {**head.env, "PULUMI_DEBUG_COMMANDS": "true"})
     result = events_env.pulumi(*args, "--event-log", str(log), check=False)
     events = read_event_log(log)
@@ -267,11 +111,6 @@ def prepare_live(head: Workspace, stack: str) -> list[str]:
     if renders(head.tree, stack):
         return [RENDER_NOT_REFRESHED]
     return []
-
-
-def renders(tree: Path, stack: str) -> bool:
-    """Whether the stack writes manifests rather than deploying: its provider cannot read a cluster back."""
-    return stack_settings(tree, stack).get("triton-platform:kubernetes.mode") == json.dumps("render")
 
 
 def model_repo_settings(workspace: Workspace, stack: str, scratch: Path) -> dict[str, str]:
@@ -408,53 +247,3 @@ def scaling_impact(base_tree: Path, head_tree: Path, stack: str) -> str:
 
 def stacks_of(repo: Path) -> list[str]:
     return sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (repo / "stacks").glob("Pulumi.*.yaml"))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    with guarded():
-        return _main(argv)
-
-
-def _main(argv: Sequence[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="preview-diff", description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--base", required=True, help="git revision the change is compared against (e.g. origin/main)")
-    parser.add_argument("--head", help="git revision to preview (default: the working tree)")
-    parser.add_argument("--repo", type=Path, default=PROJECT_ROOT, help="the repository (default: this project)")
-    parser.add_argument("--out", type=Path, default=Path("preview-diff"), help="folder for <stack>.md")
-    parser.add_argument(
-        "--mode",
-        choices=MODES,
-        default="auto",
-        help="live: against the stacks' real state (needs PULUMI_BACKEND_URL and credentials); offline: base "
-        "deployed into scratch state; auto (default): live when PULUMI_BACKEND_URL is set",
-    )
-    parser.add_argument(
-        "--mirror",
-        action="append",
-        default=[],
-        metavar="REGISTRY=HOST[:PORT]",
-        help="passed to `stackctl pin-images`, which pins a production stack's images before its preview",
-    )
-    parser.add_argument("stacks", nargs="*", help="stacks to preview (default: every stacks/Pulumi.<stack>.yaml)")
-    args = parser.parse_args(argv)
-    stacks = args.stacks or stacks_of(args.repo)
-    try:
-        mode = resolve_mode(args.mode, os.environ)
-        written = run(args.repo.resolve(), args.base, args.head, stacks, args.out, mode=mode, mirrors=args.mirror)
-    except OutputFolderError as err:
-        print(err.report(), file=sys.stderr)
-        return 2
-    except (PreviewDiffError, RuntimeError, subprocess.CalledProcessError) as err:
-        print(f"preview-diff: {err}", file=sys.stderr)
-        return 1
-    for path in written:
-        print(path)
-    failed = [path.stem for path, passed in written.items() if not passed]
-    if failed:
-        print(f"preview-diff: pulumi preview fails for {', '.join(failed)} (see their reports)", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -418,14 +418,3 @@ def offline_notices(result: SynthResult, digests: Mapping[str, str], outcome: Ou
                 "are all pinned now: the exception can go"
             )
     return notices
-
-
-def pinned_text(text: str, resolved: Mapping[str, str], note: str) -> str:
-    """The stack file's text with `resolved` added under imageDigests, in name order, each line noted."""
-    from planner.stack_patch import Wording, patched  # noqa: PLC0415 (ruamel only when writing)
-
-    changes: dict[tuple[str, ...], str] = {(DIGESTS_KEY, name): resolved[name] for name in sorted(resolved)}
-    wording = Wording(
-        values="the digests", again="run stackctl pin-images again", needs="the stack file is left as it is"
-    )
-    return patched(text, changes, note, wording)

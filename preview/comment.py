@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stackctl.preview_events import ABSENT, MASK, OPS, Change, PreviewEvents, PropertyChange
+from preview.events import ABSENT, MASK, OPS, Change, PreviewEvents, PropertyChange
 
 # GitHub refuses comment bodies over 65536 characters. pulumi/actions keeps its preview
 # comment to 64_000 ("GitHub limits PR comment characters to 65_535, use lower max to keep
