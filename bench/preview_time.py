@@ -5,7 +5,7 @@
 (a) production's preview, in render mode and in deploy mode against the local control plane
     (scripts/local-cluster, empty: production installs its charts);
 (b) bench/bare_charts: a program installing only production's two charts, from the same folders, by the same
-    mechanism (triton_platform.helm_chart.InstalledChart) with the same values, read from production's program;
+    mechanism (triton_platform.kube.helm_chart.InstalledChart) with the same values, read from production's program;
 (c) `helm template` of the same two charts with the same options (Helm as `make tools` builds it).
 
 Every preview also runs with the CLI's automatic log unavailable (its `logs` folder a file, in a Pulumi home of

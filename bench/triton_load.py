@@ -20,7 +20,7 @@ from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT
 from tests.local_triton.server import TritonServer, free_ports
 from triton_platform.model_packaging.source import read_repository
-from triton_platform.triton_server_args import tritonserver_args
+from triton_platform.serving.triton_server_args import tritonserver_args
 
 # Input tensor name and width of each benchmarked model (one item per request).
 INPUTS = {"classifier": ("input_tensor", 128), "ranker": ("features", 16), "preprocess": ("raw", 128)}

@@ -5,7 +5,7 @@ infers the schema from the components' type annotations."""
 from pulumi.provider.experimental import component_provider_host
 
 from triton_platform import COMPONENTS, __version__
-from triton_platform.component_types import PACKAGE
+from triton_platform.args.component_types import PACKAGE
 
 if __name__ == "__main__":
     component_provider_host(list(COMPONENTS), name=PACKAGE, version=__version__)

@@ -1,7 +1,7 @@
 """Helm templating for `stackctl synth`: a chart's objects as a preview would register them.
 
 The program asks the Kubernetes provider's `kubernetes:helm:template` function for a chart's objects
-(triton_platform/helm_chart.py). Under mocks there is no provider, so synth answers that call here by
+(triton_platform/kube/helm_chart.py). Under mocks there is no provider, so synth answers that call here by
 running `helm template` with the same options the provider hands Helm's install action
 (pulumi-kubernetes provider/pkg/provider/invoke_helm_template.go: client-only dry run, CRDs included,
 hooks included, test hooks left out, the given `kube_version`), then decodes the objects as the

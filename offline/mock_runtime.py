@@ -29,7 +29,7 @@ import pulumi
 
 from offline.chart_template import HelmTemplater
 from platform_config.paths import PROJECT_ROOT
-from triton_platform.namespace import PROJECT
+from triton_platform.kube.namespace import PROJECT
 
 PROGRAM = PROJECT_ROOT / "__main__.py"
 REDACTED = "[generated secret]"

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from triton_platform.excerpts import excerpt
+from triton_platform.args.excerpts import excerpt
 
 KINDS = {stat.S_IFDIR: "a folder", stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a device"}
 PATH_CHARS = 4096

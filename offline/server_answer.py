@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from triton_platform.excerpts import excerpt
+from triton_platform.args.excerpts import excerpt
 
 DEADLINE_SECONDS = 30.0
 """How long one whole answer may take: Triton answers its API and metrics in milliseconds."""

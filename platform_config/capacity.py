@@ -22,7 +22,7 @@ from platform_config.paths import PROJECT_ROOT
 from platform_config.scaling import CapacityProfile, ScalingConfig
 from platform_config.schema import section_key
 from platform_config.serving import ServingConfig
-from triton_platform.excerpts import excerpt, key_step
+from triton_platform.args.excerpts import excerpt, key_step
 from triton_platform.model_packaging.instances import instances_per_pod
 
 

@@ -26,15 +26,15 @@ from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
 from platform_config.serving import ModelSettings, ServingConfig
 from platform_config.wake import kept_gpu, wake_estimate
-from triton_platform.gpu_system import SYSTEM_NAMESPACE as GPU_SYSTEM_NAMESPACE
+from triton_platform.gpu_pool.gpu_system import SYSTEM_NAMESPACE as GPU_SYSTEM_NAMESPACE
 from triton_platform.http_add_on import wake_service_problem
-from triton_platform.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.model_packaging import settings as plain
 from triton_platform.model_packaging.bundle import bundle_problems
 from triton_platform.model_packaging.digest import version_paths
 from triton_platform.model_packaging.render import effective_settings
 from triton_platform.model_packaging.source import ModelRepository
-from triton_platform.triton_serving_spec import unknown_model
+from triton_platform.serving.model_fit import SettingNames, fit_problems, unserved_steps
+from triton_platform.serving.triton_serving_spec import unknown_model
 
 Sections = dict[str, Any]
 """Parsed sections by schema field name; a section that failed to parse is absent."""
@@ -210,7 +210,7 @@ def _camel(key: str) -> str:
 
 
 STACK_NAMES = SettingNames(models=MODELS, defaults=DEFAULTS, key=_camel, file=display_path)
-"""The component's model-fit checks (triton_platform/model_fit.py) in the stack file's keys."""
+"""The component's model-fit checks (triton_platform/serving/model_fit.py) in the stack file's keys."""
 
 
 def _layers(sections: Sections) -> tuple[plain.ModelSettings, dict[str, plain.ModelSettings]]:

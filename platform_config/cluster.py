@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import model_validator
 
 from platform_config.types import KeyProblemError, NamespaceName, Strict
-from triton_platform.workload_identity import IDENTITY_ANNOTATIONS
+from triton_platform.kube.workload_identity import IDENTITY_ANNOTATIONS
 
 Platform = Literal["generic", "eks", "gke", "aks"]
 
@@ -50,7 +50,7 @@ class Profile:
 
 PROFILES: dict[str, Profile] = {
     "generic": Profile("pool", ("static", "cluster-autoscaler", "external"), None, None, None, None),
-    # IRSA: the EKS pod identity webhook reads this annotation (triton_platform/workload_identity.py).
+    # IRSA: the EKS pod identity webhook reads this annotation (triton_platform/kube/workload_identity.py).
     "eks": Profile(
         "pool",
         ("karpenter", "cluster-autoscaler", "external", "static"),
@@ -73,7 +73,7 @@ PROFILES: dict[str, Profile] = {
         rwx_storage="Filestore: the standard-rwx, premium-rwx or enterprise-rwx StorageClass (Filestore CSI driver)",
         managed_control_plane=True,
     ),
-    # Azure Workload Identity: the annotation, and the pod label its webhook needs (triton_platform/workload_identity.py).
+    # Azure Workload Identity: the annotation, and the pod label its webhook needs (triton_platform/kube/workload_identity.py).
     "aks": Profile(
         "pool",
         ("karpenter", "external", "static"),

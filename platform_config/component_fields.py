@@ -1,6 +1,6 @@
 """The stack's fields for a component's settings, generated from the component's declaration.
 
-A setting is declared once, on the Args of the component that uses it (triton_platform/arg_schema.py): its name,
+A setting is declared once, on the Args of the component that uses it (triton_platform/args/arg_schema.py): its name,
 type, doc, default, bounds and format. The stack models that set Args (`platform_config/serving.py`, `gpu_pool.py`,
 `scaling.py`, `monitoring.py`) hold no copy of that declaration: `stack_fields` writes their fields from it, into
 the `[[[cog ...]]]` regions of those modules (cog, https://nedbatchelder.com/code/cog/), and
@@ -30,12 +30,12 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from platform_config.types import KeyProblemsError
-from triton_platform import gpu_node_pool_args as pool
-from triton_platform import keda_scaling_args as keda
-from triton_platform import monitoring_args as mon
-from triton_platform import triton_serving_args as serving
-from triton_platform.arg_problems import ArgPath, ArgProblems
-from triton_platform.arg_schema import UNSET, arg_types, fields_along, input_type, is_args_type, setting
+from triton_platform.args.arg_problems import ArgPath, ArgProblems
+from triton_platform.args.arg_schema import UNSET, arg_types, fields_along, input_type, is_args_type, setting
+from triton_platform.gpu_pool import gpu_node_pool_args as pool
+from triton_platform.monitoring import monitoring_args as mon
+from triton_platform.scaling import keda_scaling_args as keda
+from triton_platform.serving import triton_serving_args as serving
 
 STACK_MODELS: dict[type, str] = {
     serving.TritonServingArgs: "serving.ServingConfig",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from triton_platform.url_credentials import redact
+from triton_platform.args.url_credentials import redact
 
 MESSAGE_CHARS = 2000
 """A backstop for messages built elsewhere that echo a value without `excerpt`."""

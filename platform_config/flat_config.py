@@ -13,8 +13,8 @@ from typing import Any
 from platform_config.errors import ConfigIssue
 from platform_config.problem_text import cut_key, suggest
 from platform_config.schema import SECTION_KEYS
-from triton_platform.excerpts import excerpt
-from triton_platform.namespace import PROJECT
+from triton_platform.args.excerpts import excerpt
+from triton_platform.kube.namespace import PROJECT
 
 DISABLE_DEFAULT_PROVIDERS = "pulumi:disable-default-providers"
 

@@ -10,13 +10,13 @@ from platform_config.component_fields import arg_format, arg_unique, component_r
 from platform_config.types import (
     Strict,
 )
-from triton_platform import gpu_node_pool_args
-from triton_platform.gpu_node_pool_args import default_min_nodes
+from triton_platform.gpu_pool import gpu_node_pool_args
+from triton_platform.gpu_pool.gpu_node_pool_args import default_min_nodes
 
 # [[[cog
 # import cog
 # from platform_config.component_fields import stack_fields
-# from triton_platform import gpu_node_pool_args
+# from triton_platform.gpu_pool import gpu_node_pool_args
 # def fields(args_type, **options): cog.outl(stack_fields(args_type, **options))
 # ]]]
 # [[[end]]]

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from platform_config.types import KeyProblemError, NamespaceName, PrintableText, Strict, inside_project
-from triton_platform.kubernetes_provider import KubernetesProviderArgs
+from triton_platform.kube.kubernetes_provider import KubernetesProviderArgs
 
 RENDER_OVERRIDE_ENV = "TRITON_PLATFORM_RENDER_DIR"
 """Renders every stack, whatever its mode, into $TRITON_PLATFORM_RENDER_DIR/<stack>: for previews and end-to-end

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from platform_config.paths import display_path
-from triton_platform.excerpts import excerpt
-from triton_platform.input_files import InputFile, InputFileError, InputKind
+from triton_platform.args.excerpts import excerpt
+from triton_platform.args.input_files import InputFile, InputFileError, InputKind
 from triton_platform.model_packaging.config_rules import PLATFORM_BACKENDS
 
 PROFILE_FILE = InputKind("latency profile", 1024 * 1024)

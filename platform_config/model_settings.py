@@ -11,12 +11,12 @@ from typing import cast
 
 from platform_config.component_fields import section_args
 from platform_config.serving import ModelSettings, ServingConfig
-from triton_platform.arg_problems import ArgProblems
+from triton_platform.args.arg_problems import ArgProblems
 from triton_platform.model_packaging import settings as plain
 from triton_platform.model_packaging.render import RenderedRepository, render_repository
 from triton_platform.model_packaging.source import ModelRepository
-from triton_platform.triton_serving_args import ModelSettingsArgs
-from triton_platform.triton_serving_spec import COMPONENT, model_settings
+from triton_platform.serving.triton_serving_args import ModelSettingsArgs
+from triton_platform.serving.triton_serving_spec import COMPONENT, model_settings
 
 
 def served_models(serving: ServingConfig) -> list[str]:

@@ -12,15 +12,15 @@ from platform_config.types import (
     HelmChart,
     Strict,
 )
-from triton_platform import monitoring_args
-from triton_platform.monitoring_args import (
+from triton_platform.monitoring import monitoring_args
+from triton_platform.monitoring.monitoring_args import (
     DEFAULT_CHART,
 )
 
 # [[[cog
 # import cog
 # from platform_config.component_fields import stack_fields
-# from triton_platform import monitoring_args
+# from triton_platform.monitoring import monitoring_args
 # def fields(args_type, **options): cog.outl(stack_fields(args_type, **options))
 # ]]]
 # [[[end]]]
@@ -45,7 +45,7 @@ class StorageConfig(Strict):
     """The StorageClass of the claims: a ReadWriteOnce block class (Prometheus does not support NFS-like file systems: https://prometheus.io/docs/prometheus/latest/storage/). Default: the cluster's default class."""
 
     prometheus_size: Annotated[str, arg_format(monitoring_args.MonitoringStorage, "prometheus_size")] | None = from_component(monitoring_args.MonitoringStorage, "prometheus_size")
-    """Each Prometheus replica's volume, a Kubernetes quantity. Default: derived from `retention`, the scrape interval and the series the platform and the chart produce (triton_platform/prometheus_storage.py)."""
+    """Each Prometheus replica's volume, a Kubernetes quantity. Default: derived from `retention`, the scrape interval and the series the platform and the chart produce (triton_platform/monitoring/prometheus_storage.py)."""
 
     alertmanager_size: Annotated[str, arg_format(monitoring_args.MonitoringStorage, "alertmanager_size")] = from_component(monitoring_args.MonitoringStorage, "alertmanager_size")
     """Each Alertmanager replica's volume (silences and the notification log), a quantity."""

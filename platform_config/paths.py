@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from triton_platform.input_files import InputKind
+from triton_platform.args.input_files import InputKind
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STACKS_DIR = PROJECT_ROOT / "stacks"

@@ -16,8 +16,8 @@ from platform_config.flat_config import decode_value
 from platform_config.problem_text import key_path
 from platform_config.schema import section_annotation, section_key
 from platform_config.secret_values import hides_value
-from triton_platform import url_credentials
-from triton_platform.excerpts import excerpt
+from triton_platform.args import url_credentials
+from triton_platform.args.excerpts import excerpt
 
 SECRET_PLACEHOLDER = "[secret]"
 """Stands in for a `secure:` value when no passphrase is at hand (validate, synth).

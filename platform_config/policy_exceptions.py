@@ -8,8 +8,8 @@ from pydantic import AfterValidator, Field, model_validator
 
 from platform_config.types import KeyProblemError, Strict
 from policy.rules import POLICY_NAMES
-from triton_platform.excerpts import excerpt
-from triton_platform.formats import KIND, object_name_problem
+from triton_platform.args.excerpts import excerpt
+from triton_platform.args.formats import KIND, object_name_problem
 
 
 def _stated_reason(reason: str) -> str:

@@ -18,8 +18,8 @@ from platform_config.reference import type_text
 from platform_config.schema import PlatformConfig
 from platform_config.schema_nodes import allowed_keys, field_name_of, node_at
 from platform_config.types import KeyProblemError, KeyProblemsError
-from triton_platform.excerpts import EXCERPT_CHARS, excerpt, key_step
-from triton_platform.formats import PATTERN_NAMES
+from triton_platform.args.excerpts import EXCERPT_CHARS, excerpt, key_step
+from triton_platform.args.formats import PATTERN_NAMES
 
 
 def key_path(key: str, loc: tuple[int | str, ...]) -> str:

@@ -8,8 +8,8 @@ from platform_config.errors import ConfigError
 from platform_config.loader import StackConfig, parse_config
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO, display_path, stack_file
+from triton_platform.kube.namespace import PROJECT
 from triton_platform.model_packaging.source import read_repository
-from triton_platform.namespace import PROJECT
 
 
 def flat_config() -> dict[str, str]:

@@ -17,15 +17,15 @@ from platform_config.types import (
     Strict,
     inside_project,
 )
-from triton_platform import keda_scaling_args
-from triton_platform.formats import DNS_LABEL, MODEL_NAME
+from triton_platform.args.formats import DNS_LABEL, MODEL_NAME
 from triton_platform.http_add_on import HTTP_ADD_ON_CHART
-from triton_platform.keda_scaling_args import KEDA_CHART
+from triton_platform.scaling import keda_scaling_args
+from triton_platform.scaling.keda_scaling_args import KEDA_CHART
 
 # [[[cog
 # import cog
 # from platform_config.component_fields import stack_fields
-# from triton_platform import keda_scaling_args
+# from triton_platform.scaling import keda_scaling_args
 # def fields(args_type, **options): cog.outl(stack_fields(args_type, **options))
 # ]]]
 # [[[end]]]

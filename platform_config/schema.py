@@ -24,9 +24,9 @@ from platform_config.policy_exceptions import PolicyException
 from platform_config.scaling import ScalingConfig
 from platform_config.serving import ModelSettings, ServingConfig
 from platform_config.types import ImageDigest, ImageTag, Strict
-from triton_platform import images
-from triton_platform.formats import MODEL_NAME
-from triton_platform.namespace import PROJECT
+from triton_platform.args.formats import MODEL_NAME
+from triton_platform.kube import images
+from triton_platform.kube.namespace import PROJECT
 
 Environment = Literal["dev", "staging", "production"]
 
@@ -66,7 +66,7 @@ class PlatformConfig(Strict):
 
 
 pinned = images.pinned
-"""Moved to triton_platform/images.py; triton_platform/triton_manifests.py still imports it from here."""
+"""Moved to triton_platform/kube/images.py; triton_platform/serving/triton_manifests.py still imports it from here."""
 
 
 def section_key(field_name: str) -> str:

@@ -3,7 +3,7 @@
 A value is secret-bearing when the schema marks its field (``Annotated[..., SECRET]``, e.g. a receiver
 credential's `value`), or, where the schema cannot know the keys (chart values), when its key is named
 for a secret (`adminPassword`, `client_secret`, `bearerToken`, `apiKey`). URLs with credentials in
-them are triton_platform/url_credentials.py's: masked wherever they appear.
+them are triton_platform/args/url_credentials.py's: masked wherever they appear.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from platform_config.schema_nodes import field_name_of, node_at, unwrap
-from triton_platform import url_credentials
+from triton_platform.args import url_credentials
 
 
 class SecretField:

@@ -13,7 +13,7 @@ import yaml
 
 from platform_config.paths import STACK_FILE, display_path
 from platform_config.secret_values import kind
-from triton_platform.input_files import InputFile, InputFileError, InputKind
+from triton_platform.args.input_files import InputFile, InputFileError, InputKind
 
 PASSPHRASE_FILE = InputKind("passphrase file", 64 * 1024)
 """A passphrase is a line of text: 64 KiB is far above any, and a bound on what the guard reads."""

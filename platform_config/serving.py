@@ -9,14 +9,16 @@ from pydantic import Field
 from platform_config.bounds import SLO_MAX_MS
 from platform_config.component_fields import arg_format, arg_unique, component_rule, from_component
 from platform_config.types import Strict
-from triton_platform import keda_scaling_args, triton_serving_args, triton_serving_spec
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
+from triton_platform.scaling import keda_scaling_args
+from triton_platform.serving import triton_serving_args, triton_serving_spec
 
 # [[[cog
 # import cog
 # from platform_config.component_fields import stack_fields
-# from triton_platform import keda_scaling_args, triton_serving_args
+# from triton_platform.scaling import keda_scaling_args
 # def fields(args_type, **options): cog.outl(stack_fields(args_type, **options))
+# from triton_platform.serving import triton_serving_args
 # ]]]
 # [[[end]]]
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from platform_config.types import Strict, inside_project
-from triton_platform.formats import MODEL_NAME
+from triton_platform.args.formats import MODEL_NAME
 
 
 class SimulationConfig(Strict):

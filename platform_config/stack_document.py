@@ -21,9 +21,9 @@ from platform_config.plaintext_secrets import SECRET_PLACEHOLDER, placeholder_me
 from platform_config.problem_text import key_path, shown_value
 from platform_config.schema import section_annotation
 from platform_config.secrets_provider import SecretsProvider
-from triton_platform.excerpts import excerpt
-from triton_platform.input_files import InputFile, InputFileError
-from triton_platform.namespace import PROJECT
+from triton_platform.args.excerpts import excerpt
+from triton_platform.args.input_files import InputFile, InputFileError
+from triton_platform.kube.namespace import PROJECT
 
 
 @dataclass

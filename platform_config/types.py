@@ -16,8 +16,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from pydantic.alias_generators import to_camel
 
 from platform_config.paths import PROJECT_ROOT
-from triton_platform.excerpts import excerpt
-from triton_platform.formats import (
+from triton_platform.args.excerpts import excerpt
+from triton_platform.args.formats import (
     CHART_REPOSITORY,
     CHART_VERSION,
     DNS_LABEL,
@@ -27,7 +27,7 @@ from triton_platform.formats import (
     tagged_image_problem,
     url_host_problem,
 )
-from triton_platform.helm_chart import ChartSource
+from triton_platform.kube.helm_chart import ChartSource
 
 
 def _valid(problem: Callable[[str], str | None]) -> Any:

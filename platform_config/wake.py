@@ -21,7 +21,7 @@ from platform_config.serving import ServingConfig
 from platform_config.simulation import SimulationConfig
 from triton_platform.model_packaging.digest import version_paths
 from triton_platform.model_packaging.source import ModelRepository
-from triton_platform.triton_deployment import READINESS_PROBE_SECONDS, STARTUP_PROBE_SECONDS
+from triton_platform.serving.triton_deployment import READINESS_PROBE_SECONDS, STARTUP_PROBE_SECONDS
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ TUNING_KEYS = re.compile(
     r"(instanceGroup\.)|(\.batching\.)|(sequenceBatching\.)"
 )
 
-# The installed charts' pins and values (`keda.chart`, `monitoring.chart`: triton_platform/helm_chart.py).
+# The installed charts' pins and values (`keda.chart`, `monitoring.chart`: triton_platform/kube/helm_chart.py).
 CHART_KEYS = re.compile(r"(^|\.)chart\.")
 
 

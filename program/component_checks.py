@@ -35,26 +35,26 @@ from program.platform import (
     served_plainly,
     serving_args,
 )
-from triton_platform.arg_problems import ArgPath, ArgsError, path_text
-from triton_platform.arg_schema import fields_along
-from triton_platform.gpu_node_pool import named_objects as pool_objects
-from triton_platform.gpu_node_pool import pool_manifests
-from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
-from triton_platform.gpu_pool_nodes import pool_placement
-from triton_platform.keda_scaling import named_objects as scaling_objects
-from triton_platform.keda_scaling_args import KedaScalingArgs, scaling_of
-from triton_platform.monitoring import in_cluster_prometheus_url
-from triton_platform.monitoring import named_objects as monitoring_objects
-from triton_platform.monitoring_args import MonitoringArgs, monitoring_settings
-from triton_platform.monitoring_rules import load_queries
-from triton_platform.namespace import namespace_manifests
-from triton_platform.object_claims import Identity, described, identities, taken
-from triton_platform.served_deployments import deployment_names
-from triton_platform.serving_context import ServingContext
-from triton_platform.triton_serving import deployments_of
-from triton_platform.triton_serving import named_objects as serving_objects
-from triton_platform.triton_serving_args import TritonServingArgs
-from triton_platform.triton_serving_spec import serving_spec
+from triton_platform.args.arg_problems import ArgPath, ArgsError, path_text
+from triton_platform.args.arg_schema import fields_along
+from triton_platform.args.object_claims import Identity, described, identities, taken
+from triton_platform.gpu_pool.gpu_node_pool import named_objects as pool_objects
+from triton_platform.gpu_pool.gpu_node_pool import pool_manifests
+from triton_platform.gpu_pool.gpu_node_pool_args import GpuNodePoolArgs, pool_of
+from triton_platform.gpu_pool.gpu_pool_nodes import pool_placement
+from triton_platform.kube.namespace import namespace_manifests
+from triton_platform.monitoring.monitoring import in_cluster_prometheus_url
+from triton_platform.monitoring.monitoring import named_objects as monitoring_objects
+from triton_platform.monitoring.monitoring_args import MonitoringArgs, monitoring_settings
+from triton_platform.monitoring.monitoring_rules import load_queries
+from triton_platform.scaling.keda_scaling import named_objects as scaling_objects
+from triton_platform.scaling.keda_scaling_args import KedaScalingArgs, scaling_of
+from triton_platform.serving.served_deployments import deployment_names
+from triton_platform.serving.serving_context import ServingContext
+from triton_platform.serving.triton_serving import deployments_of
+from triton_platform.serving.triton_serving import named_objects as serving_objects
+from triton_platform.serving.triton_serving_args import TritonServingArgs
+from triton_platform.serving.triton_serving_spec import serving_spec
 
 KUBERNETES, CLUSTER, GPU_POOL, SERVING, MODELS, SCALING, MONITORING, IMAGE_DIGESTS = (
     section_key(name)

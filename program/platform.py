@@ -19,14 +19,13 @@ from platform_config.loader import StackConfig
 from platform_config.paths import stack_file
 from platform_config.schema import PlatformConfig
 from platform_config.secrets_provider import default_passphrase_problem
-from triton_platform.gpu_node_pool import GpuNodePool
-from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
-from triton_platform.gpu_pool_contract import PoolPlacement
+from triton_platform.args.object_claims import claim
+from triton_platform.gpu_pool.gpu_node_pool import GpuNodePool
+from triton_platform.gpu_pool.gpu_node_pool_args import GpuNodePoolArgs
+from triton_platform.gpu_pool.gpu_pool_contract import PoolPlacement
 from triton_platform.http_add_on import service_hosts
-from triton_platform.keda_scaling import KedaScaling
-from triton_platform.keda_scaling_args import KEDA_INSTALL_ONLY, KedaScalingArgs, LoadTrigger, WakeRoute
-from triton_platform.kubernetes_objects import create_object
-from triton_platform.kubernetes_provider import (
+from triton_platform.kube.kubernetes_objects import create_object
+from triton_platform.kube.kubernetes_provider import (
     KubeconfigError,
     KubernetesTarget,
     ServerVersionError,
@@ -37,16 +36,17 @@ from triton_platform.kubernetes_provider import (
     server_version,
     unreachable_reason,
 )
+from triton_platform.kube.namespace import namespace_manifests, platform_labels
 from triton_platform.model_packaging.render import RenderedRepository
-from triton_platform.monitoring import Monitoring
-from triton_platform.monitoring_args import DASHBOARD_TAGS, INSTALL_ONLY, DeploymentSignal, MonitoringArgs
-from triton_platform.namespace import namespace_manifests, platform_labels
-from triton_platform.object_claims import claim
+from triton_platform.monitoring.monitoring import Monitoring
+from triton_platform.monitoring.monitoring_args import DASHBOARD_TAGS, INSTALL_ONLY, DeploymentSignal, MonitoringArgs
+from triton_platform.scaling.keda_scaling import KedaScaling
+from triton_platform.scaling.keda_scaling_args import KEDA_INSTALL_ONLY, KedaScalingArgs, LoadTrigger, WakeRoute
 from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, DEMAND_SIGNAL, QUEUE_DEPTH_SIGNAL
-from triton_platform.served_deployments import deployment_instances, deployment_names, served_models
-from triton_platform.serving_context import deployment_object_name
-from triton_platform.triton_ingress import ingress_hosts
-from triton_platform.triton_serving import TritonServing, TritonServingArgs
+from triton_platform.serving.served_deployments import deployment_instances, deployment_names, served_models
+from triton_platform.serving.serving_context import deployment_object_name
+from triton_platform.serving.triton_ingress import ingress_hosts
+from triton_platform.serving.triton_serving import TritonServing, TritonServingArgs
 
 TYPE_TOKEN = "triton-platform:index:TritonPlatform"
 
@@ -100,7 +100,7 @@ def served_by(serving: TritonServing, keys: Iterable[str]) -> dict[str, Served]:
 
 def served_plainly(config: PlatformConfig, rendered: RenderedRepository) -> dict[str, Served]:
     """Each deployment as TritonServing would output it, by the functions it outputs them with
-    (triton_platform/served_deployments.py)."""
+    (triton_platform/serving/served_deployments.py)."""
     deployments = section_args(config.serving)["deployments"]
     names, models = deployment_names(deployments), served_models(deployments)
     instances = deployment_instances(deployments, rendered)

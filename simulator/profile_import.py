@@ -45,8 +45,8 @@ from typing import Any
 
 from platform_config.latency_profile import MAX_PROFILE_SECONDS, MIN_TAU_SECONDS, input_text
 from platform_config.paths import display_path
-from triton_platform.excerpts import excerpt
-from triton_platform.input_files import InputKind
+from triton_platform.args.excerpts import excerpt
+from triton_platform.args.input_files import InputKind
 
 EXPORT_FILE = InputKind("profiler export", 16 * 1024 * 1024)
 """A perf_analyzer or Model Analyzer CSV holds a row per measured point (tens to thousands of rows of under 300

@@ -40,7 +40,7 @@ import numpy as np
 from offline.server_answer import Document, ServerAnswerError, read, shown
 from platform_config.latency_profile import tau_config
 from platform_config.paths import PROJECT_ROOT
-from triton_platform.excerpts import excerpt
+from triton_platform.args.excerpts import excerpt
 
 SAMPLE_SIZES = (1, 2, 4, 8, 16, 32, 64, 128)
 MAX_PROFILED_BATCH = 4096

@@ -41,9 +41,9 @@ from simulator.hpa import Behavior, Policy, Rules
 from simulator.keda import Fallback
 from simulator.shapes import MAX_RPS, MAX_SECONDS, MIN_SECONDS, PROFILE_SHAPES, TRACE_RULES
 from simulator.signals import SignalSpec
-from triton_platform.excerpts import excerpt
-from triton_platform.formats import MODEL_NAME
-from triton_platform.input_files import InputFile, InputKind
+from triton_platform.args.excerpts import excerpt
+from triton_platform.args.formats import MODEL_NAME
+from triton_platform.args.input_files import InputFile, InputKind
 from triton_platform.model_packaging.instances import instances_per_pod
 from triton_platform.model_packaging.source import read_repository
 

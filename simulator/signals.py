@@ -1,7 +1,7 @@
 """The scaling signals KEDA can read from Triton's metrics, as the simulator computes them.
 
 Each signal is what one PromQL query over Triton's /metrics returns at an HPA sync
-(triton_platform/keda_scaling.py writes the queries): gauges are read at the latest
+(triton_platform/scaling/keda_scaling.py writes the queries): gauges are read at the latest
 scrape, counters as Prometheus' `rate()` over the last `window` of scrapes.
 
 - `queue-depth`: pending requests (`nv_inference_pending_request_count`), AverageValue.

@@ -11,7 +11,7 @@ import math
 
 from platform_config.bounds import SLO_MAX_MS
 from simulator.shapes import MAX_HOURS, MAX_RPS, MAX_SECONDS, MAX_SEED, MIN_SECONDS, PROFILE_SHAPES
-from triton_platform.excerpts import excerpt
+from triton_platform.args.excerpts import excerpt
 
 MAX_BUDGET = 10_000
 MAX_SEEDS = 20

@@ -15,8 +15,8 @@ from platform_config.loader import StackConfig, load_stack_file
 from platform_config.paths import PROJECT_ROOT, STACK_FILE, display_path
 from simulator.shapes import MAX_REQUESTS, MAX_RPS, MIN_REQUESTS
 from stackctl.command import stack_source
-from triton_platform.excerpts import excerpt
-from triton_platform.input_files import InputFile
+from triton_platform.args.excerpts import excerpt
+from triton_platform.args.input_files import InputFile
 
 if TYPE_CHECKING:
     # The simulator needs numba, which the runtime virtualenv lacks: only its types here.

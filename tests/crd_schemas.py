@@ -21,8 +21,8 @@ import yaml
 
 from offline.chart_template import mirrored_chart
 from platform_config.paths import PROJECT_ROOT
-from triton_platform.keda_scaling_args import KEDA_CHART
-from triton_platform.monitoring_args import DEFAULT_CHART
+from triton_platform.monitoring.monitoring_args import DEFAULT_CHART
+from triton_platform.scaling.keda_scaling_args import KEDA_CHART
 
 MODULES = {
     # The release the stacks install and the local cluster runs: KEDA's chart version is its appVersion.

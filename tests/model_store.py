@@ -25,7 +25,7 @@ import pytest
 
 from triton_platform.model_packaging.layout import MANIFEST
 from triton_platform.model_packaging.store import parse_store_uri, rclone_settings
-from triton_platform.triton_serving_args import DEFAULT_LOADER_IMAGE
+from triton_platform.serving.triton_serving_args import DEFAULT_LOADER_IMAGE
 
 MOTO_SERVER = Path(sys.executable).parent / "moto_server"
 CREDENTIALS = {

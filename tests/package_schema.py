@@ -19,7 +19,7 @@ from pulumi.provider.experimental.component import ComponentProvider
 from platform_config.paths import PROJECT_ROOT
 from tests.pulumi_cli import component_virtualenv
 from triton_platform import COMPONENTS, __version__
-from triton_platform.component_types import PACKAGE as PACKAGE_NAME
+from triton_platform.args.component_types import PACKAGE as PACKAGE_NAME
 
 PACKAGE = PROJECT_ROOT / "components"
 SCHEMA = PACKAGE / "schema.json"

@@ -21,17 +21,17 @@ from hypothesis import strategies as st
 
 from platform_config.paths import DEFAULT_MODEL_REPO
 from tests.crd_schemas import validate as validate_custom
-from triton_platform.arg_problems import ArgsError
-from triton_platform.gpu_node_pool import pool_manifests
-from triton_platform.gpu_node_pool_args import pool_of
-from triton_platform.gpu_pool_nodes import pool_placement
-from triton_platform.keda_scaling import scaled_object_manifest, trigger_authentication_manifest
-from triton_platform.keda_scaling_args import KedaScalingArgs, scaling_of
-from triton_platform.monitoring import monitoring_manifests
-from triton_platform.monitoring_args import monitoring_settings
-from triton_platform.serving_context import ServingContext
-from triton_platform.triton_manifests import serving_manifests
-from triton_platform.triton_serving_spec import serving_spec
+from triton_platform.args.arg_problems import ArgsError
+from triton_platform.gpu_pool.gpu_node_pool import pool_manifests
+from triton_platform.gpu_pool.gpu_node_pool_args import pool_of
+from triton_platform.gpu_pool.gpu_pool_nodes import pool_placement
+from triton_platform.monitoring.monitoring import monitoring_manifests
+from triton_platform.monitoring.monitoring_args import monitoring_settings
+from triton_platform.scaling.keda_scaling import scaled_object_manifest, trigger_authentication_manifest
+from triton_platform.scaling.keda_scaling_args import KedaScalingArgs, scaling_of
+from triton_platform.serving.serving_context import ServingContext
+from triton_platform.serving.triton_manifests import serving_manifests
+from triton_platform.serving.triton_serving_spec import serving_spec
 
 pytestmark = pytest.mark.real_tools  # `go mod download` for the operators' CRD schemas
 

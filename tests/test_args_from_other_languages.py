@@ -11,7 +11,7 @@ from pulumi.provider.experimental.component import ComponentProvider
 
 from tests.components.mocks import install, pulumi_test
 from triton_platform import COMPONENTS, __version__
-from triton_platform.component_types import PACKAGE, type_token
+from triton_platform.args.component_types import PACKAGE, type_token
 
 PROVIDER = ComponentProvider(list(COMPONENTS), PACKAGE, version=__version__)
 POOL = {

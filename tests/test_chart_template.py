@@ -83,7 +83,7 @@ def test_a_groups_objects_are_listed_beneath_it_as_the_provider_names_them() -> 
         dependencies=(),
         inputs={
             "resourcePrefix": "keda",
-            # JSON documents, as InstalledChart hands them over (triton_platform/helm_chart.py, as_yaml).
+            # JSON documents, as InstalledChart hands them over (triton_platform/kube/helm_chart.py, as_yaml).
             "yaml": '{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "keda-operator", '
             '"namespace": "keda"}}\n---\n{"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", '
             '"metadata": {"name": "v1beta1.x"}}',

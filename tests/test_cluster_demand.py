@@ -38,13 +38,13 @@ from tests.local_cluster import (
 from tests.scaling_loop import Loop, deployed_loop
 from tests.test_demand_real import capacities_in
 from tests.triton_prometheus import Served, load, query
-from triton_platform.keda_scaling import gpu_memory_query
-from triton_platform.keda_scaling_args import GPU_TRIGGER
-from triton_platform.kubernetes_values import quantity_value
+from triton_platform.args.kubernetes_values import quantity_value
 from triton_platform.model_packaging.source import read_repository
 from triton_platform.recorded_series import rate_window
+from triton_platform.scaling.keda_scaling import gpu_memory_query
+from triton_platform.scaling.keda_scaling_args import GPU_TRIGGER
 from triton_platform.scaling_signal import DEMAND_SIGNAL, trigger_query
-from triton_platform.serving_context import deployment_object_name
+from triton_platform.serving.serving_context import deployment_object_name
 
 pytestmark = pytest.mark.real_tools  # the local control plane, KEDA, tritonserver, Prometheus and the Pulumi CLI
 

@@ -19,8 +19,8 @@ from tests.conftest import STACKS, stack_values
 from tests.local_cluster import SHARED_CHARTS, LocalCluster, edit_stack, point_stack_at, start_cluster, wait_until
 from tests.local_registry import pin_images
 from tests.pulumi_cli import Project, make_project
-from triton_platform.namespace import namespace_manifests
-from triton_platform.serving_context import APP_NAME
+from triton_platform.kube.namespace import namespace_manifests
+from triton_platform.serving.serving_context import APP_NAME
 
 pytestmark = pytest.mark.real_tools  # the local control plane and the Pulumi CLI
 

@@ -2,7 +2,7 @@
 
 Helm never upgrades what a chart ships in `crds/`, and 88.5.3 needs the Prometheus Operator's v0.93.1 CRDs where
 79.7.1 laid v0.86.2 (its UPGRADE.md, majors 80 to 88). The platform applies the chart's CRDs server-side in their
-own ConfigGroup before its other objects (triton_platform/helm_chart.py). Here production is deployed with 79.7.1
+own ConfigGroup before its other objects (triton_platform/kube/helm_chart.py). Here production is deployed with 79.7.1
 and upgraded by changing only the pinned version, as a user's pull request would.
 
 Pods never run on this cluster (kwok), so the operator's Prometheus is stood in for by the server each release

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from triton_platform.kubernetes_provider import (
+from triton_platform.kube.kubernetes_provider import (
     MAX_VERSION_BYTES,
     KubeconfigError,
     KubernetesTarget,

@@ -15,7 +15,7 @@ from platform_config.paths import PROJECT_ROOT
 from platform_config.stack_document import pulumi_config_from_stack_file
 from stackctl.main import main
 from tests.conftest import CLUSTER, POOL, SERVING, errors_of, validate
-from triton_platform.excerpts import excerpt
+from triton_platform.args.excerpts import excerpt
 
 EXAMPLES = PROJECT_ROOT / "stacks" / "examples"
 PROFILES = ("eks", "gke", "aks", "gpu-operator")

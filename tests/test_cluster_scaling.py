@@ -31,7 +31,7 @@ from tests.local_cluster import (
 )
 from tests.scaling_loop import Loop, deployed_loop
 from tests.triton_prometheus import Served, load, query
-from triton_platform.serving_context import deployment_object_name
+from triton_platform.serving.serving_context import deployment_object_name
 
 pytestmark = pytest.mark.real_tools  # the local control plane, KEDA and the Pulumi CLI
 

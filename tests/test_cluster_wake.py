@@ -45,9 +45,9 @@ from tests.triton_prometheus import wait_http
 from tests.wake_cluster import AddressedTriton, KubeApi, WakeKubelet, relative
 from triton_platform.http_add_on import pods_service_name
 from triton_platform.model_packaging.source import read_repository
-from triton_platform.serving_context import deployment_object_name
+from triton_platform.serving.serving_context import deployment_object_name
+from triton_platform.serving.triton_server_args import tritonserver_args
 from triton_platform.triton_ports import GRPC_PORT, HTTP_PORT
-from triton_platform.triton_server_args import tritonserver_args
 
 pytestmark = pytest.mark.real_tools  # the local control plane, KEDA, the HTTP add-on, Pulumi and tritonserver
 

@@ -32,10 +32,10 @@ from program.platform import cluster_version, gpu_pool_args
 from stackctl.main import main
 from tests.conftest import STACKS
 from tests.test_cluster_preflight import api_server
-from triton_platform.arg_problems import ArgProblem, ArgsError
-from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
-from triton_platform.monitoring_args import MonitoringArgs
-from triton_platform.triton_serving_args import TritonServingArgs
+from triton_platform.args.arg_problems import ArgProblem, ArgsError
+from triton_platform.gpu_pool.gpu_node_pool_args import GpuNodePoolArgs, pool_of
+from triton_platform.monitoring.monitoring_args import MonitoringArgs
+from triton_platform.serving.triton_serving_args import TritonServingArgs
 
 
 @pytest.fixture(scope="module")

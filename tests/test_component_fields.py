@@ -24,9 +24,12 @@ from platform_config.component_fields import (
     stack_modules,
 )
 from platform_config.types import KeyProblemsError, Strict
-from triton_platform import gpu_node_pool_args, keda_scaling_args, monitoring_args, triton_serving_args
-from triton_platform.arg_problems import ArgPath, ArgProblems
-from triton_platform.arg_schema import UNSET, arg_types, resolve, setting
+from triton_platform.args.arg_problems import ArgPath, ArgProblems
+from triton_platform.args.arg_schema import UNSET, arg_types, resolve, setting
+from triton_platform.gpu_pool import gpu_node_pool_args
+from triton_platform.monitoring import monitoring_args
+from triton_platform.scaling import keda_scaling_args
+from triton_platform.serving import triton_serving_args
 
 SETS: list[tuple[type[BaseModel], type]] = [
     (getattr(importlib.import_module(f"platform_config.{module}"), name), args_type)

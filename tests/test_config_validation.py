@@ -644,7 +644,7 @@ def test_store_egress_needs_networks_ports_and_an_object_store() -> None:
     )
 
 
-# --- Text a terminal or a CI log shows as it is: no control character (triton_platform/formats.py) ---------------
+# --- Text a terminal or a CI log shows as it is: no control character (triton_platform/args/formats.py) ---------------
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 from offline.synth import SynthResult
 from tests.crd_schemas import defaults_left_in_atomic_lists, validate
 from tests.test_cluster_profiles import PROFILES, synth_example
-from triton_platform.kubernetes_objects import CUSTOM_KINDS
+from triton_platform.kube.kubernetes_objects import CUSTOM_KINDS
 
 pytestmark = pytest.mark.real_tools  # `go mod download` for the operators' CRDs
 

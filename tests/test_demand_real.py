@@ -31,7 +31,7 @@ from tests.local_triton.server import TritonServer
 from tests.triton_prometheus import Served, query, serve_with_prometheus
 from triton_platform.recorded_series import rate_window
 from triton_platform.scaling_signal import DEMAND_SIGNAL, deployment_selector, trigger_query
-from triton_platform.serving_context import deployment_object_name
+from triton_platform.serving.serving_context import deployment_object_name
 
 pytestmark = pytest.mark.real_tools  # tritonserver, prometheus, and bench/loadgen's Go build
 

@@ -192,12 +192,16 @@ def _shell_setting(path: Path, name: str) -> str:
 def pinned_versions() -> dict[str, str]:
     """Each pin the project sets, read from where it is set (docs/versions.md lists them)."""
     from tests.crd_schemas import MODULES  # noqa: PLC0415 - the CRD pins are the tests' own
-    from triton_platform.arg_schema import declared  # noqa: PLC0415
-    from triton_platform.gpu_node_pool_args import CLUSTER_AUTOSCALER, CLUSTER_AUTOSCALER_RELEASES, GpuNodePoolArgs  # noqa: PLC0415
+    from triton_platform.args.arg_schema import declared  # noqa: PLC0415
+    from triton_platform.gpu_pool.gpu_node_pool_args import (  # noqa: PLC0415
+        CLUSTER_AUTOSCALER,
+        CLUSTER_AUTOSCALER_RELEASES,
+        GpuNodePoolArgs,
+    )
     from triton_platform.http_add_on import HTTP_ADD_ON_CHART  # noqa: PLC0415
-    from triton_platform.keda_scaling_args import KEDA_CHART  # noqa: PLC0415
-    from triton_platform.monitoring_args import DEFAULT_CHART  # noqa: PLC0415
-    from triton_platform.triton_serving_args import DEFAULT_IMAGE, DEFAULT_LOADER_IMAGE  # noqa: PLC0415
+    from triton_platform.monitoring.monitoring_args import DEFAULT_CHART  # noqa: PLC0415
+    from triton_platform.scaling.keda_scaling_args import KEDA_CHART  # noqa: PLC0415
+    from triton_platform.serving.triton_serving_args import DEFAULT_IMAGE, DEFAULT_LOADER_IMAGE  # noqa: PLC0415
 
     pool = declared(GpuNodePoolArgs)
     script, makefile = PROJECT_ROOT / "scripts" / "local-cluster", PROJECT_ROOT / "Makefile"

@@ -28,7 +28,7 @@ from platform_config.paths import PROJECT_ROOT, STACK_FILE
 from platform_config.secrets_provider import PASSPHRASE_FILE, default_passphrase_problem
 from simulator.scenario import TRACE_FILE, load_profile
 from tests.test_cli_fuzz import run
-from triton_platform.input_files import CHUNK, InputFile, InputFileError, InputKind, size_text
+from triton_platform.args.input_files import CHUNK, InputFile, InputFileError, InputKind, size_text
 from triton_platform.model_packaging.digest import MODEL_FILE
 from triton_platform.model_packaging.layout import MANIFEST
 from triton_platform.model_packaging.source import CONFIG_FILE, read_repository

@@ -1,4 +1,4 @@
-"""The GPU health rules, alerts and dashboard panels on the DCGM exporter's series (triton_platform/gpu_health_rules.py):
+"""The GPU health rules, alerts and dashboard panels on the DCGM exporter's series (triton_platform/monitoring/gpu_health_rules.py):
 rendered only with `dcgm_metrics`, reading only counters the exporter turns on, and checked by promtool's own
 rule unit tests."""
 
@@ -17,21 +17,21 @@ from program.platform import dcgm_metrics
 from tests.conftest import CLUSTER, POOL, setting, synth_stack, validate
 from tests.test_gpu_node_pool import objects
 from tests.test_monitoring import metric_names, tool
-from triton_platform.dashboards import panel_queries
-from triton_platform.dcgm_counters import (
+from triton_platform.gpu_pool.dcgm_counters import (
     COUNTERS_FILE,
     HEALTH_COUNTERS,
     counters_csv,
     enabled_counters,
     exporter_defaults,
 )
-from triton_platform.gpu_health_rules import DCGM_SERIES, HARDWARE_DEPENDENT, TRITON_GPU_SERIES, gpu_alerts
-from triton_platform.monitoring_args import (
+from triton_platform.monitoring.dashboards import panel_queries
+from triton_platform.monitoring.gpu_health_rules import DCGM_SERIES, HARDWARE_DEPENDENT, TRITON_GPU_SERIES, gpu_alerts
+from triton_platform.monitoring.monitoring_args import (
     MonitoredDeployment,
     MonitoringArgs,
     monitoring_settings,
 )
-from triton_platform.monitoring_rules import rule_groups
+from triton_platform.monitoring.monitoring_rules import rule_groups
 from triton_platform.recorded_series import DCGM_FRAMEBUFFER_USED, DCGM_GPU_UTILIZATION
 
 NVIDIA_DEFAULTS_SHA256 = "422a4b07f3415b8667055962869b5149b06e6b70e7c66de0618f120b0ef67531"

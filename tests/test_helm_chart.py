@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from platform_config.scaling import KedaChart
-from triton_platform.helm_chart import (
+from triton_platform.http_add_on import add_on_values, disruption_budgets
+from triton_platform.kube.helm_chart import (
     as_stored,
     drainable,
     merged,
@@ -14,7 +15,6 @@ from triton_platform.helm_chart import (
     template_options,
     with_images,
 )
-from triton_platform.http_add_on import add_on_values, disruption_budgets
 
 
 def test_a_repository_chart_is_fetched_at_its_pinned_version() -> None:

@@ -6,7 +6,7 @@ import kubernetes_validate
 import pytest
 
 from offline.synth import SynthResult
-from triton_platform.kubernetes_objects import CUSTOM_KINDS
+from triton_platform.kube.kubernetes_objects import CUSTOM_KINDS
 
 # The oldest and newest minor versions we promise to deploy to; strict rejects unknown fields.
 KUBERNETES_VERSIONS = ("1.29.0", "1.33.0")

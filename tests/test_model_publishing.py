@@ -1,7 +1,7 @@
 """Publishing to a real S3 API (moto on loopback) with the real rclone, and the PVC loader's real script.
 
 `stackctl publish-models` uploads `<uri>/<digest>/` once; the loader Job's script
-(triton_platform.model_loader_job.loader_script, run here by /bin/sh against a folder
+(triton_platform.serving.model_loader_job.loader_script, run here by /bin/sh against a folder
 standing for the claim) copies it into `repositories/<digest>`; the init
 container's script assembles it; a real tritonserver loads the result.
 """
@@ -26,11 +26,11 @@ from platform_config.paths import DEFAULT_MODEL_REPO, stack_file
 from stackctl.main import main
 from tests.local_triton.server import TritonServer, free_ports
 from tests.model_store import CREDENTIALS, LocalS3, expected_digest, local_gcs, local_s3, require_rclone, tree
-from triton_platform.model_loader_job import loader_script
 from triton_platform.model_packaging.layout import MANIFEST, assemble_script
 from triton_platform.model_packaging.source import read_repository
 from triton_platform.model_packaging.store import parse_store_uri, rclone_settings
-from triton_platform.triton_server_args import tritonserver_args
+from triton_platform.serving.model_loader_job import loader_script
+from triton_platform.serving.triton_server_args import tritonserver_args
 
 pytestmark = pytest.mark.real_tools  # moto_server, fake-gcs-server, rclone and tritonserver
 

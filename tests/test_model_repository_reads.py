@@ -11,11 +11,11 @@ from pathlib import Path
 from platform_config.loader import load_stack
 from platform_config.paths import DEFAULT_MODEL_REPO
 from program.platform import gpu_pool_args, serving_args
-from triton_platform.gpu_pool_nodes import pool_placement
+from triton_platform.gpu_pool.gpu_pool_nodes import pool_placement
 from triton_platform.model_packaging.render import render_repository
 from triton_platform.model_packaging.settings import ModelSettings
 from triton_platform.model_packaging.source import read_repository
-from triton_platform.triton_serving_spec import serving_spec
+from triton_platform.serving.triton_serving_spec import serving_spec
 
 
 def test_an_unchanged_repository_is_read_once_and_a_change_is_read_again(tmp_path: Path) -> None:

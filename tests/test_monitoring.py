@@ -26,12 +26,11 @@ from stackctl.monitoring_files import stack_monitoring
 from tests.components.test_monitoring import ALERT_NAMES
 from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack
 from tests.invented_names import INVENTED_METRIC
-from triton_platform.alert_routing import alertmanager_yaml, receiver_secrets
-from triton_platform.dashboards import dashboard, panel_queries
-from triton_platform.durations import duration_seconds
-from triton_platform.gpu_health_rules import DCGM_SERIES
-from triton_platform.keda_scaling import gpu_memory_query
-from triton_platform.monitoring_args import (
+from triton_platform.args.durations import duration_seconds
+from triton_platform.monitoring.alert_routing import alertmanager_yaml, receiver_secrets
+from triton_platform.monitoring.dashboards import dashboard, panel_queries
+from triton_platform.monitoring.gpu_health_rules import DCGM_SERIES
+from triton_platform.monitoring.monitoring_args import (
     AlertReceiver,
     MonitoringArgs,
     monitoring_settings,
@@ -39,7 +38,8 @@ from triton_platform.monitoring_args import (
     served_models,
     signal_divisors,
 )
-from triton_platform.monitoring_rules import alerts, load_queries, rule_groups
+from triton_platform.monitoring.monitoring_rules import alerts, load_queries, rule_groups
+from triton_platform.scaling.keda_scaling import gpu_memory_query
 
 INSTALL_HINT = "run `make tools` (apt-get install prometheus prometheus-alertmanager)"
 
@@ -178,7 +178,7 @@ DCGM_METRICS = {
     "DCGM_FI_DEV_POWER_USAGE",
     "DCGM_FI_DEV_ROW_REMAP_FAILURE",
     "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
-    # Commented out in that file; the GPU pool's exporter turns them on (triton_platform/dcgm_counters.py).
+    # Commented out in that file; the GPU pool's exporter turns them on (triton_platform/gpu_pool/dcgm_counters.py).
     "DCGM_EXP_XID_ERRORS_COUNT",
     "DCGM_EXP_CLOCK_EVENTS_COUNT",
     "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
@@ -219,7 +219,7 @@ def triton_metric_names() -> set[str]:
     from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: PLC0415
     from tests.local_triton.server import TritonServer, free_ports  # noqa: PLC0415
     from triton_platform.model_packaging.source import read_repository  # noqa: PLC0415
-    from triton_platform.triton_server_args import tritonserver_args  # noqa: PLC0415
+    from triton_platform.serving.triton_server_args import tritonserver_args  # noqa: PLC0415
 
     stack = load_stack("staging")
     out = PROJECT_ROOT / ".pytest-triton-metrics"

@@ -8,9 +8,9 @@ spells these out itself, and this test holds each copy to its owner.
 from __future__ import annotations
 
 from policy import rules
-from triton_platform.namespace import ENVIRONMENT_LABEL, PROJECT, platform_labels
-from triton_platform.policy_exceptions import EXCEPTIONS_ANNOTATION, exception_annotations
-from triton_platform.serving_context import APP_NAME
+from triton_platform.kube.namespace import ENVIRONMENT_LABEL, PROJECT, platform_labels
+from triton_platform.kube.policy_exceptions import EXCEPTIONS_ANNOTATION, exception_annotations
+from triton_platform.serving.serving_context import APP_NAME
 
 
 def test_the_policy_pack_reads_what_the_components_write() -> None:

@@ -23,7 +23,7 @@ from policy.rules import (
 )
 from tests.conftest import STACKS, synth_stack
 from tests.invented_names import INVENTED_FLAG
-from triton_platform.triton_serving_args import DEFAULT_LOADER_IMAGE
+from triton_platform.serving.triton_serving_args import DEFAULT_LOADER_IMAGE
 
 RULE = {rule.name: rule for rule in RULES}
 

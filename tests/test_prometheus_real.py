@@ -23,8 +23,7 @@ from platform_config.loader import load_stack
 from tests.local_cluster import wait_until
 from tests.local_triton.server import free_ports
 from tests.triton_prometheus import Served, load, query, serve_with_prometheus, wait_http
-from triton_platform.keda_scaling import gpu_memory_query
-from triton_platform.monitoring_rules import rule_groups
+from triton_platform.monitoring.monitoring_rules import rule_groups
 from triton_platform.recorded_series import (
     DCGM_FRAMEBUFFER_USED,
     DCGM_GPU_UTILIZATION,
@@ -32,7 +31,8 @@ from triton_platform.recorded_series import (
     GPU_UTILIZATION,
     GPU_UTILIZATION_POD,
 )
-from triton_platform.serving_context import deployment_object_name
+from triton_platform.scaling.keda_scaling import gpu_memory_query
+from triton_platform.serving.serving_context import deployment_object_name
 
 pytestmark = pytest.mark.real_tools  # tritonserver and prometheus
 

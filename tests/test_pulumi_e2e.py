@@ -29,9 +29,9 @@ from tests.invented_names import INVENTED_FLAG
 from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
 from tests.local_registry import pin_images
 from tests.pulumi_cli import Project, make_project, pulumi_binary, rendered_objects
-from triton_platform.kubernetes_objects import CUSTOM_KINDS
-from triton_platform.monitoring import GRAFANA_ADMIN_SECRET
-from triton_platform.triton_server_args import ADMIN_KEY_SECRET
+from triton_platform.kube.kubernetes_objects import CUSTOM_KINDS
+from triton_platform.monitoring.monitoring import GRAFANA_ADMIN_SECRET
+from triton_platform.serving.triton_server_args import ADMIN_KEY_SECRET
 
 pytestmark = pytest.mark.real_tools  # the Pulumi CLI and the go-fetched CRDs
 

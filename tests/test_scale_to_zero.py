@@ -22,9 +22,9 @@ from tests.conftest import (
     validate,
 )
 from tests.test_policy_rules import built, policy_findings
-from triton_platform.arg_problems import ArgsError
+from triton_platform.args.arg_problems import ArgsError
 from triton_platform.http_add_on import interceptor_routes
-from triton_platform.keda_scaling_args import KedaScalingArgs, scaling_of
+from triton_platform.scaling.keda_scaling_args import KedaScalingArgs, scaling_of
 
 NAMESPACE = "triton-dev"
 SERVICE_HOSTS = [

@@ -275,7 +275,7 @@ READER = "offline/server_answer.py"
 OTHER_PEERS = {
     "planner/search.py": "distributed, for `plan --engine dask --scheduler`: the user's own scheduler, which runs the "
     "job; its answers are the candidates' results, which the planner reads as it reads a local run's",
-    "components/triton_platform/kubernetes_provider.py": "the deploy context's API server: a TCP connect, to stop at "
+    "components/triton_platform/kube/kubernetes_provider.py": "the deploy context's API server: a TCP connect, to stop at "
     "once when it cannot be reached, and GET /version, read as server_answer reads (a deadline, a size cap, one typed "
     "field, its text excerpted) but in the components, which import none of the tools",
 }

@@ -10,8 +10,8 @@ from offline.mock_runtime import REDACTED
 from offline.synth import SynthResult
 from tests.conftest import SCALING, SERVING, STACKS, removing, setting, synth_mutated, synth_stack
 from tests.model_store import expected_digest, write_published
-from triton_platform.triton_deployment import CONFIG_HASH_ANNOTATION
-from triton_platform.triton_server_args import ADMIN_KEY_ENV
+from triton_platform.serving.triton_deployment import CONFIG_HASH_ANNOTATION
+from triton_platform.serving.triton_server_args import ADMIN_KEY_ENV
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 

@@ -20,8 +20,8 @@ from platform_config.paths import PROJECT_ROOT
 from platform_config.plaintext_secrets import SECRET_PLACEHOLDER
 from platform_config.stack_document import pulumi_config_from_stack_file
 from stackctl.main import main
-from triton_platform import url_credentials
-from triton_platform.excerpts import excerpt
+from triton_platform.args import url_credentials
+from triton_platform.args.excerpts import excerpt
 
 DEV = (PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml").read_text()
 SCALING = "triton-platform:scaling"

@@ -19,7 +19,7 @@ from platform_config.key_positions import key_position
 from platform_config.paths import PROJECT_ROOT
 from stackctl.main import main
 from triton_platform import __version__
-from triton_platform.excerpts import key_step
+from triton_platform.args.excerpts import key_step
 
 DEV = PROJECT_ROOT / "stacks" / "Pulumi.dev.yaml"
 PRODUCTION = PROJECT_ROOT / "stacks" / "Pulumi.production.yaml"
@@ -300,7 +300,14 @@ def test_help_loads_no_component_sdk_or_simulator() -> None:
     assert run_.returncode == 0
     imported = {line.split("|")[-1].strip() for line in run_.stderr.splitlines() if line.startswith("import time:")}
     assert "stackctl.commands.plan" in imported
-    heavy = {"pulumi", "pulumi_kubernetes", "numpy", "pydantic", "triton_platform.gpu_node_pool", "offline.synth"}
+    heavy = {
+        "pulumi",
+        "pulumi_kubernetes",
+        "numpy",
+        "pydantic",
+        "triton_platform.gpu_pool.gpu_node_pool",
+        "offline.synth",
+    }
     assert imported & heavy == set()
 
 

@@ -37,8 +37,8 @@ from tests.local_triton.server import TritonServer, free_ports
 from triton_platform.model_packaging.layout import assemble_script
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.model_packaging.source import read_repository
-from triton_platform.triton_server_args import ADMIN_KEY_HEADER, dynamic_model_control, tritonserver_args
-from triton_platform.triton_serving_args import DEFAULT_IMAGE, DEFAULT_TRITON_VERSION
+from triton_platform.serving.triton_server_args import ADMIN_KEY_HEADER, dynamic_model_control, tritonserver_args
+from triton_platform.serving.triton_serving_args import DEFAULT_IMAGE, DEFAULT_TRITON_VERSION
 
 ADMIN_KEY = "test-admin-key"
 INPUTS = {"classifier": "input_tensor", "preprocess": "raw", "pipeline": "raw", "ranker": "features"}

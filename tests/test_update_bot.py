@@ -56,12 +56,12 @@ def test_every_custom_manager_finds_its_versions(manager: dict[str, Any]) -> Non
 def test_the_images_the_components_run_are_all_tracked() -> None:
     images = next(m for m in CONFIG["customManagers"] if m["datasourceTemplate"] == "docker")
     tracked = {f"{path}: {version}" for path, version in found(images)}
-    assert "components/triton_platform/triton_serving_args.py: 24.10-py3" in tracked
+    assert "components/triton_platform/serving/triton_serving_args.py: 24.10-py3" in tracked
     assert len(tracked) >= 5  # Triton, the loader, the device plugin, DCGM exporter, pause
 
 
 def test_each_cluster_autoscaler_minor_is_tracked_within_its_minor() -> None:
-    from triton_platform.gpu_node_pool_args import CLUSTER_AUTOSCALER_RELEASES  # noqa: PLC0415
+    from triton_platform.gpu_pool.gpu_node_pool_args import CLUSTER_AUTOSCALER_RELEASES  # noqa: PLC0415
 
     manager = next(m for m in CONFIG["customManagers"] if m.get("depNameTemplate", "").endswith("/cluster-autoscaler"))
     assert sorted(version for _, version in found(manager)) == sorted(CLUSTER_AUTOSCALER_RELEASES.values())

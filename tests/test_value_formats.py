@@ -9,9 +9,9 @@ import pytest
 from platform_config.paths import PROJECT_ROOT
 from platform_config.types import stack_name_problem
 from tests.conftest import K8S, MODELS, MONITORING, POOL, SCALING, SERVING, Mutation, errors_of, setting, validate
-from triton_platform.durations import PROM_DURATION
-from triton_platform.excerpts import excerpt
-from triton_platform.formats import (
+from triton_platform.args.durations import PROM_DURATION
+from triton_platform.args.excerpts import excerpt
+from triton_platform.args.formats import (
     AZURE_CLIENT_ID,
     DNS_LABEL,
     DNS_NAME,

@@ -32,10 +32,10 @@ from program.platform import monitoring_args, served_plainly
 from tests.local_triton.server import TritonServer, free_ports
 from tests.test_monitoring import INSTALL_HINT
 from triton_platform.model_packaging.source import read_repository
-from triton_platform.monitoring_args import MonitoringArgs, monitoring_settings
-from triton_platform.monitoring_rules import load_queries, rule_groups
-from triton_platform.serving_context import deployment_object_name
-from triton_platform.triton_server_args import tritonserver_args
+from triton_platform.monitoring.monitoring_args import MonitoringArgs, monitoring_settings
+from triton_platform.monitoring.monitoring_rules import load_queries, rule_groups
+from triton_platform.serving.serving_context import deployment_object_name
+from triton_platform.serving.triton_server_args import tritonserver_args
 
 
 @dataclass

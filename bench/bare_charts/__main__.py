@@ -1,6 +1,6 @@
 """Only the charts production installs, nothing else: the anchor bench/preview_time.py times production against.
 
-Each chart is installed by the same mechanism as production's (triton_platform.helm_chart.InstalledChart: the
+Each chart is installed by the same mechanism as production's (triton_platform.kube.helm_chart.InstalledChart: the
 provider's `kubernetes:helm:template`, then its ConfigGroups), from the same folder with the same values, into a
 namespace of its own, each after the one before (KEDA's chart brings a ServiceMonitor, as in production).
 bench/preview_time.py writes the charts' settings, read from production's own program, to BARE_CHARTS.
@@ -13,7 +13,7 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from triton_platform.helm_chart import HelmChartArgs, InstalledChart
+from triton_platform.kube.helm_chart import HelmChartArgs, InstalledChart
 
 provider = k8s.Provider(
     "bare",

@@ -14,31 +14,31 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from triton_platform.gpu_node_pool import GpuNodePool
-    from triton_platform.gpu_node_pool_args import GpuNodePoolArgs
-    from triton_platform.gpu_pool_contract import PoolPlacement
-    from triton_platform.helm_chart import ChartSource
-    from triton_platform.keda_scaling import KedaScaling
-    from triton_platform.keda_scaling_args import KedaScalingArgs
-    from triton_platform.monitoring import Monitoring
-    from triton_platform.monitoring_args import MonitoringArgs
-    from triton_platform.triton_serving import TritonServing
-    from triton_platform.triton_serving_args import TritonServingArgs
+    from triton_platform.gpu_pool.gpu_node_pool import GpuNodePool
+    from triton_platform.gpu_pool.gpu_node_pool_args import GpuNodePoolArgs
+    from triton_platform.gpu_pool.gpu_pool_contract import PoolPlacement
+    from triton_platform.kube.helm_chart import ChartSource
+    from triton_platform.monitoring.monitoring import Monitoring
+    from triton_platform.monitoring.monitoring_args import MonitoringArgs
+    from triton_platform.scaling.keda_scaling import KedaScaling
+    from triton_platform.scaling.keda_scaling_args import KedaScalingArgs
+    from triton_platform.serving.triton_serving import TritonServing
+    from triton_platform.serving.triton_serving_args import TritonServingArgs
 
 __version__ = "0.1.0"
 """The package's version: the provider's, and the git tag `pulumi package add <repo>@v<version>` resolves."""
 
 _MODULES = {
-    "GpuNodePool": "gpu_node_pool",
-    "GpuNodePoolArgs": "gpu_node_pool_args",
-    "PoolPlacement": "gpu_pool_contract",
-    "ChartSource": "helm_chart",
-    "KedaScaling": "keda_scaling",
-    "KedaScalingArgs": "keda_scaling_args",
-    "Monitoring": "monitoring",
-    "MonitoringArgs": "monitoring_args",
-    "TritonServing": "triton_serving",
-    "TritonServingArgs": "triton_serving_args",
+    "GpuNodePool": "gpu_pool.gpu_node_pool",
+    "GpuNodePoolArgs": "gpu_pool.gpu_node_pool_args",
+    "PoolPlacement": "gpu_pool.gpu_pool_contract",
+    "ChartSource": "kube.helm_chart",
+    "KedaScaling": "scaling.keda_scaling",
+    "KedaScalingArgs": "scaling.keda_scaling_args",
+    "Monitoring": "monitoring.monitoring",
+    "MonitoringArgs": "monitoring.monitoring_args",
+    "TritonServing": "serving.triton_serving",
+    "TritonServingArgs": "serving.triton_serving_args",
 }
 """Each exported name's module."""
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from triton_platform.helm_chart import ChartSource
-from triton_platform.kubernetes_values import UNHEALTHY_POD_EVICTION_POLICY
-from triton_platform.pod_spread import preferred_host_spread
+from triton_platform.args.kubernetes_values import UNHEALTHY_POD_EVICTION_POLICY
+from triton_platform.kube.helm_chart import ChartSource
+from triton_platform.kube.pod_spread import preferred_host_spread
 from triton_platform.promql import label_value
 from triton_platform.triton_ports import GRPC_PORT, HTTP_PORT
 

@@ -1,13 +1,13 @@
 """The series the platform's recording rules write, and the labels they keep: one owner for the names that the
-rules (triton_platform/monitoring_rules.py) record and the scaling signals, alerts and dashboards read.
+rules (triton_platform/monitoring/monitoring_rules.py) record and the scaling signals, alerts and dashboards read.
 
 Series carry `namespace`, `pod`, `service` and `deployment` labels because the ServiceMonitor's relabelings put
-them there (triton_platform/monitoring.py).
+them there (triton_platform/monitoring/monitoring.py).
 """
 
 from __future__ import annotations
 
-from triton_platform.durations import duration_seconds
+from triton_platform.args.durations import duration_seconds
 
 BY_MODEL = "namespace, deployment, model"
 BY_DEPLOYMENT = "namespace, deployment"
@@ -37,7 +37,7 @@ def rate_window(scrape_interval: str) -> str:
     return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
 
 
-# Per GPU, from the DCGM exporter (triton_platform/gpu_health_rules.py); every label of the exporter's series kept.
+# Per GPU, from the DCGM exporter (monitoring/gpu_health_rules.py); every label of the exporter's series kept.
 DCGM_GPU_UTILIZATION = "gpu:DCGM_FI_DEV_GPU_UTIL:ratio"
 """GPU utilization as a fraction (the exporter reports percent)."""
 DCGM_FRAMEBUFFER_USED = "gpu:DCGM_FI_DEV_FB_USED:ratio"

@@ -81,7 +81,7 @@ def _write(path: Path, source: str, outcome: Outcome, human: bool) -> str | None
     from offline.output_file import OutputFile  # noqa: PLC0415
     from planner.stack_patch import PatchError  # noqa: PLC0415
     from platform_config.paths import STACK_FILE  # noqa: PLC0415
-    from triton_platform.input_files import InputFile  # noqa: PLC0415
+    from triton_platform.args.input_files import InputFile  # noqa: PLC0415
 
     # Bytes, not read_text: universal newlines would turn a CRLF file into LF (stack_patch keeps CRLF).
     before = InputFile(path, STACK_FILE).read_bytes().decode("utf-8")

@@ -104,7 +104,7 @@ def _patch(path: Path, loaded: StackConfig, plan: Plan, label: str) -> tuple[str
 
     from planner.stack_patch import PatchError, patched, unified_diff  # noqa: PLC0415
     from platform_config.paths import STACK_FILE, display_path  # noqa: PLC0415
-    from triton_platform.input_files import InputFile  # noqa: PLC0415
+    from triton_platform.args.input_files import InputFile  # noqa: PLC0415
 
     # Bytes, not read_text: universal newlines would turn a CRLF file into LF (stack_patch keeps CRLF).
     before = InputFile(path, STACK_FILE).read_bytes().decode("utf-8")

@@ -10,8 +10,11 @@ from typing import Any, NotRequired, TypedDict
 import pytest
 
 from platform_config.component_fields import arg_docs
-from triton_platform import gpu_node_pool_args, keda_scaling_args, monitoring_args, triton_serving_args
-from triton_platform.arg_schema import UNSET, Setting, declare, declared
+from triton_platform.args.arg_schema import UNSET, Setting, declare, declared
+from triton_platform.gpu_pool import gpu_node_pool_args
+from triton_platform.monitoring import monitoring_args
+from triton_platform.scaling import keda_scaling_args
+from triton_platform.serving import triton_serving_args
 
 ARGS_MODULES: tuple[ModuleType, ...] = (gpu_node_pool_args, triton_serving_args, keda_scaling_args, monitoring_args)
 DEFAULT_CLAUSE = re.compile(r"\bDefault\b:?(.*)\Z", re.DOTALL)

@@ -9,8 +9,8 @@ from typing import cast
 import pytest
 from pulumi.errors import InputPropertiesError
 
-from triton_platform.arg_problems import ArgProblem, ArgProblems, ArgsError, path_text
-from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
+from triton_platform.args.arg_problems import ArgProblem, ArgProblems, ArgsError, path_text
+from triton_platform.gpu_pool.gpu_node_pool_args import GpuNodePoolArgs, pool_of
 
 
 def test_every_problem_is_raised_together_naming_component_name_and_path() -> None:

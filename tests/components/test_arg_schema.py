@@ -1,4 +1,4 @@
-"""The one walker every component checks its Args with (triton_platform/arg_schema.py), on Args of its own:
+"""The one walker every component checks its Args with (triton_platform/args/arg_schema.py), on Args of its own:
 each class of mistake named at its path, defaults applied through nested records, whole floats made ints."""
 
 # No `from __future__ import annotations`: a TypedDict reads NotRequired only from evaluated annotations.
@@ -8,9 +8,9 @@ import pulumi
 import pytest
 
 from tests.components.mocks import pulumi_test
-from triton_platform.arg_problems import ArgProblems, ArgsError
-from triton_platform.arg_schema import Setting, declare, resolve_record
-from triton_platform.formats import NAMESPACE
+from triton_platform.args.arg_problems import ArgProblems, ArgsError
+from triton_platform.args.arg_schema import Setting, declare, resolve_record
+from triton_platform.args.formats import NAMESPACE
 
 
 class Limits(TypedDict):

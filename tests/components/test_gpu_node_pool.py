@@ -10,12 +10,12 @@ import pytest
 from pulumi.runtime.mocks import MockMonitor
 
 from tests.components.mocks import RecordingMocks, install, pulumi_test
-from triton_platform.arg_problems import ArgProblems, ArgsError
-from triton_platform.arg_schema import resolve_record
-from triton_platform.gpu_node_pool import GpuNodePool
-from triton_platform.gpu_node_pool_args import GpuNodePoolArgs, pool_of
-from triton_platform.gpu_pool_contract import PoolPlacement
-from triton_platform.gpu_pool_nodes import pool_placement
+from triton_platform.args.arg_problems import ArgProblems, ArgsError
+from triton_platform.args.arg_schema import resolve_record
+from triton_platform.gpu_pool.gpu_node_pool import GpuNodePool
+from triton_platform.gpu_pool.gpu_node_pool_args import GpuNodePoolArgs, pool_of
+from triton_platform.gpu_pool.gpu_pool_contract import PoolPlacement
+from triton_platform.gpu_pool.gpu_pool_nodes import pool_placement
 
 POOL_TYPE = "triton-platform:index:GpuNodePool"
 PLUGIN_DIGEST = "sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312"
@@ -924,7 +924,7 @@ def test_the_pools_own_placement_passes_the_contracts_formats() -> None:
     assert problems.problems == []
 
 
-# --- The cluster-autoscaler's workload identity (triton_platform/workload_identity.py) ---------------------------
+# --- The cluster-autoscaler's workload identity (triton_platform/kube/workload_identity.py) ---------------------------
 
 AZURE_CLIENT_ID = "0B1F5D63-7C1A-4F5E-9D2B-3A4C5E6F7A8B"
 

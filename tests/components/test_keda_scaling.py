@@ -15,9 +15,9 @@ import pytest
 
 from tests.components.mocks import RecordingMocks, install, pulumi_test
 from tests.crd_schemas import validate as validate_crd
-from triton_platform.arg_problems import ArgProblems, ArgsError
-from triton_platform.keda_scaling import KedaScaling, gpu_memory_query, one_namespace, scaled_object_manifest
-from triton_platform.keda_scaling_args import (
+from triton_platform.args.arg_problems import ArgProblems, ArgsError
+from triton_platform.scaling.keda_scaling import KedaScaling, gpu_memory_query, one_namespace, scaled_object_manifest
+from triton_platform.scaling.keda_scaling_args import (
     DEFAULT_SCALE_DOWN,
     DailyFloor,
     KedaScalingArgs,

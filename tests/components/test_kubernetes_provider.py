@@ -6,7 +6,7 @@ import pulumi
 import pytest
 
 from tests.components.mocks import install, pulumi_test
-from triton_platform.kubernetes_provider import (
+from triton_platform.kube.kubernetes_provider import (
     KubernetesProviderArgs,
     KubernetesTarget,
     create_provider,

@@ -16,17 +16,17 @@ import pytest
 from pulumi.provider.experimental.analyzer import Analyzer
 
 from tests.components.mocks import HELM_TEMPLATE, RecordingMocks, install, pulumi_test
-from triton_platform.arg_problems import ArgsError
-from triton_platform.arg_schema import declared
-from triton_platform.dashboards import dashboard, panel_queries
-from triton_platform.monitoring import Monitoring, chart_values
-from triton_platform.monitoring_args import (
+from triton_platform.args.arg_problems import ArgsError
+from triton_platform.args.arg_schema import declared
+from triton_platform.monitoring.dashboards import dashboard, panel_queries
+from triton_platform.monitoring.monitoring import Monitoring, chart_values
+from triton_platform.monitoring.monitoring_args import (
     AlertThresholds,
     MonitoredDeployment,
     MonitoringArgs,
     monitoring_settings,
 )
-from triton_platform.monitoring_rules import alerts, rule_groups
+from triton_platform.monitoring.monitoring_rules import alerts, rule_groups
 from triton_platform.scaling_signal import trigger_query
 
 MONITORING = "triton-platform:index:Monitoring"

@@ -1,5 +1,5 @@
 """Two component instances that would create the same Kubernetes object in one cluster are refused, naming both
-(triton_platform/object_claims.py); instances in other namespaces or on other clusters are not."""
+(triton_platform/args/object_claims.py); instances in other namespaces or on other clusters are not."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ import pytest
 
 from tests.components.mocks import install, pulumi_test
 from tests.components.test_triton_serving import MODEL_REPO, serving_args
-from triton_platform.arg_problems import ArgsError
-from triton_platform.gpu_node_pool import GpuNodePool
-from triton_platform.keda_scaling import KedaScaling
-from triton_platform.keda_scaling_args import KedaScalingArgs
-from triton_platform.monitoring import Monitoring
-from triton_platform.monitoring_args import MonitoringArgs
-from triton_platform.object_claims import identities
-from triton_platform.triton_serving import TritonServing
+from triton_platform.args.arg_problems import ArgsError
+from triton_platform.args.object_claims import identities
+from triton_platform.gpu_pool.gpu_node_pool import GpuNodePool
+from triton_platform.monitoring.monitoring import Monitoring
+from triton_platform.monitoring.monitoring_args import MonitoringArgs
+from triton_platform.scaling.keda_scaling import KedaScaling
+from triton_platform.scaling.keda_scaling_args import KedaScalingArgs
+from triton_platform.serving.triton_serving import TritonServing
 
 HINT = "give this instance a namespace (or names) of its own, or another Kubernetes provider"
 

@@ -13,12 +13,12 @@ import pytest
 
 from tests.components.mocks import RecordingMocks, install, pulumi_test
 from tests.conftest import model_folder
-from triton_platform.arg_problems import ArgsError
-from triton_platform.gpu_pool_contract import PoolPlacement
-from triton_platform.serving_context import user_pod_labels
-from triton_platform.triton_serving import TritonServing, TritonServingArgs
-from triton_platform.triton_serving_args import ModelClaimArgs, ModelRepositoryArgs
-from triton_platform.triton_serving_spec import serving_spec
+from triton_platform.args.arg_problems import ArgsError
+from triton_platform.gpu_pool.gpu_pool_contract import PoolPlacement
+from triton_platform.serving.serving_context import user_pod_labels
+from triton_platform.serving.triton_serving import TritonServing, TritonServingArgs
+from triton_platform.serving.triton_serving_args import ModelClaimArgs, ModelRepositoryArgs
+from triton_platform.serving.triton_serving_spec import serving_spec
 
 TRITON_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
 DIGEST = "sha256:" + "a" * 64
@@ -1063,7 +1063,7 @@ def test_what_monitoring_and_scaling_need_is_output_per_deployment(recorder: Rec
     }
 
 
-# --- Triton's workload identity, annotated by hand (triton_platform/workload_identity.py) -------------------------
+# --- Triton's workload identity, annotated by hand (triton_platform/kube/workload_identity.py) -------------------------
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 Pure functions over parsed ModelConfig protobufs; each rule cites the check of Triton 2.51 (tritonserver 24.10,
 github.com/triton-inference-server/core at its October 2024 state) that refuses the same config at load time.
-Rules that depend on the stack's settings (served versions, batch limits) live in triton_platform/model_fit.py.
+Rules that depend on the stack's settings (served versions, batch limits) live in triton_platform/serving/model_fit.py.
 """
 
 from __future__ import annotations

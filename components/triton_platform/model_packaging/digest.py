@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from triton_platform.input_files import InputFile, InputKind
+from triton_platform.args.input_files import InputFile, InputKind
 from triton_platform.model_packaging.layout import config_path, version_path
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.model_packaging.source import ModelRepository

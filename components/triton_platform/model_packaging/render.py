@@ -4,7 +4,7 @@ Parsing and printing go through Triton's ModelConfig protobuf, never string
 templates, so every field Triton accepts survives untouched, including the
 ones this project does not model (sequence batching, parameters, response
 cache, ...). The settings are plain values (triton_platform/model_packaging/settings.py);
-triton_platform/model_fit.py rejects settings that do not fit a model before
+triton_platform/serving/model_fit.py rejects settings that do not fit a model before
 anything is rendered, and the renderer assumes they fit.
 """
 

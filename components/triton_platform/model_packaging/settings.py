@@ -1,7 +1,7 @@
 """A model's per-environment settings, as the renderer lays them over its base config.pbtxt.
 
 Plain frozen values, named as Triton names the fields: None keeps the base config's value. TritonServing
-builds them from its Args (triton_platform/triton_serving_spec.py), which the stack's schema hands over.
+builds them from its Args (triton_platform/serving/triton_serving_spec.py), which the stack's schema hands over.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from triton_platform.formats import control_character_problem
+from triton_platform.args.formats import control_character_problem
 
 BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
 """S3 and GCS bucket names (both allow lowercase letters, digits, '.', '-'; GCS also '_')."""

@@ -1,0 +1,1 @@
+"""KedaScaling: a KEDA ScaledObject per Triton Deployment (its Args and the component)."""
