@@ -1,1 +1,2 @@
-"""The Triton model repository: read the source, render per-stack configs, publish what Triton sees."""
+"""Publishing a stack's rendered model repository (written locally with its manifest, or uploaded under its digest), and
+the example models."""

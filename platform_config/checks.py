@@ -636,7 +636,7 @@ def _daily_floor(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigI
 
 def _priority_classes_apart(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
     """The PriorityClasses the platform creates are cluster-wide objects of one name each: the inference class
-    (`<namespace>-inference`, triton_manifests), Monitoring's and KEDA's where they install with one."""
+    (`<namespace>-inference`, serving_context), Monitoring's and KEDA's where they install with one."""
     monitoring, scaling = sections["monitoring"], sections["scaling"]
     created: dict[str, str] = {f"{sections['kubernetes'].namespace}-inference": "the inference class"}
     for path, name, installs in (

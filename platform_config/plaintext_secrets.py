@@ -102,7 +102,7 @@ def plaintext_credentials(
             target = getattr(receiver, integration)
             value = getattr(target, field).value if target is not None else None
             path = f"{key}.receivers.{name}.{integration}.{to_camel(field)}.value"
-            # Only a placeholder the loader put there (from the file) stands for a secret.
+            # Only a placeholder stack_document put there (from the file) stands for a secret.
             if value is not None and not (from_stack_file and value == SECRET_PLACEHOLDER) and path not in reported:
                 issues.append(
                     ConfigIssue(

@@ -66,7 +66,7 @@ class PlatformConfig(Strict):
 
 
 pinned = images.pinned
-"""Moved to triton_platform/kube/images.py; triton_platform/serving/triton_manifests.py still imports it from here."""
+"""Moved to triton_platform/kube/images.py."""
 
 
 def section_key(field_name: str) -> str:

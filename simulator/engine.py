@@ -224,7 +224,7 @@ class Timeline:
             falling_back=np.zeros(n, np.bool_),
             # A row per second counts that second's arrivals, at most 3 x shapes.MAX_RPS (a spike), far below
             # 2**31: int32 halves the largest array of a long run (2 days: 0.56 GB instead of 1.1 GB). Fewer rows
-            # sum many seconds each (fluid.py: one row for the whole run), which can pass 2**31.
+            # sum many seconds each (fluid_run.py, start_run: one row for the whole run), which can pass 2**31.
             histogram=np.zeros(
                 (n if histogram_rows is None else histogram_rows, len(EDGES) - 1),
                 np.int32 if histogram_rows is None else np.int64,

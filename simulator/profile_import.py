@@ -240,8 +240,8 @@ def _instances(text: str, where: str, problems: Problems) -> int | None:
 
 
 def _check_tau(tau: dict[int, float], origin: dict[int, str], problems: Problems) -> None:
-    """tau(b) as the simulator takes it (simulator/scenario.py `_tau`), each problem naming the row (`origin`,
-    FILE:LINE) its value came from rather than the profile's keys, which the user never wrote."""
+    """tau(b) as the simulator takes it (platform_config/latency_profile.py `_tau`), each problem naming the row
+    (`origin`, FILE:LINE) its value came from rather than the profile's keys, which the user never wrote."""
     for size in sorted(tau):
         if not MIN_TAU_SECONDS <= tau[size] <= MAX_PROFILE_SECONDS:
             problems.add(

@@ -67,7 +67,7 @@ def test_a_changed_source_compiles_into_its_own_folder(tmp_path: Path) -> None:
     compile_in(copy_of_simulator(tmp_path / "clone-a"), home)
     changed = copy_of_simulator(tmp_path / "clone-b")
     engine = changed / "simulator" / "engine.py"
-    # A constant the compiled loop reads from another module than its own: numba's stamp (fluid.py's) would miss it.
+    # A constant the compiled loop reads from another module than its own: numba's stamp (surface.py's) would miss it.
     engine.write_text(engine.read_text() + "\n# a change elsewhere in the package\n")
     result = compile_in(changed, home)
     assert result["hits"] == 0
@@ -88,7 +88,7 @@ def test_a_cache_folder_others_can_write_is_not_used(
     locator = SourceDigestLocator(compiled_function())
     with pytest.raises(PermissionError, match=f"{root}: not a folder that only this user can write"):
         locator.ensure_cache_path()
-    assert SourceDigestLocator.from_function(compiled_function(), str(ROOT / "simulator" / "fluid.py")) is None
+    assert SourceDigestLocator.from_function(compiled_function(), str(ROOT / "simulator" / "surface.py")) is None
     assert list(root.iterdir()) == []
 
 
@@ -99,7 +99,7 @@ def test_a_linked_cache_folder_is_not_used(tmp_path: Path, monkeypatch: pytest.M
     (tmp_path / "cache" / "triton-platform" / "numba").symlink_to(elsewhere)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(compiled.config, "CACHE_DIR", "")
-    assert SourceDigestLocator.from_function(compiled_function(), str(ROOT / "simulator" / "fluid.py")) is None
+    assert SourceDigestLocator.from_function(compiled_function(), str(ROOT / "simulator" / "surface.py")) is None
     assert list(elsewhere.iterdir()) == []
 
 

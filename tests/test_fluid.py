@@ -69,7 +69,7 @@ def runs(
     if scale_up is not None:
         s = replace(s, behavior=Behavior(scale_up, s.behavior.scale_down))
     # dev idles at zero (replicas.min 0, issue 41): the bounds above are measured at a floor of 1 or more, where
-    # dev was before; the two models at zero against each other: tests/test_scale_to_zero.py.
+    # dev was before; the two models at zero against each other: tests/test_simulate_zero.py.
     s = at_floor_one(s) if s.scales_to_zero else s
     rate = shaped_trace(shape, multiple * trigger_rps(s), HOURS)
     return summary(s, simulate(s, rate, SEED)), evaluate(s, rate, SEED)

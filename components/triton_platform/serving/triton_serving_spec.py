@@ -3,8 +3,8 @@
 `serving_spec` checks a TritonServingArgs dict against its declaration (triton_platform/serving/triton_serving_args.py:
 every key's shape, default, bounds and format) and the rules that span keys, raising every problem at once, each
 line naming the Arg's path, the bad value and what is allowed. It returns a `ServingSpec`: the Args with every
-default applied, which the pure builders (triton_manifests.py) read as they are, and the few facts
-derived from them (the rendered repository, the parsed store, the store's egress).
+default applied, which the pure builders (triton_manifests.py and the modules it assembles) read as they are, and
+the few facts derived from them (the rendered repository, the parsed store, the store's egress).
 """
 
 from __future__ import annotations
