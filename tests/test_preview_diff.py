@@ -113,7 +113,7 @@ def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     edit(repo / "stacks" / "Pulumi.dev.yaml", "maxQueueDelayMicroseconds: 500", "maxQueueDelayMicroseconds: 900")
     # A change inside the component package, which the virtualenv installs editable from this checkout.
     edit(
-        repo / "components" / "triton_platform" / "triton_deployment.py",
+        repo / "components" / "triton_platform" / "serving" / "triton_deployment.py",
         '"revisionHistoryLimit": 5',
         '"revisionHistoryLimit": 7',
     )
