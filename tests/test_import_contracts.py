@@ -5,7 +5,7 @@ No library imports argparse either: parsing and checking the command line is sta
 
 from __future__ import annotations
 
-import ast
+import json
 import shutil
 import subprocess
 import sys
@@ -137,22 +137,41 @@ OWN_SCRIPTS = {
 """The library modules that parse a command line of their own, and why."""
 
 
+ARGPARSE_SCAN = """
+import ast, json, sys
+from pathlib import Path
+root, libraries = Path(sys.argv[1]), json.loads(sys.argv[2])
+found = {}
+for package, folder in libraries.items():
+    for path in sorted((root / folder).rglob("*.py")):
+        parts = path.relative_to(root / folder).with_suffix("").parts
+        module = ".".join((package, *parts[:-1]) if parts[-1] == "__init__" else (package, *parts))
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            if any(name.partition(".")[0] == "argparse" for name in names):
+                found[module] = min(found.get(module, node.lineno), node.lineno)
+print(json.dumps(found))
+"""
+
+
 def argparse_imports(root: Path) -> dict[str, int]:
-    """Each module of LIBRARIES under `root` importing argparse, anywhere in it, and the line of its first import."""
-    found: dict[str, int] = {}
-    for package, folder in LIBRARIES.items():
-        for path in sorted((root / folder).rglob("*.py")):
-            parts = path.relative_to(root / folder).with_suffix("").parts
-            module = ".".join((package, *parts[:-1]) if parts[-1] == "__init__" else (package, *parts))
-            for node in ast.walk(ast.parse(path.read_text(), str(path))):
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and not node.level:
-                    names = [node.module or ""]
-                else:
-                    continue
-                if any(name.partition(".")[0] == "argparse" for name in names):
-                    found[module] = min(found.get(module, node.lineno), node.lineno)
+    """Each module of LIBRARIES under `root` importing argparse, anywhere in it, and the line of its first import.
+
+    Parsed in a fresh interpreter: in a pytest worker that has run other tests, CPython 3.11's ast.parse can fail
+    with "AST constructor recursion depth mismatch" (python/cpython#106905), as it did once in a full run."""
+    done = subprocess.run(
+        [sys.executable, "-c", ARGPARSE_SCAN, str(root), json.dumps(LIBRARIES)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found: dict[str, int] = json.loads(done.stdout)
     return found
 
 
