@@ -175,7 +175,7 @@ stack-fields: $(STAMP)
 	$(BIN)/python -m platform_config.component_fields
 
 # Every generated file the repository commits, from the tree as it is: the planning traces, production's example
-# simulation and each stack's plan (docs/development.md, "Generated artefacts"). tests/test_committed_artefacts.py
+# simulation and each stack's plan (docs/development.md, "Generated artefacts"). tests/project/test_committed_artefacts.py
 # reads these lines: it fails, naming the line, when an artefact's recorded inputs no longer match the tree.
 # Exit 1 is a result, not a failure here: a missed SLO (the spike example shows one) or no passing candidate is
 # written out and committed like any other; 2 (an input) and 3 (a bug) stop.

@@ -36,7 +36,7 @@ from model_publishing.publish import write_model_repository  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
 from platform_config.model_settings import render_stack  # noqa: E402
 from platform_config.paths import DEFAULT_MODEL_REPO  # noqa: E402
-from tests.local_triton.server import TritonServer, free_ports  # noqa: E402
+from tests.support.local_triton.server import TritonServer, free_ports  # noqa: E402
 from triton_platform.model_packaging.render import config_text  # noqa: E402
 from triton_platform.model_packaging.source import read_repository  # noqa: E402
 from triton_platform.serving.triton_server_args import tritonserver_args  # noqa: E402

@@ -47,8 +47,8 @@ from offline.mock_runtime import HELM_TEMPLATE, EchoMocks  # noqa: E402
 from offline.synth import run_synth  # noqa: E402
 from platform_config.loader import load_stack_file  # noqa: E402
 from platform_config.stack_document import pulumi_config_from_stack_file  # noqa: E402
-from tests.local_cluster import CONTEXT, LocalCluster, point_stack_at, start_cluster, use_offline_charts  # noqa: E402
-from tests.pulumi_cli import Project, make_project, pulumi_home  # noqa: E402
+from tests.support.local_cluster import CONTEXT, LocalCluster, point_stack_at, start_cluster, use_offline_charts  # noqa: E402
+from tests.support.pulumi_cli import Project, make_project, pulumi_home  # noqa: E402
 
 STACK = "production"
 BARE = "bench/bare_charts"

@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = ROOT / ".venv" / "bin" / "python"
 sys.path.insert(0, str(ROOT))
 from preview.workspace import cli_env, export_tree  # noqa: E402
-from tests.local_cluster import use_offline_charts  # noqa: E402
-from tests.pulumi_cli import TOOLCHAIN_HOME  # noqa: E402
+from tests.support.local_cluster import use_offline_charts  # noqa: E402
+from tests.support.pulumi_cli import TOOLCHAIN_HOME  # noqa: E402
 
 PULUMI = ROOT / ".tools" / "bin" / "pulumi"
 

@@ -12,7 +12,7 @@ compute, what the batcher decides) and the client's (plus HTTP transport); the
 load generator is bench/loadgen (Go), so it leaves the server the CPU. The
 simulator then runs the same arrivals through one replica with the model's
 committed profile (bench/latency_profile.py). Writes
-bench/results/simulator_fidelity.json, which tests/test_simulator_fidelity.py
+bench/results/simulator_fidelity.json, which tests/simulator/test_simulator_fidelity.py
 holds the simulator to, and prints the side-by-side table.
 """
 
@@ -45,7 +45,7 @@ from simulator.batcher import (  # noqa: E402
     Replica,
 )
 from simulator.scenario import scenario  # noqa: E402
-from tests.local_triton.server import TritonServer  # noqa: E402
+from tests.support.local_triton.server import TritonServer  # noqa: E402
 from triton_platform.scaling_signal import COMPUTE_PHASES  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "simulator_fidelity.json"
@@ -192,7 +192,7 @@ def table(result: dict[str, Any]) -> str:
         f"{result['measured']}, `{result['command']}`. Server: Triton's own request latency "
         "(queue + compute); client: what bench/loadgen saw (plus HTTP transport). "
         f"Levels marked *beyond* saturate this {os.cpu_count()}-core host (load generator, HTTP frontend "
-        "and the instances share its cores); tests/test_simulator_fidelity.py holds the others to "
+        "and the instances share its cores); tests/simulator/test_simulator_fidelity.py holds the others to "
         f"±{TOLERANCE:.0%}.",
         "",
         "| offered req/s | real req/s | sim req/s | error | server p50 ms real/sim | server p95 ms real/sim | error "

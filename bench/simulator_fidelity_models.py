@@ -40,7 +40,7 @@ from platform_config.loader import load_stack  # noqa: E402
 from simulator.batcher import COUNTER_BUSY_SECONDS, Outcome  # noqa: E402
 from simulator.engine import Shared, share_gpu  # noqa: E402
 from simulator.scenario import scenario  # noqa: E402
-from tests.local_triton.server import TritonServer  # noqa: E402
+from tests.support.local_triton.server import TritonServer  # noqa: E402
 from triton_platform.serving.triton_server_args import tritonserver_args  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "simulator_fidelity_models.json"

@@ -21,17 +21,17 @@ BIN = ROOT / ".venv" / "bin"
 
 REAL_TOOL_TESTS = [
     # Start tritonserver, Prometheus, promtool/amtool, the Pulumi CLI, or fetch CRDs through the Go proxy.
-    "tests/test_pulumi_e2e.py",
-    "tests/test_preview_diff.py",
-    "tests/test_pulumi_toolchain.py",
-    "tests/test_triton_real.py",
-    "tests/test_prometheus_real.py",
-    "tests/test_monitoring.py",
-    "tests/test_custom_resources.py",
+    "tests/cluster/test_pulumi_e2e.py",
+    "tests/preview/test_preview_diff.py",
+    "tests/offline/test_pulumi_toolchain.py",
+    "tests/cluster/test_triton_real.py",
+    "tests/cluster/test_prometheus_real.py",
+    "tests/program/test_monitoring.py",
+    "tests/components/triton_platform/kube/test_custom_resources.py",
     # A real control plane (scripts/local-cluster) with the Pulumi CLI, KEDA, tritonserver and Prometheus.
-    "tests/test_cluster_deploy.py",
-    "tests/test_cluster_faults.py",
-    "tests/test_cluster_scaling.py",
+    "tests/cluster/test_cluster_deploy.py",
+    "tests/cluster/test_cluster_faults.py",
+    "tests/cluster/test_cluster_scaling.py",
 ]
 PYTEST = [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 STAGES = {

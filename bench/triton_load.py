@@ -18,7 +18,7 @@ from model_publishing.publish import write_model_repository
 from platform_config.loader import load_stack
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT
-from tests.local_triton.server import TritonServer, free_ports
+from tests.support.local_triton.server import TritonServer, free_ports
 from triton_platform.model_packaging.source import read_repository
 from triton_platform.serving.triton_server_args import tritonserver_args
 

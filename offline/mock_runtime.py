@@ -168,7 +168,7 @@ class Declarations:
         # The SDK's rule (pulumi/resource.py, `Resource.__init__`): an unset `protect` is that of the parent the
         # options name. A transformation runs before the SDK applies it, and the SDK keeps the result only where
         # the public API cannot read it (`Resource._protect`, and the engine's request, which the mock monitor
-        # does not pass on), so it is applied here; tests/test_mock_runtime.py holds it to what the SDK sends.
+        # does not pass on), so it is applied here; tests/offline/test_mock_runtime.py holds it to what the SDK sends.
         inherited = self.protected.get(opts.parent, False) if opts.parent is not None else False
         protect = inherited if opts.protect is None else opts.protect
         self.protected[args.resource] = protect

@@ -29,7 +29,7 @@ from triton_platform.model_packaging.instances import instances_per_pod
 def tau_at(sizes: Sequence[int], seconds: Sequence[float], batch: int) -> float:
     """tau(`batch`) from a profile's measured sizes (ascending) and seconds: linear between measured sizes, the
     first below them, the last slope continued beyond them (simulator.batcher.LatencyProfile.table, which must give
-    the same figure at every size: tests/test_demand_signal.py)."""
+    the same figure at every size: tests/simulator/test_demand_signal.py)."""
     if batch <= sizes[0]:
         return float(seconds[0])
     last = len(sizes) - 1

@@ -577,7 +577,7 @@ def _demand_capacity(sections: Sections, repo: ModelRepository) -> Iterator[Conf
 def _demand_queue_bound(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
     """With the `demand` signal, no model bounds its queue by count: Triton answers a request to a full queue at once
     and counts it nowhere (core src/dynamic_batch_scheduler.cc returns the error from Enqueue, before the request
-    reaches the statistics, in the 2.51 of the default image; measured in tests/test_demand_real.py; newer cores
+    reaches the statistics, in the 2.51 of the default image; measured in tests/cluster/test_demand_real.py; newer cores
     stage requests and finish a full queue's as REJECTED), so the demand would miss the overflow it sheds. A request
     rejected at its queue timeout is counted (nv_inference_request_failure, reason REJECTED)."""
     scaling: ScalingConfig = sections["scaling"]

@@ -4,8 +4,8 @@ A setting is declared once, on the Args of the component that uses it (triton_pl
 type, doc, default, bounds and format. The stack models that set Args (`platform_config/serving.py`, `gpu_pool.py`,
 `scaling.py`, `monitoring.py`) hold no copy of that declaration: `stack_fields` writes their fields from it, into
 the `[[[cog ...]]]` regions of those modules (cog, https://nedbatchelder.com/code/cog/), and
-`tests/test_component_fields.py` fails when a region differs from what the declaration gives or a stack model
-declares a component's key by hand. Regenerate with `make stack-fields`.
+`tests/platform_config/test_component_fields.py` fails when a region differs from what the declaration gives
+or a stack model declares a component's key by hand. Regenerate with `make stack-fields`.
 
 At run time `from_component` builds each field's pydantic Field from the declaration (default and bounds), and
 `arg_format` checks a string with the component's own format rule, in its words.

@@ -7,8 +7,8 @@ instead of compiling them (about 15 s on two cores).
 It runs the fluid model and the detailed engine for a few simulated minutes on scenarios of its own (one model; two
 models on one pod; one that idles at zero, with a daily floor), which call every compiled function with the types
 the planner's and the engine's calls do. Scenarios rather than numba signatures: the types of the generator, the
-HPA's state and the read-only surfaces are the ones these calls make, and tests/test_ahead.py holds it to every
-committed stack (nothing compiled after it).
+HPA's state and the read-only surfaces are the ones these calls make, and tests/simulator/test_ahead.py holds it to
+every committed stack (nothing compiled after it).
 """
 
 from __future__ import annotations

@@ -14,11 +14,11 @@ takes minutes to hours. This model keeps the engine's control plane and replaces
   with numba over plain arrays, its HPA simulator.hpa_compiled, drawing the same random numbers in the same order
   (the Python path spent about 95% of a run in per-scrape interpreter work). Kept apart rather than the engine using
   the compiled HPA (whose per-pod replicas, outages and KEDA fallback the fluid model does not need), and held to the
-  Python path instead: tests/test_fluid.py and tests/test_simulate_zero.py check that both give the same summary, to
-  the bit, on random scenarios (signals, HPA behaviors with every policy kind, the GPU-memory trigger, queue bounds,
-  node pools, scrape and drain times, two and three models, scale to zero), loads and seeds. engine.summary does the
-  arithmetic for both. One model is never stretched, and with `min_replicas` >= 1 the interceptor never runs: their
-  results are unchanged, to the bit.
+  Python path instead: tests/simulator/test_fluid.py and tests/simulator/test_simulate_zero.py check that both give
+  the same summary, to the bit, on random scenarios (signals, HPA behaviors with every policy kind, the GPU-memory
+  trigger, queue bounds, node pools, scrape and drain times, two and three models, scale to zero), loads and seeds.
+  engine.summary does the arithmetic for both. One model is never stretched, and with `min_replicas` >= 1 the
+  interceptor never runs: their results are unchanged, to the bit.
 
 How close it comes to the detailed engine, and how fast it runs: docs/simulation.md ("The fluid model") and
 bench/results/fluid_speed.md.

@@ -1,7 +1,7 @@
 """The fluid model's control plane in Python (`evaluate_reference`): the engine's own objects (engine.Pod,
 engine.scrape, simulator.keda, simulator.hpa, engine.rescale and drained) run at each scrape over the fluid data
 plane (simulator.fluid_run), each pod's pending gauge drawn from the surface and its counters set from the run. What
-the compiled control plane (simulator.fluid) is held to, result for result (tests/test_fluid.py)."""
+the compiled control plane (simulator.fluid) is held to, result for result (tests/simulator/test_fluid.py)."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def _place(s: Scenario, pods: list[Pod], run: Run, timeline: Timeline, *, first:
 def evaluate_reference(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str, float | int | None]:
     """`evaluate` with the engine's own control-plane objects (engine.Pod, engine.scrape, keda, hpa, rescale,
     drained) run in Python at each scrape: what the compiled `control` is held to, result for result
-    (tests/test_fluid.py)."""
+    (tests/simulator/test_fluid.py)."""
     rng, timeline, run = start_run(s, rate, seed)
     n = len(rate)
     # The control plane as engine.simulate sets it up and runs it (without Prometheus outages).

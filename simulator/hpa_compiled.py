@@ -1,7 +1,7 @@
 """The HPA's decision (simulator.hpa.Hpa.desired) compiled with numba over plain arrays, for the fluid model's
 control plane (simulator.fluid `control`): `hpa_inputs` turns an HPA's metrics and behavior into arrays,
 `new_hpa_state` holds its recommendations and scale events, `hpa_desired` decides one sync. Held to Hpa sync after
-sync on random behaviors and the legacy path (tests/test_fluid.py)."""
+sync on random behaviors and the legacy path (tests/simulator/test_fluid.py)."""
 
 from __future__ import annotations
 

@@ -24,13 +24,13 @@ from platform_config.loader import StackConfig, parse_config
 from platform_config.paths import PROJECT_ROOT, stack_file
 from platform_config.schema import PlatformConfig
 from platform_config.stack_document import pulumi_config_from_stack_file
-from tests.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
-from tests.pulumi_cli import TOOLCHAIN_HOME, TOOLS_BIN
+from tests.support.local_cluster import SHARED_CHARTS, edit_stack, use_offline_charts
+from tests.support.pulumi_cli import TOOLCHAIN_HOME, TOOLS_BIN
 from triton_platform.model_packaging.source import ModelRepository
 
 RCLONE_FOLDER = PROJECT_ROOT / ".tools" / "rclone"
 """scripts/rclone-release's rclone, the loader image's release: first on PATH for every test and what it starts, so the
-publishing and loader tests run the rclone the loader runs (tests/model_store.py `require_rclone` checks its version)."""
+publishing and loader tests run the rclone the loader runs (tests/support/model_store.py `require_rclone` checks its version)."""
 os.environ["PATH"] = f"{RCLONE_FOLDER}{os.pathsep}{os.environ.get('PATH', '')}"
 
 # The files whose tests each take minutes (production's charts, a local cluster each), and the preview-diff file,
@@ -68,8 +68,8 @@ def pytest_report_header(config: pytest.Config) -> str:
     seed = config.getoption("--shuffle")
     return (f"order: shuffled by --shuffle {seed}\n" if seed is not None else "") + (
         f"pulumi: the offline toolchain ({TOOLS_BIN / 'pulumi'}, plugins in {TOOLCHAIN_HOME}, "
-        "TRITON_PULUMI_TOOLCHAIN=offline; no automatic log: tests/pulumi_cli.py, pulumi_home); users get the stock CLI "
-        "and upstream plugins (tests/test_toolchain_selection.py)"
+        "TRITON_PULUMI_TOOLCHAIN=offline; no automatic log: tests/support/pulumi_cli.py, pulumi_home); users get the stock CLI "
+        "and upstream plugins (tests/offline/test_toolchain_selection.py)"
     )
 
 

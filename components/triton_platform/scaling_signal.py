@@ -23,7 +23,7 @@ rate / capacity, in pods. Unlike the busy ratio it is not bounded by 1 per pod: 
 and one HPA sync asks for every pod the surge needs. Requests still queued have not ended and are not counted
 yet: with an unbounded queue and no queue timeout, an overloaded pod's count stops at what it serves. A request
 refused for a full queue (`max_queue_size`) is counted nowhere in Triton 2.51 (its Enqueue answers the caller
-at once; tests/test_demand_real.py), so the stack refuses the demand with a count bound: bound queues by time.
+at once; tests/cluster/test_demand_real.py), so the stack refuses the demand with a count bound: bound queues by time.
 
 The builders take what a deployment scales on, plain: Monitoring derives its recording rule, dashboard panel
 and at-ceiling alert from them, and the stack's program KEDA's trigger query.

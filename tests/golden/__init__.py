@@ -2,7 +2,7 @@
 
 The program's own objects: the charts production installs are upstream's, templated by `make scan` and its tests.
 
-tests/test_golden_manifests.py fails when a stack's synthesized files differ from these; `make golden`
+tests/program/test_golden_manifests.py fails when a stack's synthesized files differ from these; `make golden`
 (`python -m tests.golden --update`) rewrites them, and the diff of this folder in a change is what a reviewer
 reads. Without --update, `python -m tests.golden` prints the differences and exits 1 if there are any.
 """

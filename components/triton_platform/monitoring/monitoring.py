@@ -65,7 +65,7 @@ def service_monitor_manifest(settings: MonitoringArgs) -> dict[str, Any]:
     """Scrapes every Triton Service's metrics port; relabelings guarantee the labels rules and KEDA select on."""
     ns = settings["namespace"]
     # Every action stated, `replace` too: the CRD defaults it inside this atomic list, and a list the server
-    # completed differs from the next apply's, which then conflicts (tests/crd_schemas.py).
+    # completed differs from the next apply's, which then conflicts (tests/support/crd_schemas.py).
     relabelings = [
         # A pod still loading models is not ready and serves no metrics yet: not a target until ready
         # (endpoints and EndpointSlice discovery name the condition differently).

@@ -439,7 +439,7 @@ DEFAULT_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"
 DEFAULT_TRITON_VERSION = "2.51.0"
 """The Triton release in DEFAULT_IMAGE (NVIDIA's release notes, "Triton Inference Server Release 24.10": Triton
 2.51.0). It is the newest tritonserver the project's tests can run (the one nvidia-pytriton 0.7.0, the newest
-release, bundles), and tests/test_triton_real.py holds the server they run to this version, so every config the
+release, bundles), and tests/cluster/test_triton_real.py holds the server they run to this version, so every config the
 platform renders is proven on the release it deploys by default."""
 DEFAULT_LOADER_IMAGE = "docker.io/rclone/rclone:1.76.0"
 """The loader's rclone (2026-11-06): the release the publishing and loader tests run (tests/conftest.py checks the
