@@ -18,7 +18,7 @@ from platform_config.cluster import ClusterConfig
 from platform_config.errors import ConfigIssue
 from platform_config.gpu_pool import GpuPoolConfig
 from platform_config.kubernetes import KubernetesConfig
-from platform_config.model_settings import plain_settings, render_stack, served_models
+from platform_config.model_settings import component_settings, render_stack, served_models
 from platform_config.monitoring import MonitoringConfig
 from platform_config.node_provisioning import pool_node_provisioning
 from platform_config.paths import display_path
@@ -28,9 +28,9 @@ from platform_config.serving import ModelSettings, ServingConfig
 from platform_config.wake import kept_gpu, wake_estimate
 from triton_platform.gpu_pool.gpu_system import SYSTEM_NAMESPACE as GPU_SYSTEM_NAMESPACE
 from triton_platform.http_add_on import wake_service_problem
-from triton_platform.model_packaging import settings as plain
 from triton_platform.model_packaging.bundle import bundle_problems
 from triton_platform.model_packaging.digest import version_paths
+from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs
 from triton_platform.model_packaging.render import effective_settings
 from triton_platform.model_packaging.source import ModelRepository
 from triton_platform.serving.model_fit import SettingNames, fit_problems, unserved_steps
@@ -213,11 +213,11 @@ STACK_NAMES = SettingNames(models=MODELS, defaults=DEFAULTS, key=_camel, file=di
 """The component's model-fit checks (triton_platform/serving/model_fit.py) in the stack file's keys."""
 
 
-def _layers(sections: Sections) -> tuple[plain.ModelSettings, dict[str, plain.ModelSettings]]:
+def _layers(sections: Sections) -> tuple[ModelSettingsArgs, dict[str, ModelSettingsArgs]]:
     """The defaults and each model's own settings as the component takes them."""
     serving: ServingConfig = sections["serving"]
     models: dict[str, ModelSettings] = sections["models"]
-    return plain_settings(serving.model_defaults), {name: plain_settings(s) for name, s in models.items()}
+    return component_settings(serving.model_defaults), {name: component_settings(s) for name, s in models.items()}
 
 
 def _model_fit(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -238,22 +238,21 @@ def _base_delay_within_slo(sections: Sections, repo: ModelRepository) -> Iterato
         model = repo.models.get(name)
         if model is None or model.is_ensemble:
             continue
-        batching = effective_settings(model, defaults, models.get(name)).dynamic_batching
+        batching = effective_settings(model, defaults, models.get(name)).get("dynamic_batching")
         base, base_path = model.config.dynamic_batching, STACK_NAMES.base(model)
         if batching is None and not model.config.HasField("dynamic_batching"):
             continue
-        if (batching is None or batching.max_queue_delay_microseconds is None) and (
-            base.max_queue_delay_microseconds > slo_us
-        ):
+        batching = batching or {}
+        if "max_queue_delay_microseconds" not in batching and base.max_queue_delay_microseconds > slo_us:
             yield ConfigIssue(
                 f"max_queue_delay_microseconds in {base_path}",
                 f"queue delay {base.max_queue_delay_microseconds} us of model {name!r} is above the p95 latency "
                 f"SLO ({SERVING}.p95LatencySloMs = {slo_us} us); set dynamicBatching.maxQueueDelayMicroseconds "
                 "for this stack",
             )
-        policy = batching.default_queue_policy if batching is not None else None
+        policy = batching.get("default_queue_policy", {})
         timeout = base.default_queue_policy.default_timeout_microseconds
-        if (policy is None or policy.default_timeout_microseconds is None) and timeout > slo_us:
+        if "default_timeout_microseconds" not in policy and timeout > slo_us:
             yield ConfigIssue(
                 f"default_queue_policy.default_timeout_microseconds in {base_path}",
                 f"queue timeout {timeout} us of model {name!r} is above the p95 latency SLO "
@@ -590,15 +589,12 @@ def _demand_queue_bound(sections: Sections, repo: ModelRepository) -> Iterator[C
         if model is None or model.is_ensemble:
             continue
         own = models.get(name)
-        batching = effective_settings(model, defaults, own).dynamic_batching
-        policy = batching.default_queue_policy if batching is not None else None
-        size = policy.max_queue_size if policy is not None else None
+        batching = effective_settings(model, defaults, own).get("dynamic_batching", {})
+        size = batching.get("default_queue_policy", {}).get("max_queue_size")
         if size is None:
             size, where = model.config.dynamic_batching.default_queue_policy.max_queue_size, None
-        elif own and own.dynamic_batching and own.dynamic_batching.default_queue_policy:
-            where = f"{MODELS}.{name}.dynamicBatching.defaultQueuePolicy.maxQueueSize"
         else:
-            where = f"{DEFAULTS}.dynamicBatching.defaultQueuePolicy.maxQueueSize"
+            where = STACK_NAMES.setting(own, name, "dynamic_batching.default_queue_policy.max_queue_size")
         if size > 0:
             yield ConfigIssue(
                 where or f"default_queue_policy.max_queue_size in {STACK_NAMES.base(model)}",

@@ -33,6 +33,7 @@ from platform_config.types import KeyProblemsError
 from triton_platform.args.arg_problems import ArgPath, ArgProblems
 from triton_platform.args.arg_schema import UNSET, arg_types, fields_along, input_type, is_args_type, setting
 from triton_platform.gpu_pool import gpu_node_pool_args as pool
+from triton_platform.model_packaging import model_settings_args as settings
 from triton_platform.monitoring import monitoring_args as mon
 from triton_platform.scaling import keda_scaling_args as keda
 from triton_platform.serving import triton_serving_args as serving
@@ -43,15 +44,15 @@ STACK_MODELS: dict[type, str] = {
     serving.ReplicaRangeArgs: "serving.ReplicaRange",
     serving.ContainerResourcesArgs: "serving.ContainerResources",
     serving.ComputeResourcesArgs: "serving.ComputeResources",
-    serving.ModelSettingsArgs: "serving.ModelSettings",
-    serving.QueuePolicyArgs: "serving.QueuePolicy",
-    serving.DynamicBatchingArgs: "serving.DynamicBatching",
-    serving.InstanceGroupArgs: "serving.InstanceGroup",
-    serving.VersionPolicyArgs: "serving.VersionPolicy",
-    serving.LatestVersionsArgs: "serving.LatestVersions",
-    serving.AllVersionsArgs: "serving.AllVersions",
-    serving.SpecificVersionsArgs: "serving.SpecificVersions",
-    serving.WarmupArgs: "serving.Warmup",
+    settings.ModelSettingsArgs: "serving.ModelSettings",
+    settings.QueuePolicyArgs: "serving.QueuePolicy",
+    settings.DynamicBatchingArgs: "serving.DynamicBatching",
+    settings.InstanceGroupArgs: "serving.InstanceGroup",
+    settings.VersionPolicyArgs: "serving.VersionPolicy",
+    settings.LatestVersionsArgs: "serving.LatestVersions",
+    settings.AllVersionsArgs: "serving.AllVersions",
+    settings.SpecificVersionsArgs: "serving.SpecificVersions",
+    settings.WarmupArgs: "serving.Warmup",
     serving.ModelRepositoryArgs: "serving.ModelRepositoryConfig",
     serving.ModelClaimArgs: "serving.PvcSource",
     serving.StoreEgressArgs: "serving.StoreEgress",

@@ -12,10 +12,9 @@ from typing import cast
 from platform_config.component_fields import section_args
 from platform_config.serving import ModelSettings, ServingConfig
 from triton_platform.args.arg_problems import ArgProblems
-from triton_platform.model_packaging import settings as plain
+from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs
 from triton_platform.model_packaging.render import RenderedRepository, render_repository
 from triton_platform.model_packaging.source import ModelRepository
-from triton_platform.serving.triton_serving_args import ModelSettingsArgs
 from triton_platform.serving.triton_serving_spec import COMPONENT, model_settings
 
 
@@ -24,8 +23,9 @@ def served_models(serving: ServingConfig) -> list[str]:
     return sorted({m for dep in serving.deployments.values() for m in dep.models})
 
 
-def plain_settings(settings: ModelSettings) -> plain.ModelSettings:
-    """Validated settings as the renderer takes them (the schema checks every rule the component does)."""
+def component_settings(settings: ModelSettings) -> ModelSettingsArgs:
+    """A layer of the stack's model settings as TritonServing's Args, every default applied: what the renderer
+    takes. Validated already (the schema checks every rule the component does)."""
     problems = ArgProblems(COMPONENT, "(stack)")
     out = model_settings(problems, (), cast("ModelSettingsArgs", section_args(settings)))
     problems.check()
@@ -41,6 +41,6 @@ def render_stack(
         stack,
         repo,
         served_models(serving),
-        plain_settings(serving.model_defaults),
-        {name: plain_settings(settings) for name, settings in models.items()},
+        component_settings(serving.model_defaults),
+        {name: component_settings(settings) for name, settings in models.items()},
     )

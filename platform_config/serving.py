@@ -9,6 +9,7 @@ from pydantic import Field
 from platform_config.bounds import SLO_MAX_MS
 from platform_config.component_fields import arg_format, arg_unique, component_rule, from_component
 from platform_config.types import Strict
+from triton_platform.model_packaging import model_settings_args
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
 from triton_platform.scaling import keda_scaling_args
 from triton_platform.serving import triton_serving_args, triton_serving_spec
@@ -18,6 +19,7 @@ from triton_platform.serving import triton_serving_args, triton_serving_spec
 # from platform_config.component_fields import stack_fields
 # from triton_platform.scaling import keda_scaling_args
 # def fields(args_type, **options): cog.outl(stack_fields(args_type, **options))
+# from triton_platform.model_packaging import model_settings_args
 # from triton_platform.serving import triton_serving_args
 # ]]]
 # [[[end]]]
@@ -42,18 +44,18 @@ class ReplicaRange(Strict):
 class QueuePolicy(Strict):
     """Triton `dynamic_batching.default_queue_policy`."""
 
-    # [[[cog fields(triton_serving_args.QueuePolicyArgs)]]]
+    # [[[cog fields(model_settings_args.QueuePolicyArgs)]]]
     # fmt: off
-    max_queue_size: int | None = from_component(triton_serving_args.QueuePolicyArgs, "max_queue_size")
+    max_queue_size: int | None = from_component(model_settings_args.QueuePolicyArgs, "max_queue_size")
     """Requests the model's queue holds before Triton rejects new ones; 0 means unbounded. Default: the base config.pbtxt's."""
 
-    default_timeout_microseconds: int | None = from_component(triton_serving_args.QueuePolicyArgs, "default_timeout_microseconds")
+    default_timeout_microseconds: int | None = from_component(model_settings_args.QueuePolicyArgs, "default_timeout_microseconds")
     """How long a request may wait in the queue; 0 means no timeout. At most the p95 latency objective: a request queued longer has missed it. Default: the base config.pbtxt's."""
 
-    timeout_action: Literal["REJECT", "DELAY"] | None = from_component(triton_serving_args.QueuePolicyArgs, "timeout_action")
+    timeout_action: Literal["REJECT", "DELAY"] | None = from_component(model_settings_args.QueuePolicyArgs, "timeout_action")
     """What Triton does with a request that timed out in the queue: `REJECT` or `DELAY`. Default: the base config.pbtxt's."""
 
-    allow_timeout_override: bool | None = from_component(triton_serving_args.QueuePolicyArgs, "allow_timeout_override")
+    allow_timeout_override: bool | None = from_component(model_settings_args.QueuePolicyArgs, "allow_timeout_override")
     """Whether a request's own timeout may override `defaultTimeoutMicroseconds`. Default: the base config.pbtxt's."""
     # fmt: on
     # [[[end]]]
@@ -62,15 +64,15 @@ class QueuePolicy(Strict):
 class DynamicBatching(Strict):
     """Triton `dynamic_batching`. Unset fields keep the model's base config.pbtxt."""
 
-    # [[[cog fields(triton_serving_args.DynamicBatchingArgs)]]]
+    # [[[cog fields(model_settings_args.DynamicBatchingArgs)]]]
     # fmt: off
-    max_queue_delay_microseconds: int | None = from_component(triton_serving_args.DynamicBatchingArgs, "max_queue_delay_microseconds")
+    max_queue_delay_microseconds: int | None = from_component(model_settings_args.DynamicBatchingArgs, "max_queue_delay_microseconds")
     """How long the batcher waits to fill a batch; the latency it may add to each request. Default: the base config.pbtxt's."""
 
-    preferred_batch_size: list[Annotated[int, Field(ge=1, le=2147483647)]] | None = from_component(triton_serving_args.DynamicBatchingArgs, "preferred_batch_size")
+    preferred_batch_size: list[Annotated[int, Field(ge=1, le=2147483647)]] | None = from_component(model_settings_args.DynamicBatchingArgs, "preferred_batch_size")
     """Batch sizes the batcher aims for. NVIDIA advises against them for most models; set them only for engines tuned to specific sizes. Default: the base config.pbtxt's."""
 
-    default_queue_policy: QueuePolicy | None = from_component(triton_serving_args.DynamicBatchingArgs, "default_queue_policy")
+    default_queue_policy: QueuePolicy | None = from_component(model_settings_args.DynamicBatchingArgs, "default_queue_policy")
     """Queue bound and timeout, so overload is rejected quickly instead of queueing without limit. With a single model instance, Triton 24.10's batcher then stalls requests for 500 ms at a time (`bench/batcher_stall.py`): give such a model 2 or more instances. Default: the base config.pbtxt's."""
     # fmt: on
     # [[[end]]]
@@ -79,12 +81,12 @@ class DynamicBatching(Strict):
 class InstanceGroup(Strict):
     """Triton `instance_group`: model copies per replica."""
 
-    # [[[cog fields(triton_serving_args.InstanceGroupArgs)]]]
+    # [[[cog fields(model_settings_args.InstanceGroupArgs)]]]
     # fmt: off
-    count: int | None = from_component(triton_serving_args.InstanceGroupArgs, "count")
+    count: int | None = from_component(model_settings_args.InstanceGroupArgs, "count")
     """Model instances that run concurrently in each Triton replica. Default: the base config's count."""
 
-    kind: Literal["KIND_GPU", "KIND_CPU", "KIND_AUTO"] | None = from_component(triton_serving_args.InstanceGroupArgs, "kind")
+    kind: Literal["KIND_GPU", "KIND_CPU", "KIND_AUTO"] | None = from_component(model_settings_args.InstanceGroupArgs, "kind")
     """Where the instances run: `KIND_GPU`, `KIND_CPU` or `KIND_AUTO`, which uses the pod's GPU when it has one and the CPU otherwise, so one config serves the GPU pool and CPU-only test servers alike. Default: the base config's kind."""
     # fmt: on
     # [[[end]]]
@@ -93,9 +95,9 @@ class InstanceGroup(Strict):
 class LatestVersions(Strict):
     """Serve the newest versions."""
 
-    # [[[cog fields(triton_serving_args.LatestVersionsArgs)]]]
+    # [[[cog fields(model_settings_args.LatestVersionsArgs)]]]
     # fmt: off
-    num_versions: int = from_component(triton_serving_args.LatestVersionsArgs, "num_versions")
+    num_versions: int = from_component(model_settings_args.LatestVersionsArgs, "num_versions")
     """How many of the newest versions to serve."""
     # fmt: on
     # [[[end]]]
@@ -108,9 +110,9 @@ class AllVersions(Strict):
 class SpecificVersions(Strict):
     """Serve exactly these versions."""
 
-    # [[[cog fields(triton_serving_args.SpecificVersionsArgs)]]]
+    # [[[cog fields(model_settings_args.SpecificVersionsArgs)]]]
     # fmt: off
-    versions: Annotated[list[Annotated[int, Field(ge=1, le=9223372036854775807)]], arg_unique(triton_serving_args.SpecificVersionsArgs, "versions")] = from_component(triton_serving_args.SpecificVersionsArgs, "versions")
+    versions: Annotated[list[Annotated[int, Field(ge=1, le=9223372036854775807)]], arg_unique(model_settings_args.SpecificVersionsArgs, "versions")] = from_component(model_settings_args.SpecificVersionsArgs, "versions")
     """Version folder numbers, each once; each must exist in the model repository."""
     # fmt: on
     # [[[end]]]
@@ -119,15 +121,15 @@ class SpecificVersions(Strict):
 class VersionPolicy(Strict):
     """Triton `version_policy`: exactly one of `latest`, `all`, `specific`."""
 
-    # [[[cog fields(triton_serving_args.VersionPolicyArgs)]]]
+    # [[[cog fields(model_settings_args.VersionPolicyArgs)]]]
     # fmt: off
-    latest: LatestVersions | None = from_component(triton_serving_args.VersionPolicyArgs, "latest")
+    latest: LatestVersions | None = from_component(model_settings_args.VersionPolicyArgs, "latest")
     """The newest `numVersions` versions."""
 
-    all: AllVersions | None = from_component(triton_serving_args.VersionPolicyArgs, "all")
+    all: AllVersions | None = from_component(model_settings_args.VersionPolicyArgs, "all")
     """Every version (`all: {}`)."""
 
-    specific: SpecificVersions | None = from_component(triton_serving_args.VersionPolicyArgs, "specific")
+    specific: SpecificVersions | None = from_component(model_settings_args.VersionPolicyArgs, "specific")
     """The listed versions."""
     # fmt: on
     # [[[end]]]
@@ -138,12 +140,12 @@ class VersionPolicy(Strict):
 class Warmup(Strict):
     """Triton `model_warmup`: requests run at load, before the model reports ready."""
 
-    # [[[cog fields(triton_serving_args.WarmupArgs)]]]
+    # [[[cog fields(model_settings_args.WarmupArgs)]]]
     # fmt: off
-    batch_sizes: list[Annotated[int, Field(ge=1, le=4294967295)]] = from_component(triton_serving_args.WarmupArgs, "batch_sizes")
+    batch_sizes: list[Annotated[int, Field(ge=1, le=4294967295)]] = from_component(model_settings_args.WarmupArgs, "batch_sizes")
     """One warmup request per batch size, over every input of the model; each must be <= the model's max batch size."""
 
-    data: Literal["zero", "random"] = from_component(triton_serving_args.WarmupArgs, "data")
+    data: Literal["zero", "random"] = from_component(model_settings_args.WarmupArgs, "data")
     """Input contents: `zero` (zeros) or `random` (random values)."""
     # fmt: on
     # [[[end]]]
@@ -152,21 +154,21 @@ class Warmup(Strict):
 class ModelSettings(Strict):
     """Per-environment settings for one model, laid over its base config.pbtxt. Unset fields keep the base value."""
 
-    # [[[cog fields(triton_serving_args.ModelSettingsArgs)]]]
+    # [[[cog fields(model_settings_args.ModelSettingsArgs)]]]
     # fmt: off
-    max_batch_size: int | None = from_component(triton_serving_args.ModelSettingsArgs, "max_batch_size")
+    max_batch_size: int | None = from_component(model_settings_args.ModelSettingsArgs, "max_batch_size")
     """Largest batch Triton forms; 0 turns batching off. It may lower the base config's max_batch_size, never raise it (the base states what the model supports); the defaults' value applies only to models whose base batches. Default: the base config's."""
 
-    dynamic_batching: DynamicBatching | None = from_component(triton_serving_args.ModelSettingsArgs, "dynamic_batching")
+    dynamic_batching: DynamicBatching | None = from_component(model_settings_args.ModelSettingsArgs, "dynamic_batching")
     """Dynamic batcher settings. Default: the base config's."""
 
-    instance_group: InstanceGroup | None = from_component(triton_serving_args.ModelSettingsArgs, "instance_group")
+    instance_group: InstanceGroup | None = from_component(model_settings_args.ModelSettingsArgs, "instance_group")
     """Instances per replica. Default: the base config's."""
 
-    version_policy: VersionPolicy | None = from_component(triton_serving_args.ModelSettingsArgs, "version_policy")
+    version_policy: VersionPolicy | None = from_component(model_settings_args.ModelSettingsArgs, "version_policy")
     """Which versions to serve. A model's own policy replaces the defaults' whole. Default: the base config's (Triton's own default: the latest version)."""
 
-    warmup: Warmup | None = from_component(triton_serving_args.ModelSettingsArgs, "warmup")
+    warmup: Warmup | None = from_component(model_settings_args.ModelSettingsArgs, "warmup")
     """Warm the model up at load, so the first real requests do not pay for lazy initialisation. A model's own warmup replaces the defaults' whole, and the base config's. Default: the base config's."""
     # fmt: on
     # [[[end]]]

@@ -27,6 +27,7 @@ from platform_config.types import KeyProblemsError, Strict
 from triton_platform.args.arg_problems import ArgPath, ArgProblems
 from triton_platform.args.arg_schema import UNSET, arg_types, resolve, setting
 from triton_platform.gpu_pool import gpu_node_pool_args
+from triton_platform.model_packaging import model_settings_args
 from triton_platform.monitoring import monitoring_args
 from triton_platform.scaling import keda_scaling_args
 from triton_platform.serving import triton_serving_args
@@ -248,7 +249,7 @@ def test_a_stack_doc_names_keys_as_the_stack_writes_them() -> None:
     doc = stack_doc(monitoring_args.MonitoringArgs, "mode")
     assert "`prometheus.namespace`" in doc
     assert "prometheus_namespace" not in doc
-    assert stack_doc(triton_serving_args.QueuePolicyArgs, "allow_timeout_override").endswith(
+    assert stack_doc(model_settings_args.QueuePolicyArgs, "allow_timeout_override").endswith(
         "may override `defaultTimeoutMicroseconds`. Default: the base config.pbtxt's."
     )
     # A declared default is the reference's own column, not repeated in the text.

@@ -12,8 +12,8 @@ from platform_config.loader import load_stack
 from platform_config.paths import DEFAULT_MODEL_REPO
 from program.platform import gpu_pool_args, serving_args
 from triton_platform.gpu_pool.gpu_pool_nodes import pool_placement
+from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs
 from triton_platform.model_packaging.render import render_repository
-from triton_platform.model_packaging.settings import ModelSettings
 from triton_platform.model_packaging.source import read_repository
 from triton_platform.serving.triton_serving_spec import serving_spec
 
@@ -38,11 +38,11 @@ def test_an_unchanged_repository_is_read_once_and_a_change_is_read_again(tmp_pat
 
 def test_a_repository_is_rendered_once_per_config_name_and_settings() -> None:
     repo = read_repository(DEFAULT_MODEL_REPO)
-    defaults = ModelSettings(max_batch_size=4)
+    defaults: ModelSettingsArgs = {"max_batch_size": 4}
     rendered = render_repository("dev", repo, ["classifier"], defaults, {})
-    assert render_repository("dev", repo, ["classifier"], ModelSettings(max_batch_size=4), {}) is rendered
+    assert render_repository("dev", repo, ["classifier"], {"max_batch_size": 4}, {}) is rendered
     assert render_repository("staging", repo, ["classifier"], defaults, {}) is not rendered
-    assert render_repository("dev", repo, ["classifier"], ModelSettings(max_batch_size=2), {}) is not rendered
+    assert render_repository("dev", repo, ["classifier"], {"max_batch_size": 2}, {}) is not rendered
 
 
 def test_tritonserving_gets_the_rendering_the_stacks_validation_made() -> None:

@@ -17,7 +17,7 @@ def misplaced(root: Path) -> list[str]:
     out = []
     for test in sorted(tests.rglob("test_*.py")):
         folder = test.parent.relative_to(tests)
-        if folder.parts[:1] in ((name,) for name in OWN_FOLDERS):
+        if folder.parts and folder.parts[0] in OWN_FOLDERS:
             continue
         if folder == Path(".") or not (root / folder).is_dir():
             out.append(

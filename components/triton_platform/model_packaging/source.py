@@ -17,8 +17,8 @@ from google.protobuf import text_format
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from triton_platform.args.input_files import InputFile, InputFileError, InputKind
+from triton_platform.args.integer_limits import INT64_MAX
 from triton_platform.model_packaging.config_rules import config_problems, ensemble_problems
-from triton_platform.model_packaging.settings import INT64_MAX
 
 BASE_CONFIG = "config.pbtxt"
 CONFIG_FILE = InputKind(BASE_CONFIG, 1024 * 1024)

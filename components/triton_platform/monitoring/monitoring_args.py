@@ -40,9 +40,9 @@ from triton_platform.args.formats import (
     Format,
     duration_within,
 )
+from triton_platform.args.integer_limits import INT32_MAX
 from triton_platform.http_add_on import pods_service_name
 from triton_platform.kube.helm_chart import ChartSource, chart_source_problem
-from triton_platform.model_packaging.settings import INT32_MAX
 from triton_platform.scaling_signal import PER_MODEL_SIGNALS, QUEUE_DEPTH_SIGNAL, SIGNAL_KINDS
 
 COMPONENT = "Monitoring"

@@ -34,9 +34,9 @@ from triton_platform.args.formats import (
     TIME_ZONE,
     Format,
 )
+from triton_platform.args.integer_limits import INT32_MAX
 from triton_platform.http_add_on import HTTP_ADD_ON_CHART
 from triton_platform.kube.helm_chart import ChartSource, chart_source_problem
-from triton_platform.model_packaging.settings import INT32_MAX
 
 KEDA_MODES = ("existing", "install")
 AUTH_MODES = ("bearer", "basic")

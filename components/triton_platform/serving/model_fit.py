@@ -1,21 +1,21 @@
 """Whether a model's settings fit the model: what Triton would refuse at load time, found before anything renders.
 
-Pure functions over the model repository and the plain settings (triton_platform/model_packaging/settings.py).
+Pure functions over the model repository and the model settings Args, every default applied
+(triton_platform/model_packaging/model_settings_args.py).
 TritonServing runs them on its Args; the stack file's validation runs the same ones on its own keys. Only the
 names differ, so each caller hands in a `SettingNames` and every problem comes back located in the caller's terms.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from triton_platform.model_packaging.config_rules import model_file
+from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs
 from triton_platform.model_packaging.render import ENSEMBLE_FIELDS, effective_settings, version_policy
-from triton_platform.model_packaging.settings import ModelSettings
 from triton_platform.model_packaging.source import BASE_CONFIG, ModelRepository, RepoModel
 
 Problem = tuple[str, str]
@@ -37,11 +37,11 @@ class SettingNames:
     key: Callable[[str], str]
     file: Callable[[Path], str]
 
-    def setting(self, own: ModelSettings | None, model: str, key: str) -> str:
+    def setting(self, own: ModelSettingsArgs | None, model: str, key: str) -> str:
         """Path of the layer an effective setting came from: the model's own settings, or the defaults."""
         node: Any = own
         for part in key.split("."):
-            node = getattr(node, part, None) if node is not None else None
+            node = node.get(part) if isinstance(node, Mapping) else None
         return f"{self.models}.{model}.{self.key(key)}" if node is not None else f"{self.defaults}.{self.key(key)}"
 
     def base(self, model: RepoModel) -> str:
@@ -49,7 +49,7 @@ class SettingNames:
         return self.file(model.path / BASE_CONFIG)
 
 
-def served_versions(model: RepoModel, settings: ModelSettings) -> tuple[int, ...]:
+def served_versions(model: RepoModel, settings: ModelSettingsArgs) -> tuple[int, ...]:
     """The version folders Triton loads under the model's effective version policy (unset: the latest one)."""
     policy = version_policy(model, settings)
     if policy.HasField("specific"):
@@ -78,8 +78,8 @@ def unserved_steps(repo: ModelRepository, deployments: Mapping[str, Sequence[str
 def fit_problems(
     repo: ModelRepository,
     deployments: Mapping[str, Sequence[str]],
-    defaults: ModelSettings,
-    models: Mapping[str, ModelSettings],
+    defaults: ModelSettingsArgs,
+    models: Mapping[str, ModelSettingsArgs],
     names: SettingNames,
 ) -> list[Problem]:
     """Every served model's effective settings against its base config, its version folders and its ensemble.
@@ -107,16 +107,16 @@ def fit_problems(
 
 
 def _max_batch(
-    model: RepoModel, settings: ModelSettings, own: ModelSettings | None, names: SettingNames
+    model: RepoModel, settings: ModelSettingsArgs, own: ModelSettingsArgs | None, names: SettingNames
 ) -> tuple[int, str]:
     """The batch limit Triton will run the model with, and where it was set: the settings, or the base config."""
-    if settings.max_batch_size is not None:
-        return settings.max_batch_size, names.setting(own, model.name, "max_batch_size")
+    if "max_batch_size" in settings:
+        return settings["max_batch_size"], names.setting(own, model.name, "max_batch_size")
     return int(model.config.max_batch_size), f"max_batch_size in {names.base(model)}"
 
 
 def _model_problems(
-    model: RepoModel, defaults: ModelSettings, own: ModelSettings | None, names: SettingNames
+    model: RepoModel, defaults: ModelSettingsArgs, own: ModelSettingsArgs | None, names: SettingNames
 ) -> Iterator[Problem]:
     """One model's problems; `{models}` in a message stands for the models that share it."""
     if own is not None:
@@ -125,13 +125,13 @@ def _model_problems(
     base = model.config
     max_key = names.key("max_batch_size")
     max_batch, max_path = _max_batch(model, settings, own, names)
-    if settings.max_batch_size is not None and max_batch > base.max_batch_size and not model.is_ensemble:
+    if "max_batch_size" in settings and max_batch > base.max_batch_size and not model.is_ensemble:
         yield (
             max_path,
             f"{max_key} {max_batch} is above the max_batch_size {base.max_batch_size} of "
             f"{{models}} in {names.base(model)}, which states what the model supports; it may only be lowered",
         )
-    if own is not None and own.dynamic_batching is not None and max_batch == 0:
+    if own is not None and "dynamic_batching" in own and max_batch == 0:
         yield (
             f"{names.models}.{model.name}.{names.key('dynamic_batching')}",
             f"dynamic batching needs {max_key} > 0 ({max_path} is 0) for {{models}}",
@@ -145,9 +145,9 @@ def _model_problems(
     warmups = (
         [
             (f"{names.setting(own, model.name, 'warmup.batch_sizes')}[{i}]", size)
-            for i, size in enumerate(settings.warmup.batch_sizes)
+            for i, size in enumerate(settings["warmup"]["batch_sizes"])
         ]
-        if settings.warmup is not None
+        if "warmup" in settings
         else [
             (f"model_warmup[{i}].batch_size in {names.base(model)}", w.batch_size)
             for i, w in enumerate(base.model_warmup)
@@ -160,7 +160,7 @@ def _model_problems(
                 f"warmup batch size {size} is above {max_key} {max_batch} ({max_path}) of {{models}}; "
                 f"warmup batch sizes must be <= {limit}",
             )
-    if settings.warmup is not None:
+    if "warmup" in settings:
         for tensor in base.input:
             if any(d < 0 for d in tensor.dims):
                 yield (
@@ -171,24 +171,23 @@ def _model_problems(
     yield from _versions(model, settings, own, names)
 
 
-def _explicit_fit(model: RepoModel, own: ModelSettings, names: SettingNames) -> Iterator[Problem]:
+def _explicit_fit(model: RepoModel, own: ModelSettingsArgs, names: SettingNames) -> Iterator[Problem]:
     """A model's own settings that cannot apply to it (defaults that do not fit are skipped instead)."""
     own_path, base = f"{names.models}.{model.name}", model.config
     if model.is_ensemble:
-        explicit = {f.name for f in dataclasses.fields(own) if getattr(own, f.name) is not None}
-        for field in sorted(explicit - ENSEMBLE_FIELDS):
+        for field in sorted(set(own) - ENSEMBLE_FIELDS):
             yield (
                 f"{own_path}.{names.key(field)}",
                 "does not apply to {models}, an ensemble: it has no instances, batcher or warmup "
                 "of its own; set it on the models it chains",
             )
     # model_config.proto: `scheduling_choice` is a oneof, so a model has one scheduler.
-    if own.dynamic_batching is not None and base.HasField("sequence_batching"):
+    if "dynamic_batching" in own and base.HasField("sequence_batching"):
         yield (
             f"{own_path}.{names.key('dynamic_batching')}",
             "{models} uses sequence_batching; Triton allows one scheduler",
         )
-    if own.instance_group is not None and len(base.instance_group) > 1:
+    if "instance_group" in own and len(base.instance_group) > 1:
         yield (
             f"{own_path}.{names.key('instance_group')}",
             f"the base config.pbtxt of {{models}} has {len(base.instance_group)} instance groups; "
@@ -198,23 +197,23 @@ def _explicit_fit(model: RepoModel, own: ModelSettings, names: SettingNames) -> 
 
 def _preferred_sizes(
     model: RepoModel,
-    settings: ModelSettings,
-    own: ModelSettings | None,
+    settings: ModelSettingsArgs,
+    own: ModelSettingsArgs | None,
     max_batch: tuple[int, str],
     names: SettingNames,
 ) -> Iterator[Problem]:
     """Preferred sizes above the batch limit, wherever they were set, base config included: Triton refuses
     them ("dynamic batching preferred size must be <= max batch size", core/src/model_config_utils.cc)."""
     base = model.config
-    batching = settings.dynamic_batching
+    batching = settings.get("dynamic_batching")
     sizes, sizes_path = (
         tuple(base.dynamic_batching.preferred_batch_size),
         f"preferred_batch_size in {names.base(model)}",
     )
     if batching is None and not base.HasField("dynamic_batching"):
         return
-    if batching is not None and batching.preferred_batch_size is not None:
-        sizes = batching.preferred_batch_size
+    if batching is not None and "preferred_batch_size" in batching:
+        sizes = tuple(batching["preferred_batch_size"])
         sizes_path = names.setting(own, model.name, "dynamic_batching.preferred_batch_size")
     limit, limit_path = max_batch
     for i, size in enumerate(sizes):
@@ -227,22 +226,22 @@ def _preferred_sizes(
 
 
 def _versions(
-    model: RepoModel, settings: ModelSettings, own: ModelSettings | None, names: SettingNames
+    model: RepoModel, settings: ModelSettingsArgs, own: ModelSettingsArgs | None, names: SettingNames
 ) -> Iterator[Problem]:
     available = ", ".join(map(str, model.versions)) or "none"
     if not model.versions:
         yield (names.file(model.path), "{models} has no version folder (1/, 2/, ...); Triton serves versions only")
         return
-    policy = settings.version_policy
-    if policy is not None and policy.specific is not None:
+    policy = settings.get("version_policy", {})
+    if "specific" in policy:
         path = names.setting(own, model.name, "version_policy.specific.versions")
-        for i, version in enumerate(policy.specific.versions):
+        for i, version in enumerate(policy["specific"]["versions"]):
             if version not in model.versions:
                 yield (f"{path}[{i}]", f"version {version} of {{models}} does not exist; version folders: {available}")
-    if policy is not None and policy.latest is not None and policy.latest.num_versions > len(model.versions):
+    if "latest" in policy and policy["latest"]["num_versions"] > len(model.versions):
         yield (
             names.setting(own, model.name, "version_policy.latest.num_versions"),
-            f"{policy.latest.num_versions} latest versions of {{models}} requested but only {available} exist",
+            f"{policy['latest']['num_versions']} latest versions of {{models}} requested but only {available} exist",
         )
     if model.is_ensemble:
         return  # an ensemble's version folder is empty by design: it runs other models
@@ -268,8 +267,8 @@ def _versions(
 def _ensemble_batches(
     repo: ModelRepository,
     deployments: Mapping[str, Sequence[str]],
-    defaults: ModelSettings,
-    models: Mapping[str, ModelSettings],
+    defaults: ModelSettingsArgs,
+    models: Mapping[str, ModelSettingsArgs],
     names: SettingNames,
 ) -> Iterator[Problem]:
     """An ensemble may batch no more than each batching model it chains ("ensemble ... allows maximum batch
@@ -297,8 +296,8 @@ def _ensemble_batches(
 def _pinned_steps(
     repo: ModelRepository,
     deployments: Mapping[str, Sequence[str]],
-    defaults: ModelSettings,
-    models: Mapping[str, ModelSettings],
+    defaults: ModelSettingsArgs,
+    models: Mapping[str, ModelSettingsArgs],
     names: SettingNames,
 ) -> Iterator[Problem]:
     """An ensemble step's model_version is -1 (the latest loaded) or a version Triton loads: any other is

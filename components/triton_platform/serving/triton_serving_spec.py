@@ -24,35 +24,21 @@ from triton_platform.http_add_on import pods_service_name, wake_service_problem
 from triton_platform.kube.workload_identity import identity_annotation_rules, identity_label_rules
 from triton_platform.model_packaging.bundle import BUNDLE_LIMIT, bundle_problems
 from triton_platform.model_packaging.digest import version_paths
+from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs, VersionPolicyArgs
 from triton_platform.model_packaging.render import RenderedRepository, render_repository
-from triton_platform.model_packaging.settings import (
-    AllVersions,
-    DynamicBatching,
-    InstanceGroup,
-    LatestVersions,
-    ModelSettings,
-    QueuePolicy,
-    SpecificVersions,
-    VersionPolicy,
-    Warmup,
-)
 from triton_platform.model_packaging.source import ModelRepository, read_repository
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
 from triton_platform.serving.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.serving.triton_serving_args import (
     CONFIG_NAME_FORMAT,
     ContainerResourcesArgs,
-    DynamicBatchingArgs,
     IngressArgs,
     ModelClaimArgs,
     ModelRepositoryArgs,
-    ModelSettingsArgs,
-    QueuePolicyArgs,
     ReplicaRangeArgs,
     StoreEgressArgs,
     TritonDeploymentArgs,
     TritonServingArgs,
-    VersionPolicyArgs,
 )
 
 COMPONENT = "TritonServing"
@@ -87,28 +73,6 @@ class ServingSpec:
     a store."""
 
 
-def _queue_policy(args: QueuePolicyArgs | None) -> QueuePolicy | None:
-    if args is None:
-        return None
-    return QueuePolicy(
-        max_queue_size=args.get("max_queue_size"),
-        default_timeout_microseconds=args.get("default_timeout_microseconds"),
-        timeout_action=args.get("timeout_action"),
-        allow_timeout_override=args.get("allow_timeout_override"),
-    )
-
-
-def _dynamic_batching(args: DynamicBatchingArgs | None) -> DynamicBatching | None:
-    if args is None:
-        return None
-    sizes = args.get("preferred_batch_size")
-    return DynamicBatching(
-        max_queue_delay_microseconds=args.get("max_queue_delay_microseconds"),
-        preferred_batch_size=None if sizes is None else tuple(sizes),
-        default_queue_policy=_queue_policy(args.get("default_queue_policy")),
-    )
-
-
 def version_policy_rules(problems: ArgProblems, path: ArgPath, args: VersionPolicyArgs) -> None:
     """Exactly one of latest, all, specific: Triton's `version_policy` is a oneof."""
     chosen = [key for key in ("latest", "all", "specific") if key in args]
@@ -116,38 +80,21 @@ def version_policy_rules(problems: ArgProblems, path: ArgPath, args: VersionPoli
         problems.add(path, f"set exactly one of latest, all, specific; got {', '.join(chosen) or 'none'}")
 
 
-def _version_policy(problems: ArgProblems, path: ArgPath, args: VersionPolicyArgs | None) -> VersionPolicy | None:
-    """Exactly one of latest, all, specific: Triton's `version_policy` is a oneof."""
-    if args is None:
-        return None
-    version_policy_rules(problems, path, args)
-    latest, specific = args.get("latest"), args.get("specific")
-    return VersionPolicy(
-        latest=None if latest is None else LatestVersions(latest.get("num_versions", 1)),
-        all=AllVersions() if "all" in args else None,
-        specific=None if specific is None else SpecificVersions(tuple(specific.get("versions", ()))),
-    )
+def _checked_settings(problems: ArgProblems, path: ArgPath, args: ModelSettingsArgs) -> ModelSettingsArgs:
+    """Resolved settings (`resolve_record`), as the renderer takes them, once the rule their declaration cannot
+    state holds: one version policy."""
+    if "version_policy" in args:
+        version_policy_rules(problems, (*path, "version_policy"), args["version_policy"])
+    return args
 
 
-def _plain_settings(problems: ArgProblems, path: ArgPath, args: ModelSettingsArgs) -> ModelSettings:
-    """Checked settings (`resolve_record`) as the renderer takes them; the version policy's rule checked."""
-    group, warmup = args.get("instance_group"), args.get("warmup")
-    return ModelSettings(
-        max_batch_size=args.get("max_batch_size"),
-        dynamic_batching=_dynamic_batching(args.get("dynamic_batching")),
-        instance_group=None if group is None else InstanceGroup(count=group.get("count"), kind=group.get("kind")),
-        version_policy=_version_policy(problems, (*path, "version_policy"), args.get("version_policy")),
-        warmup=None if warmup is None else Warmup(tuple(warmup.get("batch_sizes", ())), warmup.get("data", "zero")),
-    )
-
-
-def model_settings(problems: ArgProblems, path: ArgPath, value: ModelSettingsArgs | None) -> ModelSettings:
-    """One model's settings (or the defaults) at Arg `path`, checked against their declaration, as the renderer
-    takes them; None: none set."""
+def model_settings(problems: ArgProblems, path: ArgPath, value: ModelSettingsArgs | None) -> ModelSettingsArgs:
+    """One model's settings (or the defaults) at Arg `path`, checked against their declaration, every default
+    applied, as the renderer takes them; empty: none set."""
     if value is None:
-        return ModelSettings()
+        return {}
     args = cast(ModelSettingsArgs, resolve_record(problems, path, value, ModelSettingsArgs))
-    return _plain_settings(problems, path, args)
+    return _checked_settings(problems, path, args)
 
 
 def _deployment_rules(problems: ArgProblems, key: str, deployment: TritonDeploymentArgs) -> None:
@@ -516,9 +463,9 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
         problem = CONFIG_NAME_FORMAT.problem(config_name)
         if problem is not None:
             problems.add(("config_name",), f"{problem} (the Pulumi stack's name, its default)")
-    defaults = _plain_settings(problems, ("model_defaults",), given.get("model_defaults", {}))
+    defaults = _checked_settings(problems, ("model_defaults",), given.get("model_defaults", {}))
     models = {
-        model: _plain_settings(problems, ("models", model), settings)
+        model: _checked_settings(problems, ("models", model), settings)
         for model, settings in given.get("models", {}).items()
     }
     for model in sorted(model for model in set(models) - set(served) if MODEL.problem(model) is None):

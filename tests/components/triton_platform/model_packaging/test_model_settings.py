@@ -9,16 +9,8 @@ import pytest
 from platform_config.paths import DEFAULT_MODEL_REPO
 from stackctl.main import main
 from tests.conftest import MODELS, SERVING, errors_of, model_folder, removing, serving_only, setting, validate
+from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs
 from triton_platform.model_packaging.render import effective_settings, render_config
-from triton_platform.model_packaging.settings import (
-    DynamicBatching,
-    InstanceGroup,
-    LatestVersions,
-    ModelSettings,
-    QueuePolicy,
-    SpecificVersions,
-    VersionPolicy,
-)
 from triton_platform.model_packaging.source import parse_model_config, read_repository
 
 GENERAL = ("deployments", "general")
@@ -109,11 +101,11 @@ def test_dynamic_batching_needs_batching() -> None:
 
 def test_defaults_that_do_not_fit_a_model_are_skipped() -> None:
     repo = read_repository(DEFAULT_MODEL_REPO)
-    defaults = ModelSettings(
-        max_batch_size=8,
-        instance_group=InstanceGroup(count=2),
-        dynamic_batching=DynamicBatching(max_queue_delay_microseconds=100),
-    )
+    defaults: ModelSettingsArgs = {
+        "max_batch_size": 8,
+        "instance_group": {"count": 2},
+        "dynamic_batching": {"max_queue_delay_microseconds": 100},
+    }
     pipeline = render_config(repo.models["pipeline"], effective_settings(repo.models["pipeline"], defaults, None))
     assert pipeline.max_batch_size == 8
     assert not pipeline.instance_group
@@ -125,17 +117,15 @@ def test_defaults_that_do_not_fit_a_model_are_skipped() -> None:
 
 def test_own_settings_merge_over_defaults_field_by_field() -> None:
     repo = read_repository(DEFAULT_MODEL_REPO)
-    defaults = ModelSettings(
-        dynamic_batching=DynamicBatching(
-            max_queue_delay_microseconds=5000,
-            default_queue_policy=QueuePolicy(max_queue_size=256, default_timeout_microseconds=150000),
-        )
-    )
-    own = ModelSettings(
-        dynamic_batching=DynamicBatching(
-            max_queue_delay_microseconds=2000, default_queue_policy=QueuePolicy(max_queue_size=64)
-        )
-    )
+    defaults: ModelSettingsArgs = {
+        "dynamic_batching": {
+            "max_queue_delay_microseconds": 5000,
+            "default_queue_policy": {"max_queue_size": 256, "default_timeout_microseconds": 150000},
+        }
+    }
+    own: ModelSettingsArgs = {
+        "dynamic_batching": {"max_queue_delay_microseconds": 2000, "default_queue_policy": {"max_queue_size": 64}}
+    }
     rendered = render_config(repo.models["ranker"], effective_settings(repo.models["ranker"], defaults, own))
     assert rendered.dynamic_batching.max_queue_delay_microseconds == 2000
     assert rendered.dynamic_batching.default_queue_policy.max_queue_size == 64
@@ -155,7 +145,7 @@ optimization { input_pinned_memory { enable: false } }
     (tmp_path / "classifier" / "1").mkdir(parents=True)
     (tmp_path / "classifier" / "config.pbtxt").write_text(base)
     model = read_repository(tmp_path).models["classifier"]
-    settings = ModelSettings(max_batch_size=16, dynamic_batching=DynamicBatching(max_queue_delay_microseconds=100))
+    settings: ModelSettingsArgs = {"max_batch_size": 16, "dynamic_batching": {"max_queue_delay_microseconds": 100}}
     rendered = render_config(model, settings)
     expected = parse_model_config(base)
     expected.max_batch_size = 16
@@ -351,8 +341,8 @@ def test_model_repo_names_an_unknown_deployment(tmp_path: Path, capsys: pytest.C
 
 def test_a_models_own_version_policy_replaces_the_defaults_whole() -> None:
     repo = read_repository(DEFAULT_MODEL_REPO)
-    defaults = ModelSettings(version_policy=VersionPolicy(latest=LatestVersions(1)))
-    own = ModelSettings(version_policy=VersionPolicy(specific=SpecificVersions((1, 2))))
+    defaults: ModelSettingsArgs = {"version_policy": {"latest": {"num_versions": 1}}}
+    own: ModelSettingsArgs = {"version_policy": {"specific": {"versions": [1, 2]}}}
     rendered = render_config(repo.models["ranker"], effective_settings(repo.models["ranker"], defaults, own))
     assert rendered.version_policy.WhichOneof("policy_choice") == "specific"
     assert list(rendered.version_policy.specific.versions) == [1, 2]
@@ -360,8 +350,8 @@ def test_a_models_own_version_policy_replaces_the_defaults_whole() -> None:
 
 def test_unset_instance_fields_keep_what_is_below() -> None:
     repo = read_repository(DEFAULT_MODEL_REPO)
-    defaults = ModelSettings(instance_group=InstanceGroup(count=2, kind="KIND_GPU"))
-    own = ModelSettings(instance_group=InstanceGroup(count=1))
+    defaults: ModelSettingsArgs = {"instance_group": {"count": 2, "kind": "KIND_GPU"}}
+    own: ModelSettingsArgs = {"instance_group": {"count": 1}}
     rendered = render_config(repo.models["ranker"], effective_settings(repo.models["ranker"], defaults, own))
     assert (rendered.instance_group[0].count, rendered.instance_group[0].kind) == (1, 1)  # KIND_GPU == 1
 
@@ -372,7 +362,7 @@ def test_the_base_kind_survives_a_count_change(tmp_path: Path) -> None:
         'name: "cpu_model"\nmax_batch_size: 4\ninstance_group [ { count: 1 kind: KIND_CPU } ]\n'
     )
     model = read_repository(tmp_path).models["cpu_model"]
-    rendered = render_config(model, ModelSettings(instance_group=InstanceGroup(count=3)))
+    rendered = render_config(model, {"instance_group": {"count": 3}})
     assert (rendered.instance_group[0].count, rendered.instance_group[0].kind) == (3, 2)  # KIND_CPU == 2
 
 
@@ -381,7 +371,7 @@ def test_defaults_never_make_a_non_batching_model_batch(tmp_path: Path) -> None:
         tmp_path, "classifier", 'max_batch_size: 0\ninput [ { name: "x" data_type: TYPE_FP32 dims: [ -1, 16 ] } ]\n'
     )
     repo = read_repository(tmp_path)
-    defaults = ModelSettings(max_batch_size=8, dynamic_batching=DynamicBatching(max_queue_delay_microseconds=100))
+    defaults: ModelSettingsArgs = {"max_batch_size": 8, "dynamic_batching": {"max_queue_delay_microseconds": 100}}
     rendered = render_config(repo.models["classifier"], effective_settings(repo.models["classifier"], defaults, None))
     assert rendered.max_batch_size == 0
     assert not rendered.HasField("dynamic_batching")
