@@ -2,7 +2,7 @@
 
 `PROFILES` is the one place that says, per platform, who runs the GPU node software, which node autoscaling
 the pool may use, how a pod gets a cloud identity and which storage offers ReadWriteMany claims; validation
-(platform_config/checks.py) and the root (program/platform.py) both read it.
+(platform_config/cluster_checks.py) and the root (program/platform.py) both read it.
 """
 
 from __future__ import annotations

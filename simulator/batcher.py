@@ -296,7 +296,7 @@ class Replica:
             self.counters[COUNTER_QUEUE_SECONDS] += latency[:served].sum() - (busy * batch_sizes[:batches]).sum()
         # Triton counts a request as it ends: a success, or a failure with reason REJECTED at its queue timeout. One
         # refused for a full queue is counted too here, though Triton 2.51 counts it nowhere: the stack refuses the
-        # demand signal with a count bound (platform_config/checks.py), so no simulated demand reads one.
+        # demand signal with a count bound (platform_config/scaling_checks.py), so no simulated demand reads one.
         self.counters[COUNTER_REQUESTS] += served + dropped
         # Copies: a view would keep each step's arrays, sized for the whole queue, alive for the whole run.
         if served:

@@ -1,5 +1,5 @@
 """Cluster profiles (`triton-platform:cluster`): the example stacks, what each kind of cluster gets, and every
-contradiction refused with the key that causes it (platform_config/cluster.py, platform_config/checks.py)."""
+contradiction refused with the key that causes it (platform_config/cluster.py, platform_config/cluster_checks.py)."""
 
 from __future__ import annotations
 

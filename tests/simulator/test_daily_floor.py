@@ -1,5 +1,5 @@
 """A daily floor: KEDA's cron windows as the simulator holds them, one learned from a trace, its stack checks, and
-the planner's edits (simulator/daily_floor.py, platform_config/checks.py `_daily_floor`, planner/settings.py)."""
+the planner's edits (simulator/daily_floor.py, platform_config/scaling_checks.py `daily_floor`, planner/settings.py)."""
 
 from __future__ import annotations
 

@@ -390,7 +390,7 @@ ARG_NAMES = SettingNames(models="args.models", defaults="args.model_defaults", k
 
 def unknown_model(repo: ModelRepository, name: str, shown: str) -> str | None:
     """Why a deployment cannot serve model `name` from `repo` (its folder written as `shown`): it is not there; or
-    None. The stack names it at its own key with these words (platform_config/checks.py)."""
+    None. The stack names it at its own key with these words (platform_config/model_checks.py)."""
     if name in repo.names:
         return None
     return f"model {name!r} is not in the model repository; known models: {repo.describe(shown)}"
