@@ -34,7 +34,8 @@ from typing import Literal, Protocol
 from offline.synth import KUBERNETES_PREFIX, SynthResult
 from platform_config.errors import bounded
 from platform_config.paths import PROJECT_ROOT, display_path
-from policy.rules import Resource, running_images
+from policy.resource import Resource
+from policy.resource_rules import running_images
 from triton_platform.args.formats import tagged_image_problem
 
 DIGESTS_KEY = "triton-platform:imageDigests"

@@ -8,7 +8,9 @@ builds, so the exceptions the stack grants (`triton-platform:policyExceptions`) 
 from __future__ import annotations
 
 from offline.synth import KUBERNETES_PREFIX, SynthResult
-from policy.rules import RULES, Resource, running_images, violations
+from policy.resource import Resource
+from policy.resource_rules import running_images
+from policy.rules import RULES, violations
 
 RULE = next(rule for rule in RULES if rule.name == "production-image-digests")
 

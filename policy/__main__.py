@@ -27,7 +27,8 @@ from pulumi_policy import (
 
 # The project root, so the rules import the same way in this pack's virtualenv as in the tests.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from policy.rules import RULES, Resource, Rule, granted_exceptions, unknown_exception_targets, violations
+from policy.resource import Resource
+from policy.rules import RULES, Rule, granted_exceptions, unknown_exception_targets, violations
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
 

@@ -7,16 +7,16 @@ spells these out itself, and this test holds each copy to its owner.
 
 from __future__ import annotations
 
-from policy import rules
+from policy import resource
 from triton_platform.kube.namespace import ENVIRONMENT_LABEL, PROJECT, platform_labels
 from triton_platform.kube.policy_exceptions import EXCEPTIONS_ANNOTATION, exception_annotations
 from triton_platform.serving.serving_context import APP_NAME
 
 
 def test_the_policy_pack_reads_what_the_components_write() -> None:
-    assert (rules.PROJECT, rules.ENVIRONMENT_LABEL) == (PROJECT, ENVIRONMENT_LABEL)
-    assert platform_labels("dev")["app.kubernetes.io/part-of"] == rules.PROJECT
-    assert platform_labels("dev")[rules.ENVIRONMENT_LABEL] == "dev"
-    assert rules.EXCEPTIONS_ANNOTATION == EXCEPTIONS_ANNOTATION
-    assert list(exception_annotations({"host-path": "why"})) == [rules.EXCEPTIONS_ANNOTATION]
-    assert rules.TRITON_NAME == APP_NAME
+    assert (resource.PROJECT, resource.ENVIRONMENT_LABEL) == (PROJECT, ENVIRONMENT_LABEL)
+    assert platform_labels("dev")["app.kubernetes.io/part-of"] == resource.PROJECT
+    assert platform_labels("dev")[resource.ENVIRONMENT_LABEL] == "dev"
+    assert resource.EXCEPTIONS_ANNOTATION == EXCEPTIONS_ANNOTATION
+    assert list(exception_annotations({"host-path": "why"})) == [resource.EXCEPTIONS_ANNOTATION]
+    assert resource.TRITON_NAME == APP_NAME

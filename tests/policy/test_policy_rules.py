@@ -11,11 +11,10 @@ import pytest
 
 from offline.synth import SynthResult
 from platform_config.paths import PROJECT_ROOT
+from policy.resource import EXCEPTIONS_ANNOTATION, Resource
 from policy.rules import (
-    EXCEPTIONS_ANNOTATION,
     POLICY_NAMES,
     RULES,
-    Resource,
     Rule,
     granted_exceptions,
     unknown_exception_targets,

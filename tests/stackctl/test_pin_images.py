@@ -27,7 +27,8 @@ from offline.chart_template import PROJECT_HELM, HelmTemplater
 from offline.mock_runtime import Registered
 from offline.synth import SynthResult, synthesize
 from platform_config.paths import stack_file
-from policy.rules import RULES, Resource, violations
+from policy.resource import Resource
+from policy.rules import RULES, violations
 from stackctl.commands.pin_images import pinned_text
 from stackctl.main import main
 from tests.conftest import synth_stack

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from policy.rules import RULES, Resource, violations
+from policy.resource import Resource
+from policy.rules import RULES, violations
 
 
 def pack_violations(objects: list[dict[str, Any]]) -> list[str]:
