@@ -33,7 +33,7 @@ HELM := .tools/bin/helm-$(HELM_VERSION)
 # sits beside the checkout, as on the offline test machines; unset, charts come from their repositories.
 CHART_MIRROR ?= $(wildcard $(CURDIR)/../shared/charts)
 
-.PHONY: test test-fast lint docs stack-fields lock artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools crane pulumi-toolchain cluster-binaries fake-gcs-server prometheus-releases rclone-release local-cluster golden
+.PHONY: test test-fast lint docs stack-fields arg-docs lock artefacts up synth scan venv runtime-venv policy-venv tools tool-parts system-tools crane pulumi-toolchain cluster-binaries fake-gcs-server prometheus-releases rclone-release local-cluster golden
 
 # Runtime: requirements.txt, what `pulumi up` needs (and all the stock CLI installs), from its lock: every
 # package at the version and hashes requirements.lock holds, then the component package and the tools (the
@@ -173,6 +173,10 @@ docs: stack-fields
 # Rewrite the stack's fields for the components' settings from the components' Args (platform_config/component_fields.py).
 stack-fields: $(STAMP)
 	$(BIN)/python -m platform_config.component_fields
+
+# Rewrite the closing `Default: ...` of each component Arg's doc from its Setting (platform_config/arg_docs.py).
+arg-docs: $(STAMP)
+	$(BIN)/python -m platform_config.arg_docs --write
 
 # Every generated file the repository commits, from the tree as it is: the planning traces, production's example
 # simulation and each stack's plan (docs/development.md, "Generated artefacts"). tests/project/test_committed_artefacts.py

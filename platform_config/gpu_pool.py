@@ -31,7 +31,7 @@ class Taint(Strict):
     """Taint key, e.g. `nvidia.com/gpu`. Required."""
 
     value: Annotated[str, arg_format(gpu_node_pool_args.Taint, "value")] = from_component(gpu_node_pool_args.Taint, "value")
-    """Taint value."""
+    """Taint value; when empty, pods tolerate the key with any value."""
 
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = from_component(gpu_node_pool_args.Taint, "effect")
     """What the taint does to pods that do not tolerate it: `NoSchedule`, `PreferNoSchedule` or `NoExecute`."""
@@ -45,10 +45,10 @@ class KarpenterPool(Strict):
     # [[[cog fields(gpu_node_pool_args.KarpenterSettings, exclude=['node_class_kind'])]]]
     # fmt: off
     instance_families: list[Annotated[str, arg_format(gpu_node_pool_args.KarpenterSettings, "instance_families")]] = from_component(gpu_node_pool_args.KarpenterSettings, "instance_families")
-    """Instance families, e.g. `g5`, `p4d` on AWS (`karpenter.k8s.aws/instance-family`), `N` on Azure (`karpenter.azure.com/sku-family`)."""
+    """Instance families, e.g. `g5`, `p4d` on AWS (`karpenter.k8s.aws/instance-family`), `N` on Azure (`karpenter.azure.com/sku-family`). Set this or `gpuNames`, or Karpenter may launch nodes without GPUs."""
 
     gpu_names: list[Annotated[str, arg_format(gpu_node_pool_args.KarpenterSettings, "gpu_names")]] = from_component(gpu_node_pool_args.KarpenterSettings, "gpu_names")
-    """GPU models, e.g. `a10g`, `l4` on AWS (`karpenter.k8s.aws/instance-gpu-name`), `A100` on Azure (`karpenter.azure.com/sku-gpu-name`)."""
+    """GPU models, e.g. `a10g`, `l4` on AWS (`karpenter.k8s.aws/instance-gpu-name`), `A100` on Azure (`karpenter.azure.com/sku-gpu-name`). Set this or `instanceFamilies`."""
 
     capacity_types: list[Literal["on-demand", "spot", "reserved"]] = from_component(gpu_node_pool_args.KarpenterSettings, "capacity_types")
     """`karpenter.sh/capacity-type` values the pool may launch: `on-demand`, `spot`, `reserved`."""
@@ -57,7 +57,7 @@ class KarpenterPool(Strict):
     """Name of the node class (of `nodeClassKind`) the nodes use."""
 
     consolidate_after: Annotated[str, arg_format(gpu_node_pool_args.KarpenterSettings, "consolidate_after")] = from_component(gpu_node_pool_args.KarpenterSettings, "consolidate_after")
-    """How long a node must be empty before Karpenter removes it (the NodePool's `disruption.consolidateAfter`), a Go duration."""
+    """How long a node must be empty before Karpenter removes it (the NodePool's `disruption.consolidateAfter`), a Go duration. The default is cluster-autoscaler's default `--scale-down-unneeded-time`."""
 
     expire_after: Annotated[str, arg_format(gpu_node_pool_args.KarpenterSettings, "expire_after")] = from_component(gpu_node_pool_args.KarpenterSettings, "expire_after")
     """Node lifetime before Karpenter replaces it (fresh AMIs), a Go duration; `Never` keeps nodes until they are empty."""
@@ -77,16 +77,16 @@ class ClusterAutoscalerPool(Strict):
     """Node group names (ASG, MIG or VMSS), at least one; each is bounded by `minNodes`-`maxNodes` (`--nodes`). Required."""
 
     image: Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "image")] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "image")
-    """cluster-autoscaler image, pinned. cluster-autoscaler supports only its own Kubernetes minor: where the pool knows the cluster's version (`kubeVersion`), an image of another minor is refused."""
+    """cluster-autoscaler image, pinned. cluster-autoscaler supports only its own Kubernetes minor: where the pool knows the cluster's version (`kubeVersion`), an image of another minor is refused. Unset, the newest release known here of the cluster's minor (`CLUSTER_AUTOSCALER_RELEASES`), else the default."""
 
     scale_down_delay_after_add: Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_delay_after_add")] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_delay_after_add")
-    """`--scale-down-delay-after-add`, a Go duration."""
+    """`--scale-down-delay-after-add`, a Go duration. The default is cluster-autoscaler's own."""
 
     scale_down_delay_after_delete: Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_delay_after_delete")] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_delay_after_delete")
-    """`--scale-down-delay-after-delete`, a Go duration."""
+    """`--scale-down-delay-after-delete`, a Go duration. cluster-autoscaler's own default is its scan interval (10s); 2m lets the cluster settle after a removal before the next."""
 
     scale_down_unneeded_time: Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_unneeded_time")] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "scale_down_unneeded_time")
-    """`--scale-down-unneeded-time`, a Go duration."""
+    """`--scale-down-unneeded-time`, a Go duration. The default is cluster-autoscaler's own."""
 
     service_account_annotations: dict[Annotated[str, arg_format(gpu_node_pool_args.ClusterAutoscalerSettings, "service_account_annotations", "key")], str] = from_component(gpu_node_pool_args.ClusterAutoscalerSettings, "service_account_annotations")
     """Annotations of its ServiceAccount, e.g. `eks.amazonaws.com/role-arn` for the cloud API permissions. A workload-identity annotation must name an identity of `cloudProvider`'s cloud, in its form; with `azure.workload.identity/client-id` its pods get the `azure.workload.identity/use: "true"` label."""
@@ -151,7 +151,7 @@ class GpuPoolConfig(Strict):
     """The autoscaler, for `cluster-autoscaler` (required there, refused otherwise)."""
 
     static_nodes: Annotated[list[Annotated[str, arg_format(gpu_node_pool_args.GpuNodePoolArgs, "static_nodes")]], arg_unique(gpu_node_pool_args.GpuNodePoolArgs, "static_nodes")] = from_component(gpu_node_pool_args.GpuNodePoolArgs, "static_nodes")
-    """For autoscaler `static` only: existing nodes to label and taint (NodePatch)."""
+    """For autoscaler `static` only: existing nodes to label and taint (NodePatch). With none, the nodes already carry `nodeLabels` and `taints`."""
 
     device_plugin: DevicePlugin = from_component(gpu_node_pool_args.GpuNodePoolArgs, "device_plugin")
     """The NVIDIA device plugin, with `gpuSoftware: pool` only."""

@@ -16,6 +16,7 @@ from triton_platform.monitoring import monitoring_args
 from triton_platform.monitoring.monitoring_args import (
     DEFAULT_CHART,
 )
+from triton_platform.monitoring.monitoring_settings import alert_rules, routing_rules
 
 # [[[cog
 # import cog
@@ -102,7 +103,7 @@ class AlertsConfig(Strict):
     # fmt: on
     # [[[end]]]
 
-    _rules = component_rule(monitoring_args.alert_rules)
+    _rules = component_rule(alert_rules)
 
 
 class PrometheusPeer(Strict):
@@ -253,4 +254,4 @@ class MonitoringConfig(Strict):
     prometheus: PrometheusPeer = PrometheusPeer()
     """Which Prometheus scrapes Triton."""
 
-    _rules = component_rule(monitoring_args.routing_rules)
+    _rules = component_rule(routing_rules)

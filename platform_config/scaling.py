@@ -60,7 +60,7 @@ class HttpAddOnInstall(Strict):
     """`existing`: the add-on already runs in `namespace`. `install`: its pinned chart (`chart`) into `namespace`, after KEDA."""
 
     namespace: Annotated[str, arg_format(keda_scaling_args.HttpAddOnInstall, "namespace")] = from_component(keda_scaling_args.HttpAddOnInstall, "namespace")
-    """The add-on's namespace, where its scaler and interceptor run and the wake Service goes."""
+    """The add-on's namespace, where its scaler and interceptor run and the wake Service goes. The default is KEDA's default namespace: beside KEDA, as the add-on's docs install it."""
     # fmt: on
     # [[[end]]]
 
@@ -101,7 +101,7 @@ class Fallback(Strict):
     """The fallback applies once more than this many consecutive metric reads failed (the HPA reads every 15 s), 1-100."""
 
     behavior: Literal["currentReplicasIfHigher", "static", "currentReplicas"] = from_component(keda_scaling_args.Fallback, "behavior")
-    """KEDA's fallback behavior: `currentReplicasIfHigher`, `static` or `currentReplicas`."""
+    """KEDA's fallback behavior: `currentReplicasIfHigher` (which never scales down because metrics went missing), `static` or `currentReplicas`."""
     # fmt: on
     # [[[end]]]
 
@@ -209,10 +209,10 @@ class ScalingConfig(Strict):
     """`pollingInterval`, 1-3600: how often KEDA's own loop checks the triggers (it only scales between 0 and 1; above, the HPA's 15 s sync does)."""
 
     scale_up: ScalePolicy = from_component(keda_scaling_args.KedaScalingArgs, "scale_up")
-    """The HPA's `behavior.scaleUp`."""
+    """The HPA's `behavior.scaleUp`. By default 100% or 3 pods per 30 s, whichever is more, after a 0 s stabilization window, so a load step doubles capacity each period."""
 
     scale_down: ScalePolicy = from_component(keda_scaling_args.KedaScalingArgs, "scale_down")
-    """The HPA's `behavior.scaleDown`."""
+    """The HPA's `behavior.scaleDown`. By default 25% per 60 s after a 300 s stabilization window (the HPA's own default window for scale-down)."""
 
     fallback: Fallback | None = from_component(keda_scaling_args.KedaScalingArgs, "fallback")
     """`fallback`: the replicas to hold while the triggers cannot be read. Default: none, KEDA keeps the last scale."""
@@ -221,7 +221,7 @@ class ScalingConfig(Strict):
     """GPU memory used/total per replica, 0-1, above which a `gpu-memory` trigger adds replicas; 0 leaves that trigger out. Its query selects Triton's `nv_gpu_memory_used_bytes` and `nv_gpu_memory_total_bytes` by the labels `namespace` and `deployment` (the Deployment's name), which the scrape must attach."""
 
     cooldown_seconds: int = from_component(keda_scaling_args.KedaScalingArgs, "cooldown_seconds")
-    """`cooldownPeriod`, 0-86400: how long every trigger of a target at `min_replicas` 0 must stay inactive before KEDA scales it from 1 to 0; written only on such targets."""
+    """`cooldownPeriod`, 0-86400: how long every trigger of a target at `min_replicas` 0 must stay inactive before KEDA scales it from 1 to 0; written only on such targets. The default is KEDA's."""
 
     http_add_on: HttpAddOnInstall = from_component(keda_scaling_args.KedaScalingArgs, "http_add_on")
     """How the KEDA HTTP add-on is provided, for targets with `wake`."""
@@ -236,7 +236,7 @@ class ScalingConfig(Strict):
     """Credentials for Prometheus, through a TriggerAuthentication (child `<name>-prometheus-auth`) in the Deployments' namespace: every target must then be in one namespace. Default: none."""
 
     keda: KedaInstall = from_component(keda_scaling_args.KedaScalingArgs, "keda")
-    """How KEDA is provided."""
+    """How KEDA is provided; by default (mode `existing`) it already runs."""
     # fmt: on
     # [[[end]]]
 

@@ -269,7 +269,7 @@ class PvcSource(Strict):
     """`s3://bucket/prefix` or `gs://bucket/prefix` the repository is published to (`stackctl publish-models`; an S3 endpoint as `s3://https://host:port/bucket/prefix`). Set: before the Deployments roll, a Job copies `<origin>/<digest>/` into the claim's `repositories/<digest>/` and the pods mount that folder, so every model change rolls the pods. Credentials as for `s3`/`gcs` (`credentialsSecret`, else workload identity). Default: unset, the claim holds the version folders at its root, copied in by hand (see `revision`)."""
 
     loader_image: Annotated[str, arg_format(triton_serving_args.ModelClaimArgs, "loader_image")] = from_component(triton_serving_args.ModelClaimArgs, "loader_image")
-    """Image of the loader Job (rclone), pinned."""
+    """Image of the loader Job (rclone), pinned. The default is the release the tests run (scripts/rclone-release builds it)."""
     # fmt: on
     # [[[end]]]
 
@@ -377,7 +377,7 @@ class InferenceClient(Strict):
     """Their namespace."""
 
     pod_labels: dict[Annotated[str, arg_format(triton_serving_args.InferenceClientArgs, "pod_labels", "key")], Annotated[str, arg_format(triton_serving_args.InferenceClientArgs, "pod_labels")]] = from_component(triton_serving_args.InferenceClientArgs, "pod_labels")
-    """Their labels."""
+    """Their labels; none admits every pod of the namespace."""
     # fmt: on
     # [[[end]]]
 
@@ -394,7 +394,7 @@ class ServingConfig(Strict):
     """Where the models are read from and how their files reach the pods."""
 
     image: Annotated[str, arg_format(triton_serving_args.TritonServingArgs, "image")] = from_component(triton_serving_args.TritonServingArgs, "image")
-    """Triton image, pinned by tag or digest."""
+    """Triton image, pinned by tag or digest. The default is Triton 2.51.0, the release the tests run."""
 
     model_defaults: ModelSettings = from_component(triton_serving_args.TritonServingArgs, "model_defaults")
     """Settings applied to every served model they fit (ensembles take only `maxBatchSize`), under any per-model settings in `models`."""
@@ -403,13 +403,13 @@ class ServingConfig(Strict):
     """Who may call Triton's HTTP and gRPC ports besides the ingress controller; the NetworkPolicy admits nobody else."""
 
     ingress: IngressConfig = from_component(triton_serving_args.TritonServingArgs, "ingress")
-    """External access."""
+    """External access; no Ingress unless `enabled`."""
 
     startup_timeout_seconds: int = from_component(triton_serving_args.TritonServingArgs, "startup_timeout_seconds")
     """How long Triton may take to load every model before the startup probe restarts it, 30 to 7200 s."""
 
     drain: Drain = from_component(triton_serving_args.TritonServingArgs, "drain")
-    """Graceful shutdown."""
+    """Graceful shutdown: by default a 10 s preStop sleep, then 30 s for in-flight requests."""
 
     shm_size_limit: Annotated[str, arg_format(triton_serving_args.TritonServingArgs, "shm_size_limit")] = from_component(triton_serving_args.TritonServingArgs, "shm_size_limit")
     """Size of the in-memory /dev/shm the Python backend uses for tensors, a Kubernetes quantity."""

@@ -45,8 +45,9 @@ from triton_platform.gpu_pool.gpu_pool_nodes import pool_placement
 from triton_platform.kube.namespace import namespace_manifests
 from triton_platform.monitoring.monitoring import in_cluster_prometheus_url
 from triton_platform.monitoring.monitoring import named_objects as monitoring_objects
-from triton_platform.monitoring.monitoring_args import MonitoringArgs, monitoring_settings
+from triton_platform.monitoring.monitoring_args import MonitoringArgs
 from triton_platform.monitoring.monitoring_rules import load_queries
+from triton_platform.monitoring.monitoring_settings import monitoring_settings
 from triton_platform.scaling.keda_scaling import named_objects as scaling_objects
 from triton_platform.scaling.keda_scaling_args import KedaScalingArgs, scaling_of
 from triton_platform.serving.served_deployments import deployment_names

@@ -12,8 +12,9 @@ from platform_config.loader import StackConfig
 from program.platform import monitoring_args, served_plainly
 from triton_platform.monitoring.alert_routing import alertmanager_yaml
 from triton_platform.monitoring.dashboards import dashboard
-from triton_platform.monitoring.monitoring_args import MonitoringArgs, monitoring_settings
+from triton_platform.monitoring.monitoring_args import MonitoringArgs
 from triton_platform.monitoring.monitoring_rules import rule_groups
+from triton_platform.monitoring.monitoring_settings import monitoring_settings
 
 RULES_FILE = "rules.yaml"
 ALERTMANAGER_FILE = "alertmanager.yml"

@@ -30,15 +30,14 @@ from triton_platform.args.durations import duration_seconds
 from triton_platform.monitoring.alert_routing import alertmanager_yaml, receiver_secrets
 from triton_platform.monitoring.dashboards import dashboard, panel_queries
 from triton_platform.monitoring.gpu_health_rules import DCGM_SERIES
-from triton_platform.monitoring.monitoring_args import (
-    AlertReceiver,
-    MonitoringArgs,
+from triton_platform.monitoring.monitoring_args import AlertReceiver, MonitoringArgs
+from triton_platform.monitoring.monitoring_rules import alerts, load_queries, rule_groups
+from triton_platform.monitoring.monitoring_settings import (
     monitoring_settings,
     object_name,
     served_models,
     signal_divisors,
 )
-from triton_platform.monitoring.monitoring_rules import alerts, load_queries, rule_groups
 from triton_platform.scaling.keda_scaling import gpu_memory_query
 
 INSTALL_HINT = "run `make tools` (apt-get install prometheus prometheus-alertmanager)"

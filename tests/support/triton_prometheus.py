@@ -32,8 +32,9 @@ from program.platform import monitoring_args, served_plainly
 from tests.program.test_monitoring import INSTALL_HINT
 from tests.support.local_triton.server import TritonServer, free_ports
 from triton_platform.model_packaging.source import read_repository
-from triton_platform.monitoring.monitoring_args import MonitoringArgs, monitoring_settings
+from triton_platform.monitoring.monitoring_args import MonitoringArgs
 from triton_platform.monitoring.monitoring_rules import load_queries, rule_groups
+from triton_platform.monitoring.monitoring_settings import monitoring_settings
 from triton_platform.serving.serving_context import deployment_object_name
 from triton_platform.serving.triton_server_args import tritonserver_args
 

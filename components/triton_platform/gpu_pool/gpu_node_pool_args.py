@@ -64,11 +64,11 @@ class Taint(TypedDict):
     """Taint key, e.g. `nvidia.com/gpu`. Required."""
 
     value: NotRequired[str]
-    """Taint value. Default: empty (pods tolerate the key with any value)."""
+    """Taint value; when empty, pods tolerate the key with any value. Default: `""`."""
 
     effect: NotRequired[str]
     """What the taint does to pods that do not tolerate it: `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
-    Default `NoSchedule`."""
+    Default: `NoSchedule`."""
 
 
 DEFAULT_TAINTS: list[Taint] = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
@@ -80,31 +80,31 @@ class KarpenterSettings(TypedDict):
     node_class_kind: NotRequired[str]
     """The provider's node class: `EC2NodeClass` (`karpenter.k8s.aws`, Karpenter on AWS) or `AKSNodeClass`
     (`karpenter.azure.com`, AKS node auto-provisioning). It also picks the provider's instance labels below.
-    Default `EC2NodeClass`."""
+    Default: `EC2NodeClass`."""
 
     instance_families: NotRequired[list[str]]
     """Instance families, e.g. `g5`, `p4d` on AWS (`karpenter.k8s.aws/instance-family`), `N` on Azure
-    (`karpenter.azure.com/sku-family`). Default: none; set this or `gpu_names`, or Karpenter may launch nodes
-    without GPUs."""
+    (`karpenter.azure.com/sku-family`). Set this or `gpu_names`, or Karpenter may launch nodes without GPUs.
+    Default: none."""
 
     gpu_names: NotRequired[list[str]]
     """GPU models, e.g. `a10g`, `l4` on AWS (`karpenter.k8s.aws/instance-gpu-name`), `A100` on Azure
-    (`karpenter.azure.com/sku-gpu-name`). Default: none; set this or `instance_families`."""
+    (`karpenter.azure.com/sku-gpu-name`). Set this or `instance_families`. Default: none."""
 
     capacity_types: NotRequired[list[str]]
     """`karpenter.sh/capacity-type` values the pool may launch: `on-demand`, `spot`, `reserved`.
-    Default `["on-demand"]`."""
+    Default: `["on-demand"]`."""
 
     node_class: NotRequired[str]
-    """Name of the node class (of `node_class_kind`) the nodes use. Default `default`."""
+    """Name of the node class (of `node_class_kind`) the nodes use. Default: `default`."""
 
     consolidate_after: NotRequired[str]
     """How long a node must be empty before Karpenter removes it (the NodePool's `disruption.consolidateAfter`),
-    a Go duration. Default `10m`, cluster-autoscaler's default `--scale-down-unneeded-time`."""
+    a Go duration. The default is cluster-autoscaler's default `--scale-down-unneeded-time`. Default: `10m`."""
 
     expire_after: NotRequired[str]
     """Node lifetime before Karpenter replaces it (fresh AMIs), a Go duration; `Never` keeps nodes until they
-    are empty. Default `720h`."""
+    are empty. Default: `720h`."""
 
 
 class ClusterAutoscalerSettings(TypedDict):
@@ -119,19 +119,19 @@ class ClusterAutoscalerSettings(TypedDict):
 
     image: NotRequired[str]
     """cluster-autoscaler image, pinned. cluster-autoscaler supports only its own Kubernetes minor: where the pool
-    knows the cluster's version (`kube_version`), an image of another minor is refused. Default: the newest release
-    known here of the cluster's minor (`CLUSTER_AUTOSCALER_RELEASES`), else
-    `registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.5`."""
+    knows the cluster's version (`kube_version`), an image of another minor is refused. Unset, the newest release
+    known here of the cluster's minor (`CLUSTER_AUTOSCALER_RELEASES`), else the default.
+    Default: `registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.5`."""
 
     scale_down_delay_after_add: NotRequired[str]
-    """`--scale-down-delay-after-add`, a Go duration. Default `10m`, cluster-autoscaler's own."""
+    """`--scale-down-delay-after-add`, a Go duration. The default is cluster-autoscaler's own. Default: `10m`."""
 
     scale_down_delay_after_delete: NotRequired[str]
-    """`--scale-down-delay-after-delete`, a Go duration. Default `2m`: cluster-autoscaler's own default is its
-    scan interval (10s), and 2m lets the cluster settle after a removal before the next."""
+    """`--scale-down-delay-after-delete`, a Go duration. cluster-autoscaler's own default is its scan interval
+    (10s); 2m lets the cluster settle after a removal before the next. Default: `2m`."""
 
     scale_down_unneeded_time: NotRequired[str]
-    """`--scale-down-unneeded-time`, a Go duration. Default `10m`, cluster-autoscaler's own."""
+    """`--scale-down-unneeded-time`, a Go duration. The default is cluster-autoscaler's own. Default: `10m`."""
 
     service_account_annotations: NotRequired[dict[str, str]]
     """Annotations of its ServiceAccount, e.g. `eks.amazonaws.com/role-arn` for the cloud API permissions. A
@@ -143,19 +143,19 @@ class DevicePluginSettings(TypedDict):
     """The NVIDIA device plugin DaemonSet that advertises `nvidia.com/gpu`."""
 
     image: NotRequired[str]
-    """Plugin image, pinned. Default `nvcr.io/nvidia/k8s-device-plugin:v0.20.0`."""
+    """Plugin image, pinned. Default: `nvcr.io/nvidia/k8s-device-plugin:v0.20.0`."""
 
     sharing: NotRequired[str]
     """GPU sharing: `none`, `time-slicing` (small models share a GPU) or `mig` (large GPUs partitioned).
-    Default `none`."""
+    Default: `none`."""
 
     time_slicing_replicas: NotRequired[int]
-    """With time-slicing, how many pods share each GPU, 2-64. Default 4."""
+    """With time-slicing, how many pods share each GPU, 2-64. Default: `4`."""
 
     mig_strategy: NotRequired[str]
     """With MIG, the plugin's strategy: `single` advertises identical MIG slices as `nvidia.com/gpu`, which GPU
     pods request (the only one allowed: `mixed` would advertise `nvidia.com/mig-*` resources instead).
-    Default `single`."""
+    Default: `single`."""
 
 
 class GpuNodePoolArgs(TypedDict):
@@ -174,7 +174,7 @@ class GpuNodePoolArgs(TypedDict):
 
     gpus_per_node: NotRequired[int]
     """Physical GPUs on each node, 1-16. With time-slicing the device plugin advertises each several times;
-    Karpenter's limit counts advertised ones. Default 1."""
+    Karpenter's limit counts advertised ones. Default: `1`."""
 
     min_nodes: NotRequired[int]
     """Nodes kept even when idle: the cluster-autoscaler's lower bound, at most `max_nodes`. Karpenter has no
@@ -185,24 +185,24 @@ class GpuNodePoolArgs(TypedDict):
     """Create the cluster-level pool objects (the `gpu-system` namespace, device plugin, node autoscaler, DCGM
     exporter), under fixed names. Exactly one pool per cluster may: two managing pools in one cluster would
     claim the same `gpu-system` objects (a second in the same program is refused, naming them). Others set
-    false and only use the pool. Default true."""
+    false and only use the pool. Default: `true`."""
 
     resource_name: NotRequired[str]
-    """Extended resource the NVIDIA device plugin advertises; only `nvidia.com/gpu`. Default `nvidia.com/gpu`."""
+    """Extended resource the NVIDIA device plugin advertises; only `nvidia.com/gpu`. Default: `nvidia.com/gpu`."""
 
     node_labels: NotRequired[dict[str, str]]
     """Labels every node of the pool carries; GPU pods select on them (`placement.node_selector`).
-    Default `{"triton-platform/gpu-pool": "inference"}`."""
+    Default: `{"triton-platform/gpu-pool": "inference"}`."""
 
     taints: NotRequired[list[Taint]]
     """Taints of the pool's nodes, which keep other workloads off the GPUs; GPU pods tolerate them.
-    Default: one, `nvidia.com/gpu=present:NoSchedule`."""
+    Default: `[{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]`."""
 
     autoscaler: NotRequired[str]
     """Node autoscaling: `karpenter` (a Karpenter NodePool, settings in `karpenter`), `cluster-autoscaler`
     (settings in `cluster_autoscaler`), `external` (the cloud scales the node pool: GKE node-pool autoscaling
     or a ComputeClass, AKS's managed cluster autoscaler; nothing in-cluster, `min_nodes`-`max_nodes` state its
-    bounds) or `static` (a fixed pool of existing nodes). Default `static`."""
+    bounds) or `static` (a fixed pool of existing nodes). Default: `static`."""
 
     karpenter: NotRequired[KarpenterSettings]
     """The NodePool, for autoscaler `karpenter` (required there, refused otherwise). Default: unset."""
@@ -211,51 +211,51 @@ class GpuNodePoolArgs(TypedDict):
     """The autoscaler, for `cluster-autoscaler` (required there, refused otherwise). Default: unset."""
 
     static_nodes: NotRequired[list[str]]
-    """For autoscaler `static` only: existing nodes to label and taint (NodePatch). Default: none, the nodes
-    already carry `node_labels` and `taints`."""
+    """For autoscaler `static` only: existing nodes to label and taint (NodePatch). With none, the nodes already
+    carry `node_labels` and `taints`. Default: none."""
 
     gpu_software: NotRequired[str]
     """Who runs the GPU node software: `pool` (this component: NVIDIA's device plugin, and the DCGM exporter
     with `dcgm_exporter`), `cloud` (the cloud installs the driver and device plugin, as GKE does; no in-cluster
     DCGM exporter) or `gpu-operator` (the NVIDIA GPU Operator runs both; the pool scrapes its exporter, see
-    `gpu_operator_namespace`). Default `pool`."""
+    `gpu_operator_namespace`). Default: `pool`."""
 
     gpu_operator_namespace: NotRequired[str]
     """With `gpu_software: gpu-operator`, the operator's namespace: its DCGM exporter's Service
     (`nvidia-dcgm-exporter`, label `app: nvidia-dcgm-exporter`, port `gpu-metrics`) is scraped there by a
-    ServiceMonitor of the pool. Default `gpu-operator`."""
+    ServiceMonitor of the pool. Default: `gpu-operator`."""
 
     device_plugin: NotRequired[DevicePluginSettings]
-    """The NVIDIA device plugin, with `gpu_software: pool` only. Default: each of its defaults."""
+    """The NVIDIA device plugin, with `gpu_software: pool` only. Default: each field's default."""
 
     overprovisioning_replicas: NotRequired[int]
     """Low-priority placeholder pods holding a GPU each, evicted the moment a workload needs the GPU: warm
-    spare nodes that cut cold starts, 0-100. Default 0."""
+    spare nodes that cut cold starts, 0-100. Default: `0`."""
 
     overprovisioning_image: NotRequired[str]
     """Image of the placeholder pods, pinned: they only hold a GPU, so the pause image (it must run as its
-    nobody user, 65535). Default `registry.k8s.io/pause:3.10`."""
+    nobody user, 65535). Default: `registry.k8s.io/pause:3.10`."""
 
     dcgm_exporter: NotRequired[bool]
     """Run NVIDIA's DCGM exporter DaemonSet (with a ServiceMonitor) for GPU metrics, with the counters Monitoring's
-    GPU health rules read (its `dcgm_metrics`) turned on; with `gpu_software: pool` only. Default false."""
+    GPU health rules read (its `dcgm_metrics`) turned on; with `gpu_software: pool` only. Default: `false`."""
 
     dcgm_exporter_image: NotRequired[str]
-    """DCGM exporter image, pinned. Default `nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless`."""
+    """DCGM exporter image, pinned. Default: `nvcr.io/nvidia/k8s/dcgm-exporter:4.6.0-4.8.3-distroless`."""
 
     labels: NotRequired[dict[str, str]]
     """Labels every object of the pool carries (never used in selectors). Default: none."""
 
     image_digests: NotRequired[dict[str, str]]
-    """Digest of each image tag that must run by digest (`<image>@<digest>`). Default: none, images run by tag."""
+    """Digest of each image tag that must run by digest (`<image>@<digest>`); an image not listed runs by tag.
+    Default: none."""
 
     kube_version: NotRequired[str]
     """The cluster's Kubernetes version (`v1.MINOR.PATCH`), where known: the cluster-autoscaler image follows its
     minor. Default: unknown, nothing checked."""
 
     metrics_namespace: NotRequired[pulumi.Input[str]]
-    """Namespace Prometheus runs in: the only one admitted to the node agents' metrics port. Default
-    `monitoring`."""
+    """Namespace Prometheus runs in: the only one admitted to the node agents' metrics port. Default: `monitoring`."""
 
     metrics_selector_labels: NotRequired[dict[str, str]]
     """Labels the Prometheus Operator selects ServiceMonitors by, put on the DCGM exporter's ServiceMonitor

@@ -11,7 +11,8 @@ import json
 from typing import Any
 
 from triton_platform import recorded_series as series
-from triton_platform.monitoring.monitoring_args import DASHBOARD_LABEL, MonitoredDeployment, MonitoringArgs, object_name
+from triton_platform.monitoring.monitoring_args import DASHBOARD_LABEL, MonitoredDeployment, MonitoringArgs
+from triton_platform.monitoring.monitoring_settings import object_name
 from triton_platform.promql import label_value, regex_literal
 from triton_platform.scaling_signal import deployment_selector, per_replica_series
 

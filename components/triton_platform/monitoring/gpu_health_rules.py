@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from triton_platform.monitoring.monitoring_args import MonitoringArgs, scraped_service
+from triton_platform.monitoring.monitoring_args import MonitoringArgs
+from triton_platform.monitoring.monitoring_settings import scraped_service
 from triton_platform.monitoring.prometheus_alert import Alert, alert_rule
 from triton_platform.promql import any_of, label_value
 from triton_platform.recorded_series import DCGM_FRAMEBUFFER_USED, DCGM_GPU_UTILIZATION

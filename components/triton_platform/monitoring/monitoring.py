@@ -35,12 +35,14 @@ from triton_platform.monitoring.monitoring_args import (
     NULL_RECEIVER,
     POD_SECURITY_LABELS,
     MonitoringArgs,
+)
+from triton_platform.monitoring.monitoring_rules import load_queries, rule_groups
+from triton_platform.monitoring.monitoring_settings import (
     joined_settings,
     joins_outputs,
     monitoring_settings,
     served_models,
 )
-from triton_platform.monitoring.monitoring_rules import load_queries, rule_groups
 from triton_platform.monitoring.prometheus_storage import CHART_SERIES, platform_series, retention_size, volume_gi
 from triton_platform.serving.serving_context import APP_NAME
 

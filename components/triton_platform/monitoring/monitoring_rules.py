@@ -12,14 +12,8 @@ from typing import Any
 
 from triton_platform.http_add_on import wake_over_budget_expr
 from triton_platform.monitoring.gpu_health_rules import TRITON_GPU_SERIES, gpu_health_groups, missing_series_alerts
-from triton_platform.monitoring.monitoring_args import (
-    MonitoredDeployment,
-    MonitoringArgs,
-    object_name,
-    scraped_service,
-    served_models,
-    signal_divisors,
-)
+from triton_platform.monitoring.monitoring_args import MonitoredDeployment, MonitoringArgs
+from triton_platform.monitoring.monitoring_settings import object_name, scraped_service, served_models, signal_divisors
 from triton_platform.monitoring.prometheus_alert import Alert, alert_rule
 from triton_platform.promql import any_of, label_value
 from triton_platform.recorded_series import (

@@ -61,7 +61,7 @@ class LoadTrigger(TypedDict):
 
     activation_threshold: NotRequired[float]
     """`metadata.activationThreshold`: above it a Deployment at zero replicas wakes; inert while
-    `min_replicas >= 1`. Default 0, KEDA's."""
+    `min_replicas >= 1`. The default is KEDA's. Default: `0`."""
 
 
 class WakeRoute(TypedDict):
@@ -86,7 +86,7 @@ class WakeRoute(TypedDict):
     concurrency_target: NotRequired[int]
     """Requests in flight through the interceptor per replica the routes' triggers aim for (`scalingMetric
     .concurrency.targetValue`), 1 or more: set it above what the load trigger lets a replica carry, so that
-    trigger, not this one, scales above one replica. Default 100."""
+    trigger, not this one, scales above one replica. Default: `100`."""
 
 
 class FloorWindow(TypedDict):
@@ -172,11 +172,11 @@ class Fallback(TypedDict):
 
     failure_threshold: NotRequired[int]
     """The fallback applies once more than this many consecutive metric reads failed (the HPA reads every
-    15 s), 1-100. Default 3."""
+    15 s), 1-100. Default: `3`."""
 
     behavior: NotRequired[str]
-    """KEDA's fallback behavior: `currentReplicasIfHigher`, `static` or `currentReplicas`.
-    Default `currentReplicasIfHigher`, which never scales down because metrics went missing."""
+    """KEDA's fallback behavior: `currentReplicasIfHigher` (which never scales down because metrics went missing),
+    `static` or `currentReplicas`. Default: `currentReplicasIfHigher`."""
 
 
 class PrometheusAuth(TypedDict):
@@ -197,19 +197,19 @@ class KedaInstall(TypedDict):
 
     mode: NotRequired[str]
     """`existing`: KEDA already runs in the cluster. `install`: its pinned chart (`chart`) into `namespace`, a
-    namespace this component creates, before any ScaledObject. Default `existing`."""
+    namespace this component creates, before any ScaledObject. Default: `existing`."""
 
     namespace: NotRequired[str]
-    """KEDA's namespace, for mode `install`. Default `keda`."""
+    """KEDA's namespace, for mode `install`. Default: `keda`."""
 
     chart: NotRequired[ChartSource]
     """The KEDA chart (named `keda` in its repository), for mode `install`.
-    Default: version 2.20.2 from https://kedacore.github.io/charts."""
+    Default: `{"version": "2.20.2", "repository": "https://kedacore.github.io/charts"}`."""
 
     replicas: NotRequired[int]
     """Replicas of KEDA's operator and metrics API server, mode `install`, 1-3. From 2, each gets a
     PodDisruptionBudget of `minAvailable: 1`: one operator leads and the others stand by, the metrics servers
-    share the API server's requests (keda.sh/docs/latest/operate/cluster, High Availability). Default: 1."""
+    share the API server's requests (keda.sh/docs/latest/operate/cluster, High Availability). Default: `1`."""
 
     priority_class_name: NotRequired[str]
     """A PriorityClass this component creates, mode `install`, of value 200000 (above Triton serving's 100000),
@@ -221,15 +221,15 @@ class HttpAddOnInstall(TypedDict):
 
     mode: NotRequired[str]
     """`existing`: the add-on already runs in `namespace`. `install`: its pinned chart (`chart`) into `namespace`,
-    after KEDA. Default `existing`."""
+    after KEDA. Default: `existing`."""
 
     namespace: NotRequired[str]
-    """The add-on's namespace, where its scaler and interceptor run and the wake Service goes. Default `keda`,
-    beside KEDA, as the add-on's docs install it."""
+    """The add-on's namespace, where its scaler and interceptor run and the wake Service goes. The default is
+    KEDA's default namespace: beside KEDA, as the add-on's docs install it. Default: `keda`."""
 
     chart: NotRequired[ChartSource]
     """The add-on's chart (named `keda-add-ons-http` in its repository), for mode `install`.
-    Default: version 0.15.0 from https://kedacore.github.io/charts."""
+    Default: `{"version": "0.15.0", "repository": "https://kedacore.github.io/charts"}`."""
 
 
 class KedaScalingArgs(TypedDict):
@@ -246,15 +246,16 @@ class KedaScalingArgs(TypedDict):
 
     polling_interval_seconds: NotRequired[int]
     """`pollingInterval`, 1-3600: how often KEDA's own loop checks the triggers (it only scales between 0 and 1;
-    above, the HPA's 15 s sync does). Default 30."""
+    above, the HPA's 15 s sync does). Default: `30`."""
 
     scale_up: NotRequired[ScalePolicy]
-    """The HPA's `behavior.scaleUp`. Default: 100% or 3 pods per 30 s, whichever is more, after a 0 s
-    stabilization window, so a load step doubles capacity each period."""
+    """The HPA's `behavior.scaleUp`. By default 100% or 3 pods per 30 s, whichever is more, after a 0 s
+    stabilization window, so a load step doubles capacity each period.
+    Default: `{"stabilization_seconds": 0, "percent": 100, "pods": 3, "period_seconds": 30}`."""
 
     scale_down: NotRequired[ScalePolicy]
-    """The HPA's `behavior.scaleDown`. Default: 25% per 60 s after a 300 s stabilization window (the HPA's own
-    default window for scale-down)."""
+    """The HPA's `behavior.scaleDown`. By default 25% per 60 s after a 300 s stabilization window (the HPA's own
+    default window for scale-down). Default: `{"stabilization_seconds": 300, "percent": 25, "period_seconds": 60}`."""
 
     fallback: NotRequired[Fallback]
     """`fallback`: the replicas to hold while the triggers cannot be read. Default: none, KEDA keeps the last
@@ -263,17 +264,17 @@ class KedaScalingArgs(TypedDict):
     gpu_memory_ratio_target: NotRequired[float]
     """GPU memory used/total per replica, 0-1, above which a `gpu-memory` trigger adds replicas; 0 leaves that
     trigger out. Its query selects Triton's `nv_gpu_memory_used_bytes` and `nv_gpu_memory_total_bytes` by the
-    labels `namespace` and `deployment` (the Deployment's name), which the scrape must attach. Default 0.8."""
+    labels `namespace` and `deployment` (the Deployment's name), which the scrape must attach. Default: `0.8`."""
 
     cooldown_seconds: NotRequired[int]
     """`cooldownPeriod`, 0-86400: how long every trigger of a target at `min_replicas` 0 must stay inactive before
-    KEDA scales it from 1 to 0; written only on such targets. Default 300, KEDA's."""
+    KEDA scales it from 1 to 0; written only on such targets. The default is KEDA's. Default: `300`."""
 
     http_add_on: NotRequired[HttpAddOnInstall]
-    """How the KEDA HTTP add-on is provided, for targets with `wake`. Default: mode `existing`, namespace `keda`."""
+    """How the KEDA HTTP add-on is provided, for targets with `wake`. Default: each field's default."""
 
     paused: NotRequired[bool]
-    """Pause autoscaling (`autoscaling.keda.sh/paused`); replicas stay where they are. Default false."""
+    """Pause autoscaling (`autoscaling.keda.sh/paused`); replicas stay where they are. Default: `false`."""
 
     paused_replicas: NotRequired[int]
     """Pause at this replica count, 0 or more (`autoscaling.keda.sh/paused-replicas`). Default: unset, not
@@ -284,7 +285,7 @@ class KedaScalingArgs(TypedDict):
     Deployments' namespace: every target must then be in one namespace. Default: none."""
 
     keda: NotRequired[KedaInstall]
-    """How KEDA is provided. Default: mode `existing`, KEDA already runs."""
+    """How KEDA is provided; by default (mode `existing`) it already runs. Default: each field's default."""
 
     labels: NotRequired[dict[str, str]]
     """Labels on every object this component creates. Default: none."""
@@ -295,7 +296,8 @@ class KedaScalingArgs(TypedDict):
 
     image_digests: NotRequired[dict[str, str]]
     """KEDA's images by digest, `keda.mode` `install`: each container whose `<image>:<tag>` is a key runs
-    `<image>:<tag>@<digest>` (`stackctl pin-images` writes them). Default: none (by tag, pulled on every start)."""
+    `<image>:<tag>@<digest>` (`stackctl pin-images` writes them); an image not listed runs by tag, pulled on every
+    start. Default: none."""
 
 
 DEFAULT_SCALE_UP: ScalePolicy = {"stabilization_seconds": 0, "percent": 100, "pods": 3, "period_seconds": 30}

@@ -62,11 +62,11 @@ class ContainerResourcesArgs(TypedDict):
     """Requests and limits of the Triton container (GPUs come from `gpus_per_pod`)."""
 
     requests: NotRequired[ComputeResourcesArgs]
-    """What the scheduler reserves. Default: cpu `2`, memory `8Gi`."""
+    """What the scheduler reserves. Default: `{"cpu": "2", "memory": "8Gi"}`."""
 
     limits: NotRequired[ComputeResourcesArgs]
     """The ceiling, at least the requests. A memory limit equal to the request avoids OOM kills under node
-    pressure. Default: cpu `4`, memory `8Gi`."""
+    pressure. Default: `{"cpu": "4", "memory": "8Gi"}`."""
 
 
 class TritonDeploymentArgs(TypedDict):
@@ -79,17 +79,17 @@ class TritonDeploymentArgs(TypedDict):
     """Replica range; an autoscaler scales within it."""
 
     gpus_per_pod: NotRequired[int]
-    """GPUs each Triton pod requests, 1 to 16. Default: 1."""
+    """GPUs each Triton pod requests, 1 to 16. Default: `1`."""
 
     resources: NotRequired[ContainerResourcesArgs]
-    """CPU and memory of each Triton pod. Default: requests cpu `2`, memory `8Gi`; limits cpu `4`, memory `8Gi`."""
+    """CPU and memory of each Triton pod. Default: each field's default."""
 
     wake_on_request: NotRequired[bool]
     """Send the Service's HTTP and gRPC traffic through the KEDA HTTP add-on's interceptor, which holds requests
     while the Deployment is at zero (`replicas.min` 0, `autoscaled`, an autoscaler that routes and wakes it, e.g.
     KedaScaling's target `wake`): the Service `triton-<key>` becomes an ExternalName to the add-on's wake Service
     (`interceptor_namespace`), on the same ports, and the pods get the Service `triton-<key>-pods`, which the
-    interceptor forwards to and Prometheus scrapes. Default: false."""
+    interceptor forwards to and Prometheus scrapes. Default: `false`."""
 
 
 class ModelClaimArgs(TypedDict):
@@ -100,7 +100,7 @@ class ModelClaimArgs(TypedDict):
 
     create: NotRequired[bool]
     """Create the claim (kept on `pulumi destroy`; see `protect_model_claim`) instead of using an existing one.
-    A created claim starts empty, so it needs `origin`. Default: false."""
+    A created claim starts empty, so it needs `origin`. Default: `false`."""
 
     size: NotRequired[str]
     """Requested size when `create` is true, a Kubernetes quantity. Default: `50Gi`."""
@@ -121,8 +121,8 @@ class ModelClaimArgs(TypedDict):
     Default: unset, the claim holds the version folders at its root, copied in by hand (see `revision`)."""
 
     loader_image: NotRequired[str]
-    """Image of the loader Job (rclone), pinned. Default: `docker.io/rclone/rclone:1.76.0`, the release the
-    tests run (scripts/rclone-release builds it)."""
+    """Image of the loader Job (rclone), pinned. The default is the release the tests run (scripts/rclone-release
+    builds it). Default: `docker.io/rclone/rclone:1.76.0`."""
 
 
 class StoreEgressArgs(TypedDict):
@@ -184,18 +184,17 @@ class InferenceClientArgs(TypedDict):
     """Their namespace."""
 
     pod_labels: NotRequired[dict[str, str]]
-    """Their labels. Default: none, which admits every pod of the namespace."""
+    """Their labels; none admits every pod of the namespace. Default: none."""
 
 
 class IngressArgs(TypedDict):
     """Ingress for clients outside the cluster: one HTTP and one gRPC host per deployment."""
 
     enabled: NotRequired[bool]
-    """Create the Ingresses. Default: false."""
+    """Create the Ingresses. Default: `false`."""
 
     class_name: NotRequired[str]
-    """IngressClass; the gRPC Ingress uses ingress-nginx's `backend-protocol: GRPC` annotation.
-    Default: `nginx`."""
+    """IngressClass; the gRPC Ingress uses ingress-nginx's `backend-protocol: GRPC` annotation. Default: `nginx`."""
 
     base_domain: NotRequired[str]
     """Hosts are `<deployment>.<base_domain>` (HTTP) and `<deployment>-grpc.<base_domain>` (gRPC). Required when
@@ -218,11 +217,11 @@ class DrainArgs(TypedDict):
     """Graceful shutdown: endpoints drain, then Triton finishes in-flight requests."""
 
     pre_stop_seconds: NotRequired[int]
-    """Sleep in preStop, 0 to 300 s, so load balancers stop sending before Triton stops accepting. Default: 10."""
+    """Sleep in preStop, 0 to 300 s, so load balancers stop sending before Triton stops accepting. Default: `10`."""
 
     exit_timeout_seconds: NotRequired[int]
     """Triton's `--exit-timeout-secs`, 1 to 3600: how long it waits for in-flight requests.
-    terminationGracePeriodSeconds is preStop + this + 15 s. Default: 30."""
+    terminationGracePeriodSeconds is preStop + this + 15 s. Default: `30`."""
 
 
 class TritonServingArgs(TypedDict):
@@ -247,8 +246,8 @@ class TritonServingArgs(TypedDict):
     NetworkPolicy admits it, and only it, to the metrics port."""
 
     image: NotRequired[str]
-    """Triton image, pinned by tag or digest. Default: `nvcr.io/nvidia/tritonserver:24.10-py3` (Triton 2.51.0,
-    the release the tests run)."""
+    """Triton image, pinned by tag or digest. The default is Triton 2.51.0, the release the tests run.
+    Default: `nvcr.io/nvidia/tritonserver:24.10-py3`."""
 
     config_name: NotRequired[str]
     """Name of the rendered configs: Triton reads each model's `configs/<config_name>.pbtxt`, rendered from its
@@ -256,7 +255,7 @@ class TritonServingArgs(TypedDict):
 
     model_defaults: NotRequired[ModelSettingsArgs]
     """Settings applied to every served model they fit (ensembles take only `max_batch_size`), under any
-    per-model settings in `models`. Default: none."""
+    per-model settings in `models`. Default: each field's default."""
 
     models: NotRequired[dict[str, ModelSettingsArgs]]
     """Settings of individual models, by model name, over `model_defaults`; each a model some deployment serves.
@@ -267,18 +266,18 @@ class TritonServingArgs(TypedDict):
     else. Default: none."""
 
     ingress: NotRequired[IngressArgs]
-    """External access. Default: none (no Ingress)."""
+    """External access; no Ingress unless `enabled`. Default: each field's default."""
 
     startup_timeout_seconds: NotRequired[int]
     """How long Triton may take to load every model before the startup probe restarts it, 30 to 7200 s.
-    Default: 600."""
+    Default: `600`."""
 
     drain: NotRequired[DrainArgs]
-    """Graceful shutdown. Default: a 10 s preStop sleep, then 30 s for in-flight requests."""
+    """Graceful shutdown: by default a 10 s preStop sleep, then 30 s for in-flight requests. Default: each field's
+    default."""
 
     shm_size_limit: NotRequired[str]
-    """Size of the in-memory /dev/shm the Python backend uses for tensors, a Kubernetes quantity.
-    Default: `1Gi`."""
+    """Size of the in-memory /dev/shm the Python backend uses for tensors, a Kubernetes quantity. Default: `1Gi`."""
 
     tmp_size_limit: NotRequired[str]
     """Size of /tmp, where Triton downloads object-storage models, a Kubernetes quantity. Default: `10Gi`."""
@@ -295,30 +294,29 @@ class TritonServingArgs(TypedDict):
     workload identity needs (never in selectors). Default: none."""
 
     metrics_pod_labels: NotRequired[dict[str, str]]
-    """Pod labels of that Prometheus; empty admits every pod of `metrics_namespace`.
-    Default: `app.kubernetes.io/name: prometheus` (the Prometheus Operator's pods)."""
+    """Pod labels of that Prometheus; empty admits every pod of `metrics_namespace`. The default selects the
+    Prometheus Operator's pods. Default: `{"app.kubernetes.io/name": "prometheus"}`."""
 
     labels: NotRequired[dict[str, str]]
     """Labels every object carries besides its own, never used in selectors. Default: none."""
 
     interceptor_namespace: NotRequired[str]
     """Namespace of the KEDA HTTP add-on's interceptor, for deployments with `wake_on_request`: their Services point
-    there, and their pods admit the interceptor's. Default `keda`."""
+    there, and their pods admit the interceptor's. Default: `keda`."""
 
     cluster_domain: NotRequired[str]
-    """The cluster's DNS domain: an ExternalName's target is a fully qualified name. Default `cluster.local`."""
+    """The cluster's DNS domain: an ExternalName's target is a fully qualified name. Default: `cluster.local`."""
 
     autoscaled: NotRequired[bool]
-    """An autoscaler (e.g. `KedaScaling`) owns each Deployment's replica count, so `spec.replicas` is left unset.
-    Default: false, each Deployment runs `replicas.min` pods."""
+    """An autoscaler (e.g. `KedaScaling`) owns each Deployment's replica count, so `spec.replicas` is left unset;
+    without one, each Deployment runs `replicas.min` pods. Default: `false`."""
 
     image_digests: NotRequired[dict[str, str]]
-    """Digest of each image tag (`<image>: sha256:<hex>`): a listed image runs as `<image>@<digest>`.
-    Default: none."""
+    """Digest of each image tag (`<image>: sha256:<hex>`): a listed image runs as `<image>@<digest>`. Default: none."""
 
     protect_model_claim: NotRequired[bool]
     """Protect the model-repository claim this component creates (`model_repository.pvc.create`) from deletion
-    and replacement. The claim is kept on `pulumi destroy` either way. Default: false."""
+    and replacement. The claim is kept on `pulumi destroy` either way. Default: `false`."""
 
 
 DEFAULT_IMAGE = "nvcr.io/nvidia/tritonserver:24.10-py3"

@@ -26,7 +26,7 @@ from triton_platform.gpu_pool.gpu_node_pool import pool_manifests
 from triton_platform.gpu_pool.gpu_node_pool_args import pool_of
 from triton_platform.gpu_pool.gpu_pool_nodes import pool_placement
 from triton_platform.monitoring.monitoring import monitoring_manifests
-from triton_platform.monitoring.monitoring_args import monitoring_settings
+from triton_platform.monitoring.monitoring_settings import monitoring_settings
 from triton_platform.scaling.keda_scaling import scaled_object_manifest, trigger_authentication_manifest
 from triton_platform.scaling.keda_scaling_args import KedaScalingArgs, scaling_of
 from triton_platform.serving.serving_context import ServingContext

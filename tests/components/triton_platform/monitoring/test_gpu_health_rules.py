@@ -26,12 +26,9 @@ from triton_platform.gpu_pool.dcgm_counters import (
 )
 from triton_platform.monitoring.dashboards import panel_queries
 from triton_platform.monitoring.gpu_health_rules import DCGM_SERIES, HARDWARE_DEPENDENT, TRITON_GPU_SERIES, gpu_alerts
-from triton_platform.monitoring.monitoring_args import (
-    MonitoredDeployment,
-    MonitoringArgs,
-    monitoring_settings,
-)
+from triton_platform.monitoring.monitoring_args import MonitoredDeployment, MonitoringArgs
 from triton_platform.monitoring.monitoring_rules import rule_groups
+from triton_platform.monitoring.monitoring_settings import monitoring_settings
 from triton_platform.recorded_series import DCGM_FRAMEBUFFER_USED, DCGM_GPU_UTILIZATION
 
 NVIDIA_DEFAULTS_SHA256 = "422a4b07f3415b8667055962869b5149b06e6b70e7c66de0618f120b0ef67531"
