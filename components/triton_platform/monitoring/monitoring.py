@@ -41,10 +41,10 @@ from triton_platform.monitoring.monitoring_settings import (
     joined_settings,
     joins_outputs,
     monitoring_settings,
+    object_name,
     served_models,
 )
 from triton_platform.monitoring.prometheus_storage import CHART_SERIES, platform_series, retention_size, volume_gi
-from triton_platform.serving.serving_context import APP_NAME
 
 TYPE_TOKEN = type_token("Monitoring")
 FORMER_TYPE_TOKEN = "triton-platform:monitoring:Monitoring"
@@ -64,8 +64,11 @@ def _selected_labels(settings: MonitoringArgs) -> dict[str, str]:
 
 
 def service_monitor_manifest(settings: MonitoringArgs) -> dict[str, Any]:
-    """Scrapes every Triton Service's metrics port; relabelings guarantee the labels rules and KEDA select on."""
+    """Scrapes the metrics port of the monitored deployments' Services: those whose `app.kubernetes.io/instance`
+    (the label TritonServing gives every object of a deployment) is one of the `object_name`s its outputs hand in.
+    Relabelings guarantee the labels rules and KEDA select on."""
     ns = settings["namespace"]
+    instances = sorted({object_name(deployment) for deployment in settings["deployments"].values()})
     # Every action stated, `replace` too: the CRD defaults it inside this atomic list, and a list the server
     # completed differs from the next apply's, which then conflicts (tests/support/crd_schemas.py).
     relabelings = [
@@ -92,7 +95,9 @@ def service_monitor_manifest(settings: MonitoringArgs) -> dict[str, Any]:
         "kind": "ServiceMonitor",
         "metadata": {"name": "triton", "namespace": ns, "labels": _selected_labels(settings)},
         "spec": {
-            "selector": {"matchLabels": {"app.kubernetes.io/name": APP_NAME}},
+            "selector": {
+                "matchExpressions": [{"key": "app.kubernetes.io/instance", "operator": "In", "values": instances}]
+            },
             "namespaceSelector": {"matchNames": [ns]},
             "endpoints": [
                 {
@@ -314,7 +319,7 @@ def _known_later(
 def monitoring_manifests(settings: MonitoringArgs) -> dict[str, dict[str, Any]]:
     """The monitoring objects, by role (the chart, in install mode, is separate)."""
     out = {
-        "service-monitor": service_monitor_manifest(settings),
+        **({"service-monitor": service_monitor_manifest(settings)} if settings["deployments"] else {}),
         "rules": prometheus_rule_manifest(settings),
         "alert-routing": alertmanager_config_manifest(
             settings["receivers"], settings["routes"], settings["namespace"], _selected_labels(settings)

@@ -262,8 +262,9 @@ class MonitoringArgs(TypedDict):
     `latency_slo_ms`: above it `TritonLatencyP99AboveSLO` fires. Default: none (no p99 objective, no p99 alert)."""
 
     deployments: NotRequired[dict[str, MonitoredDeployment]]
-    """The Deployments to watch, by key; the key names the dashboard's resource (`<name>-<key>-dashboard`). With
-    none, only the namespace-wide rules and alerts. Default: none."""
+    """The Deployments to watch, by key; the key names the dashboard's resource (`<name>-<key>-dashboard`). The
+    ServiceMonitor scrapes their Services (by `object_name`); with none, nothing is scraped and only the
+    namespace-wide rules and alerts are made. Default: none."""
 
     mode: NotRequired[str]
     """`existing`: a Prometheus Operator already runs; only the ServiceMonitor, rules, alert routing and dashboards
@@ -394,7 +395,8 @@ declare(
     latency_for=Setting(default="5m", format=ALERT_FOR),
     queue_time_ms=Setting(default=20.0, above=0),
     queue_time_for=Setting(default="5m", format=ALERT_FOR),
-    # Above 0 and below 1 (`_below_one`): a failure ratio of 1 never fires, a low-utilization mark of 1 nearly always.
+    # Above 0 and below 1 (monitoring_settings.py `_BELOW_ONE`): a failure ratio of 1 never fires, a low-utilization
+    # mark of 1 nearly always.
     failure_ratio=Setting(default=0.01, above=0, maximum=1),
     failure_for=Setting(default="5m", format=ALERT_FOR),
     gpu_memory_ratio=Setting(default=0.8, above=0, maximum=1),
@@ -410,7 +412,8 @@ declare(
 declare(
     DeploymentSignal,
     kind=Setting(choices=SIGNAL_KINDS),
-    # At most 1 for a busy ratio (`_signal`): it never exceeds 1, so the target would never be reached.
+    # At most 1 for a busy ratio (monitoring_settings.py `_signal`): it never exceeds 1, so the target would never
+    # be reached.
     target=Setting(above=0),
     instances_per_pod=Setting(keys=MODEL, minimum=1, maximum=INT32_MAX),
     # A pod serving more than 10 million requests per second of one model is a unit slip.

@@ -27,7 +27,7 @@ def deployment_object_name(deployment: str) -> str:
 
 
 APP_NAME = "triton-inference-server"
-"""`app.kubernetes.io/name` of every Triton object: what the ServiceMonitor selects."""
+"""`app.kubernetes.io/name` of every Triton object."""
 
 
 def selector_labels(deployment: str) -> dict[str, str]:

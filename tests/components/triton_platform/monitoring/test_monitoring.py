@@ -118,13 +118,25 @@ def test_existing_mode_watches_one_deployment_of_ones_own(recorder: RecordingMoc
     assert recorder.calls == []
 
 
-def test_the_service_monitor_scrapes_the_namespace(recorder: RecordingMocks) -> None:
-    build(my_args())
+def test_without_a_monitored_deployment_nothing_is_scraped(recorder: RecordingMocks) -> None:
+    build({**my_args(), "deployments": {}})
+
+    assert (SERVICE_MONITOR, "mon-service-monitor") not in recorder.inputs
+    assert (PROMETHEUS_RULE, "mon-rules") in recorder.inputs
+
+
+def test_the_service_monitor_scrapes_the_monitored_deployments_services(recorder: RecordingMocks) -> None:
+    other: MonitoredDeployment = {**MY_MODEL, "object_name": "another-model"}
+    build({**my_args(), "deployments": {"demo": MY_MODEL, "other": other}})
 
     monitor = recorder.inputs[SERVICE_MONITOR, "mon-service-monitor"]
     assert monitor["metadata"] == {"name": "triton", "namespace": "ml", "labels": {"team": "ml", "release": "prom"}}
     assert monitor["spec"] == {
-        "selector": {"matchLabels": {"app.kubernetes.io/name": "triton-inference-server"}},
+        "selector": {
+            "matchExpressions": [
+                {"key": "app.kubernetes.io/instance", "operator": "In", "values": ["another-model", "my-model"]}
+            ]
+        },
         "namespaceSelector": {"matchNames": ["ml"]},
         "endpoints": [
             {
