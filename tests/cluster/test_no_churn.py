@@ -37,8 +37,10 @@ from tests.support.pulumi_cli import Project, make_project
 
 pytestmark = pytest.mark.real_tools
 
-BASE_REVISION = "bc753aacdf4130d1ee4d36cd8b7ac8d75db6758b"
-"""The last commit that changed what is deployed (issue 54: the loader image is rclone 1.76.0, was 1.60.1). Before it:
+BASE_REVISION = "0cfceda718857bc29e85f56653de1eda5b9a9d64"
+"""The last commit that changed what is deployed (issue 55: each stack's ServiceMonitor selects the monitored
+deployments' Services by their app.kubernetes.io/instance, TritonServing's Deployment names). Before it: bc753aa
+(issue 54: the loader image is rclone 1.76.0, was 1.60.1). Before it:
 820b668 (issue 54: production installs kube-prometheus-stack 88.5.3, was 79.7.1). Before it: da29533 (issue 55: the alerts select the monitored deployments' objects by name). Before it: 1b7bc6b (issue 54: staging's cluster-autoscaler image, v1.34.5 of the stacks' Kubernetes minor,
 was v1.31.0). Before it: 5f09c1b (issue 54: the PrometheusRule's GPUSeriesMissing alerts, a GPU
 series absent while Triton pods are scraped). Before it: 78d0c33 (issue 53: every chart's PodDisruptionBudget, and the HTTP
