@@ -14,7 +14,6 @@ each doc that differs, `<file>:<line>: <Type>.<key>: <what>`, and exits 1
 
 from __future__ import annotations
 
-import argparse
 import ast
 import inspect
 import itertools
@@ -222,23 +221,20 @@ def write_docs(files: Mapping[Path, Mapping[str, type]] | None = None) -> list[P
     return changed
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m platform_config.arg_docs", description=__doc__.split("\n")[0])
-    action = parser.add_mutually_exclusive_group(required=True)
-    action.add_argument("--write", action="store_true", help="rewrite each doc that differs, in place")
-    action.add_argument("--check", action="store_true", help="print each doc that differs; exit 1 if any")
-    args = parser.parse_args(argv)
-    if args.write:
-        for line in stale_docs():
-            print(line)
-        for path in write_docs():
-            print(f"wrote {display_path(path)}")
-        return 0
+def main(argv: Sequence[str]) -> int:
+    """`--write`: rewrite each doc that differs, in place; `--check`: print each doc that differs, exit 1 if any."""
+    if list(argv) not in (["--write"], ["--check"]):
+        print("usage: python -m platform_config.arg_docs --write | --check", file=sys.stderr)
+        return 2
     stale = stale_docs()
     for line in stale:
         print(line)
+    if argv[0] == "--write":
+        for path in write_docs():
+            print(f"wrote {display_path(path)}")
+        return 0
     return 1 if stale else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

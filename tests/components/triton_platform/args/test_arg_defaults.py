@@ -9,7 +9,7 @@ from typing import Any, NotRequired, TypedDict
 
 import pytest
 
-from platform_config.arg_docs import args_records, default_text, doc_edits, rewritten, stale_docs, write_docs
+from platform_config.arg_docs import args_records, default_text, doc_edits, main, rewritten, stale_docs, write_docs
 from triton_platform.args.arg_schema import Setting, declare
 from triton_platform.gpu_pool import gpu_node_pool_args
 from triton_platform.monitoring import monitoring_args
@@ -145,3 +145,9 @@ def test_writing_twice_changes_nothing(tmp_path: Path) -> None:
     write_docs({module: RECORDS})
     assert write_docs({module: RECORDS}) == []
     assert module.read_text() == WRITTEN
+
+
+def test_the_writer_takes_one_of_its_two_actions(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--fix"]) == 2
+    assert capsys.readouterr().err == "usage: python -m platform_config.arg_docs --write | --check\n"
+    assert main(["--check"]) == 0  # the committed docs are as the writer writes them
