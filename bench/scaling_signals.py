@@ -33,9 +33,10 @@ sys.path.insert(0, str(ROOT))
 
 from platform_config.loader import load_stack  # noqa: E402
 from platform_config.scaling import SIGNAL_TARGETS  # noqa: E402
-from simulator.engine import simulate, summary  # noqa: E402
+from simulator.engine import simulate  # noqa: E402
 from simulator.scenario import Scenario, capacity_rps, scenario, shaped_trace  # noqa: E402
 from simulator.signals import SIGNALS, SignalSpec, derived_target  # noqa: E402
+from simulator.summaries import summary  # noqa: E402
 
 SHAPES = ("step", "diurnal", "spike")
 

@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from platform_config.loader import load_stack  # noqa: E402
-from simulator.engine import simulate, summary  # noqa: E402
+from simulator.engine import simulate  # noqa: E402
 from simulator.scenario import scenario, shaped_trace  # noqa: E402
+from simulator.summaries import summary  # noqa: E402
 
 TARGET_SECONDS = 60.0
 

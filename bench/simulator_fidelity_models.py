@@ -6,7 +6,7 @@
 bench/simulator_fidelity.py's check, for a pod of two models: one tritonserver loads both with the stack's
 rendered configs and flags; at each load level two open-loop clients (bench/loadgen) send each model Poisson
 arrivals at the level's rate at once, from fixed seeds, each seed on a fresh server; each figure is the median
-over the seeds. The simulator then runs the same arrivals through one pod of the engine (simulator.engine:
+over the seeds. The simulator then runs the same arrivals through one pod of the engine (simulator.pods:
 a Shared replica per model with the model's committed profile, second by second, its tau(b) stretched by the
 other model's share of the pod, as `stackctl simulate` runs them). Writes
 bench/results/simulator_fidelity_models.json and .md, the side-by-side table.
@@ -38,7 +38,7 @@ from bench.triton_load import INPUTS, load, stack_server  # noqa: E402
 from model_publishing.publish import write_model_repository  # noqa: E402
 from platform_config.loader import load_stack  # noqa: E402
 from simulator.batcher import COUNTER_BUSY_SECONDS, Outcome  # noqa: E402
-from simulator.engine import Shared, share_gpu  # noqa: E402
+from simulator.pods import Shared, share_gpu  # noqa: E402
 from simulator.scenario import scenario  # noqa: E402
 from tests.support.local_triton.server import TritonServer  # noqa: E402
 from triton_platform.serving.triton_server_args import tritonserver_args  # noqa: E402

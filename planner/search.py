@@ -63,7 +63,7 @@ REFINE_AROUND = 5
 WAKE_REPORTED = ("wakes", "waited_p99_s", "waited_max_s", "wake_failed", "gpu_hours_at_min_1")
 """At `replicas.min` 0 (Scenario.scales_to_zero), besides REPORTED: the wakes, the held requests' wait (p99, max;
 seconds), those failed at the interceptor's timeout (also rejected), and the GPU-hours of the same settings at
-`replicas.min` 1, which the saving of zero is measured against (engine.wake_summary)."""
+`replicas.min` 1, which the saving of zero is measured against (summaries.wake_summary)."""
 MODEL_REPORTED = ("p95_ms", "p99_ms", "rejected_pct")
 """With several models, each one's figures, reported and held to the bounds as `<model>/<figure>`."""
 
@@ -71,7 +71,7 @@ MODEL_REPORTED = ("p95_ms", "p99_ms", "rejected_pct")
 def evaluate(
     s: Scenario, load: NDArray[np.float64], seed: int, slo_seconds: float, p99_seconds: float | None = None
 ) -> dict[str, Any]:
-    """One run's summary (simulator.engine.summary's keys), from the fluid model: fast enough for a plan's many runs;
+    """One run's summary (simulator.summaries.summary's keys), from the fluid model: fast enough for a plan's many runs;
     with `static_gpu_hours`, what a fixed fleet sized for the trace's peak would use with these batching settings,
     and the oracle's GPU-hours at the plan's SLO `slo_seconds` (and p99 bound `p99_seconds`) with the run's as a
     multiple of them (simulator.oracle). With several models (Scenario.others) `load` has a column per model, and

@@ -39,7 +39,7 @@ MAX_PROFILE_SECONDS = 60.0
 """The range of a measured duration in a profile: a batch's tau(b), from MIN_TAU_SECONDS, and a request overhead,
 from 0. A GPU kernel launch alone takes microseconds, and the slowest inference batches (a large model's full
 batch) take seconds: a value outside is a unit slip (ms or us written as s) or no measurement, and beyond a minute
-the queueing on top would leave the engine's latency histogram (engine.EDGES, up to 1000 s), whose percentiles
+the queueing on top would leave the engine's latency histogram (timeline.EDGES, up to 1000 s), whose percentiles
 would then report the histogram's end instead of the latency."""
 
 

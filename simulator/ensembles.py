@@ -7,10 +7,10 @@ Method: Triton's ensemble scheduler starts a step once every tensor it reads is 
 by tensors: step j waits for step i when one of j's `ensemble_scheduling.step[].input_map` values is one of i's
 `output_map` values (the ensemble's own inputs are there at once). A request ends when its last step does: the
 latest finish over the DAG, a sum along a chain and a max across parallel branches. Each step's time is drawn
-from its model's latency histogram over the run (an engine.EDGES bin by its counts, then a value log-uniform
+from its model's latency histogram over the run (a timeline.EDGES bin by its counts, then a value log-uniform
 inside it, as the bins are spaced); a step that is itself an ensemble is drawn by the same method. Monte Carlo,
 because sums and maxima of histograms over a DAG have no closed form; a seeded numpy Generator makes the figures
-the same for a seed. The percentiles are read as the steps' are (engine.percentiles of the draws' histogram), so
+the same for a seed. The percentiles are read as the steps' are (timeline.percentiles of the draws' histogram), so
 the ensemble's and its steps' figures compare bin for bin.
 
 Assumptions: the steps' times are independent, and each is drawn from the whole run's histogram of its model,
@@ -32,8 +32,8 @@ import numpy as np
 from numpy.typing import NDArray
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-from simulator.engine import EDGES, percentiles
 from simulator.scenario import ensemble_steps
+from simulator.timeline import EDGES, percentiles
 
 SAMPLES = 200_000
 """Requests drawn per ensemble: its p99 rests on the 2,000 slowest, and another seed moves it by less than a bin
@@ -109,7 +109,7 @@ def end_to_end(
     samples: int = SAMPLES,
 ) -> dict[str, Any]:
     """An ensemble request's p50, p95 and p99 (ms) and rejected %, from its steps' latency histograms over
-    engine.EDGES and rejected % (by model: `histograms`, `rejected_pct`), and its step models in order (`steps`).
+    timeline.EDGES and rejected % (by model: `histograms`, `rejected_pct`), and its step models in order (`steps`).
 
     `config_of`: every model's config that the ensemble reaches, nested ensembles included; NaN percentiles when a
     step served no request."""

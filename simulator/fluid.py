@@ -17,7 +17,7 @@ takes minutes to hours. This model keeps the engine's control plane and replaces
   Python path instead: tests/simulator/test_fluid.py and tests/simulator/test_simulate_zero.py check that both give
   the same summary, to the bit, on random scenarios (signals, HPA behaviors with every policy kind, the GPU-memory
   trigger, queue bounds, node pools, scrape and drain times, two and three models, scale to zero), loads and seeds.
-  engine.summary does the arithmetic for both. One model is never stretched, and with `min_replicas` >= 1 the
+  summaries.summary does the arithmetic for both. One model is never stretched, and with `min_replicas` >= 1 the
   interceptor never runs: their results are unchanged, to the bit.
 
 How close it comes to the detailed engine, and how fast it runs: docs/simulation.md ("The fluid model") and
@@ -41,12 +41,8 @@ from simulator.batcher import (
     COUNTERS,
 )
 from simulator.compiled import compiled
+from simulator.control_plane import hpa_metrics, starting
 from simulator.daily_floor import DAY, floor_array
-from simulator.engine import (
-    hpa_metrics,
-    model_summaries,
-    starting,
-)
 from simulator.fluid_run import (
     RunArrays,
     SurfaceArrays,
@@ -60,6 +56,7 @@ from simulator.fluid_run import (
 from simulator.hpa import SYNC_SECONDS
 from simulator.hpa_compiled import HpaInputs, hpa_desired, hpa_inputs, new_hpa_state
 from simulator.scenario import Scenario
+from simulator.summaries import model_summaries
 from simulator.surface import bracket
 
 # The control plane compiled (`control`): what evaluate_reference does with the engine's objects at each scrape and
@@ -152,12 +149,12 @@ def control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional arr
     )
     provision, pod_start, drain = scenario[7], scenario[8], scenario[9]
     kind, delay, memory_ratio = int(signal[0]), signal[1], signal[2]
-    # Pods, in engine.rescale's order: when each is ready, since when it drains (NaN: it does not), its series.
+    # Pods, in control_plane.rescale's order: when each is ready, since when it drains (NaN: it does not), its series.
     size = max(2 * max_replicas, 4)
     pod_ready, pod_draining, pod_serial = np.zeros(size), np.zeros(size), np.arange(size)
     for p in range(size):
         pod_draining[p] = np.nan
-    # A run at zero starts awake, as at a floor of 1 (engine.starting; its warm nodes come in `scenario`).
+    # A run at zero starts awake, as at a floor of 1 (control_plane.starting; its warm nodes come in `scenario`).
     pods = serials = max(min_replicas, 1) if zero[0] > 0 else min_replicas
     nodes = np.zeros(max(max_nodes, warm_nodes) + 1)
     node_count = warm_nodes
@@ -182,7 +179,7 @@ def control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional arr
         end = events[e + 1] if e + 1 < len(events) else n
         now = float(first)
         if first % every == 0:
-            # _scrape: the live pods' gauges drawn from the surfaces, their counters from the run; engine.scrape.
+            # _scrape: the live pods' gauges drawn from the surfaces, their counters from the run; control_plane.scrape.
             live = np.empty(pods, np.int64)
             count = 0
             for p in range(pods):
@@ -259,7 +256,7 @@ def control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional arr
                                 most = max(most, since / (now - scrape_t[past]) / models[m, 2])
                             busiest += most
                             break
-            # signals.read, and with several models engine.scrape's busiest.
+            # signals.read, and with several models control_plane.scrape's busiest.
             pending = float(gauge.sum())
             if kind == 0:
                 values[0] = pending
@@ -306,7 +303,7 @@ def control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional arr
             desired, rescaling, last_active = 1, True, now
             wake[0] += 1
         if rescaling:
-            # engine.rescale
+            # control_plane.rescale
             if desired < current:
                 # The ReplicaSet removes the newest pods first.
                 active, active_ready = np.empty(current, np.int64), np.empty(current)
@@ -383,7 +380,7 @@ def control(  # noqa: PLR0912, PLR0915, PLR0917 - compiled: plain positional arr
 
 
 def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str, float | int | None]:
-    """What engine.summary reports for `simulate(s, rate, seed)`, from the fluid model: evaluate_reference's
+    """What summaries.summary reports for `simulate(s, rate, seed)`, from the fluid model: evaluate_reference's
     results, its control plane compiled. With several models (Scenario.others) `rate` has a column per model."""
     return evaluate_models(s, rate, seed)[0]
 
@@ -391,7 +388,7 @@ def evaluate(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str,
 def evaluate_models(
     s: Scenario, rate: NDArray[np.float64], seed: int = 0
 ) -> tuple[dict[str, float | int | None], dict[str, dict[str, float | int]]]:
-    """`evaluate`'s summary, and with several models each one's (engine.model_summaries; empty with one)."""
+    """`evaluate`'s summary, and with several models each one's (summaries.model_summaries; empty with one)."""
     rng, timeline, run = start_run(s, rate, seed)
     n = len(rate)
     every, sync = max(int(s.scrape_seconds), 1), int(SYNC_SECONDS)

@@ -1,7 +1,8 @@
-"""The fluid model's control plane in Python (`evaluate_reference`): the engine's own objects (engine.Pod,
-engine.scrape, simulator.keda, simulator.hpa, engine.rescale and drained) run at each scrape over the fluid data
-plane (simulator.fluid_run), each pod's pending gauge drawn from the surface and its counters set from the run. What
-the compiled control plane (simulator.fluid) is held to, result for result (tests/simulator/test_fluid.py)."""
+"""The fluid model's control plane in Python (`evaluate_reference`): the engine's own objects (pods.Pod,
+control_plane.scrape, simulator.keda, simulator.hpa, control_plane.rescale and drained) run at each scrape over the
+fluid data plane (simulator.fluid_run), each pod's pending gauge drawn from the surface and its counters set from the
+run. What the compiled control plane (simulator.fluid) is held to, result for result (tests/simulator/test_fluid.py).
+"""
 
 from __future__ import annotations
 
@@ -14,13 +15,10 @@ from simulator.batcher import (
     COUNTER_BUSY_SECONDS,
     COUNTER_EXECUTIONS,
 )
-from simulator.engine import (
-    Pod,
-    Timeline,
+from simulator.control_plane import (
     drained,
     floor_reads,
     hpa_metrics,
-    new_pod,
     rate_window_seconds,
     rescale,
     scrape,
@@ -29,9 +27,11 @@ from simulator.engine import (
 from simulator.fluid_run import Run, events_of, run_summary, start_run, zero_inputs
 from simulator.hpa import SYNC_SECONDS, Hpa
 from simulator.keda import KedaAdapter
+from simulator.pods import Pod, new_pod
 from simulator.scenario import Scenario
 from simulator.signals import Scrapes
 from simulator.surface import Surface, bracket
+from simulator.timeline import Timeline
 
 
 def _gauge(sf: Surface, rate: float, backlog: float, pods: int, rng: np.random.Generator) -> NDArray[np.int64]:
@@ -59,7 +59,7 @@ def _in_flight_busy(per_second: NDArray[np.float64]) -> float:
 def _scrape(
     s: Scenario, run: Run, pods: list[Pod], second: int, *, scrapes: Scrapes, rng: np.random.Generator
 ) -> list[float | None]:
-    """engine.scrape, with each serving pod's gauges drawn from the surfaces and its counters from the run."""
+    """control_plane.scrape, with each serving pod's gauges drawn from the surfaces and its counters from the run."""
     now = float(second)
     live = [p for p in pods if p.draining_since is None and p.ready_at <= now]
     gauges = [np.zeros(len(live), np.int64) for _ in run.surfaces]
@@ -79,7 +79,7 @@ def _scrape(
             if start < second:
                 replica.counters[COUNTER_BUSY_SECONDS] += _in_flight_busy(run.per_pod[second - 1, m])
     scraped = scrape(s, pods, now, scrapes)
-    # Empty again, so that engine.drained sees an idle pod once its preStop sleep is over.
+    # Empty again, so that control_plane.drained sees an idle pod once its preStop sleep is over.
     for pod in live:
         for replica in pod.replicas:
             replica.queue = np.empty(0)
@@ -101,7 +101,7 @@ def _place(s: Scenario, pods: list[Pod], run: Run, timeline: Timeline, *, first:
 
 
 def evaluate_reference(s: Scenario, rate: NDArray[np.float64], seed: int = 0) -> dict[str, float | int | None]:
-    """`evaluate` with the engine's own control-plane objects (engine.Pod, engine.scrape, keda, hpa, rescale,
+    """`evaluate` with the engine's own control-plane objects (pods.Pod, control_plane.scrape, keda, hpa, rescale,
     drained) run in Python at each scrape: what the compiled `control` is held to, result for result
     (tests/simulator/test_fluid.py)."""
     rng, timeline, run = start_run(s, rate, seed)

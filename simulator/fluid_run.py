@@ -4,8 +4,8 @@ Per second of the trace, Poisson arrivals from the seed split evenly over the re
 the model's surface (simulator.surface). Beyond what the ready pods serve at full batches the excess waits in a
 fluid backlog, which adds its drain time to the latency and is capped by `max_queue_size` and the queue timeout (the
 rest is rejected); with no ready pod every arrival is rejected. Several models on one pod contend as the engine's
-(`data_plane`). At zero, `intercept` is the KEDA HTTP add-on's interceptor. The control plane that sets the pods of
-each second is simulator.fluid's, compiled, or simulator.fluid_reference's, in Python; both call these."""
+(simulator.data_plane). At zero, `intercept` is the KEDA HTTP add-on's interceptor. The control plane that sets the
+pods of each second is simulator.fluid's, compiled, or simulator.fluid_reference's, in Python; both call these."""
 
 from __future__ import annotations
 
@@ -23,17 +23,13 @@ from simulator.batcher import (
     COUNTERS,
 )
 from simulator.compiled import Floats, compiled
-from simulator.engine import (
-    EDGES,
-    MAX_OTHERS_SHARE,
-    ModelCounts,
-    Timeline,
-    model_columns,
-    summary,
-)
+from simulator.data_plane import model_columns
 from simulator.hpa import SYNC_SECONDS
+from simulator.pods import MAX_OTHERS_SHARE
 from simulator.scenario import Scenario
+from simulator.summaries import summary
 from simulator.surface import BINS, CENTRES, GRID, MEASURED, Surface, bracket, search_left, surface
+from simulator.timeline import EDGES, ModelCounts, Timeline
 
 SurfaceArrays = tuple[Floats, Floats, Floats, Floats, Floats, Floats, Floats]
 """The models' surfaces, stacked by model (surface_arrays): rates, rejected shares, counters per request and p95 at
@@ -43,7 +39,7 @@ RunArrays = tuple[Floats, Floats, Floats, Floats, Floats]
 weights, waits."""
 BIN_RATIO = float(EDGES[1] / EDGES[0])
 STRETCH_BINS = math.ceil(math.log(1 / (1 - MAX_OTHERS_SHARE)) / math.log(BIN_RATIO)) + 1
-"""EDGES bins a latency moves up at the most stretch (engine.MAX_OTHERS_SHARE), and 1 for none."""
+"""EDGES bins a latency moves up at the most stretch (pods.MAX_OTHERS_SHARE), and 1 for none."""
 
 
 @compiled
@@ -73,8 +69,8 @@ def data_plane(  # noqa: PLR0915, PLR0917 - compiled: plain positional arrays an
     point whose latency histogram they follow, and to `waits` those that also waited in the backlog, by stretch and
     EDGES bin of the wait (their latency: the wait plus a full batch's).
 
-    Contention, as simulator.engine states it: each model's tau(b) is stretched by 1 / (1 - u), u the other models'
-    GPU share in the second before (at most engine.MAX_OTHERS_SHARE). A pod whose service times are all k x longer
+    Contention, as simulator.pods states it: each model's tau(b) is stretched by 1 / (1 - u), u the other models'
+    GPU share in the second before (at most pods.MAX_OTHERS_SHARE). A pod whose service times are all k x longer
     behaves as the unstretched pod at k x the rate, k x slower: so the surface is read at rate x k, its latencies
     and its busy and queue seconds multiplied by k. One model alone is never stretched (k = 1: the one-model run).
     """
@@ -352,7 +348,7 @@ def _histogram(sf: Surface, weights: NDArray[np.float64], waits: NDArray[np.floa
 
 
 def run_summary(s: Scenario, run: Run, timeline: Timeline) -> dict[str, float | int | None]:
-    """engine.summary over the fluid run, with the one figure it would read from per-second histograms; with several
+    """summaries.summary over the fluid run, with the one figure it would read from per-second histograms; with several
     models, each one's counts in timeline.per_model."""
     totals = [_histogram(sf, run.weights[m], run.waits[m]) for m, sf in enumerate(run.surfaces)]
     rejected = run.rejected.sum(axis=1)

@@ -12,8 +12,8 @@ arrivals are drawn at, so every seed of a trace shares one oracle.
 
 **Hindsight** (`hindsight`, `hindsight_gpu_hours`): the same replicas ready each second, but each pod pays what the
 run's pods pay to become ready: it is started, and costs its GPUs, one start delay before the first second it is
-needed. The delay is the one engine.rescale charges a pod: a node holds `gpusPerNode // gpusPerPod` pods (at least
-one); a pod created while a node up or provisioning has a free slot takes it and waits what remains of that node's
+needed. The delay is the one control_plane.rescale charges a pod: a node holds `gpusPerNode // gpusPerPod` pods (at
+least one); a pod created while a node up or provisioning has a free slot takes it and waits what remains of that node's
 provisioning, max(0, node ready - created), then `podStartSeconds`; where none has, it adds a node and waits
 `nodeProvisionSeconds`, then its start, and later pods take the node's other slots. So every pod pays the pod start,
 and of the pods the warm nodes (reaction.warm_slots: the floor's, the overprovisioning spares', `gpuPool.minNodes`)
@@ -125,7 +125,7 @@ class Oracle:
 def replica_rps(s: Scenario, slo_seconds: float, p99_seconds: float | None = None) -> float:
     """What one replica carries with p95 within `slo_seconds` (and p99 within `p99_seconds`): its surface's rate at
     the SLO. With several models (Scenario.others), of the run's mix (Scenario.mix): the models share the pod's GPU
-    time (simulator.engine's contention), so a replica carries R req/s of the mix where each model's share of the
+    time (simulator.pods' contention), so a replica carries R req/s of the mix where each model's share of the
     time at its own rate at the SLO adds up to 1, R = 1 / sum(share / rate at the SLO), as capacity_rps counts
     full-batch capacity."""
     at_slo = [surface(b, tau).slo_rate(slo_seconds, p99_seconds) for b, tau in s.batchers]
@@ -150,7 +150,7 @@ def oracle(
     beyond = int(np.count_nonzero(rate > per_replica * s.max_replicas))
     start, node = math.ceil(s.pod_start_seconds), math.ceil(s.node_provision_seconds)
     # A pool that cannot add a node has none to wait for; like the instant form, the oracle is not held to the
-    # pool's bound (the run's pods past it stay Pending, engine.rescale).
-    per_node = max(s.gpus_per_node // s.gpus_per_pod, 1)  # a node's pod slots, as engine.rescale counts them
+    # pool's bound (the run's pods past it stay Pending, control_plane.rescale).
+    per_node = max(s.gpus_per_node // s.gpus_per_pod, 1)  # a node's pod slots, as control_plane.rescale counts them
     paid = hindsight(need, start, node if s.warm_nodes < s.max_nodes else 0, warm_slots(s), per_node)
     return Oracle(per_replica, need, s.gpus_per_pod, paid, beyond)

@@ -12,12 +12,12 @@ Which terms apply when:
 
 - the scrape interval and the HPA sync always;
 - KEDA's `pollingIntervalSeconds` never: with an HPA, KEDA's own loop only moves a deployment between 0 replicas
-  and 1, and a deployment at zero wakes on a request the KEDA HTTP add-on pushes at once (engine.py, "Scale to
-  zero"), so every scale-up past one goes through the adapter at the HPA's sync;
+  and 1, and a deployment at zero wakes on a request the KEDA HTTP add-on pushes at once
+  (simulator.scale_to_zero), so every scale-up past one goes through the adapter at the HPA's sync;
 - the pod start always;
 - node provisioning where the rise needs more replicas than the nodes up before it hold (the warm nodes: the
-  floor's, the overprovisioning spares', `gpuPool.minNodes`; engine.rescale places pods on them first) and the
-  pool may still add one (`gpuPool.maxNodes`). A node added stays while the deployment runs (engine.rescale
+  floor's, the overprovisioning spares', `gpuPool.minNodes`; control_plane.rescale places pods on them first) and the
+  pool may still add one (`gpuPool.maxNodes`). A node added stays while the deployment runs (control_plane.rescale
   lets nodes go only when it reaches zero), so only the first rise past the warm nodes pays it.
 
 Not in the floor, because they are settings `stackctl plan` chooses, not physics: the scale-up stabilization
@@ -45,7 +45,7 @@ from simulator.hpa import SYNC_SECONDS
 from simulator.scenario import Scenario, capacity_rps
 
 MEAN_SECONDS = 10
-"""The demand's peak is read as a 10 s mean, as engine.reaction_seconds reads demand against capacity: one
+"""The demand's peak is read as a 10 s mean, as summaries.reaction_seconds reads demand against capacity: one
 second's Poisson count would decide the node term by noise where the peak sits at a replica's boundary."""
 
 
@@ -68,13 +68,13 @@ class ReactionFloor:
 
 
 def warm_slots(s: Scenario) -> int:
-    """Pods the nodes up at the start of a run hold, placed as engine.rescale places them."""
+    """Pods the nodes up at the start of a run hold, placed as control_plane.rescale places them."""
     return s.warm_nodes * max(s.gpus_per_node // s.gpus_per_pod, 1)
 
 
 def peak_replicas(s: Scenario, demand: NDArray[np.float64]) -> int:
     """The replicas the peak of `demand` (req/s each second, as a MEAN_SECONDS mean) needs at a replica's
-    full-batch capacity, the capacity engine.reaction_seconds reads; within the stack's replica bounds."""
+    full-batch capacity, the capacity summaries.reaction_seconds reads; within the stack's replica bounds."""
     window = min(MEAN_SECONDS, len(demand))
     peak = float(np.convolve(demand, np.ones(window) / window, mode="valid").max()) if window else 0.0
     return min(max(math.ceil(peak / capacity_rps(s)), s.min_replicas), s.max_replicas)

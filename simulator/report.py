@@ -13,9 +13,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from offline.out_folder import claim
-from simulator.engine import Timeline, simulate, summary
+from simulator.engine import simulate
 from simulator.oracle import Oracle
 from simulator.scenario import Scenario
+from simulator.summaries import summary
+from simulator.timeline import Timeline
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -57,7 +59,7 @@ WAKE_FIGURES = (
     "gpu_hours_at_min_1",
     "gpu_hours_saved",
 )
-"""What `stackctl simulate` prints besides FIGURES for a deployment at `replicas.min` 0 (engine.wake_summary): its
+"""What `stackctl simulate` prints besides FIGURES for a deployment at `replicas.min` 0 (summaries.wake_summary): its
 wakes, the requests the interceptor held and forwarded with their wait's p99 and max (seconds), those failed at
 its timeout, and the GPU-hours of the same run at `replicas.min` 1 (the fluid model, both) and what zero saves."""
 TIMELINE_FILE = "timeline.csv"

@@ -117,7 +117,7 @@ class Scenario:
 
     @property
     def scales_to_zero(self) -> bool:
-        """Whether the deployment idles at zero pods and wakes on a request (simulator.engine, "Scale to zero")."""
+        """Whether the deployment idles at zero pods and wakes on a request (simulator.scale_to_zero)."""
         return self.min_replicas == 0
 
     @property
@@ -339,7 +339,7 @@ def model_capacity_rps(batcher: BatcherConfig, tau: LatencyProfile) -> float:
 def capacity_rps(s: Scenario) -> float:
     """Requests per second one replica serves at full batches: instances x max batch / tau(max batch).
 
-    With several models, of the run's mix: the models share the pod's GPU time (simulator.engine's contention), so
+    With several models, of the run's mix: the models share the pod's GPU time (simulator.pods' contention), so
     a pod carries R req/s where the mix's GPU shares add up to 1, R = 1 / sum(share / capacity) over the models."""
     if not s.others:
         return s.capacities[0]
@@ -354,7 +354,7 @@ def trigger_rps(s: Scenario) -> float:
     exactly; queue-excess and
     queue-time stay low until the floor saturates.
     """
-    # At `replicas.min` 0 the HPA's floor is 1 (simulator.engine, "Scale to zero").
+    # At `replicas.min` 0 the HPA's floor is 1 (simulator.scale_to_zero).
     floor = max(s.min_replicas, 1)
     if s.signal.name == "queue-depth":
         return s.signal.target / max(s.batcher.max_queue_delay_s, 0.001) * floor

@@ -1,5 +1,5 @@
 """One pod's response surface: its stationary behaviour under Poisson arrivals at a grid of per-pod rates, measured
-once per batching config with the real batcher (simulator.batcher.Replica): the latency histogram (engine.EDGES bins,
+once per batching config with the real batcher (simulator.batcher.Replica): the latency histogram (timeline.EDGES bins,
 request overheads included), the pending gauge at random instants, and per served request the queue, busy and
 execution seconds Triton's counters add, and the share rejected. The fluid model (simulator.fluid) reads it second by
 second, linear in the rate between grid points; the oracle (simulator.oracle) reads the rate each pod holds the SLO
@@ -23,11 +23,11 @@ from simulator.batcher import (
     Replica,
 )
 from simulator.compiled import compiled
-from simulator.engine import (
+from simulator.scenario import model_capacity_rps
+from simulator.timeline import (
     EDGES,
     percentiles,
 )
-from simulator.scenario import model_capacity_rps
 
 BINS = len(EDGES) - 1
 CENTRES = np.sqrt(EDGES[:-1] * EDGES[1:])

@@ -240,7 +240,7 @@ def _load_source(trace: dict[str, Any]) -> tuple[str, str]:
 
 def measurable(rate: NDArray[np.float64], trace: dict[str, Any]) -> None:
     """Refuse a load too small to measure a p95 on: fewer than shapes.MIN_REQUESTS requests offered. Without it a
-    run may serve no request, and its p95 (simulator.engine.percentiles of an empty histogram) is NaN: `p95 nan ms`,
+    run may serve no request, and its p95 (simulator.timeline.percentiles of an empty histogram) is NaN: `p95 nan ms`,
     which the plan read as a missed SLO and answered with advice to raise replicas.max."""
     offered = float(rate.sum())
     if offered >= MIN_REQUESTS:

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from platform_config.loader import StackConfig
-    from simulator.engine import Timeline
     from simulator.scenario import Scenario
+    from simulator.timeline import Timeline
     from stackctl.run_inputs import NamedLoad
 
 
@@ -96,7 +96,7 @@ def slo_failures(result: dict[str, Any], max_rejected_pct: float, p99_slo_ms: fl
     than allowed; empty when it held."""
     failures = []
     if math.isnan(result["p95_ms"]):
-        # No request served (simulator.engine.percentiles of an empty histogram): nothing was measured, so no
+        # No request served (simulator.timeline.percentiles of an empty histogram): nothing was measured, so no
         # "p95 nan ms". The inputs refuse a load too small to serve any (stackctl.run_inputs.measurable).
         failures.append("p95 not measured: no request was served")
     else:
@@ -146,9 +146,9 @@ def ensemble_summaries(
     """Each ensemble the load (`named`, before its ensembles' rates went to their steps) calls by name, end to end
     from its steps' latencies (simulator.ensembles, seeded with the run's seed), with the requests offered to it
     (its rate summed) and its `steps`; empty when it calls none."""
-    from simulator.engine import ModelCounts  # noqa: PLC0415
     from simulator.ensembles import end_to_end  # noqa: PLC0415
     from simulator.scenario import loaded_ensembles  # noqa: PLC0415
+    from simulator.timeline import ModelCounts  # noqa: PLC0415
 
     if args.model:
         return {}
@@ -193,7 +193,7 @@ def floor_one_saving(head: Scenario, rate: NDArray[np.float64], seed: int) -> di
 
 
 def run(args: argparse.Namespace) -> Exit:
-    from simulator.engine import model_summaries, simulate, summary  # noqa: PLC0415
+    from simulator.engine import simulate  # noqa: PLC0415
     from simulator.oracle import oracle  # noqa: PLC0415
     from simulator.report import (  # noqa: PLC0415
         FIGURES,
@@ -203,6 +203,7 @@ def run(args: argparse.Namespace) -> Exit:
         write_compare,
         write_outputs,
     )
+    from simulator.summaries import model_summaries, summary  # noqa: PLC0415
     from stackctl.run_inputs import within_request_budget  # noqa: PLC0415
 
     _, loaded, head, rate, base, inputs, named = warned_inputs(args, "simulate", models=True)

@@ -31,13 +31,14 @@ import numpy as np
 import pytest
 
 from platform_config.loader import load_stack
-from simulator.engine import model_summaries, simulate, summary
+from simulator.engine import simulate
 from simulator.fluid import evaluate, evaluate_models
 from simulator.fluid_reference import evaluate_reference
 from simulator.hpa import Behavior, Hpa, Metric, Policy, Rules
 from simulator.hpa_compiled import hpa_desired, hpa_inputs, new_hpa_state
 from simulator.scenario import Scenario, at_floor_one, scenario, shaped_trace, trigger_rps
 from simulator.signals import SIGNALS, Signal, SignalSpec, derived_target
+from simulator.summaries import model_summaries, summary
 from simulator.surface import surface
 
 HOURS = 0.25
@@ -216,9 +217,9 @@ def random_scenario(rng: np.random.Generator) -> Scenario:
 
 
 def test_the_compiled_control_plane_gives_the_reference_results() -> None:
-    """evaluate's compiled scrape, HPA and rescale against evaluate_reference's engine objects (engine.Pod,
-    engine.scrape, simulator.keda, simulator.hpa, engine.rescale and drained): the same summary, to the bit, on
-    random scenarios, loads and seeds."""
+    """evaluate's compiled scrape, HPA and rescale against evaluate_reference's engine objects (pods.Pod,
+    control_plane.scrape, simulator.keda, simulator.hpa, control_plane.rescale and drained): the same summary, to the
+    bit, on random scenarios, loads and seeds."""
     rng = np.random.default_rng(39)
     for case in range(100):
         s = random_scenario(rng)
@@ -257,7 +258,7 @@ def test_the_compiled_hpa_decides_as_simulator_hpa() -> None:
 
 
 # Several models on one pod (Scenario.others): the fluid model's contention (fluid_run.data_plane) against the detailed
-# engine's (engine.Shared), two models of production's `general`, 40% and 60% of the load, 15-minute traces at
+# engine's (pods.Shared), two models of production's `general`, 40% and 60% of the load, 15-minute traces at
 # 0.6x, 1.3x and 2.7x of the trigger load. Measured (2 cores, seed 3) with production on the demand signal and queues
 # bounded by time: GPU-hours equal in all 9 cases; rejected within 0.06 points, in total and per model; p95 within 30%
 # in 8 cases. Where a second's load sits at production's queue timeout the p95 lands on either side of the timeout's
@@ -332,8 +333,8 @@ def random_models(rng: np.random.Generator) -> Scenario:
 
 
 def test_the_compiled_control_plane_gives_the_reference_results_with_several_models() -> None:
-    """As the one-model test: with several models the reference's pods are the engine's (engine.new_pod: a Shared
-    replica per model), scraped by engine.scrape (a series per pod and model, signals.busiest)."""
+    """As the one-model test: with several models the reference's pods are the engine's (pods.new_pod: a Shared
+    replica per model), scraped by control_plane.scrape (a series per pod and model, signals.busiest)."""
     rng = np.random.default_rng(41)
     for case in range(40):
         s = random_models(rng)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from platform_config.loader import load_stack
-from simulator.engine import rescale
+from simulator.control_plane import rescale
 from simulator.oracle import Oracle, ahead_max, hindsight, oracle, replica_rps, replicas
 from simulator.scenario import Scenario, capacity_rps, scenario
 from simulator.surface import surface
@@ -102,8 +102,8 @@ def test_with_two_pods_a_node_only_the_pod_that_opens_a_node_waits_for_it() -> N
 
 
 def test_a_pod_in_a_later_slot_of_a_provisioning_node_waits_what_remains_of_it_in_the_simulator() -> None:
-    # engine.rescale, which the oracle follows: with two slots a node and two warm nodes, the fifth pod, asked for
-    # at t=100, adds a node up at 220 and is ready at 280; the sixth, asked for at 150, takes that node's second
+    # control_plane.rescale, which the oracle follows: with two slots a node and two warm nodes, the fifth pod, asked
+    # for at t=100, adds a node up at 220 and is ready at 280; the sixth, asked for at 150, takes that node's second
     # slot and waits the 70 s left of it, ready at 280 too; the seventh, at 250, adds another node.
     s = replace(production(), gpus_per_node=2, warm_nodes=2, node_provision_seconds=120)
     pods, nodes = rescale(s, [], [0.0, 0.0], 5, 100.0)

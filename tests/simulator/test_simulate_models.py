@@ -18,8 +18,9 @@ from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from platform_config.loader import StackConfig, load_stack, load_stack_file
 from simulator.batcher import BatcherConfig, LatencyProfile
-from simulator.engine import EDGES, MAX_OTHERS_SHARE, Shared, model_summaries, share_gpu, simulate
+from simulator.engine import simulate
 from simulator.ensembles import end_to_end
+from simulator.pods import MAX_OTHERS_SHARE, Shared, share_gpu
 from simulator.scenario import (
     Scenario,
     Served,
@@ -30,6 +31,8 @@ from simulator.scenario import (
     scenario,
 )
 from simulator.signals import SignalSpec
+from simulator.summaries import model_summaries
+from simulator.timeline import EDGES
 from stackctl.main import main
 from tests.conftest import errors_of, setting
 

@@ -19,8 +19,9 @@ from planner.settings import WAKE, current_settings, edits, locations, with_valu
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
 from simulator import fluid, fluid_reference
-from simulator.engine import simulate, summary
+from simulator.engine import simulate
 from simulator.scenario import Scenario, at_floor_one, scenario, shaped_trace
+from simulator.summaries import summary
 from stackctl.main import main
 
 DEV = scenario(load_stack("dev"))
@@ -74,7 +75,7 @@ def test_the_engine_goes_to_zero_after_the_cooldown_and_wakes_on_the_next_reques
     assert timeline.gpus[:600].min() == 1
     assert timeline.gpus[1300:].min() == 1
     assert (600.0, 0) in timeline.hpa_changes
-    # The run starts awake (engine.starting): one wake, for the second busy spell.
+    # The run starts awake (control_plane.starting): one wake, for the second busy spell.
     assert num(result, "wakes") == 1
     # The requests held during each wake waited for the pod to start (20 s), none longer.
     assert num(result, "waited") > 100

@@ -17,9 +17,9 @@ import platform_config.types
 from platform_config.errors import ConfigError
 from platform_config.loader import load_stack_file
 from platform_config.paths import PROJECT_ROOT
-from simulator.engine import EDGES, PERCENTILE_ROWS, Timeline, percentiles
 from simulator.scenario import shaped_trace
 from simulator.shapes import MAX_REQUESTS
+from simulator.timeline import EDGES, PERCENTILE_ROWS, Timeline, percentiles
 from stackctl.run_inputs import within_request_budget
 from tests.simulator.test_simulator_inputs import DEV, TRACE_RULES, _dev_with_profile, simulate
 

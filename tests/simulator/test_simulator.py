@@ -17,12 +17,13 @@ from hypothesis import strategies as st
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
 from simulator.batcher import BatcherConfig, LatencyProfile, Outcome, Replica
-from simulator.engine import simulate, summary
+from simulator.engine import simulate
 from simulator.hpa import Behavior, Hpa, Metric, Policy, Rules
 from simulator.keda import Fallback, FallbackBehavior, KedaAdapter
 from simulator.report import COLUMNS
 from simulator.scenario import read_trace, scenario, shaped_trace
 from simulator.signals import SignalSpec
+from simulator.summaries import summary
 from tests.conftest import example_count
 
 QUEUE = (Metric("AverageValue", 10),)

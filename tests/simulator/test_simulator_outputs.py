@@ -20,11 +20,13 @@ import simulator.report
 import simulator.scenario
 from platform_config.loader import load_stack
 from platform_config.paths import PROJECT_ROOT
-from simulator.engine import Timeline, reaction_seconds, simulate, summary
+from simulator.engine import simulate
 from simulator.oracle import Oracle
 from simulator.reaction import reaction_floor, warm_slots
 from simulator.report import COLUMNS, deltas, plot_title, runs, timeline_csv
 from simulator.scenario import Scenario, at_floor_one, capacity_rps, scenario, shaped_trace, trigger_rps
+from simulator.summaries import reaction_seconds, summary
+from simulator.timeline import Timeline
 from stackctl.main import main
 
 STAGING = PROJECT_ROOT / "stacks" / "Pulumi.staging.yaml"
