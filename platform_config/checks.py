@@ -37,6 +37,7 @@ from platform_config.scaling_checks import (
     static_replicas,
 )
 from platform_config.sections import Sections
+from platform_config.token_checks import token_objectives_fit
 from platform_config.wake_checks import wake, wake_budget, wake_path_open
 from triton_platform.model_packaging.source import ModelRepository
 
@@ -54,6 +55,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving", "models"), delay_within_slo),
     (("serving", "models"), ensembles_complete),
     (("serving", "models"), base_delay_within_slo),
+    (("serving",), token_objectives_fit),
     (("serving", "gpu_pool"), gpu_capacity),
     (("environment", "serving"), model_delivery),
     (("environment", "serving", "scaling"), scaling_bounds),

@@ -59,6 +59,7 @@ STACK_MODELS: dict[type, str] = {
     serving.InferenceClientArgs: "serving.InferenceClient",
     serving.IngressArgs: "serving.IngressConfig",
     serving.DrainArgs: "serving.Drain",
+    mon.TokenObjectives: "serving.TokenObjectives",
     pool.GpuNodePoolArgs: "gpu_pool.GpuPoolConfig",
     pool.Taint: "gpu_pool.Taint",
     pool.KarpenterSettings: "gpu_pool.KarpenterPool",

@@ -11,6 +11,7 @@ from platform_config.component_fields import arg_format, arg_unique, component_r
 from platform_config.types import Strict
 from triton_platform.model_packaging import model_settings_args
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
+from triton_platform.monitoring import monitoring_args
 from triton_platform.scaling import keda_scaling_args
 from triton_platform.serving import triton_serving_args, triton_serving_spec
 
@@ -20,6 +21,7 @@ from triton_platform.serving import triton_serving_args, triton_serving_spec
 # from triton_platform.scaling import keda_scaling_args
 # def fields(args_type, **options): cog.outl(stack_fields(args_type, **options))
 # from triton_platform.model_packaging import model_settings_args
+# from triton_platform.monitoring import monitoring_args
 # from triton_platform.serving import triton_serving_args
 # ]]]
 # [[[end]]]
@@ -382,6 +384,27 @@ class InferenceClient(Strict):
     # [[[end]]]
 
 
+class TokenObjectives(Strict):
+    """Token latency objectives of one streaming (decoupled) model, in ms. Which series measure them follows from
+    the model's backend (`metrics`: the vLLM backend's own, else Triton's first-response histogram)."""
+
+    # [[[cog fields(monitoring_args.TokenObjectives, exclude=['metrics'])]]]
+    # fmt: off
+    time_to_first_token_p95_ms: int = from_component(monitoring_args.TokenObjectives, "time_to_first_token_p95_ms")
+    """p95 TTFT objective, 1 to 3600000 ms: above it `TritonTimeToFirstTokenAboveSLO` fires."""
+
+    time_to_first_token_p99_ms: int | None = from_component(monitoring_args.TokenObjectives, "time_to_first_token_p99_ms")
+    """p99 TTFT objective, 1 to 3600000 ms and at least the p95's: above it `TritonTimeToFirstTokenP99AboveSLO` fires. Default: none (no p99 objective, no p99 alert)."""
+
+    inter_token_p95_ms: int | None = from_component(monitoring_args.TokenObjectives, "inter_token_p95_ms")
+    """p95 ITL objective, 1 to 3600000 ms: above it `TritonInterTokenLatencyAboveSLO` fires. Only with `metrics` `vllm`: Triton itself reports no inter-token latency. Default: none."""
+
+    inter_token_p99_ms: int | None = from_component(monitoring_args.TokenObjectives, "inter_token_p99_ms")
+    """p99 ITL objective, 1 to 3600000 ms and at least the p95's: above it `TritonInterTokenLatencyP99AboveSLO` fires. Only with `metrics` `vllm`. Default: none."""
+    # fmt: on
+    # [[[end]]]
+
+
 class ServingConfig(Strict):
     """The Triton serving stack."""
 
@@ -434,3 +457,6 @@ class ServingConfig(Strict):
 
     p99_latency_slo_ms: Annotated[int | None, Field(ge=1, le=SLO_MAX_MS)] = None
     """The environment's p99 request latency objective, in ms, at least `p95LatencySloMs`: an alert fires above it, and `stackctl simulate` and `stackctl plan` hold runs to it. Default: none."""
+
+    token_objectives: dict[str, TokenObjectives] = {}
+    """Time to first token and inter-token latency objectives of the streaming (decoupled) models, by model name: alerts fire above each, and a dashboard row shows them (docs/streaming.md). Default: none."""

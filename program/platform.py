@@ -40,6 +40,7 @@ from triton_platform.kube.namespace import namespace_manifests, platform_labels
 from triton_platform.model_packaging.render import RenderedRepository
 from triton_platform.monitoring.monitoring import Monitoring
 from triton_platform.monitoring.monitoring_args import DASHBOARD_TAGS, INSTALL_ONLY, DeploymentSignal, MonitoringArgs
+from triton_platform.monitoring.token_rules import token_metrics
 from triton_platform.scaling.keda_scaling import KedaScaling
 from triton_platform.scaling.keda_scaling_args import KEDA_INSTALL_ONLY, KedaScalingArgs, LoadTrigger, WakeRoute
 from triton_platform.scaling_signal import BUSY_RATIO_SIGNAL, DEMAND_SIGNAL, QUEUE_DEPTH_SIGNAL
@@ -168,6 +169,10 @@ def monitoring_args(
                 if config.serving.p99_latency_slo_ms is not None
                 else {}
             ),
+            "token_objectives": {
+                model: {**section_args(objectives), "metrics": token_metrics(rendered.source.models[model])}
+                for model, objectives in config.serving.token_objectives.items()
+            },
             "deployments": {
                 key: {
                     "object_name": served[key].object_name,

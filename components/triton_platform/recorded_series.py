@@ -29,6 +29,11 @@ DEMAND = "namespace_deployment:nv_inference_request_demand:ratio"
 GPU_UTILIZATION_POD = "namespace_deployment_pod:nv_gpu_utilization:avg"
 GPU_UTILIZATION = "namespace_deployment:nv_gpu_utilization:avg"
 GPU_MEMORY_RATIO_POD = "namespace_deployment_pod:nv_gpu_memory_used:ratio"
+TTFT_P95 = "namespace_deployment_model:time_to_first_token_seconds:p95"
+TTFT_P99 = "namespace_deployment_model:time_to_first_token_seconds:p99"
+ITL_P95 = "namespace_deployment_model:inter_token_latency_seconds:p95"
+ITL_P99 = "namespace_deployment_model:inter_token_latency_seconds:p99"
+"""A streaming model's token latencies, from Triton's or its backend's histograms (monitoring/token_rules.py)."""
 
 
 def rate_window(scrape_interval: str) -> str:

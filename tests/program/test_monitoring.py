@@ -26,6 +26,7 @@ from stackctl.monitoring_files import stack_monitoring
 from tests.components.triton_platform.monitoring.test_monitoring import ALERT_NAMES
 from tests.conftest import STACKS, encode, errors_of, setting, stack_values, synth_stack
 from tests.support.invented_names import INVENTED_METRIC
+from tests.support.promtool import promtool_test, tool
 from triton_platform.args.durations import duration_seconds
 from triton_platform.monitoring.alert_routing import alertmanager_yaml, receiver_secrets
 from triton_platform.monitoring.dashboards import dashboard, panel_queries
@@ -40,8 +41,6 @@ from triton_platform.monitoring.monitoring_settings import (
 )
 from triton_platform.scaling.keda_scaling import gpu_memory_query
 
-INSTALL_HINT = "run `make tools` (apt-get install prometheus prometheus-alertmanager)"
-
 
 def stack_receivers(config: PlatformConfig) -> dict[str, AlertReceiver]:
     """The stack's receivers as its Monitoring component checks them."""
@@ -51,12 +50,6 @@ def stack_receivers(config: PlatformConfig) -> dict[str, AlertReceiver]:
         "receivers": {k: cast("AlertReceiver", section_args(r)) for k, r in config.monitoring.receivers.items()},
     }
     return dict(monitoring_settings("test", args)["receivers"])
-
-
-def tool(name: str) -> str:
-    path = shutil.which(name)
-    assert path, f"{name} is not on PATH: {INSTALL_HINT}"
-    return path
 
 
 @pytest.fixture(scope="module", params=STACKS)
@@ -589,12 +582,7 @@ def test_per_deployment_alerts_name_their_deployment_and_model() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_alerts_stay_silent_when_healthy_and_within_for_then_fire(stack: str, tmp_path: Path) -> None:
     args = stack_monitoring(synth_stack(stack).stack)
-    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": rule_groups(args)}, sort_keys=False))
-    tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": promtool_tests(args)}
-    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False))
-    run = subprocess.run(
-        [tool("promtool"), "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False
-    )
+    run = promtool_test(tmp_path, rule_groups(args), promtool_tests(args))
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert "SUCCESS" in run.stdout
 

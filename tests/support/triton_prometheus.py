@@ -29,8 +29,8 @@ from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO
 from platform_config.schema import PlatformConfig
 from program.platform import monitoring_args, served_plainly
-from tests.program.test_monitoring import INSTALL_HINT
 from tests.support.local_triton.server import TritonServer, free_ports
+from tests.support.promtool import INSTALL_HINT
 from triton_platform.model_packaging.source import read_repository
 from triton_platform.monitoring.monitoring_args import MonitoringArgs
 from triton_platform.monitoring.monitoring_rules import load_queries, rule_groups

@@ -44,6 +44,12 @@ class RepoModel:
     def is_ensemble(self) -> bool:
         return bool(self.config.platform == "ensemble")
 
+    @property
+    def is_decoupled(self) -> bool:
+        """Whether the model streams: its config's `model_transaction_policy { decoupled: true }`, under which it
+        may send any number of responses to a request (Triton's decoupled models)."""
+        return bool(self.config.model_transaction_policy.decoupled)
+
 
 @dataclass(frozen=True)
 class RepoProblem:

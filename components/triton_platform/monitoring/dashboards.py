@@ -12,7 +12,7 @@ from typing import Any
 
 from triton_platform import recorded_series as series
 from triton_platform.monitoring.monitoring_args import DASHBOARD_LABEL, MonitoredDeployment, MonitoringArgs
-from triton_platform.monitoring.monitoring_settings import object_name
+from triton_platform.monitoring.monitoring_settings import object_name, served_models
 from triton_platform.promql import label_value, regex_literal
 from triton_platform.scaling_signal import deployment_selector, per_replica_series
 
@@ -47,6 +47,7 @@ def panel_queries(
     dep = deployment_selector(ns, target)
     model = f'{dep}, model=~"$model"'
     gpu_panels = _dcgm_panels(ns, target) if settings["dcgm_metrics"] else []
+    token_panels = _token_panels(settings, deployment, model)
     return [
         ("Requests per second", "reqps", [(f"{series.REQUESTS_RATE}{window}{{{model}}}", "{{model}}")]),
         (
@@ -86,8 +87,35 @@ def panel_queries(
                 )
             ],
         ),
+        *token_panels,
         *gpu_panels,
     ]
+
+
+def _token_panels(
+    settings: MonitoringArgs, deployment: MonitoredDeployment, model: str
+) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """Time to first token and, where the series report it, inter-token latency of the deployment's models with
+    token objectives (monitoring/token_rules.py)."""
+    objectives = {m: o for m, o in settings["token_objectives"].items() if m in served_models(deployment)}
+    if not objectives:
+        return []
+    panels = [
+        (
+            "Time to first token p95 / p99",
+            "s",
+            [(f"{series.TTFT_P95}{{{model}}}", "p95 {{model}}"), (f"{series.TTFT_P99}{{{model}}}", "p99 {{model}}")],
+        )
+    ]
+    if any(o["metrics"] == "vllm" for o in objectives.values()):
+        panels.append(
+            (
+                "Inter-token latency p95 / p99",
+                "s",
+                [(f"{series.ITL_P95}{{{model}}}", "p95 {{model}}"), (f"{series.ITL_P99}{{{model}}}", "p99 {{model}}")],
+            )
+        )
+    return panels
 
 
 def _dcgm_panels(namespace: str, target: str) -> list[tuple[str, str, list[tuple[str, str]]]]:

@@ -47,6 +47,8 @@ INSTALL_ONLY = ("replicas", "retention", "storage", "priority_class_name")
 """Settings of the Prometheus and Alertmanager mode `install` runs: refused in mode `existing`, where they would
 do nothing."""
 MODES = ("existing", "install")
+TOKEN_METRICS = ("triton", "vllm")
+"""What reports a streaming model's tokens (TokenObjectives.metrics): monitoring/token_rules.py SOURCES."""
 """`existing`: an operator already runs; `install`: the component installs kube-prometheus-stack."""
 DEFAULT_CHART: ChartSource = {"version": "88.5.3", "repository": "https://prometheus-community.github.io/helm-charts"}
 """kube-prometheus-stack, pinned, for mode `install`."""
@@ -230,6 +232,36 @@ class MonitoredDeployment(TypedDict):
     and `TritonWakeOverBudget` fires when requests wait at zero ready replicas for longer. Default: unset."""
 
 
+class TokenObjectives(TypedDict):
+    """Token latency objectives of one streaming (decoupled) model, in milliseconds: how soon its first token comes
+    (time to first token, TTFT) and how far apart the tokens after it are (inter-token latency, ITL). Monitoring
+    records each percentile from the histograms `metrics` names and alerts above its objective
+    (triton_platform/monitoring/token_rules.py)."""
+
+    time_to_first_token_p95_ms: int
+    """p95 TTFT objective, 1 to 3600000 ms: above it `TritonTimeToFirstTokenAboveSLO` fires."""
+
+    time_to_first_token_p99_ms: NotRequired[int]
+    """p99 TTFT objective, 1 to 3600000 ms and at least the p95's: above it `TritonTimeToFirstTokenP99AboveSLO`
+    fires. Default: none (no p99 objective, no p99 alert)."""
+
+    inter_token_p95_ms: NotRequired[int]
+    """p95 ITL objective, 1 to 3600000 ms: above it `TritonInterTokenLatencyAboveSLO` fires. Only with `metrics`
+    `vllm`: Triton itself reports no inter-token latency. Default: none."""
+
+    inter_token_p99_ms: NotRequired[int]
+    """p99 ITL objective, 1 to 3600000 ms and at least the p95's: above it `TritonInterTokenLatencyP99AboveSLO`
+    fires. Only with `metrics` `vllm`. Default: none."""
+
+    metrics: NotRequired[str]
+    """Which series report the model's tokens. `triton`: Triton's first-response histogram
+    (`nv_inference_first_response_histogram_ms`), which Triton 2.52 (24.11) and later export for a decoupled model
+    under `--metrics-config histogram_latencies=true` (TritonServing sets it where a deployment serves one); it
+    gives TTFT only. `vllm`: the vLLM backend's histograms (`vllm:time_to_first_token_seconds`,
+    `vllm:time_per_output_token_seconds`), which it reports when the model's config.pbtxt sets the parameter
+    `REPORT_CUSTOM_METRICS` to `yes`. Default: `triton`."""
+
+
 class MonitoringStorage(TypedDict):
     """Persistent volumes for Prometheus and Alertmanager in mode `install`: each replica claims its own through
     the Prometheus Operator's `storage.volumeClaimTemplate`, so its data outlives a restart or a reschedule."""
@@ -265,6 +297,10 @@ class MonitoringArgs(TypedDict):
     """The Deployments to watch, by key; the key names the dashboard's resource (`<name>-<key>-dashboard`). The
     ServiceMonitor scrapes their Services (by `object_name`); with none, nothing is scraped and only the
     namespace-wide rules and alerts are made. Default: none."""
+
+    token_objectives: NotRequired[dict[str, TokenObjectives]]
+    """Token latency objectives by model: each a streaming (decoupled) model a monitored deployment serves.
+    Default: none."""
 
     mode: NotRequired[str]
     """`existing`: a Prometheus Operator already runs; only the ServiceMonitor, rules, alert routing and dashboards
@@ -420,6 +456,14 @@ declare(
     capacity_per_pod=Setting(keys=MODEL, above=0, maximum=MAX_CAPACITY_RPS),
 )
 declare(
+    TokenObjectives,
+    time_to_first_token_p95_ms=Setting(minimum=1, maximum=LATENCY_SLO_MAX_MS),
+    time_to_first_token_p99_ms=Setting(minimum=1, maximum=LATENCY_SLO_MAX_MS),
+    inter_token_p95_ms=Setting(minimum=1, maximum=LATENCY_SLO_MAX_MS),
+    inter_token_p99_ms=Setting(minimum=1, maximum=LATENCY_SLO_MAX_MS),
+    metrics=Setting(default=TOKEN_METRICS[0], choices=TOKEN_METRICS),
+)
+declare(
     MonitoredDeployment,
     object_name=Setting(format=SERVICE_NAME),
     max_replicas=Setting(minimum=1, maximum=INT32_MAX),
@@ -433,6 +477,7 @@ declare(
     latency_slo_ms=Setting(minimum=1, maximum=LATENCY_SLO_MAX_MS),
     latency_p99_slo_ms=Setting(minimum=1, maximum=LATENCY_SLO_MAX_MS),
     deployments=Setting(default={}, keys=WATCHED_KEY),
+    token_objectives=Setting(default={}, keys=MODEL),
     mode=Setting(default="existing", choices=MODES),
     chart=Setting(default=DEFAULT_CHART),
     prometheus_namespace=Setting(default="monitoring", format=NAMESPACE),

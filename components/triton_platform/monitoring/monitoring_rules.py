@@ -15,6 +15,7 @@ from triton_platform.monitoring.gpu_health_rules import TRITON_GPU_SERIES, gpu_h
 from triton_platform.monitoring.monitoring_args import MonitoredDeployment, MonitoringArgs
 from triton_platform.monitoring.monitoring_settings import object_name, scraped_service, served_models, signal_divisors
 from triton_platform.monitoring.prometheus_alert import Alert, alert_rule
+from triton_platform.monitoring.token_rules import token_groups
 from triton_platform.promql import any_of, label_value
 from triton_platform.recorded_series import (
     BATCH_SIZE,
@@ -291,4 +292,5 @@ def rule_groups(settings: MonitoringArgs) -> list[dict[str, Any]]:
         },
         {"name": "triton-platform.alerts", "rules": [alert_rule(a, runbooks) for a in alerts(settings)]},
         *gpu_health_groups(settings),
+        *token_groups(settings),
     ]

@@ -29,12 +29,14 @@ from triton_platform.monitoring.monitoring_args import (
     POD_SECURITY_LABELS,
     RECEIVER_NAME,
     SEVERITY,
+    TOKEN_METRICS,
     WATCHED_KEY,
     AlertReceiver,
     AlertThresholds,
     MonitoredDeployment,
     MonitoringArgs,
     ReceiverCredential,
+    TokenObjectives,
 )
 from triton_platform.scaling_signal import PER_MODEL_SIGNALS, QUEUE_DEPTH_SIGNAL
 
@@ -55,6 +57,8 @@ def monitoring_settings(name: str, args: MonitoringArgs) -> MonitoringArgs:
     routing_rules(problems, (), checked)
     alert_rules(problems, ("alerts",), checked.get("alerts", {}))
     _tail_objective(problems, checked)
+    for model, objectives in _rightly_named(checked.get("token_objectives", {}), MODEL).items():
+        token_objective_rules(problems, ("token_objectives", model), objectives)
     _labels_of_the_components_own(problems, checked)
     mode = checked.get("mode", "existing")
     if mode != "install" and isinstance(args, dict):
@@ -289,6 +293,29 @@ def _tail_objective(problems: ArgProblems, checked: MonitoringArgs) -> None:
             f"{p99} is below the p95 objective ({checked['latency_slo_ms']} ms): a p99 is never below the p95; "
             f"give at least {checked['latency_slo_ms']}",
         )
+
+
+def token_objective_rules(problems: ArgProblems, path: ArgPath, objectives: TokenObjectives) -> None:
+    """A p99 objective below its p95 (no distribution meets it without a tighter p95), and an inter-token objective
+    where the series the model is measured by report none."""
+    values = cast(Mapping[str, int], objectives)
+    for p95, p99 in (
+        ("time_to_first_token_p95_ms", "time_to_first_token_p99_ms"),
+        ("inter_token_p95_ms", "inter_token_p99_ms"),
+    ):
+        low, high = values.get(p95), values.get(p99)
+        if low is not None and high is not None and high < low and problems.clean((*path, p95), (*path, p99)):
+            problems.add((*path, p99), f"{high} is below the p95 objective ({low} ms): a p99 is never below the p95")
+    metrics = objectives.get("metrics", TOKEN_METRICS[0])
+    if metrics == "triton" and problems.clean((*path, "metrics")):
+        for key in ("inter_token_p95_ms", "inter_token_p99_ms"):
+            if key in objectives:
+                problems.add(
+                    (*path, key),
+                    "needs metrics 'vllm', the vLLM backend's: Triton reports no inter-token latency (its only token "
+                    "series is the first-response histogram), so this objective could never be measured; remove it, "
+                    "or serve the model with the vLLM backend and its metrics",
+                )
 
 
 def _labels_of_the_components_own(problems: ArgProblems, checked: MonitoringArgs) -> None:

@@ -41,8 +41,11 @@ def tritonserver_args(
     model_repository: str = MODELS_DIR,
     ports: tuple[int, int, int] = (HTTP_PORT, GRPC_PORT, METRICS_PORT),
     admin_key: str = f"$({ADMIN_KEY_ENV})",
+    streaming: bool = False,
 ) -> list[str]:
-    """tritonserver's flags for one deployment of models from `source`; tests run the real server with the same list."""
+    """tritonserver's flags for one deployment of models from `source`; tests run the real server with the same list.
+    `streaming`: the deployment serves a decoupled model, whose time to first token Triton's first-response
+    histogram measures."""
     http, grpc, metrics = ports
     args = [
         f"--model-repository={model_repository}",
@@ -71,4 +74,7 @@ def tritonserver_args(
         f"--metrics-port={metrics}",
         # p50/p95/p99 per model come from the _summary_us quantiles.
         "--metrics-config=summary_latencies=true",
+        # nv_inference_first_response_histogram_ms of each decoupled model (core r24.11 and later,
+        # src/metric_model_reporter.cc); a release without it, 24.10's 2.51, ignores the setting.
+        *(["--metrics-config=histogram_latencies=true"] if streaming else []),
     ]

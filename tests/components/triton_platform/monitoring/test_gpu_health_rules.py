@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from program.platform import dcgm_metrics
 from tests.conftest import CLUSTER, POOL, setting, synth_stack, validate
 from tests.program.test_gpu_node_pool import objects
-from tests.program.test_monitoring import metric_names, tool
+from tests.program.test_monitoring import metric_names
+from tests.support.promtool import promtool_test
 from triton_platform.gpu_pool.dcgm_counters import (
     COUNTERS_FILE,
     HEALTH_COUNTERS,
@@ -366,17 +366,7 @@ def test_every_gpu_alert_and_record_has_a_promtool_case() -> None:
 
 
 def run_promtool(tmp_path: Path, cases: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:
-    groups = rule_groups(settings(dcgm=True))
-    (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, sort_keys=False))
-    tests = {
-        "rule_files": ["rules.yaml"],
-        "evaluation_interval": "1m",
-        "tests": [{"interval": "1m", **case} for case in cases],
-    }
-    (tmp_path / "tests.yaml").write_text(yaml.safe_dump(tests, sort_keys=False))
-    return subprocess.run(
-        [tool("promtool"), "test", "rules", "tests.yaml"], cwd=tmp_path, capture_output=True, text=True, check=False
-    )
+    return promtool_test(tmp_path, rule_groups(settings(dcgm=True)), [{"interval": "1m", **case} for case in cases])
 
 
 @pytest.mark.real_tools

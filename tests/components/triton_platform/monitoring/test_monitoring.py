@@ -552,7 +552,7 @@ KNOWN_KEYS = (
     "kube_version, labels, "
     "latency_p99_slo_ms, latency_slo_ms, managed_control_plane, mode, namespace, priority_class_name, prometheus_namespace, "
     "prometheus_pod_labels, receivers, replicas, retention, routes, runbook_base_url, scaling_enabled, "
-    "scrape_interval, selector_labels, storage"
+    "scrape_interval, selector_labels, storage, token_objectives"
 )
 THRESHOLD_KEYS = (
     "backlog_at_max_for, failure_for, failure_ratio, gpu_memory_for, gpu_memory_ratio, gpu_utilization_low, "

@@ -552,6 +552,26 @@ def test_model_repository(given: dict[str, Any], expected: list[str]) -> None:
     assert problems(valid(model_repository=given)) == expected
 
 
+STREAMING_REPO = str(PROJECT_ROOT / "tests" / "fixtures" / "streaming_repo")
+
+
+def test_a_deployment_serving_a_decoupled_model_turns_on_the_first_response_histogram(
+    recorder: RecordingMocks,
+) -> None:
+    def streaming(metrics_namespace: pulumi.Output[str]) -> TritonServingArgs:
+        args = serving_args(metrics_namespace, {"path": STREAMING_REPO, "source": "bundled"})
+        return {**args, "deployments": {"demo": {"models": ["tokens"], "replicas": {"min": 1, "max": 2}}}}
+
+    build(streaming)
+    [triton] = recorder.inputs["kubernetes:apps/v1:Deployment", "unit-demo-deployment"]["spec"]["template"]["spec"][
+        "containers"
+    ]
+    assert triton["args"][-2:] == [
+        "--metrics-config=summary_latencies=true",
+        "--metrics-config=histogram_latencies=true",
+    ]
+
+
 def test_model_settings() -> None:
     assert problems(
         valid(

@@ -1,0 +1,86 @@
+"""A streaming model's token objectives (`serving.tokenObjectives`) against the model repository and the image: the
+model streams, a deployment serves it, and something exports the series its objectives are read from
+(triton_platform/monitoring/token_rules.py). The component's own rule on them (a p99 below its p95, an
+inter-token objective Triton cannot measure) runs here too, with the series the model's backend gives."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import cast
+
+from platform_config.errors import ConfigIssue
+from platform_config.model_checks import camel, known
+from platform_config.model_settings import served_models
+from platform_config.sections import SERVING, Sections
+from platform_config.serving import ServingConfig
+from triton_platform.args.arg_problems import ArgProblems
+from triton_platform.model_packaging.source import ModelRepository, RepoModel
+from triton_platform.monitoring.monitoring_args import TokenObjectives
+from triton_platform.monitoring.monitoring_settings import token_objective_rules
+from triton_platform.monitoring.token_rules import token_metrics
+
+FIRST_RESPONSE_HISTOGRAM_RELEASE = (24, 11)
+"""The first NGC release whose Triton (2.52) exports `nv_inference_first_response_histogram_ms` (core r24.11,
+src/metric_model_reporter.cc); 24.10's 2.51 has none and ignores `histogram_latencies`."""
+RELEASE_TAG = re.compile(r"^(\d{2})\.(\d{2})(?:-|$)")
+"""An NGC Triton image tag: `<YY>.<MM>` then the variant (`24.10-py3`, `24.10-vllm-python-py3`)."""
+
+
+def image_release(image: str) -> tuple[int, int] | None:
+    """The NGC release of a Triton image by its tag (`nvcr.io/nvidia/tritonserver:24.10-py3`), or None where the tag
+    does not say (another naming, or a digest alone)."""
+    name = image.split("@", 1)[0]
+    tag = name.rsplit(":", 1)[1] if ":" in name.rsplit("/", 1)[-1] else ""
+    found = RELEASE_TAG.match(tag)
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def _reports_vllm_metrics(model: RepoModel) -> bool:
+    """vllm_backend r24.10 src/model.py: its metrics only where the config's `REPORT_CUSTOM_METRICS` is `yes`."""
+    parameter = model.config.parameters.get("REPORT_CUSTOM_METRICS")
+    return parameter is not None and parameter.string_value.lower() in ("yes", "true")
+
+
+def token_objectives_fit(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    serving: ServingConfig = sections["serving"]
+    served = served_models(serving)
+    release = image_release(serving.image)
+    for name, objectives in sorted(serving.token_objectives.items()):
+        path = f"{SERVING}.tokenObjectives.{name}"
+        model = repo.models.get(name)
+        if model is None:
+            yield ConfigIssue(path, f"{name!r} is not in the model repository; known models: {known(repo)}")
+            continue
+        if name not in served:
+            yield ConfigIssue(
+                path, f"model {name!r} has token objectives but no deployment serves it; serve it or remove them"
+            )
+        if not model.is_decoupled:
+            yield ConfigIssue(
+                path,
+                f"model {name!r} does not stream: its config.pbtxt has no `model_transaction_policy {{ decoupled: "
+                "true }`, so it answers each request once and has no first token to time; token objectives are for "
+                "decoupled models, and `p95LatencySloMs` covers this one",
+            )
+            continue
+        metrics = token_metrics(model)
+        if metrics == "triton" and release is not None and release < FIRST_RESPONSE_HISTOGRAM_RELEASE:
+            yield ConfigIssue(
+                f"{SERVING}.image",
+                f"{serving.image!r} is Triton {release[0]}.{release[1]:02d}, which exports no first-response "
+                f"histogram, so model {name!r}'s time to first token could not be measured; Triton 24.11 (2.52) and "
+                "later export it: use such an image, or serve the model with the vLLM backend",
+            )
+        if metrics == "vllm" and not _reports_vllm_metrics(model):
+            yield ConfigIssue(
+                path,
+                f"model {name!r} is served by the vLLM backend, which reports its token metrics only with "
+                '`parameters { key: "REPORT_CUSTOM_METRICS" value: { string_value: "yes" } }` in its config.pbtxt; '
+                "add it",
+            )
+        problems = ArgProblems("stack", "tokens")
+        given = cast(TokenObjectives, {**objectives.model_dump(exclude_none=True), "metrics": metrics})
+        token_objective_rules(problems, (), given)
+        for problem in problems.problems:
+            yield ConfigIssue(f"{path}.{camel(str(problem.path[-1]))}", problem.reason)

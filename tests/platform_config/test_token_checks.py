@@ -1,0 +1,167 @@
+"""`serving.tokenObjectives` (platform_config/token_checks.py): each streaming model's objectives checked against
+the repository and the image, with the series its backend gives; and what the program hands Monitoring."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT
+from platform_config.token_checks import image_release
+from program.platform import monitoring_args, served_plainly
+from tests.conftest import SERVING, Mutation, errors_of, model_folder, removing, setting, validate
+from triton_platform.model_packaging.source import ModelRepository, read_repository
+
+STREAMING = PROJECT_ROOT / "tests" / "fixtures" / "streaming_repo" / "tokens"
+NEWER = "nvcr.io/nvidia/tritonserver:24.11-py3"
+VLLM = 'backend: "vllm"\nmax_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n'
+REPORTS = 'parameters { key: "REPORT_CUSTOM_METRICS" value: { string_value: "yes" } }\n'
+KEY = f"{SERVING}.tokenObjectives"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> ModelRepository:
+    """classifier (one answer per request), tokens (a decoupled Python model), and two vLLM models, one reporting
+    its metrics."""
+    shutil.copytree(DEFAULT_MODEL_REPO / "classifier", tmp_path / "classifier")
+    shutil.copytree(STREAMING, tmp_path / "tokens")
+    model_folder(tmp_path, "llama", VLLM + REPORTS)
+    model_folder(tmp_path, "quiet", VLLM)
+    return read_repository(tmp_path)
+
+
+def serving(*models: str, image: str = NEWER) -> tuple[Mutation, ...]:
+    return (
+        removing("triton-platform:models"),
+        setting(SERVING, "deployments", "general", "models", value=list(models)),
+        setting(SERVING, "image", value=image),
+    )
+
+
+def objectives(value: dict[str, object]) -> Mutation:
+    return setting(SERVING, "tokenObjectives", value=value)
+
+
+def test_a_streaming_models_objectives_reach_monitoring_with_the_series_its_backend_gives(
+    repo: ModelRepository,
+) -> None:
+    config = validate(
+        "dev",
+        *serving("classifier", "tokens", "llama"),
+        objectives(
+            {
+                "tokens": {"timeToFirstTokenP95Ms": 500, "timeToFirstTokenP99Ms": 1000},
+                "llama": {"timeToFirstTokenP95Ms": 400, "interTokenP95Ms": 50, "interTokenP99Ms": 80},
+            }
+        ),
+        repo=repo,
+    )
+    from platform_config.model_settings import render_stack  # noqa: PLC0415
+
+    rendered = render_stack("dev", config.serving, config.models, repo)
+    args = monitoring_args(config, served_plainly(config, rendered), rendered)
+    assert args["token_objectives"] == {
+        "tokens": {"time_to_first_token_p95_ms": 500, "time_to_first_token_p99_ms": 1000, "metrics": "triton"},
+        "llama": {
+            "time_to_first_token_p95_ms": 400,
+            "inter_token_p95_ms": 50,
+            "inter_token_p99_ms": 80,
+            "metrics": "vllm",
+        },
+    }
+
+
+def test_a_model_that_does_not_stream_has_no_token_objectives(repo: ModelRepository) -> None:
+    assert errors_of(
+        "dev",
+        *serving("classifier"),
+        objectives({"classifier": {"timeToFirstTokenP95Ms": 500}}),
+        repo=repo,
+    ) == [
+        f"{KEY}.classifier: model 'classifier' does not stream: its config.pbtxt has no `model_transaction_policy "
+        "{ decoupled: true }`, so it answers each request once and has no first token to time; token objectives "
+        "are for decoupled models, and `p95LatencySloMs` covers this one"
+    ]
+
+
+def test_objectives_name_a_served_model_of_the_repository(repo: ModelRepository) -> None:
+    assert errors_of(
+        "dev",
+        *serving("classifier"),
+        objectives({"tokens": {"timeToFirstTokenP95Ms": 500}, "chat": {"timeToFirstTokenP95Ms": 500}}),
+        repo=repo,
+    ) == [
+        f"{KEY}.chat: 'chat' is not in the model repository; known models: classifier, llama, quiet, tokens",
+        f"{KEY}.tokens: model 'tokens' has token objectives but no deployment serves it; serve it or remove them",
+    ]
+
+
+def test_triton_before_24_11_cannot_time_a_first_token(repo: ModelRepository) -> None:
+    image = "nvcr.io/nvidia/tritonserver:24.10-py3"
+    assert errors_of(
+        "dev",
+        *serving("tokens", image=image),
+        objectives({"tokens": {"timeToFirstTokenP95Ms": 500}}),
+        repo=repo,
+    ) == [
+        f"{SERVING}.image: '{image}' is Triton 24.10, which exports no first-response histogram, so model 'tokens''s "
+        "time to first token could not be measured; Triton 24.11 (2.52) and later export it: use such an image, or "
+        "serve the model with the vLLM backend"
+    ]
+
+
+def test_the_components_rule_runs_with_the_models_series(repo: ModelRepository) -> None:
+    assert errors_of(
+        "dev",
+        *serving("tokens", "llama"),
+        objectives(
+            {
+                "tokens": {"timeToFirstTokenP95Ms": 500, "interTokenP95Ms": 40},
+                "llama": {"timeToFirstTokenP95Ms": 400, "timeToFirstTokenP99Ms": 300},
+            }
+        ),
+        repo=repo,
+    ) == [
+        f"{KEY}.llama.timeToFirstTokenP99Ms: 300 is below the p95 objective (400 ms): a p99 is never below the p95",
+        f"{KEY}.tokens.interTokenP95Ms: needs metrics 'vllm', the vLLM backend's: Triton reports no inter-token "
+        "latency (its only token series is the first-response histogram), so this objective could never be "
+        "measured; remove it, or serve the model with the vLLM backend and its metrics",
+    ]
+
+
+def test_a_vllm_model_must_report_its_metrics(repo: ModelRepository) -> None:
+    assert errors_of(
+        "dev",
+        *serving("quiet"),
+        objectives({"quiet": {"timeToFirstTokenP95Ms": 400}}),
+        repo=repo,
+    ) == [
+        f"{KEY}.quiet: model 'quiet' is served by the vLLM backend, which reports its token metrics only with "
+        '`parameters { key: "REPORT_CUSTOM_METRICS" value: { string_value: "yes" } }` in its config.pbtxt; add it'
+    ]
+
+
+@pytest.mark.parametrize(
+    ("image", "release"),
+    [
+        ("nvcr.io/nvidia/tritonserver:24.10-py3", (24, 10)),
+        ("nvcr.io/nvidia/tritonserver:24.10-vllm-python-py3", (24, 10)),
+        ("nvcr.io/nvidia/tritonserver:25.01-trtllm-python-py3@sha256:" + "a" * 64, (25, 1)),
+        ("registry:5000/tritonserver:24.12", (24, 12)),
+        ("registry:5000/tritonserver", None),
+        ("nvcr.io/nvidia/tritonserver@sha256:" + "a" * 64, None),
+        ("example.com/triton:latest", None),
+    ],
+)
+def test_an_images_release_is_read_from_its_tag(image: str, release: tuple[int, int] | None) -> None:
+    assert image_release(image) == release
+
+
+@given(st.text())
+def test_any_image_text_reads_as_a_release_or_none(image: str) -> None:
+    release = image_release(image)
+    assert release is None or (len(release) == 2 and all(0 <= part <= 99 for part in release))
