@@ -555,12 +555,16 @@ def test_model_repository(given: dict[str, Any], expected: list[str]) -> None:
 STREAMING_REPO = str(PROJECT_ROOT / "tests" / "fixtures" / "streaming_repo")
 
 
-def test_a_deployment_serving_a_decoupled_model_turns_on_the_first_response_histogram(
+def test_a_deployment_serving_a_decoupled_model_streams_and_times_its_first_responses(
     recorder: RecordingMocks,
 ) -> None:
     def streaming(metrics_namespace: pulumi.Output[str]) -> TritonServingArgs:
         args = serving_args(metrics_namespace, {"path": STREAMING_REPO, "source": "bundled"})
-        return {**args, "deployments": {"demo": {"models": ["tokens"], "replicas": {"min": 1, "max": 2}}}}
+        return {
+            **args,
+            "deployments": {"demo": {"models": ["tokens"], "replicas": {"min": 1, "max": 2}}},
+            "ingress": {"enabled": True, "base_domain": "example.com", "tls_secret_name": "tls"},
+        }
 
     build(streaming)
     [triton] = recorder.inputs["kubernetes:apps/v1:Deployment", "unit-demo-deployment"]["spec"]["template"]["spec"][
@@ -570,6 +574,16 @@ def test_a_deployment_serving_a_decoupled_model_turns_on_the_first_response_hist
         "--metrics-config=summary_latencies=true",
         "--metrics-config=histogram_latencies=true",
     ]
+    # Its streams pass through ingress-nginx as they come, and stay open an hour between tokens.
+    for protocol, extra in (("http", {}), ("grpc", {"nginx.ingress.kubernetes.io/backend-protocol": "GRPC"})):
+        ingress = recorder.inputs["kubernetes:networking.k8s.io/v1:Ingress", f"unit-demo-ingress-{protocol}"]
+        assert ingress["metadata"]["annotations"] == {
+            "nginx.ingress.kubernetes.io/proxy-body-size": "64m",
+            "nginx.ingress.kubernetes.io/proxy-buffering": "off",
+            "nginx.ingress.kubernetes.io/proxy-read-timeout": "3600",
+            "nginx.ingress.kubernetes.io/proxy-send-timeout": "3600",
+            **extra,
+        }
 
 
 def test_model_settings() -> None:
