@@ -29,8 +29,9 @@ def repo(tmp_path: Path) -> ModelRepository:
     its metrics."""
     shutil.copytree(DEFAULT_MODEL_REPO / "classifier", tmp_path / "classifier")
     shutil.copytree(STREAMING, tmp_path / "tokens")
-    model_folder(tmp_path, "llama", VLLM + REPORTS)
-    model_folder(tmp_path, "quiet", VLLM)
+    for name, config in (("llama", VLLM + REPORTS), ("quiet", VLLM)):
+        model_folder(tmp_path, name, config)
+        (tmp_path / name / "1" / "model.json").write_text('{"model": "meta-llama/Llama-3.1-8B-Instruct"}')
     return read_repository(tmp_path)
 
 

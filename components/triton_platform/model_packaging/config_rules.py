@@ -61,6 +61,10 @@ def _platform_problems(config: ModelConfig) -> Iterator[str]:
     if platform == ENSEMBLE and not config.HasField("ensemble_scheduling"):
         # "ensemble scheduling must be set for ensemble <name> whose platform is ensemble"
         yield "platform 'ensemble' without ensemble_scheduling; list the ensemble's steps in it"
+    if backend == "vllm" and not config.model_transaction_policy.decoupled:
+        # vllm_backend r24.10 src/model.py `init_engine` asserts a decoupled transaction policy; its auto-complete,
+        # which would set one, is off (--disable-auto-complete-config).
+        yield "backend 'vllm' streams its tokens: set model_transaction_policy { decoupled: true }"
     if config.max_batch_size < 0:
         # "'max_batch_size' must be non-negative value for <name>"
         yield f"max_batch_size {config.max_batch_size} is negative; 0 means the model does not batch"
@@ -163,6 +167,9 @@ BACKEND_FILES = {
     "pytorch": "model.pt",
     "openvino": "model.xml",
     "python": "model.py",
+    # vllm_backend r24.10 src/model.py: the engine arguments (model_packaging/vllm_engine.py); the weights come
+    # from the name or path they give.
+    "vllm": "model.json",
 }
 PLATFORM_FILES = {
     "tensorflow_graphdef": "model.graphdef",

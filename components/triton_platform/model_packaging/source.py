@@ -19,6 +19,7 @@ from tritonclient.grpc.model_config_pb2 import ModelConfig
 from triton_platform.args.input_files import InputFile, InputFileError, InputKind
 from triton_platform.args.integer_limits import INT64_MAX
 from triton_platform.model_packaging.config_rules import config_problems, ensemble_problems
+from triton_platform.model_packaging.vllm_engine import ENGINE_ARGS_FILE, ENGINE_ARGS_FILE_NAME, engine_args_problems
 
 BASE_CONFIG = "config.pbtxt"
 CONFIG_FILE = InputKind(BASE_CONFIG, 1024 * 1024)
@@ -164,6 +165,26 @@ def _has_files(folder: Path) -> bool:
     return any(f.is_file() and not f.name.startswith(".") for f in folder.rglob("*"))
 
 
+def _check_engine_args(repo: ModelRepository, folder: Path, config: ModelConfig, versions: list[int]) -> None:
+    """A vLLM model's engine arguments in each version folder that has them (a served version without them is
+    model_fit's to name)."""
+    if config.backend != "vllm":
+        return
+    for path in (folder / str(v) / ENGINE_ARGS_FILE_NAME for v in versions):
+        if not path.is_file():
+            continue
+        try:
+            text = InputFile(path, ENGINE_ARGS_FILE).read_text()
+        except InputFileError as err:
+            repo.add_problem(folder.name, path, err.problem)
+            continue
+        except UnicodeDecodeError:
+            repo.add_problem(folder.name, path, "is not UTF-8 text; it holds vLLM's engine arguments as JSON")
+            continue
+        for message in engine_args_problems(text):
+            repo.add_problem(folder.name, path, message)
+
+
 def _read_model(repo: ModelRepository, folder: Path) -> None:
     config_file = folder / BASE_CONFIG
     if not config_file.is_file():
@@ -200,6 +221,7 @@ def _read_model(repo: ModelRepository, folder: Path) -> None:
             versions.append(int(sub.name))
             if not _has_files(sub):
                 empty.add(int(sub.name))
+    _check_engine_args(repo, folder, config, versions)
     extra = set()
     for key, value, relative in config_files(config):
         problem = _config_file_problem(folder, key, value, relative)
