@@ -11,6 +11,8 @@ from collections.abc import Iterator, Mapping
 
 from tritonclient.grpc.model_config_pb2 import DataType, ModelConfig, ModelEnsembling, ModelInput, ModelOutput
 
+from triton_platform.model_packaging.tensorrt_llm import tensorrt_llm_problems
+
 ENSEMBLE = "ensemble"
 
 # core src/constants.h and GetBackendTypeFromPlatform / GetBackendType (src/model_config_utils.cc): the
@@ -39,7 +41,7 @@ def config_problems(config: ModelConfig) -> list[str]:
             "it is empty; state the model in it (platform or backend, input, output): tritonserver runs "
             "with --disable-auto-complete-config, so nothing is filled in from the model file"
         ]
-    return [*_platform_problems(config), *_io_problems(config)]
+    return [*_platform_problems(config), *_io_problems(config), *tensorrt_llm_problems(config)]
 
 
 def _platform_problems(config: ModelConfig) -> Iterator[str]:

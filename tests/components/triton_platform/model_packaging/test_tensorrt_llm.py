@@ -1,0 +1,84 @@
+"""A TensorRT-LLM model's parameters, each checked against those the 0.14.0 backend reads
+(triton_platform/model_packaging/tensorrt_llm.py), as the repository reader reports them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from triton_platform.model_packaging.source import parse_model_config, read_repository
+from triton_platform.model_packaging.tensorrt_llm import PARAMETERS, tensorrt_llm_problems
+
+ENGINE = """name: "tensorrt_llm"
+backend: "tensorrtllm"
+max_batch_size: 64
+model_transaction_policy { decoupled: true }
+input [ { name: "input_ids" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "output_ids" data_type: TYPE_INT32 dims: [ -1, -1 ] } ]
+"""
+
+
+def parameters(**values: str) -> str:
+    return "".join(f'parameters {{ key: "{k}" value: {{ string_value: "{v}" }} }}\n' for k, v in values.items())
+
+
+def problems(text: str) -> list[str]:
+    return list(tensorrt_llm_problems(parse_model_config(text)))
+
+
+def test_a_filled_template_passes() -> None:
+    assert (
+        problems(
+            ENGINE
+            + parameters(
+                gpt_model_type="inflight_fused_batching",
+                gpt_model_path="/engines/llama/1",
+                kv_cache_free_gpu_mem_fraction="0.85",
+                batch_scheduler_policy="guaranteed_no_evict",
+            )
+        )
+        == []
+    )
+
+
+def test_a_misspelt_parameter_is_named_with_the_closest_the_backend_reads() -> None:
+    assert problems(ENGINE + parameters(gpt_model_path="/engines/1", kv_cache_free_gpu_memory_fraction="0.5")) == [
+        "parameter 'kv_cache_free_gpu_memory_fraction' is none the TensorRT-LLM backend 0.14.0 reads, so it would be "
+        "ignored and its setting left at the default (did you mean 'kv_cache_free_gpu_mem_fraction'?)"
+    ]
+
+
+def test_an_unfilled_template_and_a_bad_model_type_are_named() -> None:
+    assert problems(ENGINE + parameters(gpt_model_path="${engine_dir}", gpt_model_type="inflight")) == [
+        "parameter 'gpt_model_path' is '${engine_dir}', a template placeholder left unfilled (tools/fill_template.py): "
+        "the backend would read it as it is",
+        "parameter 'gpt_model_type' is 'inflight'; the backend takes V1, v1, inflight_batching, "
+        "inflight_fused_batching",
+    ]
+    assert problems(ENGINE) == [
+        "has no parameter 'gpt_model_path': the folder of the TensorRT-LLM engine the backend loads"
+    ]
+
+
+def test_other_backends_parameters_are_theirs() -> None:
+    assert problems(ENGINE.replace("tensorrtllm", "python") + parameters(anything="x")) == []
+
+
+@given(st.sets(st.sampled_from(sorted(PARAMETERS)), max_size=6))
+def test_every_parameter_the_backend_reads_passes(keys: set[str]) -> None:
+    assert problems(ENGINE + parameters(gpt_model_path="/e", **dict.fromkeys(keys - {"gpt_model_path"}, "1"))) == [
+        "parameter 'gpt_model_type' is '1'; the backend takes V1, v1, inflight_batching, inflight_fused_batching"
+    ] * ("gpt_model_type" in keys)
+
+
+def test_the_repository_reports_them_at_the_config(tmp_path: Path) -> None:
+    (tmp_path / "tensorrt_llm" / "1").mkdir(parents=True)
+    (tmp_path / "tensorrt_llm" / "config.pbtxt").write_text(ENGINE + parameters(gpt_model_path="/e", max_beam="2"))
+    [problem] = read_repository(tmp_path).problems["tensorrt_llm"]
+    assert (problem.file.name, problem.message) == (
+        "config.pbtxt",
+        "parameter 'max_beam' is none the TensorRT-LLM backend 0.14.0 reads, so it would be ignored and its setting "
+        "left at the default (did you mean 'max_beam_width'?)",
+    )
