@@ -21,6 +21,9 @@ ENGINE_ARGS_FILE = InputKind("vLLM model.json", 64 * 1024)
 """Engine arguments are a few hundred bytes; 64 KiB leaves room for long model paths and LoRA lists."""
 
 VLLM_RELEASE = "0.5.5"
+DEFAULT_GPU_MEMORY_SHARE = 0.9
+"""vLLM 0.5.5 EngineArgs.gpu_memory_utilization: the share of a GPU's memory an engine takes when it loads, for its
+weights and KV cache, unless model.json says otherwise."""
 ENGINE_ARGS = frozenset(
     # vllm 0.5.5 vllm/engine/arg_utils.py: the EngineArgs dataclass's fields, then AsyncEngineArgs' own two.
     [
@@ -131,6 +134,10 @@ def engine_args_problems(text: str) -> list[str]:
             "has no `model`, the Hugging Face name or path of the weights: without it vLLM loads its own default "
             "model (EngineArgs.model)"
         )
+    for key in ("tensor_parallel_size", "pipeline_parallel_size"):
+        value = config.get(key, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            problems.append(f"{key} {excerpt(value)} is not a whole number of GPUs, 1 or more")
     share = config.get("gpu_memory_utilization")
     if share is not None and (isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1):
         problems.append(
@@ -138,3 +145,11 @@ def engine_args_problems(text: str) -> list[str]:
             "vLLM takes for weights and KV cache"
         )
     return problems
+
+
+def gpu_memory_share(text: str) -> tuple[float, int]:
+    """A checked model.json's GPU memory: the share of each GPU's memory its engine takes, and on how many GPUs
+    (`tensor_parallel_size` x `pipeline_parallel_size`)."""
+    config = json.loads(text)
+    share = float(config.get("gpu_memory_utilization", DEFAULT_GPU_MEMORY_SHARE))
+    return share, int(config.get("tensor_parallel_size", 1)) * int(config.get("pipeline_parallel_size", 1))

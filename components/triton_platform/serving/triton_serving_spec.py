@@ -28,6 +28,7 @@ from triton_platform.model_packaging.model_settings_args import ModelSettingsArg
 from triton_platform.model_packaging.render import RenderedRepository, render_repository
 from triton_platform.model_packaging.source import ModelRepository, read_repository
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
+from triton_platform.serving.engine_memory import engine_memory_problems
 from triton_platform.serving.model_fit import SettingNames, fit_problems, unserved_steps
 from triton_platform.serving.triton_serving_args import (
     CONFIG_NAME_FORMAT,
@@ -481,6 +482,9 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
         # Only settings that read cleanly are fitted: a value already refused would only echo its problem.
         for where, problem in fit_problems(repo, served_by, defaults, models, ARG_NAMES):
             problems.add_at(where, problem)
+        gpus = {key: deployment.get("gpus_per_pod", 1) for key, deployment in deployments.items()}
+        for key, problem in engine_memory_problems(repo, served_by, defaults, models, gpus):
+            problems.add(("deployments", key, "gpus_per_pod"), problem)
     problems.check()
     # Rendered only from Args without a problem: the renderer takes the settings as fitting their models.
     return ServingSpec(

@@ -52,12 +52,19 @@ def test_the_text_must_be_an_object_naming_the_weights_within_the_gpu() -> None:
     ]
 
 
+def test_the_gpus_an_engine_spans_are_whole_numbers() -> None:
+    assert engine_args_problems('{"model": "m", "tensor_parallel_size": 0, "pipeline_parallel_size": "2"}') == [
+        "tensor_parallel_size 0 is not a whole number of GPUs, 1 or more",
+        "pipeline_parallel_size '2' is not a whole number of GPUs, 1 or more",
+    ]
+
+
 @given(st.text(max_size=200))
 def test_any_text_is_answered_with_problems_never_an_error(text: str) -> None:
     assert all(isinstance(problem, str) and problem for problem in engine_args_problems(text))
 
 
-@given(st.dictionaries(st.sampled_from(sorted(ENGINE_ARGS)), st.integers(), max_size=5))
+@given(st.dictionaries(st.sampled_from(sorted(ENGINE_ARGS)), st.integers(min_value=1), max_size=5))
 def test_only_unknown_keys_and_the_weights_are_named(config: dict[str, int]) -> None:
     problems = engine_args_problems(json.dumps({**config, "model": "m", "gpu_memory_utilization": 0.5}))
     assert problems == []
