@@ -246,6 +246,7 @@ MONITORING_KEYS: Renames = {
     "latency_slo_ms": (SERVING, "p95LatencySloMs"),
     "latency_p99_slo_ms": (SERVING, "p99LatencySloMs"),
     "deployments": (SERVING, "deployments"),
+    "token_objectives": (SERVING, "tokenObjectives"),
     "prometheus_namespace": (MONITORING, "prometheus", "namespace"),
     "prometheus_pod_labels": (MONITORING, "prometheus", "podLabels"),
     "scaling_enabled": (SCALING, "enabled"),
@@ -290,6 +291,8 @@ def monitoring_key(config: PlatformConfig, steps: Sequence[Step]) -> StackKey:
             return _at(SCALING, "capacityProfiles", *rest)
         case [Field("deployments"), Key(key), *_]:
             return _derived(SERVING, "what the program derives from this deployment", "deployments", Key(key))
+        case [Field("token_objectives"), Key(model), Field("metrics")]:
+            return _derived(SERVING, "the series the model's backend gives", "tokenObjectives", Key(model))
         case [Field("labels"), Key(label), *_] if label in config.monitoring.selector_labels:
             note = "a label the platform puts on every object, which this selector label gives another value"
             return _derived(MONITORING, note, "selectorLabels", Key(label))

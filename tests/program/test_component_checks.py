@@ -259,6 +259,14 @@ def test_args_set_under_another_name_are_named_at_their_stack_key(dev: PlatformC
         "triton-platform:monitoring.selectorLabels.release"
     )
     assert _path(gpu_pool_key, dev, Field("gpu_operator_namespace")) == "triton-platform:cluster.gpuOperator.namespace"
+    assert _path(monitoring_key, dev, Field("token_objectives"), Key("chat"), Field("inter_token_p95_ms")) == (
+        "triton-platform:serving.tokenObjectives.chat.interTokenP95Ms"
+    )
+    derived = monitoring_key(dev, (Field("token_objectives"), Key("chat"), Field("metrics")))
+    assert (derived.path(), derived.note) == (
+        "triton-platform:serving.tokenObjectives.chat",
+        "the series the model's backend gives",
+    )
 
 
 def test_an_arg_the_program_derives_names_its_section_and_keeps_the_args_path(dev: PlatformConfig) -> None:
