@@ -5,6 +5,7 @@ deployment's object name, `APP_NAME`, the ServiceAccount) and the labels that se
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -77,6 +78,11 @@ class ServingContext:
     def config_name(self) -> str:
         """Triton reads each model's config from `configs/<config_name>.pbtxt`: the name it was rendered under."""
         return self.spec.rendered.config_name
+
+    def streams(self, models: Iterable[str]) -> bool:
+        """Whether a deployment of `models` serves a decoupled (streaming) one: its server times first responses, and
+        its Ingresses pass streams on as they come."""
+        return any(self.spec.rendered.source.models[m].is_decoupled for m in models)
 
     def metadata(self, name: str, deployment: str | None = None, **extra: Any) -> dict[str, Any]:
         labels = dict(self.args["labels"])

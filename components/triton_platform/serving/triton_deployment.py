@@ -108,7 +108,7 @@ def _triton_container(ctx: ServingContext, deployment: TritonDeploymentArgs) -> 
             source=ctx.source,
             exit_timeout_seconds=serving["drain"]["exit_timeout_seconds"],
             model_repository=repository,
-            streaming=any(ctx.spec.rendered.source.models[m].is_decoupled for m in deployment["models"]),
+            streaming=ctx.streams(deployment["models"]),
         ),
         "ports": [
             {"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"},

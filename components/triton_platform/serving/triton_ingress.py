@@ -24,7 +24,7 @@ tokens or requests longer than a request waits for its one answer."""
 def streaming_annotations(ctx: ServingContext, name: str) -> dict[str, str]:
     """For a deployment serving a decoupled model: responses passed on as they come (server-sent events and gRPC
     streams), never buffered whole, whatever the controller's ConfigMap says, and streams kept open between tokens."""
-    if not any(ctx.spec.rendered.source.models[m].is_decoupled for m in ctx.args["deployments"][name]["models"]):
+    if not ctx.streams(ctx.args["deployments"][name]["models"]):
         return {}
     return {
         "nginx.ingress.kubernetes.io/proxy-buffering": "off",
