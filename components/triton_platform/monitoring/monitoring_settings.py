@@ -283,15 +283,16 @@ def alert_rules(problems: ArgProblems, path: ArgPath, thresholds: AlertThreshold
 
 
 def _tail_objective(problems: ArgProblems, checked: MonitoringArgs) -> None:
-    """A p99 objective below the p95 one: no latency distribution meets it without meeting a tighter p95."""
-    p99 = checked.get("latency_p99_slo_ms")
-    if p99 is None or not problems.clean(("latency_slo_ms",), ("latency_p99_slo_ms",)):
-        return
-    if p99 < checked["latency_slo_ms"]:
+    _p99_at_least_p95(problems, (), cast(Mapping[str, int], checked), "latency_slo_ms", "latency_p99_slo_ms")
+
+
+def _p99_at_least_p95(problems: ArgProblems, path: ArgPath, values: Mapping[str, int], p95: str, p99: str) -> None:
+    """A p99 objective below its p95: no distribution meets it without meeting a tighter p95."""
+    low, high = values.get(p95), values.get(p99)
+    if low is not None and high is not None and high < low and problems.clean((*path, p95), (*path, p99)):
         problems.add(
-            ("latency_p99_slo_ms",),
-            f"{p99} is below the p95 objective ({checked['latency_slo_ms']} ms): a p99 is never below the p95; "
-            f"give at least {checked['latency_slo_ms']}",
+            (*path, p99),
+            f"{high} is below the p95 objective ({low} ms): a p99 is never below the p95; give at least {low}",
         )
 
 
@@ -299,13 +300,8 @@ def token_objective_rules(problems: ArgProblems, path: ArgPath, objectives: Toke
     """A p99 objective below its p95 (no distribution meets it without a tighter p95), and an inter-token objective
     where the series the model is measured by report none."""
     values = cast(Mapping[str, int], objectives)
-    for p95, p99 in (
-        ("time_to_first_token_p95_ms", "time_to_first_token_p99_ms"),
-        ("inter_token_p95_ms", "inter_token_p99_ms"),
-    ):
-        low, high = values.get(p95), values.get(p99)
-        if low is not None and high is not None and high < low and problems.clean((*path, p95), (*path, p99)):
-            problems.add((*path, p99), f"{high} is below the p95 objective ({low} ms): a p99 is never below the p95")
+    _p99_at_least_p95(problems, path, values, "time_to_first_token_p95_ms", "time_to_first_token_p99_ms")
+    _p99_at_least_p95(problems, path, values, "inter_token_p95_ms", "inter_token_p99_ms")
     metrics = objectives.get("metrics", TOKEN_METRICS[0])
     if metrics == "triton" and problems.clean((*path, "metrics")):
         for key in ("inter_token_p95_ms", "inter_token_p99_ms"):

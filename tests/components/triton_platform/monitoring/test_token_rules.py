@@ -107,11 +107,11 @@ def test_a_p99_objective_below_its_p95_is_refused() -> None:
     ) == [
         (
             ("token_objectives", "llama", "time_to_first_token_p99_ms"),
-            "300 is below the p95 objective (400 ms): a p99 is never below the p95",
+            "300 is below the p95 objective (400 ms): a p99 is never below the p95; give at least 400",
         ),
         (
             ("token_objectives", "llama", "inter_token_p99_ms"),
-            "49 is below the p95 objective (50 ms): a p99 is never below the p95",
+            "49 is below the p95 objective (50 ms): a p99 is never below the p95; give at least 50",
         ),
     ]
 
