@@ -54,11 +54,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if seed is not None:
         random.Random(seed).shuffle(items)
         return
-    # Production's runs are the longest of each file (its charts).
+    # Production's runs are the longest of each file (its charts). Then by file name, across folders: collected
+    # folder by folder, tests/cluster/'s real-tool files would sit together, and --dist load would leave most of
+    # them to one worker's tail while the others idle (docs/testing.md, "How long make test takes").
     items.sort(
         key=lambda item: (
             LONGEST.index(item.path.name) if item.path.name in LONGEST else len(LONGEST),
             item.path.name in LONGEST and "[production]" not in item.name,
+            item.path.name,
         )
     )
 
