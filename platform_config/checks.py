@@ -37,7 +37,7 @@ from platform_config.scaling_checks import (
     static_replicas,
 )
 from platform_config.sections import Sections
-from platform_config.token_checks import token_objectives_fit
+from platform_config.token_checks import token_objectives_fit, token_targets_read
 from platform_config.wake_checks import wake, wake_budget, wake_path_open
 from triton_platform.model_packaging.source import ModelRepository
 
@@ -56,6 +56,7 @@ CHECKS: list[tuple[tuple[str, ...], Check]] = [
     (("serving", "models"), ensembles_complete),
     (("serving", "models"), base_delay_within_slo),
     (("serving",), token_objectives_fit),
+    (("serving", "scaling"), token_targets_read),
     (("serving", "gpu_pool"), gpu_capacity),
     (("environment", "serving"), model_delivery),
     (("environment", "serving", "scaling"), scaling_bounds),

@@ -252,6 +252,12 @@ class ScalingConfig(Strict):
     demand_target: Annotated[float, Field(gt=0, le=1)] = 0.75
     """Share of a pod's capacity (its models' profiled requests per second at full batches) that the `demand` signal aims for: each pod carries this much of what it could, the rest is headroom for a rise while new pods start."""
 
+    time_to_first_token_target: Annotated[float, Field(gt=0, le=1)] = 0.8
+    """For a deployment serving models with `serving.tokenObjectives`: the share of each model's p95 time-to-first-token objective its `time-to-first-token` trigger aims for. The trigger reads the worst model's p95 over its objective as a KEDA `Value` metric, so the HPA scales the replicas by that ratio over this target: below 1, pods are added before the objective is broken (docs/streaming.md, "Scaling on tokens")."""
+
+    kv_cache_target: Annotated[float, Field(gt=0, le=1)] = 0.8
+    """For a deployment serving TensorRT-LLM models with `serving.tokenObjectives`: the share of each pod's KV-cache blocks in use (`nv_trt_llm_kv_cache_block_metrics`, used over max) its `kv-cache` trigger aims for, per replica. A full cache keeps new sequences waiting for blocks however idle the GPU is."""
+
     capacity_profiles: dict[Annotated[str, Field(pattern=MODEL_NAME)], CapacityProfile] = {}
     """For the `demand` signal, and required there: each served model's latency profile, by model name (ensembles run no instances and are left out). What a pod of the model serves alone at full batches, instances x max batch size / tau(max batch size), is what the demand divides its requests by (platform_config/capacity.py; `stackctl validate` prints each figure)."""
 

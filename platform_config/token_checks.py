@@ -1,7 +1,8 @@
 """A streaming model's token objectives (`serving.tokenObjectives`) against the model repository and the image: the
 model streams, a deployment serves it, and something exports the series its objectives are read from
 (triton_platform/monitoring/token_rules.py). The component's own rule on them (a p99 below its p95, an
-inter-token objective Triton cannot measure) runs here too, with the series the model's backend gives."""
+inter-token objective Triton cannot measure) runs here too, with the series the model's backend gives; and the
+token triggers' targets against the models they read."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import cast
 from platform_config.errors import ConfigIssue
 from platform_config.model_checks import camel, known
 from platform_config.model_settings import served_models
+from platform_config.scaling import ScalingConfig
+from platform_config.schema import section_key
 from platform_config.sections import SERVING, Sections
 from platform_config.serving import ServingConfig
 from triton_platform.args.arg_problems import ArgProblems
@@ -84,3 +87,25 @@ def token_objectives_fit(sections: Sections, repo: ModelRepository) -> Iterator[
         token_objective_rules(problems, (), given)
         for problem in problems.problems:
             yield ConfigIssue(f"{path}.{camel(str(problem.path[-1]))}", problem.reason)
+
+
+def token_targets_read(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """A token trigger's target set where no deployment gets the trigger: it would look tuned while doing nothing
+    (triton_platform/token_signal.py picks the triggers)."""
+    scaling: ScalingConfig = sections["scaling"]
+    serving: ServingConfig = sections["serving"]
+    streaming = [repo.models[name] for name in serving.token_objectives if name in repo.models]
+    read = {
+        "time_to_first_token_target": (bool(streaming), "a model with serving.tokenObjectives"),
+        "kv_cache_target": (
+            any(token_metrics(model) == "tensorrtllm" for model in streaming),
+            "a TensorRT-LLM model (backend tensorrtllm) with serving.tokenObjectives",
+        ),
+    }
+    for field, (is_read, needs) in read.items():
+        if field in scaling.model_fields_set and not is_read:
+            yield ConfigIssue(
+                f"{section_key('scaling')}.{camel(field)}",
+                f"is set but read only by the token trigger of a deployment serving {needs}, and this stack has none; "
+                "remove it, or state the model's objectives",
+            )

@@ -34,6 +34,7 @@ from program.platform import (
     scaling_args,
     served_plainly,
     serving_args,
+    token_triggers_of,
 )
 from triton_platform.args.arg_problems import ArgPath, ArgsError, path_text
 from triton_platform.args.arg_schema import fields_along
@@ -48,6 +49,7 @@ from triton_platform.monitoring.monitoring import named_objects as monitoring_ob
 from triton_platform.monitoring.monitoring_args import MonitoringArgs
 from triton_platform.monitoring.monitoring_rules import load_queries
 from triton_platform.monitoring.monitoring_settings import monitoring_settings
+from triton_platform.monitoring.token_rules import token_queries
 from triton_platform.scaling.keda_scaling import named_objects as scaling_objects
 from triton_platform.scaling.keda_scaling_args import KedaScalingArgs, scaling_of
 from triton_platform.serving.served_deployments import deployment_names
@@ -420,9 +422,15 @@ def component_issues(stack: StackConfig, live_version: str | None = None) -> lis
     try:
         monitoring_checked = monitoring_settings(monitoring.name, monitoring_given)
         queries: dict[str, str] = load_queries(monitoring_checked)
+        tokens: dict[str, dict[str, str]] = token_queries(monitoring_checked)
     except ArgsError as err:
         issues += issues_of(config, monitoring, err)
-        queries = dict.fromkeys(config.serving.deployments, "vector(0)")  # stand-ins: KedaScaling checks the rest
+        # Stand-ins: KedaScaling checks the rest.
+        queries = dict.fromkeys(config.serving.deployments, "vector(0)")
+        tokens = {
+            key: dict.fromkeys(token_triggers_of(config, rendered, key), "vector(0)")
+            for key in config.serving.deployments
+        }
         monitoring_checked = None
 
     pool_given: GpuNodePoolArgs = gpu_pool_args(config, live_version or kube_version)
@@ -453,7 +461,9 @@ def component_issues(stack: StackConfig, live_version: str | None = None) -> lis
             for key, name in deployment_names(serving_given["deployments"]).items()
         }
         prometheus_url = in_cluster_prometheus_url(config.monitoring.prometheus.namespace)
-        scaling_given: KedaScalingArgs = scaling_args(config, workloads, queries, prometheus_url, kube_version)
+        scaling_given: KedaScalingArgs = scaling_args(
+            config, workloads, queries, prometheus_url, kube_version, token_queries=tokens
+        )
         scaling = Component(
             "KedaScaling", f"{stack.stack}-scaling", KedaScalingArgs, scaling_given, SCALING, scaling_key
         )

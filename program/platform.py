@@ -48,6 +48,7 @@ from triton_platform.serving.served_deployments import deployment_instances, dep
 from triton_platform.serving.serving_context import deployment_object_name
 from triton_platform.serving.triton_ingress import ingress_hosts
 from triton_platform.serving.triton_serving import TritonServing, TritonServingArgs
+from triton_platform.token_signal import KV_CACHE_TRIGGER, TOKEN_TRIGGER_METRIC_TYPES, TTFT_TRIGGER, token_triggers
 
 TYPE_TOKEN = "triton-platform:index:TritonPlatform"
 
@@ -141,6 +142,26 @@ def load_trigger(config: PlatformConfig, query: pulumi.Input[str]) -> LoadTrigge
         "threshold": scaling.signal_target(),
         "activation_threshold": scaling.activation_queue_depth if scaling.signal == QUEUE_DEPTH_SIGNAL else 0,
     }
+
+
+def token_triggers_of(config: PlatformConfig, rendered: RenderedRepository, key: str) -> list[str]:
+    """The token triggers of deployment `key`, as Monitoring's `token_queries` picks them (triton_platform/
+    token_signal.py), known before its Outputs are."""
+    metrics = {model: token_metrics(rendered.source.models[model]) for model in config.serving.token_objectives}
+    return token_triggers(metrics, config.serving.deployments[key].models)
+
+
+def extra_triggers(config: PlatformConfig, queries: Mapping[str, pulumi.Input[str]]) -> list[LoadTrigger]:
+    """KEDA's token triggers of a deployment, `queries` by trigger name (Monitoring's `token_queries` for it): each
+    aims for its stack target, as the metric type its signal reads (token_signal.py)."""
+    targets = {
+        TTFT_TRIGGER: config.scaling.time_to_first_token_target,
+        KV_CACHE_TRIGGER: config.scaling.kv_cache_target,
+    }
+    return [
+        {"name": name, "query": query, "threshold": targets[name], "metric_type": TOKEN_TRIGGER_METRIC_TYPES[name]}
+        for name, query in queries.items()
+    ]
 
 
 def dcgm_metrics(config: PlatformConfig) -> bool:
@@ -307,10 +328,12 @@ def scaling_args(
     load_queries: Mapping[str, pulumi.Input[str]],
     prometheus_url: pulumi.Input[str],
     kube_version: str | None,
+    *,
+    token_queries: Mapping[str, Mapping[str, pulumi.Input[str]]],
 ) -> KedaScalingArgs:
     """The stack's scaling: `workloads`, each deployment's name and namespace (TritonServing's Deployments in the
-    program, so each ScaledObject waits for its Deployment); `load_queries` and `prometheus_url`, Monitoring's
-    (the URL unless `scaling.prometheusAddress` names another)."""
+    program, so each ScaledObject waits for its Deployment); `load_queries`, `token_queries` (by deployment, then
+    trigger) and `prometheus_url`, Monitoring's (the URL unless `scaling.prometheusAddress` names another)."""
     scaling = config.scaling
     args = cast(
         "KedaScalingArgs",
@@ -323,6 +346,9 @@ def scaling_args(
                     "min_replicas": deployment.replicas.min,
                     "max_replicas": deployment.replicas.max,
                     "trigger": load_trigger(config, load_queries[key]),
+                    **(
+                        {"extra_triggers": extra_triggers(config, token_queries[key])} if token_queries.get(key) else {}
+                    ),
                     **({} if deployment.wake is None else {"wake": wake_route(config, key)}),
                     **(
                         {}
@@ -415,9 +441,16 @@ class TritonPlatform(pulumi.ComponentResource):
                 for key, deployment in self.serving.deployments.items()
             }
             queries = {key: self.monitoring.load_queries[key] for key in config.serving.deployments}
+            tokens = {
+                key: {trigger: self.monitoring.token_queries[key][trigger] for trigger in triggers}
+                for key in config.serving.deployments
+                if (triggers := token_triggers_of(config, args.rendered, key))
+            }
             KedaScaling(
                 f"{name}-scaling",
-                scaling_args(config, workloads, queries, self.monitoring.prometheus_url, args.kube_version),
+                scaling_args(
+                    config, workloads, queries, self.monitoring.prometheus_url, args.kube_version, token_queries=tokens
+                ),
                 after_operator,
             )
         self.namespace = namespace.metadata.name

@@ -5,33 +5,43 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from platform_config.paths import DEFAULT_MODEL_REPO, PROJECT_ROOT
+from platform_config.schema import PlatformConfig
 from platform_config.token_checks import image_release
-from program.platform import monitoring_args, served_plainly
+from program.platform import Workload, monitoring_args, scaling_args, served_plainly
 from tests.conftest import SERVING, Mutation, errors_of, model_folder, removing, setting, validate
 from triton_platform.model_packaging.source import ModelRepository, read_repository
+from triton_platform.monitoring.monitoring_settings import monitoring_settings
+from triton_platform.monitoring.token_rules import token_queries
 
 STREAMING = PROJECT_ROOT / "tests" / "fixtures" / "streaming_repo" / "tokens"
 NEWER = "nvcr.io/nvidia/tritonserver:24.11-py3"
 VLLM = 'backend: "vllm"\nmax_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n'
 REPORTS = 'parameters { key: "REPORT_CUSTOM_METRICS" value: { string_value: "yes" } }\n'
+TRTLLM = (
+    'backend: "tensorrtllm"\nmax_batch_size: 8\nmodel_transaction_policy { decoupled: true }\n'
+    'parameters { key: "gpt_model_type" value: { string_value: "inflight_fused_batching" } }\n'
+    'parameters { key: "gpt_model_path" value: { string_value: "/engines/llama" } }\n'
+)
 KEY = f"{SERVING}.tokenObjectives"
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> ModelRepository:
-    """classifier (one answer per request), tokens (a decoupled Python model), and two vLLM models, one reporting
-    its metrics."""
+    """classifier (one answer per request), tokens (a decoupled Python model), two vLLM models, one reporting
+    its metrics, and a TensorRT-LLM engine."""
     shutil.copytree(DEFAULT_MODEL_REPO / "classifier", tmp_path / "classifier")
     shutil.copytree(STREAMING, tmp_path / "tokens")
     for name, config in (("llama", VLLM + REPORTS), ("quiet", VLLM)):
         model_folder(tmp_path, name, config)
         (tmp_path / name / "1" / "model.json").write_text('{"model": "meta-llama/Llama-3.1-8B-Instruct"}')
+    model_folder(tmp_path, "engine", TRTLLM)
     return read_repository(tmp_path)
 
 
@@ -96,7 +106,7 @@ def test_objectives_name_a_served_model_of_the_repository(repo: ModelRepository)
         objectives({"tokens": {"timeToFirstTokenP95Ms": 500}, "chat": {"timeToFirstTokenP95Ms": 500}}),
         repo=repo,
     ) == [
-        f"{KEY}.chat: 'chat' is not in the model repository; known models: classifier, llama, quiet, tokens",
+        f"{KEY}.chat: 'chat' is not in the model repository; known models: classifier, engine, llama, quiet, tokens",
         f"{KEY}.tokens: model 'tokens' has token objectives but no deployment serves it; serve it or remove them",
     ]
 
@@ -166,3 +176,91 @@ def test_an_images_release_is_read_from_its_tag(image: str, release: tuple[int, 
 def test_any_image_text_reads_as_a_release_or_none(image: str) -> None:
     release = image_release(image)
     assert release is None or (len(release) == 2 and all(0 <= part <= 99 for part in release))
+
+
+def keda_targets(config: PlatformConfig, repo: ModelRepository) -> dict[str, Any]:
+    """KedaScaling's targets as the program builds them, Monitoring's token queries read as plain values."""
+    from platform_config.model_settings import render_stack  # noqa: PLC0415
+
+    rendered = render_stack("dev", config.serving, config.models, repo)
+    watched = monitoring_settings("dev-monitoring", monitoring_args(config, served_plainly(config, rendered), rendered))
+    workloads = {key: Workload(key, "ml") for key in config.serving.deployments}
+    queries = dict.fromkeys(config.serving.deployments, "q")
+    return scaling_args(config, workloads, queries, "http://p", None, token_queries=token_queries(watched))["targets"]
+
+
+def test_a_streaming_deployment_scales_on_the_token_signals_its_backends_report(repo: ModelRepository) -> None:
+    config = validate(
+        "dev",
+        *serving("classifier", "tokens", "llama"),
+        setting(SERVING, "deployments", "llm", value={"models": ["engine"], "replicas": {"min": 1, "max": 2}}),
+        setting("triton-platform:gpuPool", "maxNodes", value=4),
+        setting("triton-platform:gpuPool", "minNodes", value=4),
+        objectives(
+            {
+                "tokens": {"timeToFirstTokenP95Ms": 500},
+                "llama": {"timeToFirstTokenP95Ms": 400},
+                "engine": {"timeToFirstTokenP95Ms": 800},
+            }
+        ),
+        setting("triton-platform:scaling", "timeToFirstTokenTarget", value=0.7),
+        repo=repo,
+    )
+    targets = keda_targets(config, repo)
+    selector = 'namespace="triton-dev", deployment="triton-general"'
+    ttft = (
+        "max(((histogram_quantile(0.95, sum by (model, le) (rate(vllm:time_to_first_token_seconds_bucket{"
+        + selector
+        + ', model="llama"}[2m]))) / 0.4 or histogram_quantile(0.95, sum by (model, le) '
+        "(rate(nv_inference_first_response_histogram_ms_bucket{"
+        + selector
+        + ', model="tokens"}[2m]))) / 500)) >= 0) or vector(0)'
+    )
+    assert targets["general"]["extra_triggers"] == [
+        {"name": "time-to-first-token", "query": ttft, "threshold": 0.7, "metric_type": "Value"}
+    ]
+    llm = 'namespace="triton-dev", deployment="triton-llm", model=~"engine"'
+    assert targets["llm"]["extra_triggers"] == [
+        {
+            "name": "time-to-first-token",
+            "query": "max(((histogram_quantile(0.95, sum by (model, le) (rate(nv_inference_first_response_histogram_ms"
+            '_bucket{namespace="triton-dev", deployment="triton-llm", model="engine"}[2m]))) / 800)) >= 0) '
+            "or vector(0)",
+            "threshold": 0.7,
+            "metric_type": "Value",
+        },
+        {
+            "name": "kv-cache",
+            "query": f'sum(sum by (pod) (nv_trt_llm_kv_cache_block_metrics{{{llm}, kv_cache_block_type="used"}}) / '
+            f'(sum by (pod) (nv_trt_llm_kv_cache_block_metrics{{{llm}, kv_cache_block_type="max"}}) > 0)) '
+            "or vector(0)",
+            "threshold": 0.8,
+            "metric_type": "AverageValue",
+        },
+    ]
+
+
+def test_a_deployment_without_objectives_scales_on_its_load_alone(repo: ModelRepository) -> None:
+    config = validate("dev", *serving("classifier", "tokens"), repo=repo)
+    assert "extra_triggers" not in keda_targets(config, repo)["general"]
+
+
+def test_a_token_target_nothing_reads_is_refused(repo: ModelRepository) -> None:
+    scaling = "triton-platform:scaling"
+    assert errors_of(
+        "dev",
+        *serving("classifier", "tokens"),
+        objectives({"tokens": {"timeToFirstTokenP95Ms": 500}}),
+        setting(scaling, "kvCacheTarget", value=0.9),
+        repo=repo,
+    ) == [
+        f"{scaling}.kvCacheTarget: is set but read only by the token trigger of a deployment serving a TensorRT-LLM "
+        "model (backend tensorrtllm) with serving.tokenObjectives, and this stack has none; remove it, or state the "
+        "model's objectives"
+    ]
+    assert errors_of(
+        "dev", *serving("classifier"), setting(scaling, "timeToFirstTokenTarget", value=0.9), repo=repo
+    ) == [
+        f"{scaling}.timeToFirstTokenTarget: is set but read only by the token trigger of a deployment serving a model "
+        "with serving.tokenObjectives, and this stack has none; remove it, or state the model's objectives"
+    ]

@@ -45,6 +45,7 @@ from triton_platform.monitoring.monitoring_settings import (
     served_models,
 )
 from triton_platform.monitoring.prometheus_storage import CHART_SERIES, platform_series, retention_size, volume_gi
+from triton_platform.monitoring.token_rules import token_queries
 
 TYPE_TOKEN = type_token("Monitoring")
 FORMER_TYPE_TOKEN = "triton-platform:monitoring:Monitoring"
@@ -364,6 +365,11 @@ class Monitoring(pulumi.ComponentResource):
     """What KEDA scales each deployment on, by deployment key: its `signal` summed over its pods, over the window
     its recording rule reads. KedaScaling's `targets.<key>.trigger.query`."""
 
+    token_queries: pulumi.Output[dict[str, dict[str, str]]]
+    """What KEDA scales each deployment on besides, by deployment key then trigger name: for a deployment serving
+    models with `token_objectives`, `time-to-first-token` and, with a TensorRT-LLM model, `kv-cache`
+    (triton_platform/token_signal.py); empty for the others. KedaScaling's `targets.<key>.extra_triggers`."""
+
     def __init__(self, name: str, args: MonitoringArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         # Checked before any resource, TritonServing's outputs among the Args by stand-ins until they are known; so is
         # an object another instance creates already (a dashboard's name waits for its Deployment's).
@@ -387,6 +393,7 @@ class Monitoring(pulumi.ComponentResource):
         for role, manifest in monitoring_manifests(settings).items():
             create_object(f"{name}-{role}", _known_later(manifest, built, role), ordered)
         self.load_queries = known.apply(load_queries)
+        self.token_queries = known.apply(token_queries)
         self.metrics_namespace = pulumi.Output.from_input(settings["prometheus_namespace"])
         self.metrics_pod_labels = pulumi.Output.from_input(dict(settings["prometheus_pod_labels"]))
         self.prometheus_url = pulumi.Output.from_input(in_cluster_prometheus_url(settings["prometheus_namespace"]))
@@ -397,6 +404,7 @@ class Monitoring(pulumi.ComponentResource):
                 "metricsPodLabels": self.metrics_pod_labels,
                 "prometheusUrl": self.prometheus_url,
                 "loadQueries": self.load_queries,
+                "tokenQueries": self.token_queries,
             }
         )
 

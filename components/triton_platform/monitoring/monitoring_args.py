@@ -41,14 +41,13 @@ from triton_platform.args.formats import (
 from triton_platform.args.integer_limits import INT32_MAX
 from triton_platform.kube.helm_chart import ChartSource
 from triton_platform.scaling_signal import SIGNAL_KINDS
+from triton_platform.token_signal import TOKEN_METRICS
 
 COMPONENT = "Monitoring"
 INSTALL_ONLY = ("replicas", "retention", "storage", "priority_class_name")
 """Settings of the Prometheus and Alertmanager mode `install` runs: refused in mode `existing`, where they would
 do nothing."""
 MODES = ("existing", "install")
-TOKEN_METRICS = ("triton", "vllm")
-"""What reports a streaming model's tokens (TokenObjectives.metrics): monitoring/token_rules.py SOURCES."""
 """`existing`: an operator already runs; `install`: the component installs kube-prometheus-stack."""
 DEFAULT_CHART: ChartSource = {"version": "88.5.3", "repository": "https://prometheus-community.github.io/helm-charts"}
 """kube-prometheus-stack, pinned, for mode `install`."""
@@ -259,7 +258,9 @@ class TokenObjectives(TypedDict):
     under `--metrics-config histogram_latencies=true` (TritonServing sets it where a deployment serves one); it
     gives TTFT only. `vllm`: the vLLM backend's histograms (`vllm:time_to_first_token_seconds`,
     `vllm:time_per_output_token_seconds`), which it reports when the model's config.pbtxt sets the parameter
-    `REPORT_CUSTOM_METRICS` to `yes`. Default: `triton`."""
+    `REPORT_CUSTOM_METRICS` to `yes`. `tensorrtllm`: as `triton` for TTFT (the TensorRT-LLM backend reports gauges
+    only), and its KV-cache block gauges (`nv_trt_llm_kv_cache_block_metrics`) for a `kv-cache` token trigger
+    (`token_queries`). Default: `triton`."""
 
 
 class MonitoringStorage(TypedDict):

@@ -29,7 +29,6 @@ from triton_platform.monitoring.monitoring_args import (
     POD_SECURITY_LABELS,
     RECEIVER_NAME,
     SEVERITY,
-    TOKEN_METRICS,
     WATCHED_KEY,
     AlertReceiver,
     AlertThresholds,
@@ -39,6 +38,7 @@ from triton_platform.monitoring.monitoring_args import (
     TokenObjectives,
 )
 from triton_platform.scaling_signal import PER_MODEL_SIGNALS, QUEUE_DEPTH_SIGNAL
+from triton_platform.token_signal import SOURCES, TOKEN_METRICS
 
 T = TypeVar("T")
 
@@ -303,7 +303,7 @@ def token_objective_rules(problems: ArgProblems, path: ArgPath, objectives: Toke
     _p99_at_least_p95(problems, path, values, "time_to_first_token_p95_ms", "time_to_first_token_p99_ms")
     _p99_at_least_p95(problems, path, values, "inter_token_p95_ms", "inter_token_p99_ms")
     metrics = objectives.get("metrics", TOKEN_METRICS[0])
-    if metrics == "triton" and problems.clean((*path, "metrics")):
+    if problems.clean((*path, "metrics")) and SOURCES[metrics][1] is None:
         for key in ("inter_token_p95_ms", "inter_token_p99_ms"):
             if key in objectives:
                 problems.add(

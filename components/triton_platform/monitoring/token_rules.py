@@ -1,16 +1,15 @@
 """Recording rules and alerts on a streaming (decoupled) model's tokens: its time to first token (TTFT) and the
 time between the tokens after it (inter-token latency, ITL), against `token_objectives`.
 
-Which series report them depends on what serves the model (`TokenObjectives.metrics`):
-- `triton`: Triton's own first-response histogram, `nv_inference_first_response_histogram_ms` (milliseconds, per
-  `model` and `version`; created for decoupled models only, with `--metrics-config histogram_latencies=true`; added
-  in Triton 2.52, core r24.11 `src/metric_model_reporter.cc`). Triton reports no inter-token latency in any release.
+Which series report them depends on what serves the model (`TokenObjectives.metrics`; the names are
+triton_platform/token_signal.py's, which KEDA's token triggers read too):
+- `triton` and `tensorrtllm` (whose backend reports gauges only): Triton's own first-response histogram,
+  `nv_inference_first_response_histogram_ms` (milliseconds, per `model` and `version`; created for decoupled models
+  only, with `--metrics-config histogram_latencies=true`; added in Triton 2.52, core r24.11
+  `src/metric_model_reporter.cc`). Triton reports no inter-token latency in any release.
 - `vllm`: the vLLM backend's histograms, `vllm:time_to_first_token_seconds` and
   `vllm:time_per_output_token_seconds` (seconds, per `model` and `version`; vllm_backend r24.10
   `src/utils/metrics.py`, reported when the model's config.pbtxt sets `REPORT_CUSTOM_METRICS` to `yes`).
-
-A histogram's quantile is read over every pod's buckets together (`histogram_quantile` of the summed rates), which,
-unlike summary quantiles, is the deployment's own percentile.
 """
 
 from __future__ import annotations
@@ -20,25 +19,26 @@ from typing import Any, cast
 
 from triton_platform.model_packaging.source import RepoModel
 from triton_platform.monitoring.monitoring_args import MonitoringArgs, TokenObjectives
+from triton_platform.monitoring.monitoring_settings import object_name
 from triton_platform.monitoring.prometheus_alert import Alert, alert_rule
 from triton_platform.promql import any_of, label_value
 from triton_platform.recorded_series import BY_MODEL, ITL_P95, ITL_P99, TTFT_P95, TTFT_P99, rate_window
-
-FIRST_RESPONSE_BUCKETS = "nv_inference_first_response_histogram_ms_bucket"
-VLLM_FIRST_TOKEN_BUCKETS = "vllm:time_to_first_token_seconds_bucket"
-VLLM_OUTPUT_TOKEN_BUCKETS = "vllm:time_per_output_token_seconds_bucket"
-
-SOURCES: Mapping[str, tuple[tuple[str, float], tuple[str, float] | None]] = {
-    "triton": ((FIRST_RESPONSE_BUCKETS, 1000.0), None),
-    "vllm": ((VLLM_FIRST_TOKEN_BUCKETS, 1.0), (VLLM_OUTPUT_TOKEN_BUCKETS, 1.0)),
-}
-"""Per `metrics`: the TTFT buckets and the divisor to seconds, and the ITL buckets (None: not reported)."""
+from triton_platform.scaling_signal import deployment_selector
+from triton_platform.token_signal import (
+    KV_CACHE_TRIGGER,
+    SOURCES,
+    TTFT_TRIGGER,
+    kv_cache_query,
+    quantile_expr,
+    token_metrics_of,
+    token_triggers,
+    ttft_ratio_query,
+)
 
 
 def token_metrics(model: RepoModel) -> str:
-    """The series that measure `model`'s tokens (TokenObjectives.metrics): the vLLM backend's own where it serves
-    the model (they give inter-token latency too), else Triton's first-response histogram."""
-    return "vllm" if model.config.backend == "vllm" else "triton"
+    """The series that measure `model`'s tokens (TokenObjectives.metrics), by the backend that serves it."""
+    return token_metrics_of(model.config.backend)
 
 
 def _models_by_source(objectives: Mapping[str, TokenObjectives]) -> dict[str, list[str]]:
@@ -61,11 +61,10 @@ def token_recording_rules(settings: MonitoringArgs) -> list[dict[str, str]]:
             if buckets is None:
                 continue
             metric, divisor = buckets
-            summed = f"sum by ({BY_MODEL}, le) (rate({metric}{{{chosen}}}[{window}]))"
             scale = f" / {divisor:g}" if divisor != 1 else ""
             out += [
-                {"record": record_p95, "expr": f"histogram_quantile(0.95, {summed}){scale}"},
-                {"record": record_p99, "expr": f"histogram_quantile(0.99, {summed}){scale}"},
+                {"record": record, "expr": quantile_expr(q, metric, chosen, window, BY_MODEL) + scale}
+                for q, record in ((0.95, record_p95), (0.99, record_p99))
             ]
     return out
 
@@ -112,3 +111,25 @@ def token_groups(settings: MonitoringArgs) -> list[dict[str, Any]]:
         },
         {"name": "triton-platform.token-alerts", "rules": [alert_rule(a, runbooks) for a in token_alerts(settings)]},
     ]
+
+
+def token_queries(settings: MonitoringArgs) -> dict[str, dict[str, str]]:
+    """KEDA's token triggers of each deployment, by deployment key then trigger name, as triton_platform/
+    token_signal.py picks them: none where no model it serves has objectives. Read over the window the token
+    recording rules read."""
+    window = rate_window(settings["scrape_interval"])
+    objectives = settings["token_objectives"]
+    metrics = {model: objective["metrics"] for model, objective in objectives.items()}
+    out: dict[str, dict[str, str]] = {}
+    for key, deployment in sorted(settings["deployments"].items()):
+        models = [model for model in cast(list[str], deployment["models"]) if model in objectives]
+        selector = deployment_selector(settings["namespace"], object_name(deployment))
+        queries: dict[str, str] = {}
+        for trigger in token_triggers(metrics, models):
+            if trigger == TTFT_TRIGGER:
+                ratios = {model: (metrics[model], objectives[model]["time_to_first_token_p95_ms"]) for model in models}
+                queries[trigger] = ttft_ratio_query(selector, window, ratios)
+            if trigger == KV_CACHE_TRIGGER:
+                queries[trigger] = kv_cache_query(selector, (m for m in models if metrics[m] == "tensorrtllm"))
+        out[key] = queries
+    return out

@@ -7,7 +7,7 @@ Deployments it scales. The Deployments carry no `replicas`: KEDA's HPA owns it. 
 `from __future__ import annotations`: Pulumi infers the component's schema from its annotations as objects.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any, Optional
 
@@ -35,6 +35,7 @@ from triton_platform.promql import label_value
 from triton_platform.scaling.keda_scaling_args import (
     FLOOR_TRIGGER,
     GPU_TRIGGER,
+    METRIC_TYPES,
     DailyFloor,
     KedaInstall,
     KedaScalingArgs,
@@ -173,7 +174,7 @@ def _trigger(load: LoadTrigger, prometheus_url: str, auth: PrometheusAuth | None
     trigger: dict[str, Any] = {
         "type": "prometheus",
         "name": load["name"],
-        "metricType": "AverageValue",
+        "metricType": load.get("metric_type", METRIC_TYPES[0]),
         "metadata": metadata,
     }
     if auth is not None:
@@ -218,10 +219,11 @@ def scaled_object_manifest(
     scaling: KedaScalingArgs,
     wake: WakeRoute | None = None,
     floor: DailyFloor | None = None,
+    extra: Sequence[LoadTrigger] = (),
 ) -> dict[str, Any]:
     """The ScaledObject of one Deployment, named after it, in its namespace; `scaling` is checked
     (`scaling_of`): how fast and on what every target scales; `wake`, the target's, if it wakes on request;
-    `floor`, its daily floor."""
+    `floor`, its daily floor; `extra`, its triggers beside the load's, queries known."""
     annotations = {}
     if scaling["paused"]:
         annotations["autoscaling.keda.sh/paused"] = "true"
@@ -232,7 +234,7 @@ def scaled_object_manifest(
         metadata["annotations"] = annotations
     auth = scaling.get("prometheus_auth")
     at_zero = wake is not None
-    triggers = [_trigger(trigger, prometheus_url, auth, at_zero=at_zero)]
+    triggers = [_trigger(load, prometheus_url, auth, at_zero=at_zero) for load in (trigger, *extra)]
     if scaling["gpu_memory_ratio_target"]:
         gpu: LoadTrigger = {
             "name": GPU_TRIGGER,
@@ -428,9 +430,13 @@ def _routes(wake: WakeRoute, labels: dict[str, str], known: list[str]) -> dict[s
 def _scaled_object(scaling: KedaScalingArgs, target: ScaleTarget) -> pulumi.Output[dict[str, Any]]:
     """The target's ScaledObject, once its Deployment's name and namespace, the Prometheus URL and the load query
     are known."""
-    trigger = target["trigger"]
+    trigger, extra = target["trigger"], target.get("extra_triggers", [])
     known = pulumi.Output.all(
-        target["namespace"], target["deployment_name"], scaling["prometheus_url"], trigger["query"]
+        target["namespace"],
+        target["deployment_name"],
+        scaling["prometheus_url"],
+        trigger["query"],
+        *(load["query"] for load in extra),
     )
     return known.apply(
         lambda values: scaled_object_manifest(
@@ -443,6 +449,7 @@ def _scaled_object(scaling: KedaScalingArgs, target: ScaleTarget) -> pulumi.Outp
             scaling=scaling,
             wake=target.get("wake"),
             floor=target.get("daily_floor"),
+            extra=[{**load, "query": query} for load, query in zip(extra, values[4:], strict=True)],
         )
     )
 

@@ -16,7 +16,7 @@ from typing import NotRequired, TypedDict, cast
 
 import pulumi
 
-from triton_platform.args.arg_problems import ArgPath, ArgProblems
+from triton_platform.args.arg_problems import ArgPath, ArgProblems, path_text
 from triton_platform.args.arg_schema import Setting, declare, named_by, resolve_record
 from triton_platform.args.formats import (
     CLOCK,
@@ -41,6 +41,9 @@ from triton_platform.kube.helm_chart import ChartSource, chart_source_problem
 KEDA_MODES = ("existing", "install")
 AUTH_MODES = ("bearer", "basic")
 FALLBACK_BEHAVIORS = ("currentReplicasIfHigher", "static", "currentReplicas")
+METRIC_TYPES = ("AverageValue", "Value")
+"""A Prometheus trigger's `metricType`s this component writes (KEDA also takes `Utilization`, which a Prometheus
+value has no request to be a share of)."""
 KEDA_CHART: ChartSource = {"version": "2.20.2", "repository": "https://kedacore.github.io/charts"}
 """KEDA's chart (kedacore/charts); 2.20.2 is the operator the local cluster's tests run."""
 
@@ -62,6 +65,11 @@ class LoadTrigger(TypedDict):
     activation_threshold: NotRequired[float]
     """`metadata.activationThreshold`: above it a Deployment at zero replicas wakes; inert while
     `min_replicas >= 1`. The default is KEDA's. Default: `0`."""
+
+    metric_type: NotRequired[str]
+    """`metricType`. `AverageValue`: the query's value over the replica count is held at `threshold`, for a load
+    the replicas share. `Value`: the value itself is held at `threshold`, the HPA scaling the replicas by value /
+    threshold, for a latency or a ratio more replicas lower but do not divide. Default: `AverageValue`."""
 
 
 class WakeRoute(TypedDict):
@@ -136,6 +144,11 @@ class ScaleTarget(TypedDict):
 
     trigger: LoadTrigger
     """The load query it scales on; the GPU-memory trigger (`gpu_memory_ratio_target`) is added. Required."""
+
+    extra_triggers: NotRequired[list[LoadTrigger]]
+    """More Prometheus triggers beside `trigger`, each named apart from the target's others: a streaming
+    deployment's token triggers (Monitoring's `token_queries`). The HPA takes the largest proposal of all.
+    Default: none."""
 
     wake: NotRequired[WakeRoute]
     """Wake on the first request while at zero; `min_replicas` must then be 0. The Prometheus triggers then read
@@ -318,6 +331,7 @@ declare(
     query=Setting(min_length=1),
     threshold=Setting(above=0),
     activation_threshold=Setting(default=0.0, minimum=0),
+    metric_type=Setting(default=METRIC_TYPES[0], choices=METRIC_TYPES),
 )
 declare(
     WakeRoute,
@@ -337,6 +351,7 @@ declare(
     namespace=Setting(format=NAMESPACE),
     min_replicas=Setting(minimum=0, maximum=INT32_MAX),
     max_replicas=Setting(minimum=1, maximum=INT32_MAX),
+    extra_triggers=Setting(default=[]),
     wake=Setting(),
     daily_floor=Setting(),
 )
@@ -411,6 +426,34 @@ def _floor_problems(problems: ArgProblems, path: ArgPath, target: ScaleTarget) -
             problems.add((*at, "replicas"), f"{replicas} is above max_replicas ({high}); it must be at most that")
 
 
+def _trigger_name_problems(problems: ArgProblems, path: ArgPath, target: ScaleTarget, gpu_trigger: bool) -> None:
+    """Each of a target's triggers named apart from the others, the component's own among them: KEDA refuses a
+    ScaledObject whose triggers share a name."""
+    named: list[tuple[ArgPath, str]] = [((*path, "trigger", "name"), str(target.get("trigger", {}).get("name", "")))]
+    named += [
+        ((*path, "extra_triggers", index, "name"), str(extra.get("name", "")))
+        for index, extra in enumerate(target.get("extra_triggers", []))
+    ]
+    seen: dict[str, ArgPath] = {}
+    for at, name in named:
+        if not name or not problems.clean(at):
+            continue
+        if gpu_trigger and name == GPU_TRIGGER:
+            problems.add(
+                at,
+                f"{GPU_TRIGGER!r} is the trigger this component adds for gpu_memory_ratio_target; name yours otherwise",
+            )
+        elif re.fullmatch(rf"{FLOOR_TRIGGER}-[0-9]+", name):
+            problems.add(at, f"{name!r} is a name this component gives a daily floor's trigger; name yours otherwise")
+        elif name in seen:
+            problems.add(
+                at,
+                f"{name!r} already names {path_text(seen[name][:-1])}; KEDA needs each trigger of a target named apart",
+            )
+        else:
+            seen[name] = at
+
+
 def _install_only(problems: ArgProblems, keda: KedaInstall, given: object) -> None:
     """The install-only settings given (`given`: the Args as passed) with an existing KEDA, where they do nothing."""
     mode = keda.get("mode", "existing")
@@ -444,17 +487,7 @@ def scaling_of(name: str, args: KedaScalingArgs) -> KedaScalingArgs:
                 "or remove wake",
             )
         _floor_problems(problems, ("targets", key), target)
-        trigger = target.get("trigger", {})
-        if scaling.get("gpu_memory_ratio_target") and trigger.get("name") == GPU_TRIGGER:
-            problems.add(
-                ("targets", key, "trigger", "name"),
-                f"{GPU_TRIGGER!r} is the trigger this component adds for gpu_memory_ratio_target; name yours otherwise",
-            )
-        if re.fullmatch(rf"{FLOOR_TRIGGER}-[0-9]+", str(trigger.get("name", ""))):
-            problems.add(
-                ("targets", key, "trigger", "name"),
-                f"{trigger['name']!r} is a name this component gives a daily floor's trigger; name yours otherwise",
-            )
+        _trigger_name_problems(problems, ("targets", key), target, bool(scaling.get("gpu_memory_ratio_target")))
     fallback = scaling.get("fallback")
     if fallback is not None:
         for key, target in targets.items():

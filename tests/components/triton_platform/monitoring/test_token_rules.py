@@ -18,6 +18,7 @@ from triton_platform.monitoring.dashboards import panel_queries
 from triton_platform.monitoring.monitoring_args import MonitoredDeployment, MonitoringArgs, TokenObjectives
 from triton_platform.monitoring.monitoring_rules import rule_groups
 from triton_platform.monitoring.monitoring_settings import monitoring_settings
+from triton_platform.monitoring.token_rules import token_queries
 from triton_platform.recorded_series import ITL_P95, ITL_P99, TTFT_P95, TTFT_P99
 
 DEPLOYMENT: MonitoredDeployment = {
@@ -119,7 +120,7 @@ def test_a_p99_objective_below_its_p95_is_refused() -> None:
 def test_an_unknown_source_and_a_missing_objective_are_named() -> None:
     assert refusal({"chat": {"metrics": "tgi"}}) == [
         (("token_objectives", "chat", "time_to_first_token_p95_ms"), "missing (required)"),
-        (("token_objectives", "chat", "metrics"), "'tgi' is not one of triton, vllm"),
+        (("token_objectives", "chat", "metrics"), "'tgi' is not one of triton, vllm, tensorrtllm"),
     ]
 
 
@@ -281,3 +282,79 @@ def test_promtool_catches_a_token_alert_that_does_not_fire(tmp_path: Path) -> No
     run = run_promtool(tmp_path, [case])
     assert run.returncode != 0
     assert "TritonTimeToFirstTokenAboveSLO" in run.stdout + run.stderr
+
+
+# --- KEDA's token triggers (token_queries) on the same series ----------------------------------------------------
+
+
+def trigger_settings() -> MonitoringArgs:
+    engine: TokenObjectives = {"time_to_first_token_p95_ms": 1000, "metrics": "tensorrtllm"}
+    args: MonitoringArgs = {
+        "namespace": "ml",
+        "latency_slo_ms": 250,
+        "deployments": {
+            "chat": DEPLOYMENT,
+            "engine": {**DEPLOYMENT, "object_name": "triton-engine", "models": ["engine"]},
+            "plain": {**DEPLOYMENT, "object_name": "triton-plain", "models": ["classifier"]},
+        },
+        "token_objectives": {**OBJECTIVES, "engine": engine},
+    }
+    return monitoring_settings("mon", args)
+
+
+def kv_blocks(pod: str, used: int, most: int) -> list[dict[str, str]]:
+    labels = f'namespace="ml", deployment="triton-engine", pod="{pod}", model="engine", version="1"'
+    metric = "nv_trt_llm_kv_cache_block_metrics"
+    return [
+        {"series": f'{metric}{{{labels}, kv_cache_block_type="{kind}"}}', "values": f"{value}x20"}
+        for kind, value in (("used", used), ("max", most), ("free", most - used))
+    ]
+
+
+def test_each_deployment_gets_the_token_triggers_its_models_backends_report() -> None:
+    queries = token_queries(trigger_settings())
+    assert {key: sorted(triggers) for key, triggers in queries.items()} == {
+        "chat": ["time-to-first-token"],
+        "engine": ["kv-cache", "time-to-first-token"],
+        "plain": [],
+    }
+
+
+@pytest.mark.real_tools
+def test_promtool_reads_the_token_triggers_on_the_sources_series(tmp_path: Path) -> None:
+    queries = token_queries(trigger_settings())
+    [case] = promtool_cases()
+
+    def value(expr: str, expected: float) -> dict[str, Any]:
+        return {"expr": expr, "eval_time": "10m", "exp_samples": [{"labels": "{}", "value": expected}]}
+
+    case = {
+        "input_series": case["input_series"]
+        + kv_blocks("triton-engine-a", 50, 100)
+        + kv_blocks("triton-engine-b", 25, 100),
+        "promql_expr_test": [
+            # chat's p95 (0.48 s) over its 0.3 s objective; llama's is 0.2425 / 0.4 = 0.60625: the worst wins.
+            value(queries["chat"]["time-to-first-token"], 1.6),
+            # engine has no first responses: no pressure rather than NaN; its cache is 0.5 + 0.25 over the pods.
+            value(queries["engine"]["time-to-first-token"], 0),
+            value(queries["engine"]["kv-cache"], 0.75),
+        ],
+    }
+    run = run_promtool(tmp_path, [case])
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+
+
+@pytest.mark.real_tools
+def test_promtool_catches_a_trigger_reading_the_wrong_value(tmp_path: Path) -> None:
+    queries = token_queries(trigger_settings())
+    [case] = promtool_cases()
+    expected = {"labels": "{}", "value": 0.48}  # the p95 itself, not over the objective: promtool must refuse it
+    case = {
+        "input_series": case["input_series"],
+        "promql_expr_test": [
+            {"expr": queries["chat"]["time-to-first-token"], "eval_time": "10m", "exp_samples": [expected]}
+        ],
+    }
+    run = run_promtool(tmp_path, [case])
+    assert run.returncode != 0
+    assert "time_to_first_token" in run.stdout + run.stderr

@@ -116,6 +116,33 @@ def test_the_load_query_may_be_another_resources_output(mocks: RecordingMocks) -
 
 
 @pulumi_test
+def test_extra_triggers_follow_the_load_each_with_its_metric_type(mocks: RecordingMocks) -> pulumi.Output[None]:
+    """As Monitoring's `token_queries` gives them: queries known later, a latency ratio held as a Value."""
+    ratio = my_deployment().metadata.apply(lambda m: f'max(ttft_ratio{{deployment="{m.name}"}}) or vector(0)')
+    target: ScaleTarget = {
+        **target_of(my_deployment("model-a"), 1, 2),
+        "extra_triggers": [
+            {"name": "time-to-first-token", "query": ratio, "threshold": 0.8, "metric_type": "Value"},
+            {"name": "kv-cache", "query": "sum(kv)", "threshold": 0.75},
+        ],
+    }
+    scaling = KedaScaling("my-scaling", {"targets": {"a": target}, "prometheus_url": "http://prom.monitoring.svc:9090"})
+
+    def check(_: str) -> None:
+        spec = mocks.inputs["kubernetes:keda.sh/v1alpha1:ScaledObject", "my-scaling-a-scaled-object"]["spec"]
+        assert [(t["name"], t["metricType"], t["metadata"]["threshold"]) for t in spec["triggers"]] == [
+            ("queue", "AverageValue", "5"),
+            ("time-to-first-token", "Value", "0.8"),
+            ("kv-cache", "AverageValue", "0.75"),
+            ("gpu-memory", "AverageValue", "0.8"),
+        ]
+        assert spec["triggers"][1]["metadata"]["query"] == 'max(ttft_ratio{deployment="my-model"}) or vector(0)'
+        assert spec["triggers"][1]["metadata"]["ignoreNullValues"] == "false"
+
+    return scaling.scaled_objects["a"].urn.apply(check)
+
+
+@pulumi_test
 def test_a_deployment_of_ones_own_is_scaled_on_its_query(mocks: RecordingMocks) -> pulumi.Output[None]:
     scaling = KedaScaling(
         "my-scaling",
@@ -370,7 +397,7 @@ def test_pausing_annotates_the_scaled_object() -> None:
 
 
 @pytest.mark.real_tools  # the CRD schema's validation runs in Go (tests/support/crd_schemas.py)
-def test_a_daily_floor_is_a_cron_trigger_per_window_beside_the_load() -> None:
+def test_a_daily_floor_is_a_cron_trigger_per_window_beside_the_load_and_extra_triggers() -> None:
     args: KedaScalingArgs = {"targets": {}, "prometheus_url": "http://prom:9090", "gpu_memory_ratio_target": 0}
     floor: DailyFloor = {
         "time_zone": "Europe/Berlin",
@@ -388,8 +415,10 @@ def test_a_daily_floor_is_a_cron_trigger_per_window_beside_the_load() -> None:
         prometheus_url="http://prom:9090",
         scaling=scaling_of("my-scaling", args),
         floor=floor,
+        extra=[{"name": "time-to-first-token", "query": "max(r)", "threshold": 0.8, "metric_type": "Value"}],
     )
-    assert manifest["spec"]["triggers"][1:] == [
+    assert manifest["spec"]["triggers"][1]["metricType"] == "Value"
+    assert manifest["spec"]["triggers"][2:] == [
         {
             "type": "cron",
             "name": "floor-1",
@@ -411,7 +440,7 @@ def test_a_daily_floor_is_a_cron_trigger_per_window_beside_the_load() -> None:
             },
         },
     ]
-    assert [t["name"] for t in manifest["spec"]["triggers"]] == ["demand", "floor-1", "floor-2"]
+    assert [t["name"] for t in manifest["spec"]["triggers"]] == ["demand", "time-to-first-token", "floor-1", "floor-2"]
     validate_crd(manifest)
 
 
@@ -449,7 +478,14 @@ def test_defaults_and_whole_floats_from_another_language() -> None:
                 "namespace": "ml",
                 "min_replicas": 1,
                 "max_replicas": 4,
-                "trigger": {"name": "load", "query": "sum(load)", "threshold": 10.0, "activation_threshold": 0.0},
+                "trigger": {
+                    "name": "load",
+                    "query": "sum(load)",
+                    "threshold": 10.0,
+                    "activation_threshold": 0.0,
+                    "metric_type": "AverageValue",
+                },
+                "extra_triggers": [],
             }
         },
         "prometheus_url": "http://p",
@@ -658,6 +694,32 @@ def _target(**changes: Any) -> dict[str, Any]:
                 "yours otherwise",
             ],
             id="daily-floor-windows-and-names",
+        ),
+        pytest.param(
+            _args(
+                targets={
+                    "m": _target(
+                        trigger={"name": "load", "query": "q", "threshold": 1},
+                        extra_triggers=[
+                            {"name": "load", "query": "q", "threshold": 1, "metric_type": "Value"},
+                            {"name": "gpu-memory", "query": "q", "threshold": 1},
+                            {"name": "floor-3", "query": "q", "threshold": 1},
+                            {"name": "ttft", "query": "q", "threshold": 0, "metric_type": "Utilization"},
+                        ],
+                    )
+                }
+            ),
+            [
+                "args.targets.m.extra_triggers[3].threshold: 0 is not above 0",
+                "args.targets.m.extra_triggers[3].metric_type: 'Utilization' is not one of AverageValue, Value",
+                "args.targets.m.extra_triggers[0].name: 'load' already names args.targets.m.trigger; KEDA needs each "
+                "trigger of a target named apart",
+                "args.targets.m.extra_triggers[1].name: 'gpu-memory' is the trigger this component adds for "
+                "gpu_memory_ratio_target; name yours otherwise",
+                "args.targets.m.extra_triggers[2].name: 'floor-3' is a name this component gives a daily floor's "
+                "trigger; name yours otherwise",
+            ],
+            id="extra-trigger-names-and-values",
         ),
         pytest.param(
             _args(targets={"m": _target(daily_floor={"time_zone": "UTC", "windows": []})}),
