@@ -48,6 +48,20 @@ TOKEN_TRIGGER_METRIC_TYPES = {TTFT_TRIGGER: "Value", KV_CACHE_TRIGGER: "AverageV
 """KEDA's `metricType` of each token trigger: a latency ratio is not divided among replicas; a per-pod share is."""
 
 
+WHY = {
+    TTFT_TRIGGER: "its p95 time to first token over the objective, worst model first: the wait before the first "
+    "token grows with the requests queued ahead of prefill, past what a busy ratio can show",
+    KV_CACHE_TRIGGER: "TensorRT-LLM's KV-cache blocks in use per pod: a full cache keeps new sequences waiting "
+    "however idle the GPU is",
+}
+"""Why each token trigger is picked, as `stackctl validate` prints it."""
+NOT_PICKED = {
+    "vllm": "the vLLM backend (r24.10) reports no waiting requests or KV-cache use",
+    "tensorrtllm": "TensorRT-LLM's backend (v0.14.0) reports no waiting requests",
+}
+"""What a backend's models cannot scale on, and why."""
+
+
 def token_metrics_of(backend: str) -> str:
     """The series that measure a model's tokens, by the backend that serves it."""
     return backend if backend in ("vllm", "tensorrtllm") else "triton"

@@ -90,10 +90,34 @@ def _capacities(loaded: StackConfig) -> dict[str, dict[str, ModelCapacity]]:
     return demand_capacities(loaded.config.serving, loaded.config.scaling, configs)[0]
 
 
+def _token_triggers(loaded: StackConfig) -> dict[str, list[str]]:
+    """Each deployment's token triggers and why (triton_platform/token_signal.py), where it has any."""
+    from program.platform import token_triggers_of  # noqa: PLC0415
+    from triton_platform.monitoring.token_rules import token_metrics  # noqa: PLC0415
+    from triton_platform.token_signal import NOT_PICKED, WHY  # noqa: PLC0415
+
+    rendered, config = loaded.rendered, loaded.config
+    if rendered is None or loaded.deferred or not config.scaling.enabled:
+        return {}
+    out = {}
+    for key, deployment in sorted(config.serving.deployments.items()):
+        triggers = token_triggers_of(config, rendered, key)
+        if not triggers:
+            continue
+        backends = {
+            token_metrics(rendered.source.models[m]) for m in deployment.models if m in config.serving.token_objectives
+        }
+        out[key] = [f"{name} ({WHY[name]})" for name in triggers] + [
+            NOT_PICKED[b] for b in sorted(backends & set(NOT_PICKED))
+        ]
+    return out
+
+
 def _print_figures(
     loaded: StackConfig, wakes: dict[str, WakeEstimate], capacities: dict[str, dict[str, ModelCapacity]]
 ) -> None:
-    """The figures validation derived: each wake estimate against its budget, each capacity the demand reads."""
+    """The figures validation derived: each wake estimate against its budget, each capacity the demand reads, each
+    deployment's token triggers."""
     for name, estimate in wakes.items():
         budget = loaded.config.serving.deployments[name].wake
         assert budget is not None
@@ -107,6 +131,8 @@ def _print_figures(
                 f"{loaded.source}: deployment {name} scales on demand: a pod serves "
                 f"{capacity.requests_per_second:,.1f} {model} requests per second ({capacity.why})"
             )
+    for name, reasons in _token_triggers(loaded).items():
+        print(f"{loaded.source}: deployment {name} scales on its tokens too: {'; '.join(reasons)}")
 
 
 def run(args: argparse.Namespace) -> Exit:

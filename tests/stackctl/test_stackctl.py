@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -310,4 +311,26 @@ def test_kube_context_refuses_a_context_that_could_forge_a_line_showing_it_escap
         rf"{path}: triton-platform:kubernetes.context: 'production\ncloud=none\x1b[2K' holds the control character "
         r"'\n' at position 10; give printable text: no newline, carriage return, escape sequence or other control "
         "character"
+    )
+
+
+def test_validate_says_what_a_streaming_deployment_scales_on_and_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(PROJECT_ROOT / "model_repo", repo)
+    shutil.copytree(PROJECT_ROOT / "tests/fixtures/streaming_repo/tokens", repo / "tokens")
+    document = yaml.safe_load((PROJECT_ROOT / "stacks/Pulumi.dev.yaml").read_text())
+    document["config"].pop("triton-platform:models", None)
+    serving = document["config"]["triton-platform:serving"]
+    serving["image"] = "nvcr.io/nvidia/tritonserver:24.11-py3"
+    serving["deployments"]["general"]["models"].append("tokens")
+    serving["tokenObjectives"] = {"tokens": {"timeToFirstTokenP95Ms": 500}}
+    stack = tmp_path / "Pulumi.dev.yaml"
+    stack.write_text(yaml.safe_dump(document))
+    assert main(["validate", "--config", str(stack), "--model-repo", str(repo)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"{stack}: deployment general scales on its tokens too: time-to-first-token (its p95 time to first token "
+        "over the objective, worst model first: the wait before the first token grows with the requests queued "
+        "ahead of prefill, past what a busy ratio can show)"
     )
