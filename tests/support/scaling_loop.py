@@ -4,6 +4,7 @@ address pointed there, and the object store's Secret a staging user lays beside 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,13 +31,26 @@ class Loop:
 
 @contextmanager
 def deployed_loop(
-    work: Path, stack: str, config: PlatformConfig, deployment: str, edit: Callable[[dict[str, Any], Served], None]
+    work: Path,
+    stack: str,
+    config: PlatformConfig,
+    deployment: str,
+    edit: Callable[[dict[str, Any], Served], None],
+    *,
+    more_metrics: Callable[[], str] | None = None,
+    models: Path | None = None,
 ) -> Iterator[Loop]:
-    """`stack`'s copy, changed by `edit` (its config and the Triton and Prometheus serving it), deployed."""
+    """`stack`'s copy, changed by `edit` (its config and the Triton and Prometheus serving it), deployed;
+    `more_metrics`, series scraped beside Triton's (serve_with_prometheus); `models`, a folder of model folders
+    added to the copy's model repository."""
     cluster = start_cluster(work / "cluster")
     try:
-        with serve_with_prometheus(stack, config, deployment, work / "serving", gpu_memory=GPU_MEMORY) as served:
+        with serve_with_prometheus(
+            stack, config, deployment, work / "serving", gpu_memory=GPU_MEMORY, more_metrics=more_metrics
+        ) as served:
             project = make_project(work / "pulumi", deploys=True)
+            if models is not None:
+                shutil.copytree(models, project.root / "model_repo", dirs_exist_ok=True)
             stack_file = project.root / "stacks" / f"Pulumi.{stack}.yaml"
             point_stack_at(stack_file, cluster)
             edit_stack(stack_file, lambda values: edit(values, served))

@@ -121,12 +121,14 @@ def serve_with_prometheus(
     *,
     rule_interval: str = "2s",
     gpu_memory: tuple[float, float] | None = None,
+    more_metrics: Callable[[], str] | None = None,
 ) -> Iterator[Served]:
     """Triton with the stack's rendered configs for `deployment`, and Prometheus with the stack's rules.
 
     Only the rule groups' evaluation interval is shortened, so tests take seconds, not minutes.
     `gpu_memory` (used, total bytes) adds the two GPU-memory gauges Triton exports on a GPU node
-    (core src/metrics.cc) and a CPU-only server lacks, from a static target with the pod's labels.
+    (core src/metrics.cc) and a CPU-only server lacks, from a static target with the pod's labels; `more_metrics`
+    what else that target answers at each scrape (series a 2.51 server does not export).
     """
     prometheus = shutil.which("prometheus")
     assert prometheus, f"prometheus is not on PATH: {INSTALL_HINT}"
@@ -158,14 +160,18 @@ def serve_with_prometheus(
             f'{name}{{gpu_uuid="GPU-local"}} {value:.0f}\n'
             for name, value in (("nv_gpu_memory_used_bytes", used), ("nv_gpu_memory_total_bytes", total))
         )
-    with TritonServer(args, ports) as triton, static_metrics(gpu) as gpu_port:
+
+    def static_text() -> str:
+        return gpu + (more_metrics() if more_metrics is not None else "")
+
+    with TritonServer(args, ports) as triton, static_metrics(static_text) as static_port:
         labels = {
             "namespace": config.kubernetes.namespace,
             "pod": f"{target}-5d8f7c9b6-abcde",
             "service": target,
             "deployment": target,
         }
-        targets = [f"127.0.0.1:{ports[2]}"] + ([f"127.0.0.1:{gpu_port}"] if gpu else [])
+        targets = [f"127.0.0.1:{ports[2]}"] + ([f"127.0.0.1:{static_port}"] if gpu or more_metrics else [])
         scrape = {
             "global": {"scrape_interval": "1s", "evaluation_interval": rule_interval},
             "rule_files": [str(work / "rules.yaml")],
