@@ -53,6 +53,8 @@ STACK_MODELS: dict[type, str] = {
     settings.AllVersionsArgs: "serving.AllVersions",
     settings.SpecificVersionsArgs: "serving.SpecificVersions",
     settings.WarmupArgs: "serving.Warmup",
+    settings.VllmSettingsArgs: "serving.VllmSettings",
+    settings.TensorRtLlmSettingsArgs: "serving.TensorRtLlmSettings",
     serving.ModelRepositoryArgs: "serving.ModelRepositoryConfig",
     serving.ModelClaimArgs: "serving.PvcSource",
     serving.StoreEgressArgs: "serving.StoreEgress",
@@ -256,6 +258,8 @@ def _scalar(args_type: type, key: str, annotation: Any, whole: bool) -> str:
         return f"Annotated[{annotation.__name__}, Field({bounds})]" if bounds and not whole else annotation.__name__
     if annotation is bool:
         return "bool"
+    if annotation is Any:
+        return "Any"  # a backend's own values (vLLM's engine arguments), checked against the backend's source
     raise TypeError(f"{args_type.__name__}.{key}: no stack type for {annotation!r}")
 
 

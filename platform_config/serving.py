@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -153,6 +153,28 @@ class Warmup(Strict):
     # [[[end]]]
 
 
+class VllmSettings(Strict):
+    """The vLLM backend's settings of a `backend: "vllm"` model."""
+
+    # [[[cog fields(model_settings_args.VllmSettingsArgs)]]]
+    # fmt: off
+    engine_args: dict[str, Any] = from_component(model_settings_args.VllmSettingsArgs, "engine_args")
+    """vLLM's engine arguments, written as each version folder's `model.json`, which the backend passes whole to vLLM 0.5.5's `AsyncEngineArgs`: every key one of its fields (`model`, `gpu_memory_utilization`, `tensor_parallel_size`, ...; model_packaging/vllm_engine.py), `model` among them. Merged key by key over the defaults'. Refused where a version folder already holds a `model.json`: the platform never overwrites a model repository's file."""
+    # fmt: on
+    # [[[end]]]
+
+
+class TensorRtLlmSettings(Strict):
+    """The TensorRT-LLM backend's settings of a `backend: "tensorrtllm"` model."""
+
+    # [[[cog fields(model_settings_args.TensorRtLlmSettingsArgs)]]]
+    # fmt: off
+    parameters: dict[str, str] = from_component(model_settings_args.TensorRtLlmSettingsArgs, "parameters")
+    """config.pbtxt `parameters`, each written as `parameters { key: ... value: { string_value: ... } }` over the base config's: every key one the backend reads (`kv_cache_free_gpu_mem_fraction`, `batch_scheduler_policy`, ...; model_packaging/tensorrt_llm.py). Merged key by key over the defaults'."""
+    # fmt: on
+    # [[[end]]]
+
+
 class ModelSettings(Strict):
     """Per-environment settings for one model, laid over its base config.pbtxt. Unset fields keep the base value."""
 
@@ -172,6 +194,12 @@ class ModelSettings(Strict):
 
     warmup: Warmup | None = from_component(model_settings_args.ModelSettingsArgs, "warmup")
     """Warm the model up at load, so the first real requests do not pay for lazy initialisation. A model's own warmup replaces the defaults' whole, and the base config's. Default: the base config's."""
+
+    vllm: VllmSettings | None = from_component(model_settings_args.ModelSettingsArgs, "vllm")
+    """vLLM engine arguments, written as the model's `model.json`; only for a `backend: "vllm"` model (the defaults' apply to those only). Default: the model repository's own model.json."""
+
+    tensorrt_llm: TensorRtLlmSettings | None = from_component(model_settings_args.ModelSettingsArgs, "tensorrt_llm")
+    """TensorRT-LLM parameters, written into the rendered config.pbtxt; only for a `backend: "tensorrtllm"` model (the defaults' apply to those only). Default: the base config's parameters."""
     # fmt: on
     # [[[end]]]
 

@@ -58,11 +58,14 @@ def version_files(rendered: RenderedRepository, models: Iterable[str]) -> dict[s
 
 
 def repository_files(rendered: RenderedRepository, models: Iterable[str] | None = None) -> dict[str, Content]:
-    """What Triton loads for `models` (default: every served model): version files and rendered configs."""
+    """What Triton loads for `models` (default: every served model): version files, rendered configs and the files
+    the stack writes into version folders (render.py `version_texts`)."""
     names = sorted(models if models is not None else rendered.models)
     files: dict[str, Content] = dict(version_files(rendered, names))
     for name in names:
         files[config_path(name, rendered.config_name)] = rendered.models[name].text.encode()
+        for relative, text in rendered.models[name].files.items():
+            files[f"{name}/{relative}"] = text.encode()  # a vLLM model's model.json, from the stack
     return files
 
 

@@ -52,22 +52,62 @@ def _extra_file_lines(model: str, relative: str) -> str:
     )
 
 
-def assemble_script(models: Iterable[str], extra_files: Mapping[str, Iterable[str]] | None = None) -> str:
+def rendered_file_name(model: str, relative: str) -> str:
+    """The name, in the rendered configs' folder, of a file the stack writes into a version folder of `model`
+    (`relative`, e.g. `1/model.json`: render.py `version_texts`): its path with dots for slashes, as a ConfigMap key
+    must be, beside the `<model>.pbtxt` configs."""
+    return f"{model}/{relative}".replace("/", ".")
+
+
+def _rendered_model_lines(model: str, relatives: Iterable[str]) -> str:
+    """A model the stack writes files into: its config, and each version folder made here (not linked whole, since
+    the store is read-only), holding a link to each of the store's files of that version and the stack's files."""
+    quoted = shlex.quote(model)
+    lines = [
+        f'mkdir -p "$MODELS_DIR"/{shlex.quote(configs_dir(model))}',
+        f'cp "$RENDERED_DIR"/{shlex.quote(model + ".pbtxt")} "$MODELS_DIR"/{quoted}/{CONFIGS}/"$STACK.pbtxt"',
+    ]
+    folders = sorted({posixpath.dirname(relative) for relative in relatives})
+    for folder in folders:
+        target = shlex.quote(version_path(model, folder))
+        lines += [
+            f'mkdir -p "$MODELS_DIR"/{target}',
+            f'for file in "$STORE_DIR"/{target}/* "$STORE_DIR"/{target}/.[!.]*; do '
+            f'if [ -e "$file" ]; then ln -s "$file" "$MODELS_DIR"/{target}/; fi; done',
+        ]
+    for relative in sorted(relatives):
+        # A published store holds the stack's file already (digest.py `repository_files`): its link goes first, so
+        # the copy cannot write through it into the read-only store.
+        target = f'"$MODELS_DIR"/{shlex.quote(f"{model}/{relative}")}'
+        lines += [f"rm -f {target}", f'cp "$RENDERED_DIR"/{shlex.quote(rendered_file_name(model, relative))} {target}']
+    return "".join(f"{line}\n" for line in lines)
+
+
+def assemble_script(
+    models: Iterable[str],
+    extra_files: Mapping[str, Iterable[str]] | None = None,
+    rendered_files: Mapping[str, Iterable[str]] | None = None,
+) -> str:
     """The init container's script: a repository of symlinked version folders plus the rendered configs, and the
     files outside the version folders each model's config names (`extra_files`, by model: source.config_files).
+    A model the stack writes files into (`rendered_files`, by model: paths below it such as `1/model.json`) gets
+    version folders of links instead, with those files copied in from the rendered configs' folder.
 
     Runs with MODELS_DIR, STORE_DIR, RENDERED_DIR and STACK in its environment,
     so tests run the very same script against local folders.
     """
-    names = " ".join(shlex.quote(m) for m in sorted(models))
+    models = sorted(models)
+    written = {model: list(paths) for model, paths in (rendered_files or {}).items() if paths and model in models}
+    names = " ".join(shlex.quote(m) for m in sorted(models) if m not in written)
     name = "${version##*/}"
     extra = "".join(
         _extra_file_lines(model, relative)
         for model in sorted(models)
         for relative in sorted((extra_files or {}).get(model, ()))
     )
+    own = "".join(_rendered_model_lines(model, written[model]) for model in sorted(written))
     return f"""set -eu
-for model in {names}; do
+{own}for model in {names}; do
   mkdir -p "$MODELS_DIR/{configs_dir("$model")}"
   cp "$RENDERED_DIR/$model.pbtxt" "$MODELS_DIR/{config_path("$model", "$STACK")}"
   found=0

@@ -6,7 +6,7 @@ base config's value. No `from __future__ import annotations` here: the schema is
 objects.
 """
 
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from triton_platform.args.arg_schema import Setting, declare
 from triton_platform.args.integer_limits import INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX
@@ -103,6 +103,28 @@ class WarmupArgs(TypedDict):
     """Input contents: `zero` (zeros) or `random` (random values). Default: `zero`."""
 
 
+class VllmSettingsArgs(TypedDict):
+    """The vLLM backend's settings of a model whose base config says `backend: "vllm"` (triton-inference-server/
+    vllm_backend r24.10 `src/model.py`, the 24.10 `-vllm-python-py3` image)."""
+
+    engine_args: dict[str, Any]
+    """vLLM's engine arguments, written as each version folder's `model.json`, which the backend passes whole to
+    vLLM 0.5.5's `AsyncEngineArgs`: every key one of its fields (`model`, `gpu_memory_utilization`,
+    `tensor_parallel_size`, ...; model_packaging/vllm_engine.py), `model` among them. Merged key by key over the
+    defaults'. Refused where a version folder already holds a `model.json`: the platform never overwrites a
+    model repository's file."""
+
+
+class TensorRtLlmSettingsArgs(TypedDict):
+    """The TensorRT-LLM backend's settings of a model whose base config says `backend: "tensorrtllm"`
+    (triton-inference-server/tensorrtllm_backend v0.14.0, the 24.10 `-trtllm-python-py3` image)."""
+
+    parameters: dict[str, str]
+    """config.pbtxt `parameters`, each written as `parameters { key: ... value: { string_value: ... } }` over the
+    base config's: every key one the backend reads (`kv_cache_free_gpu_mem_fraction`, `batch_scheduler_policy`,
+    ...; model_packaging/tensorrt_llm.py). Merged key by key over the defaults'."""
+
+
 class ModelSettingsArgs(TypedDict):
     """Settings for one model, laid over its base config.pbtxt. Unset fields keep the base value."""
 
@@ -124,6 +146,14 @@ class ModelSettingsArgs(TypedDict):
     warmup: NotRequired[WarmupArgs]
     """Warm the model up at load, so the first real requests do not pay for lazy initialisation. A model's own
     warmup replaces the defaults' whole, and the base config's. Default: the base config's."""
+
+    vllm: NotRequired[VllmSettingsArgs]
+    """vLLM engine arguments, written as the model's `model.json`; only for a `backend: "vllm"` model (the
+    defaults' apply to those only). Default: the model repository's own model.json."""
+
+    tensorrt_llm: NotRequired[TensorRtLlmSettingsArgs]
+    """TensorRT-LLM parameters, written into the rendered config.pbtxt; only for a `backend: "tensorrtllm"` model
+    (the defaults' apply to those only). Default: the base config's parameters."""
 
 
 TIMEOUT_ACTIONS = ("REJECT", "DELAY")
@@ -157,6 +187,8 @@ declare(
     batch_sizes=Setting(minimum=1, maximum=UINT32_MAX, min_items=1),
     data=Setting(default=WARMUP_DATA[0], choices=WARMUP_DATA),
 )
+declare(VllmSettingsArgs, engine_args=Setting(min_items=1))
+declare(TensorRtLlmSettingsArgs, parameters=Setting(min_items=1))
 declare(
     ModelSettingsArgs,
     # Unset keeps the base config's value: no default is filled in.
@@ -165,4 +197,6 @@ declare(
     instance_group=Setting(),
     version_policy=Setting(),
     warmup=Setting(),
+    vllm=Setting(),
+    tensorrt_llm=Setting(),
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from google.protobuf import text_format
@@ -21,6 +21,9 @@ from tritonclient.grpc.model_config_pb2 import ModelConfig
 
 from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs
 from triton_platform.model_packaging.source import ModelRepository, RepoModel
+from triton_platform.model_packaging.tensorrt_llm import BACKEND as TENSORRT_LLM
+from triton_platform.model_packaging.vllm_engine import BACKEND as VLLM
+from triton_platform.model_packaging.vllm_engine import ENGINE_ARGS_FILE_NAME
 
 ENSEMBLE_FIELDS = frozenset({"max_batch_size"})
 """The only settings that apply to an ensemble: it has no instances, batcher or warmup of its own."""
@@ -50,6 +53,10 @@ def applicable_defaults(model: RepoModel, defaults: ModelSettingsArgs) -> ModelS
         skip |= set(defaults) - ENSEMBLE_FIELDS
     if model.config.HasField("sequence_batching"):
         skip.add("dynamic_batching")
+    if model.config.backend != VLLM:
+        skip.add("vllm")  # each backend's settings are its own models'
+    if model.config.backend != TENSORRT_LLM:
+        skip.add("tensorrt_llm")
     return cast(ModelSettingsArgs, {key: value for key, value in defaults.items() if key not in skip})
 
 
@@ -83,7 +90,19 @@ def render_config(model: RepoModel, settings: ModelSettingsArgs) -> ModelConfig:
         config.version_policy.CopyFrom(version_policy(model, settings))
     if "warmup" in settings:
         _apply_warmup(config, settings)
+    for key, value in sorted(settings.get("tensorrt_llm", {}).get("parameters", {}).items()):
+        config.parameters[key].string_value = value  # model_packaging/tensorrt_llm.py checked each key
     return config
+
+
+def version_texts(settings: ModelSettingsArgs, versions: Iterable[int]) -> dict[str, str]:
+    """The files the stack writes into the model's version folders, by path below the model: a vLLM model's
+    engine arguments as each version's model.json (vllm_backend r24.10 src/model.py reads it there)."""
+    engine_args = settings.get("vllm", {}).get("engine_args")
+    if engine_args is None:
+        return {}
+    text = json.dumps(engine_args, indent=2, sort_keys=True) + "\n"
+    return {f"{version}/{ENGINE_ARGS_FILE_NAME}": text for version in versions}
 
 
 def _apply_dynamic_batching(config: ModelConfig, settings: ModelSettingsArgs) -> None:
@@ -152,6 +171,8 @@ class RenderedModel:
     versions: tuple[int, ...]
     config: ModelConfig
     text: str
+    files: Mapping[str, str] = field(default_factory=dict)
+    """Files the stack writes into version folders, by path below the model (`1/model.json`): `version_texts`."""
 
 
 @dataclass(frozen=True)
@@ -168,6 +189,8 @@ class RenderedRepository:
         sha = hashlib.sha256()
         for name in sorted(names if names is not None else self.models):
             sha.update(f"{name}\0{self.models[name].text}\0".encode())
+            for path, text in sorted(self.models[name].files.items()):
+                sha.update(f"{name}/{path}\0{text}\0".encode())
         return sha.hexdigest()
 
 
@@ -194,7 +217,8 @@ def render_repository(
         model = repo.models[name]
         settings = effective_settings(model, defaults, models.get(name))
         model_config = render_config(model, settings)
-        rendered[name] = RenderedModel(name, model.versions, model_config, config_text(model_config))
+        files = version_texts(settings, model.versions)
+        rendered[name] = RenderedModel(name, model.versions, model_config, config_text(model_config), files)
     if len(_RENDERED) == _RENDERINGS_KEPT:
         del _RENDERED[next(iter(_RENDERED))]
     _RENDERED[key] = RenderedRepository(config_name, repo, rendered)

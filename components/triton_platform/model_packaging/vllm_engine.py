@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
+from collections.abc import Mapping
 from typing import Any
 
 from triton_platform.args.excerpts import excerpt
 from triton_platform.args.input_files import InputKind
 
+BACKEND = "vllm"
 ENGINE_ARGS_FILE_NAME = "model.json"
 """vllm_backend r24.10 src/model.py `_VLLM_ENGINE_ARGS_FILENAME`, read from the version folder."""
 ENGINE_ARGS_FILE = InputKind("vLLM model.json", 64 * 1024)
@@ -121,30 +124,68 @@ def engine_args_problems(text: str) -> list[str]:
         return [f"is not JSON ({err}); it holds vLLM's engine arguments as one object"]
     if not isinstance(config, dict):
         return [f"is {excerpt(config)}, not a JSON object of vLLM's engine arguments"]
-    problems = []
+    return [message for _, message in engine_config_problems(config)]
+
+
+def closest_engine_arg(key: str) -> str:
+    """` (did you mean '<key>'?)` for the engine argument closest to `key`, or nothing."""
+    close = difflib.get_close_matches(key, sorted(ENGINE_ARGS), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def engine_config_problems(config: Mapping[str, Any]) -> list[tuple[str | None, str]]:
+    """(key at fault, or None for the whole, problem) for engine arguments as vLLM would take them."""
+    problems: list[tuple[str | None, str]] = []
+    for key, value in sorted(config.items()):
+        if not _is_json(value):
+            # Only a stack's or a program's mapping can hold one (a YAML date, NaN): model.json is written as JSON.
+            problems.append(
+                (
+                    key,
+                    f"{key} {excerpt(str(value))} is no JSON value (a string, number, true/false, null, "
+                    "list or object), which model.json holds",
+                )
+            )
     for key in sorted(set(config) - ENGINE_ARGS):
-        close = difflib.get_close_matches(key, sorted(ENGINE_ARGS), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
         problems.append(
-            f"{excerpt(key)} is no engine argument of vLLM {VLLM_RELEASE} (AsyncEngineArgs), so the backend fails to "
-            f"load the model{hint}"
+            (
+                key,
+                f"{excerpt(key)} is no engine argument of vLLM {VLLM_RELEASE} (AsyncEngineArgs), so the backend fails "
+                f"to load the model{closest_engine_arg(key)}",
+            )
         )
     if not isinstance(config.get("model"), str) or not config["model"]:
         problems.append(
-            "has no `model`, the Hugging Face name or path of the weights: without it vLLM loads its own default "
-            "model (EngineArgs.model)"
+            (
+                None,
+                "has no `model`, the Hugging Face name or path of the weights: without it vLLM loads its own default "
+                "model (EngineArgs.model)",
+            )
         )
     for key in ("tensor_parallel_size", "pipeline_parallel_size"):
         value = config.get(key, 1)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            problems.append(f"{key} {excerpt(value)} is not a whole number of GPUs, 1 or more")
+            problems.append((key, f"{key} {excerpt(value)} is not a whole number of GPUs, 1 or more"))
     share = config.get("gpu_memory_utilization")
     if share is not None and (isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1):
         problems.append(
-            f"gpu_memory_utilization {excerpt(share)} is not a fraction in (0, 1]: the share of the GPU's memory "
-            "vLLM takes for weights and KV cache"
+            (
+                "gpu_memory_utilization",
+                f"gpu_memory_utilization {excerpt(share)} is not a fraction in (0, 1]: the share of the GPU's memory "
+                "vLLM takes for weights and KV cache",
+            )
         )
     return problems
+
+
+def _is_json(value: Any) -> bool:
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_is_json(item) for item in value)
+    return isinstance(value, dict) and all(isinstance(k, str) and _is_json(v) for k, v in value.items())
 
 
 def gpu_memory_share(text: str) -> tuple[float, int]:

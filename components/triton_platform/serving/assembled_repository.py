@@ -14,7 +14,7 @@ from triton_platform.kube.images import image_fields
 from triton_platform.kube.pod_security import security_context
 from triton_platform.model_packaging.bundle import bundle_key
 from triton_platform.model_packaging.digest import files_digest, version_files
-from triton_platform.model_packaging.layout import assemble_script
+from triton_platform.model_packaging.layout import assemble_script, rendered_file_name
 from triton_platform.serving.serving_context import ServingContext
 from triton_platform.serving.triton_server_args import MODELS_DIR
 from triton_platform.serving.triton_serving_args import TritonDeploymentArgs
@@ -55,7 +55,14 @@ def config_map(ctx: ServingContext, name: str, deployment: TritonDeploymentArgs)
         "kind": "ConfigMap",
         "metadata": ctx.metadata(config_map_name(ctx, deployment, name), name),
         "immutable": True,
-        "data": {f"{m}.pbtxt": ctx.spec.rendered.models[m].text for m in sorted(deployment["models"])},
+        "data": {
+            **{f"{m}.pbtxt": ctx.spec.rendered.models[m].text for m in sorted(deployment["models"])},
+            **{
+                rendered_file_name(m, relative): text
+                for m in sorted(deployment["models"])
+                for relative, text in sorted(ctx.spec.rendered.models[m].files.items())
+            },
+        },
     }
 
 
@@ -94,11 +101,21 @@ def _extra_files(ctx: ServingContext, deployment: TritonDeploymentArgs) -> dict[
     return {model: models[model].extra_files for model in deployment["models"] if model in models}
 
 
+def _written(ctx: ServingContext, deployment: TritonDeploymentArgs) -> dict[str, tuple[str, ...]]:
+    """Each served model's files the stack writes into its version folders (a vLLM model's model.json)."""
+    models = ctx.spec.rendered.models
+    return {model: tuple(models[model].files) for model in deployment["models"] if model in models}
+
+
 def assemble_container(ctx: ServingContext, deployment: TritonDeploymentArgs) -> dict[str, Any]:
     return {
         "name": "assemble-model-repository",
         **image_fields(ctx.args["image"], ctx.args["image_digests"]),
-        "command": ["/bin/sh", "-c", assemble_script(deployment["models"], _extra_files(ctx, deployment))],
+        "command": [
+            "/bin/sh",
+            "-c",
+            assemble_script(deployment["models"], _extra_files(ctx, deployment), _written(ctx, deployment)),
+        ],
         "env": [
             {"name": "STACK", "value": ctx.config_name},
             {"name": "MODELS_DIR", "value": MODELS_DIR},

@@ -17,6 +17,7 @@ from triton_platform.model_packaging.config_rules import model_file
 from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs
 from triton_platform.model_packaging.render import ENSEMBLE_FIELDS, effective_settings, version_policy
 from triton_platform.model_packaging.source import BASE_CONFIG, ModelRepository, RepoModel
+from triton_platform.serving.llm_settings_fit import llm_settings_problems
 
 Problem = tuple[str, str]
 """Where (a setting's path or a file) and what is wrong there."""
@@ -122,6 +123,7 @@ def _model_problems(
     if own is not None:
         yield from _explicit_fit(model, own, names)
     settings = effective_settings(model, defaults, own)
+    yield from llm_settings_problems(model, settings, own, names)
     base = model.config
     max_key = names.key("max_batch_size")
     max_batch, max_path = _max_batch(model, settings, own, names)
@@ -246,6 +248,8 @@ def _versions(
     if model.is_ensemble:
         return  # an ensemble's version folder is empty by design: it runs other models
     loaded = model_file(model.config)
+    if "vllm" in settings and model.config.backend == "vllm":
+        return  # the stack writes each version's model.json (llm_settings_fit.py): an empty folder is enough
     for version in served_versions(model, settings):
         if version in model.empty_versions:
             yield (

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from platform_config.loader import load_stack
 from platform_config.model_settings import render_stack
 from platform_config.paths import DEFAULT_MODEL_REPO
 from triton_platform.model_packaging.bundle import bundle_key
 from triton_platform.model_packaging.digest import repository_files, version_paths
-from triton_platform.model_packaging.layout import assemble_script, config_path, version_path
+from triton_platform.model_packaging.layout import assemble_script, config_path, rendered_file_name, version_path
+from triton_platform.model_packaging.render import render_repository
 from triton_platform.model_packaging.source import read_repository
 
 
@@ -100,3 +103,38 @@ def test_label_and_warmup_files_are_published_and_laid_out_beside_the_versions(t
         1,
         f"no warmup/input_tensor.bin of model classifier under {repo} (its config.pbtxt names it)\n",
     )
+
+
+def test_a_file_the_stack_writes_is_laid_out_in_a_version_folder_of_links(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    (store / "chat" / "1").mkdir(parents=True)
+    (store / "chat" / "1" / "README").write_text("the weights come from the engine arguments' model")
+    (store / "chat" / "1" / ".gitkeep").write_text("")
+    (store / "chat" / "config.pbtxt").write_text(
+        'name: "chat"\nbackend: "vllm"\nmax_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n'
+    )
+    settings: Any = {"chat": {"vllm": {"engine_args": {"model": "meta/chat"}}}}
+    rendered = render_repository("dev", read_repository(store), ["chat"], {}, settings)
+    published = set(repository_files(rendered))
+    assert published == {"chat/1/.gitkeep", "chat/1/README", "chat/1/model.json", "chat/configs/dev.pbtxt"}
+    configs, models = tmp_path / "rendered", tmp_path / "models"
+    configs.mkdir()
+    models.mkdir()
+    (configs / "chat.pbtxt").write_text(rendered.models["chat"].text)
+    for relative, text in rendered.models["chat"].files.items():
+        (configs / rendered_file_name("chat", relative)).write_text(text)
+    assert sorted(p.name for p in configs.iterdir()) == ["chat.1.model.json", "chat.pbtxt"]
+    env = {"STACK": "dev", "MODELS_DIR": str(models), "STORE_DIR": str(store), "RENDERED_DIR": str(configs)}
+    script = assemble_script(["chat"], {}, {"chat": tuple(rendered.models["chat"].files)})
+    for published_store in (False, True):  # then over a published store, which holds the stack's model.json already
+        if published_store:
+            (store / "chat" / "1" / "model.json").write_text('{"model": "published"}')
+        shutil.rmtree(models)
+        models.mkdir()
+        subprocess.run(["/bin/sh", "-c", script], env={**env, "PATH": "/usr/bin:/bin"}, check=True)
+        laid_out = {str(p.relative_to(models)) for p in models.rglob("*") if not p.is_dir()}
+        assert laid_out == published
+        assert json.loads((models / "chat" / "1" / "model.json").read_text()) == {"model": "meta/chat"}
+        assert not (models / "chat" / "1").is_symlink()  # a folder of links, the stack's file copied in
+    assert (store / "chat" / "1" / "model.json").read_text() == '{"model": "published"}'  # not written through
+    assert assemble_script(["classifier"]) == assemble_script(["classifier"], {}, {"chat": ("1/model.json",)})

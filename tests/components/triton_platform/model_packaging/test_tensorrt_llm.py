@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from triton_platform.model_packaging.source import parse_model_config, read_repository
-from triton_platform.model_packaging.tensorrt_llm import PARAMETERS, tensorrt_llm_problems
+from triton_platform.model_packaging.tensorrt_llm import PARAMETERS, kv_cache_share, tensorrt_llm_problems
 
 ENGINE = """name: "tensorrt_llm"
 backend: "tensorrtllm"
@@ -60,6 +60,23 @@ def test_an_unfilled_template_and_a_bad_model_type_are_named() -> None:
     assert problems(ENGINE) == [
         "has no parameter 'gpt_model_path': the folder of the TensorRT-LLM engine the backend loads"
     ]
+
+
+def test_a_kv_cache_share_that_is_no_fraction_is_named() -> None:
+    for value in ("ninety", "1.5", "0"):
+        assert problems(ENGINE + parameters(gpt_model_path="/e", kv_cache_free_gpu_mem_fraction=value)) == [
+            f"parameter 'kv_cache_free_gpu_mem_fraction' is {value!r}, not a fraction in (0, 1]: the share of the GPU "
+            "memory the engine's weights leave free that the backend takes for KV cache (it would fall back to 0.9 "
+            "unseen)"
+        ]
+
+
+def test_the_least_share_of_its_gpu_an_engine_takes() -> None:
+    assert kv_cache_share(parse_model_config(ENGINE)) == 0.9  # the backend's default
+    assert kv_cache_share(parse_model_config(ENGINE + parameters(kv_cache_free_gpu_mem_fraction="0.4"))) == 0.4
+    # A token cap makes the cache the smaller of the two, which needs the engine's bytes per token: not sized.
+    capped = parameters(kv_cache_free_gpu_mem_fraction="0.4", max_tokens_in_paged_kv_cache="4096")
+    assert kv_cache_share(parse_model_config(ENGINE + capped)) is None
 
 
 def test_other_backends_parameters_are_theirs() -> None:

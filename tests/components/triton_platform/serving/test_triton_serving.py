@@ -608,7 +608,7 @@ def test_model_settings() -> None:
         "model_defaults.dynamic_batching.default_queue_policy.timeout_action: 'DROP' is not one of REJECT, DELAY",
         "model_defaults.instance_group.kind: 'GPU' is not one of KIND_GPU, KIND_CPU, KIND_AUTO",
         "models.classifier.max_batch: unknown key; known keys: dynamic_batching, instance_group, max_batch_size, "
-        "version_policy, warmup (did you mean 'max_batch_size'?)",
+        "tensorrt_llm, version_policy, vllm, warmup (did you mean 'max_batch_size'?)",
         "models.classifier.warmup.batch_sizes: has 0 items; list at least 1",
         "models.classifier.warmup.data: 'ones' is not one of zero, random",
         "models.ranker.version_policy.specific.versions: 1 is listed twice; list each once",
