@@ -5,6 +5,8 @@ its URL and the field, never a traceback.
 - A whole answer within DEADLINE_SECONDS: the socket's timeout bounds each read, so a server trickling its body
   byte by byte would otherwise hold the command for ever.
 - At most MAX_ANSWER_BYTES: a larger answer is refused, not read whole into memory.
+- A stream (`generate_stream`'s server-sent events, `stream_events`) event by event as it comes, each line at most
+  MAX_EVENT_BYTES, the whole within STREAM_DEADLINE_SECONDS.
 - JSON through `Document`: each field read with its type (a whole number is not a bool, a word is not a number)
   and, where asked, its bounds; a missing or odd field is a `ServerAnswerError` naming the URL and the field's path.
 - The server's own text shown only through `shown` (the project's `excerpt`: quoted, control characters escaped,
@@ -17,7 +19,8 @@ import json
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -30,6 +33,10 @@ READ_TIMEOUT_SECONDS = 10.0
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 """The largest answer read: Triton's statistics and metrics of a large repository are well below."""
 CHUNK = 64 * 1024
+STREAM_DEADLINE_SECONDS = 3600.0
+"""How long one stream may take whole: the hour the Ingresses leave a stream (docs/streaming.md)."""
+MAX_EVENT_BYTES = 1024 * 1024
+"""The longest line of a stream read: one token's response is a few hundred bytes."""
 
 T = TypeVar("T")
 MISSING: Any = object()
@@ -48,6 +55,19 @@ def shown(text: object) -> str:
 Opener = Callable[..., Any]
 
 
+@contextmanager
+def _refusals(url: str, what: str) -> Iterator[None]:
+    """A server's refusal (an HTTP error status) or absence as a ServerAnswerError naming `url` and `what`."""
+    try:
+        yield
+    except urllib.error.HTTPError as err:
+        body_text = err.read(1024).decode(errors="replace")
+        raise ServerAnswerError(f"{url}: HTTP {err.code} reading {what} ({shown(body_text)})") from None
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", None) or err
+        raise ServerAnswerError(f"{url}: cannot read {what} ({reason}); is Triton running there?") from None
+
+
 def read(
     url: str,
     what: str,
@@ -58,30 +78,52 @@ def read(
 ) -> bytes:
     """The body of GET `url` (`what`, for messages), whole within `deadline` seconds and at most `limit` bytes."""
     started = time.monotonic()
-    try:
-        with opener(url, timeout=READ_TIMEOUT_SECONDS) as response:
-            body = bytearray()
-            while True:
-                chunk = response.read1(CHUNK) if hasattr(response, "read1") else response.read(CHUNK)
-                if not chunk:
-                    return bytes(body)
-                body += chunk
-                if len(body) > limit:
-                    raise ServerAnswerError(
-                        f"{url}: {what} is larger than {limit // (1024 * 1024)} MiB; expected Triton's answer, far "
-                        "smaller: is this Triton?"
-                    )
-                if time.monotonic() - started > deadline:
-                    raise ServerAnswerError(
-                        f"{url}: {what} did not arrive whole within {deadline:g} s; expected Triton's answer in "
-                        "milliseconds"
-                    )
-    except urllib.error.HTTPError as err:
-        body_text = err.read(1024).decode(errors="replace")
-        raise ServerAnswerError(f"{url}: HTTP {err.code} reading {what} ({shown(body_text)})") from None
-    except (urllib.error.URLError, OSError) as err:
-        reason = getattr(err, "reason", None) or err
-        raise ServerAnswerError(f"{url}: cannot read {what} ({reason}); is Triton running there?") from None
+    with _refusals(url, what), opener(url, timeout=READ_TIMEOUT_SECONDS) as response:
+        body = bytearray()
+        while True:
+            chunk = response.read1(CHUNK) if hasattr(response, "read1") else response.read(CHUNK)
+            if not chunk:
+                return bytes(body)
+            body += chunk
+            if len(body) > limit:
+                raise ServerAnswerError(
+                    f"{url}: {what} is larger than {limit // (1024 * 1024)} MiB; expected Triton's answer, far "
+                    "smaller: is this Triton?"
+                )
+            if time.monotonic() - started > deadline:
+                raise ServerAnswerError(
+                    f"{url}: {what} did not arrive whole within {deadline:g} s; expected Triton's answer in "
+                    "milliseconds"
+                )
+
+
+def stream_events(
+    url: str,
+    what: str,
+    body: bytes,
+    *,
+    read_timeout: float = READ_TIMEOUT_SECONDS,
+    deadline: float = STREAM_DEADLINE_SECONDS,
+    opener: Opener = urllib.request.urlopen,
+) -> Iterator[tuple[float, bytes]]:
+    """POST the JSON `body` to `url` (`what`, for messages) and yield each server-sent event's payload (what follows
+    `data: `) with the time its line arrived (time.monotonic), as each comes: Triton's `generate_stream`. A line over
+    MAX_EVENT_BYTES, a stream longer than `deadline` seconds, or a wait for a byte beyond `read_timeout` is a
+    ServerAnswerError naming the URL, as a refusal is."""
+    started = time.monotonic()
+    request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    with _refusals(url, what), opener(request, timeout=read_timeout) as response:
+        while line := response.readline(MAX_EVENT_BYTES + 1):
+            arrived = time.monotonic()
+            if len(line) > MAX_EVENT_BYTES:
+                raise ServerAnswerError(
+                    f"{url}: {what} sent a line longer than {MAX_EVENT_BYTES // 1024} KiB; expected server-sent "
+                    "events of one response each"
+                )
+            if arrived - started > deadline:
+                raise ServerAnswerError(f"{url}: {what} did not end within {deadline:g} s")
+            if line.startswith(b"data: "):
+                yield arrived, line[len(b"data: ") :].rstrip(b"\r\n")
 
 
 @dataclass(frozen=True)

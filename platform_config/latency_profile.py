@@ -43,7 +43,7 @@ the queueing on top would leave the engine's latency histogram (timeline.EDGES, 
 would then report the histogram's end instead of the latency."""
 
 
-def _seconds_value(value: object) -> float | None:
+def seconds_value(value: object) -> float | None:
     """A JSON number as finite seconds, else None."""
     # bool is an int to Python, but `true` is no duration; an integer past float's range is not finite.
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -83,58 +83,99 @@ def input_text(
     return _decoded(data, path, expected, encoding=encoding, newline=newline)
 
 
-def _read_json(path: Path, where: str) -> tuple[dict[str, object], str]:
-    """A profile's JSON object and the sha256 of the bytes it was read from."""
-    data = _input_bytes(path, PROFILE_FILE, "the latency profile", PROFILE_KEYS)
-    text = _decoded(data, path, PROFILE_KEYS)
+def read_json_object(
+    path: Path,
+    where: str,
+    kind: InputKind = PROFILE_FILE,
+    noun: str = "a latency profile",
+    expected: str = PROFILE_KEYS,
+) -> tuple[dict[str, object], str]:
+    """A profile's JSON object and the sha256 of the bytes it was read from; ValueError naming `where`, what is
+    wrong, and what is `expected`. `kind` bounds the file's size; `noun` names what it should be."""
+    data = _input_bytes(path, kind, noun, expected)
+    text = _decoded(data, path, expected)
     try:
         profile = json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{where}:{err.lineno}: not JSON ({err.msg}); {PROFILE_KEYS}") from None
+        raise ValueError(f"{where}:{err.lineno}: not JSON ({err.msg}); {expected}") from None
     except ValueError:
         # json's own limit: an integer of more than 4300 digits.
-        raise ValueError(f"{where}: holds a number too long to read; {PROFILE_KEYS}") from None
+        raise ValueError(f"{where}: holds a number too long to read; {expected}") from None
     except RecursionError:
-        raise ValueError(f"{where}: nested too deeply to be a latency profile; {PROFILE_KEYS}") from None
+        raise ValueError(f"{where}: nested too deeply to be {noun}; {expected}") from None
     if not isinstance(profile, dict):
-        raise ValueError(f"{where}: the top level is a JSON {type(profile).__name__}; {PROFILE_KEYS}")
+        raise ValueError(f"{where}: the top level is a JSON {type(profile).__name__}; {expected}")
     return profile, hashlib.sha256(data).hexdigest()
 
 
-def _tau(tau: object, where: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
-    """tau_seconds as ascending batch sizes and their seconds."""
-    if not isinstance(tau, dict) or not tau:
-        found = "missing" if tau is None else f"a JSON {type(tau).__name__}" if tau else "empty"
+@dataclass(frozen=True)
+class SecondsByCount:
+    """How errors name a table of seconds by a count: tau_seconds by batch size here, a stream profile's
+    step_seconds by sequences in flight (platform_config/stream_profile.py)."""
+
+    key: str
+    counts: str
+    """The counts in the plural: `expected an object of <counts> to seconds`."""
+    count: str
+    """One count with its article: `key '0' is not <count>`."""
+    named: str
+    """A count named with `{}` for its number: `gives <named> twice`."""
+    once: str
+    example: str
+    each: str
+    """What one value is: `expected <each> (is it in ms or us?)`."""
+    grows: str
+    """How the count grows: `seconds that do not fall as <grows>`."""
+
+
+TAU = SecondsByCount(
+    "tau_seconds",
+    "batch sizes",
+    "a batch size",
+    "batch size {}",
+    "each size once",
+    '{"1": 0.0008, "32": 0.0048}',
+    "one batch's seconds on one model instance",
+    "the batch grows",
+)
+
+
+def seconds_by_count(table: object, where: str, named: SecondsByCount) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """A table of seconds by a count (keys: whole numbers >= 1) as ascending counts and their seconds, which do
+    not fall; ValueError naming `where`, the key, its value and what is allowed."""
+    key = named.key
+    if not isinstance(table, dict) or not table:
+        found = "missing" if table is None else f"a JSON {type(table).__name__}" if table else "empty"
         raise ValueError(
-            f"{where}: tau_seconds is {found}; expected an object of batch sizes to seconds, "
-            'at least one, e.g. {"1": 0.0008, "32": 0.0048}'
+            f"{where}: {key} is {found}; expected an object of {named.counts} to seconds, at least one, "
+            f"e.g. {named.example}"
         )
-    by_size: dict[int, float] = {}
-    for key, value in tau.items():
-        size = int(key) if key.isdecimal() and key.isascii() and len(key) <= 9 else 0
-        if size < 1:
-            raise ValueError(f"{where}: tau_seconds key {excerpt(key)} is not a batch size; expected integers >= 1")
-        if size in by_size:
-            raise ValueError(f"{where}: tau_seconds gives batch size {size} twice; expected each size once")
-        seconds = _seconds_value(value)
+    by_count: dict[int, float] = {}
+    for entry, value in table.items():
+        count = int(entry) if entry.isdecimal() and entry.isascii() and len(entry) <= 9 else 0
+        if count < 1:
+            raise ValueError(f"{where}: {key} key {excerpt(entry)} is not {named.count}; expected integers >= 1")
+        if count in by_count:
+            raise ValueError(f"{where}: {key} gives {named.named.format(count)} twice; expected {named.once}")
+        seconds = seconds_value(value)
         if seconds is None or seconds <= 0:
             shown = excerpt(json.dumps(value))
-            raise ValueError(f"{where}: tau_seconds[{key!r}] is {shown}; expected a finite number of seconds > 0")
+            raise ValueError(f"{where}: {key}[{entry!r}] is {shown}; expected a finite number of seconds > 0")
         if not MIN_TAU_SECONDS <= seconds <= MAX_PROFILE_SECONDS:
             raise ValueError(
-                f"{where}: tau_seconds[{key!r}] = {seconds:g} s is outside {MIN_TAU_SECONDS:g} to "
-                f"{MAX_PROFILE_SECONDS:g} s; expected one batch's seconds on one model instance (is it in ms or us?)"
+                f"{where}: {key}[{entry!r}] = {seconds:g} s is outside {MIN_TAU_SECONDS:g} to "
+                f"{MAX_PROFILE_SECONDS:g} s; expected {named.each} (is it in ms or us?)"
             )
-        by_size[size] = seconds
-    sizes = tuple(sorted(by_size))
-    for smaller, larger in itertools.pairwise(sizes):
-        # Beyond the last measured size tau(b) continues the last slope: falling, it would reach 0.
-        if by_size[larger] < by_size[smaller]:
+        by_count[count] = seconds
+    counts = tuple(sorted(by_count))
+    for smaller, larger in itertools.pairwise(counts):
+        # Beyond the last measured count the seconds continue the last slope: falling, they would reach 0.
+        if by_count[larger] < by_count[smaller]:
             raise ValueError(
-                f"{where}: tau_seconds['{larger}'] = {by_size[larger]} is below tau_seconds['{smaller}'] = "
-                f"{by_size[smaller]}; expected seconds that do not fall as the batch grows"
+                f"{where}: {key}['{larger}'] = {by_count[larger]} is below {key}['{smaller}'] = "
+                f"{by_count[smaller]}; expected seconds that do not fall as {named.grows}"
             )
-    return sizes, tuple(by_size[s] for s in sizes)
+    return counts, tuple(by_count[c] for c in counts)
 
 
 def _overhead(overhead: object, where: str) -> tuple[float, ...]:
@@ -146,7 +187,7 @@ def _overhead(overhead: object, where: str) -> tuple[float, ...]:
         )
     percentiles: list[float] = []
     for i, value in enumerate(overhead):
-        seconds = _seconds_value(value)
+        seconds = seconds_value(value)
         if seconds is None or seconds < 0:
             shown = excerpt(json.dumps(value))
             raise ValueError(f"{where}: {OVERHEAD_KEY}[{i}] is {shown}; expected a finite number of seconds >= 0")
@@ -170,7 +211,7 @@ def tau_fields(
 ) -> tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...]]:
     """A profile's measured batch sizes, their seconds and its request overhead's percentiles; ValueError naming
     `where` and the key where the object holds no profile."""
-    sizes, seconds = _tau(profile.get("tau_seconds"), where)
+    sizes, seconds = seconds_by_count(profile.get("tau_seconds"), where, TAU)
     return sizes, seconds, _overhead(profile.get(OVERHEAD_KEY, [0.0]), where)
 
 
@@ -188,7 +229,7 @@ class ProfileFile:
 def read_profile(path: Path) -> ProfileFile:
     """A profile's JSON object; ValueError naming the file if it cannot be read or is no JSON object."""
     where = display_path(path)
-    data, sha256 = _read_json(path, where)
+    data, sha256 = read_json_object(path, where)
     return ProfileFile(where, data, sha256)
 
 

@@ -1,5 +1,6 @@
 """`stackctl profile`: a model's latency profile (tau(b) and the request overhead) for `simulate` and `plan`,
-measured against a running Triton by URL, or imported from perf_analyzer's or Model Analyzer's results."""
+measured against a running Triton by URL, or imported from perf_analyzer's or Model Analyzer's results; for a
+decoupled (streaming) model by URL, its stream profile (prefill and decode step times) for the stream simulator."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ MAX_SECONDS = 600.0
 """The longest load a concurrency level gets: a profile needs seconds, and ten minutes a level is already hours."""
 DEFAULT_SECONDS = 3.0
 """--seconds when left out of a measurement."""
+MAX_MEASURED_SEQUENCES = 1024
+"""The most sequences a stream profile measures in flight: each is a connection and a thread of this command."""
 
 
 def seconds_argument(value: str) -> float:
@@ -29,6 +32,12 @@ def seconds_argument(value: str) -> float:
     if not 0.1 <= seconds <= MAX_SECONDS:
         raise argparse.ArgumentTypeError(f"expected seconds from 0.1 to {MAX_SECONDS:g}, got {value!r}")
     return seconds
+
+
+def max_sequences_argument(value: str) -> int:
+    if not value.isdecimal() or not 1 <= int(value) <= MAX_MEASURED_SEQUENCES:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_MEASURED_SEQUENCES}, got {value!r}")
+    return int(value)
 
 
 def perf_analyzer_argument(value: str) -> tuple[int, Path]:
@@ -84,6 +93,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=seconds_argument,
         default=None,
         help=f"--url: load per concurrency level (default {DEFAULT_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--max-sequences",
+        type=max_sequences_argument,
+        default=None,
+        metavar="N",
+        help="--url of a decoupled (streaming) model: the most sequences its engine runs at once (vLLM's "
+        "max_num_seqs); the step time is measured with 1, 2, 4 ... N in flight",
     )
     parser.add_argument(
         "--model-config",
@@ -143,10 +160,24 @@ def run(args: argparse.Namespace) -> Exit:
         raise ValueError("--metrics-url and --seconds belong to a measurement (--url); an import leaves them out")
     if args.model_config and not args.import_model_analyzer:
         raise ValueError("--model-config chooses among Model Analyzer's config variants: give --import-model-analyzer")
+    if args.max_sequences is not None:
+        if args.url is None:
+            raise ValueError(
+                "--max-sequences belongs to a streaming model's measurement (--url); an import leaves it out"
+            )
+        return _stream_profile(args)
     out = _output(args)
     loaded, text, stack_fields = _stack_config(args)
     if args.url is not None:
+        from simulator.stream_profiling import is_decoupled  # noqa: PLC0415
+
         server = profiling.Server(args.url, args.metrics_url)
+        server.version()  # a server that does not answer is named by its first address, as any measurement's
+        if is_decoupled(server, args.model):
+            raise ValueError(
+                f"model {args.model!r} at {args.url} is decoupled (it streams): measure its stream profile with "
+                "--max-sequences N, the most sequences its engine runs at once (vLLM's max_num_seqs)"
+            )
         seconds = DEFAULT_SECONDS if args.seconds is None else args.seconds
         profile = profiling.measured_profile(server, args.model, seconds, gpu_name=args.gpu, rendered_config=text)
         where = args.url
@@ -183,6 +214,54 @@ def run(args: argparse.Namespace) -> Exit:
     return Exit.PASSED
 
 
+def _stream_profile(args: argparse.Namespace) -> Exit:
+    """A decoupled model's stream profile (simulator/stream_profiling.py), written where --output says, else beside
+    the latency profiles as MODEL.stream.json; the output is checked before the server is asked anything."""
+    from offline.output_file import OutputFile  # noqa: PLC0415
+    from platform_config.paths import display_path  # noqa: PLC0415
+    from platform_config.stream_profile import stream_fields  # noqa: PLC0415
+    from simulator.profiling import Server, profile_bytes  # noqa: PLC0415
+    from simulator.scenario import PROFILES  # noqa: PLC0415
+    from simulator.stream_profiling import is_decoupled, is_stream_profile_of, measured_stream_profile  # noqa: PLC0415
+
+    if args.stack or args.config or args.gpu or args.metrics_url:
+        raise ValueError(
+            "a stream profile (--max-sequences) is measured on the client and records no GPU or stack config; "
+            "leave out --stack, --config, --gpu and --metrics-url"
+        )
+    if args.output:
+        path = Path(args.output)
+    elif re.fullmatch(r"[A-Za-z0-9_.-]+", args.model) and not args.model.startswith("."):
+        path = PROFILES / f"{args.model}.stream.json"
+    else:
+        raise ValueError(f"--model {args.model!r} is no file name; give --output FILE")
+    out = OutputFile(
+        path,
+        f"a stream profile of model {args.model!r}",
+        lambda data: is_stream_profile_of(data, args.model),
+        args.force,
+    )
+    out.check()
+    server = Server(args.url)
+    server.version()  # a server that does not answer is named by its first address, as any measurement's
+    if not is_decoupled(server, args.model):
+        raise ValueError(
+            f"model {args.model!r} at {args.url} is not decoupled (its config has no model_transaction_policy "
+            "{ decoupled: true }): it answers each request once; leave out --max-sequences for its latency profile"
+        )
+    seconds = DEFAULT_SECONDS if args.seconds is None else args.seconds
+    profile = measured_stream_profile(server, args.model, args.max_sequences, seconds)
+    fields = stream_fields(profile, args.url)
+    out.write(profile_bytes(profile))
+    steps = ", ".join(f"{c}: {t * 1000:.1f}" for c, t in zip(fields.concurrencies, fields.step_seconds, strict=True))
+    print(
+        f"{display_path(out.path)}: stream profile of model {args.model!r} from {args.url}; Triton "
+        f"{profile['triton_version']}; prefill {fields.prefill_seconds * 1000:.1f} ms; step ms by sequences in "
+        f"flight: {steps}"
+    )
+    return Exit.PASSED
+
+
 COMMAND = Command(
     "profile",
     "measure a model's latency profile against a running Triton, or import perf_analyzer's or Model Analyzer's",
@@ -191,6 +270,8 @@ COMMAND = Command(
     "[profiling.md](profiling.md)",
     description="Measure a model's tau(b) and request overhead against a running Triton (--url), driving the load "
     "with bench/loadgen and reading Triton's statistics API, or import them from a perf_analyzer CSV or a Model "
-    "Analyzer results CSV; writes the profile `stackctl simulate` and `plan` read. Exits 0 when written, 2 on a bad "
-    "input (`stackctl profile: ...` naming the file, line, key or value and what is allowed).",
+    "Analyzer results CSV; writes the profile `stackctl simulate` and `plan` read. For a decoupled (streaming) "
+    "model by URL, measures its stream profile instead (prefill and decode step times by sequences in flight, on "
+    "the client over generate_stream; give --max-sequences) and writes MODEL.stream.json. Exits 0 when written, 2 "
+    "on a bad input (`stackctl profile: ...` naming the file, line, key or value and what is allowed).",
 )

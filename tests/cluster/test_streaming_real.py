@@ -21,12 +21,8 @@ import numpy as np
 import pytest
 import tritonclient.grpc as triton_grpc
 
-from model_publishing.publish import write_model_repository
-from platform_config.paths import PROJECT_ROOT
-from tests.support.local_triton.server import TritonServer, free_ports
-from triton_platform.model_packaging.render import render_repository
-from triton_platform.model_packaging.source import read_repository
-from triton_platform.serving.triton_server_args import tritonserver_args
+from tests.support.local_triton.server import TritonServer
+from tests.support.local_triton.streaming import streaming_server
 
 pytestmark = pytest.mark.real_tools
 
@@ -37,23 +33,8 @@ TOKEN_SECONDS = 0.04
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TritonServer]:
-    source = read_repository(PROJECT_ROOT / "tests" / "fixtures" / "streaming_repo")
-    rendered = render_repository("streaming", source, ["tokens"], {}, {})
-    out = tmp_path_factory.mktemp("streaming") / "models"
-    write_model_repository(rendered, out, ["tokens"])
-    ports = free_ports()
-    args = tritonserver_args(
-        "streaming",
-        ["tokens"],
-        source="bundled",
-        exit_timeout_seconds=30,
-        model_repository=str(out),
-        ports=ports,
-        admin_key="test-key",
-        streaming=True,
-    )
-    assert "--metrics-config=histogram_latencies=true" in args
-    with TritonServer(args, ports) as running:
+    with streaming_server(tmp_path_factory.mktemp("streaming")) as running:
+        assert "--metrics-config=histogram_latencies=true" in running.args
         yield running
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import http.server
+import io
 import json
 import re
 import threading
@@ -18,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offline.server_answer import Document, ServerAnswerError, read
+from offline.server_answer import MAX_EVENT_BYTES, Document, ServerAnswerError, read, stream_events
 from platform_config.paths import PROJECT_ROOT
 from simulator import profiling
 from simulator.profiling import Server, Stats, served_config
@@ -297,6 +298,37 @@ def _network_imports(path: Path) -> list[str]:
             if any(name == module or name.startswith(f"{module}.") for module in NETWORK_MODULES)
         ]
     return found
+
+
+class Stream(io.BytesIO):
+    """A server's streamed answer as urlopen returns it, from bytes."""
+
+
+def streamed(body: bytes) -> Any:
+    return lambda request, timeout: Stream(body)
+
+
+def test_a_stream_yields_each_events_payload_as_it_comes() -> None:
+    body = b'data: {"text_output": "t0"}\n\n: a comment\ndata: {"text_output": "t1"}\r\n\r\n'
+    events = list(stream_events("http://h/s", "the stream", b"{}", opener=streamed(body)))
+    assert [payload for _, payload in events] == [b'{"text_output": "t0"}', b'{"text_output": "t1"}']
+    assert events[0][0] <= events[1][0]
+
+
+def test_a_stream_line_too_long_or_too_late_is_refused_naming_the_url() -> None:
+    long_line = b"data: " + b"x" * MAX_EVENT_BYTES + b"\n"
+    with pytest.raises(ServerAnswerError, match=r"^http://h/s: the stream sent a line longer than 1024 KiB; expected"):
+        list(stream_events("http://h/s", "the stream", b"{}", opener=streamed(long_line)))
+    with pytest.raises(ServerAnswerError, match=r"^http://h/s: the stream did not end within -1 s$"):
+        list(stream_events("http://h/s", "the stream", b"{}", deadline=-1, opener=streamed(b"data: {}\n")))
+
+
+def test_a_stream_refused_or_unreachable_is_named(hostile: Hostile) -> None:
+    # The stand-in answers GET only: http.server refuses a POST with 501.
+    with pytest.raises(ServerAnswerError, match=r"^http://127\.0\.0\.1:\d+/s: HTTP 501 reading the stream \("):
+        list(stream_events(url_of(hostile, "/s"), "the stream", b"{}"))
+    with pytest.raises(ServerAnswerError, match=r"^http://127.0.0.1:9/s: cannot read the stream \(.*is Triton running"):
+        list(stream_events("http://127.0.0.1:9/s", "the stream", b"{}"))
 
 
 def test_no_command_reads_a_server_around_the_reader() -> None:
