@@ -5,8 +5,9 @@ Each request is `POST /v2/models/<model>/generate_stream` with the JSON body `re
 ..., "max_tokens": n}`, the inputs TensorRT-LLM's ensemble takes (and tests/fixtures/streaming_repo/tokens), or for a
 vLLM model `{"text_input": ..., "stream": true, "sampling_parameters": "{\"max_tokens\": n, ...}"}`, its inputs
 (vllm_backend r24.10 `src/model.py`: `stream` asks for a response per step, and the sampling parameters, a JSON
-string, become vLLM's SamplingParams); each response is a server-sent event `data: {...}` (server `src/http_server.cc`, `docs/protocol/extension_generate.md`),
-timed as its line arrives. Triton ends the HTTP response after the final flag, with no end marker of its own.
+string, become vLLM's SamplingParams). Each response is a server-sent event `data: {...}` (server
+`src/http_server.cc`, `docs/protocol/extension_generate.md`), timed as its line arrives. Triton ends the HTTP
+response after the final flag, with no end marker of its own.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from platform_config.stream_profile import read_stream_profile
+from platform_config.stream_profile import StreamProfileFile, read_stream_profile
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,11 @@ class StreamProfile:
 
 def load_stream_profile(path: Path) -> StreamProfile:
     """A stream profile file (`stackctl profile` of a decoupled model), checked; ValueError naming what is wrong."""
-    read = read_stream_profile(path)
+    return profile_of(read_stream_profile(path))
+
+
+def profile_of(read: StreamProfileFile) -> StreamProfile:
+    """What the simulator runs of a checked stream profile file."""
     return StreamProfile(read.prefill_seconds, read.concurrencies, read.step_seconds, read.max_sequences)
 
 

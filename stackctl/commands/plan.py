@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from simulator.shapes import MAX_SEED, PROFILE_SHAPES
-from stackctl.command import Command, Exit, print_json, stack_arguments
+from stackctl.command import Command, Exit, model_repo_argument, print_json, stack_arguments, stack_source
 from stackctl.options import (
     budget_argument,
     hours_argument,
@@ -23,9 +24,14 @@ from stackctl.options import (
 from stackctl.progress import Bar
 
 if TYPE_CHECKING:
-    from planner.plan import Plan
+    import numpy as np
+    from numpy.typing import NDArray
+
     from planner.search import Result
+    from planner.settings import Place, Value
     from platform_config.loader import StackConfig
+    from platform_config.schema import PlatformConfig
+    from simulator.stream_fleet import FleetSettings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,6 +81,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", help="with --engine dask: the Dask scheduler, e.g. tcp://10.0.0.5:8786"
     )
+    parser.add_argument(
+        "--stream-profile",
+        metavar="FILE",
+        help="plan a streaming deployment instead: the stream profile (`stackctl profile --max-sequences`) of its "
+        "model with serving.tokenObjectives; searches scaling.timeToFirstTokenTarget and replicas.min for the "
+        "fewest GPU-hours holding the p95 time-to-first-token objective (docs/streaming.md)",
+    )
+    model_repo_argument(parser, "with --stream-profile: the model repository the stack serves (default: model_repo/)")
     # What run_inputs reads of simulate's options: the plan runs the stack's models, no outage, no base.
     parser.set_defaults(model=None, compare=None, metrics_outage=[])
 
@@ -98,7 +112,14 @@ def _latency_bounds(args: argparse.Namespace, loaded: StackConfig) -> tuple[int,
     return slo_ms, p99_ms
 
 
-def _patch(path: Path, loaded: StackConfig, plan: Plan, label: str) -> tuple[str | None, str | None, str | None]:
+class Changes(Protocol):
+    """A plan's stack-file changes: the request plan's (planner/plan.py) or the stream plan's."""
+
+    @property
+    def changes(self) -> Mapping[Place, Value]: ...
+
+
+def _patch(path: Path, loaded: StackConfig, plan: Changes, label: str) -> tuple[str | None, str | None, str | None]:
     """The stack file with the plan's changes, its unified diff, and why it cannot take them (None: it can)."""
     from datetime import UTC, datetime  # noqa: PLC0415
 
@@ -118,6 +139,14 @@ def _patch(path: Path, loaded: StackConfig, plan: Plan, label: str) -> tuple[str
 
 
 def run(args: argparse.Namespace) -> Exit:
+    if args.stream_profile is not None:
+        return _stream_run(args)
+    if args.model_repo is not None:
+        raise ValueError("--model-repo is read with --stream-profile only; the request plan reads model_repo/")
+    return _request_run(args)
+
+
+def _request_run(args: argparse.Namespace) -> Exit:
     from offline.output_file import OutputFile  # noqa: PLC0415
     from planner.plan import make_plan  # noqa: PLC0415
     from planner.report import write_outputs  # noqa: PLC0415
@@ -228,6 +257,130 @@ def run(args: argparse.Namespace) -> Exit:
         print(refusal, file=sys.stderr)
         return Exit.INPUT
     if applied and not args.json:
+        print(f"  applied to {loaded.source}")
+    return Exit.PASSED
+
+
+def _streaming_model(loaded: StackConfig, deployment: str | None, profiled: str) -> tuple[str, str, int]:
+    """The deployment (`--deployment`, else the first serving a model with token objectives) and its model the
+    stream profile measured, with the model's p95 TTFT objective in ms."""
+    config = loaded.config
+    objectives = config.serving.token_objectives
+    streaming = [k for k, d in config.serving.deployments.items() if set(d.models) & set(objectives)]
+    if deployment is None:
+        if not streaming:
+            raise ValueError(
+                f"{loaded.source}: no deployment serves a model with serving.tokenObjectives, which a stream plan "
+                "holds; state the streaming model's objectives"
+            )
+        deployment = streaming[0]
+    if deployment not in config.serving.deployments:
+        known = ", ".join(sorted(config.serving.deployments))
+        raise ValueError(f"--deployment {deployment!r} is not in {loaded.source}; known deployments: {known}")
+    served = [m for m in config.serving.deployments[deployment].models if m in objectives]
+    if profiled not in served:
+        has = f"its models with token objectives are {', '.join(served)}" if served else "none of its models has"
+        raise ValueError(
+            f"--stream-profile measured model {profiled!r}, which deployment {deployment!r} does not serve with "
+            f"serving.tokenObjectives ({has}); profile one of its streaming models"
+        )
+    return deployment, profiled, objectives[profiled].time_to_first_token_p95_ms
+
+
+def _stream_trace(args: argparse.Namespace) -> tuple[NDArray[np.float64], str]:
+    """The load a stream plan runs (a value a second), and how its report names it."""
+    from simulator.scenario import read_trace, shaped_trace  # noqa: PLC0415
+
+    if args.trace:
+        return read_trace(Path(args.trace)), args.trace
+    if args.peak_rps is None:
+        raise ValueError("--profile needs --peak-rps, the load's peak in requests per second")
+    hours = args.hours or 1.0
+    label = f"--profile {args.profile} --peak-rps {args.peak_rps:g} --hours {hours:g}"
+    return shaped_trace(args.profile, args.peak_rps, hours), label
+
+
+def _fleet_settings(config: PlatformConfig, deployment: str, objective_ms: int) -> FleetSettings:
+    """How the stack scales `deployment`, as the stream fleet runs it."""
+    from platform_config.node_provisioning import pool_node_provisioning  # noqa: PLC0415
+    from simulator.stream_fleet import FleetSettings  # noqa: PLC0415
+
+    replicas = config.serving.deployments[deployment].replicas
+    node = pool_node_provisioning(config.cluster, config.gpu_pool, config.scaling.simulation)
+    up, down = config.scaling.scale_up, config.scaling.scale_down
+    return FleetSettings(
+        min_replicas=max(1, replicas.min),  # the trigger reads no series at zero: a wake brings the first pod
+        max_replicas=replicas.max,
+        objective_seconds=objective_ms / 1000,
+        target=config.scaling.time_to_first_token_target,
+        start_seconds=config.scaling.simulation.pod_start_seconds + (node.seconds if node.provisions else 0),
+        scale_up=(up.percent, up.pods, up.period_seconds),
+        scale_down=(down.percent, down.period_seconds),
+        scale_down_window_seconds=down.stabilization_seconds,
+    )
+
+
+def _stream_run(args: argparse.Namespace) -> Exit:
+    """`plan --stream-profile`: planner/stream_plan.py on the stack's streaming deployment."""
+    from offline.out_folder import claim  # noqa: PLC0415
+    from offline.output_file import OutputFile  # noqa: PLC0415
+    from planner.stream_plan import plan_stream, stream_plan_json, stream_plan_markdown  # noqa: PLC0415
+    from platform_config.loader import load_stack_file  # noqa: PLC0415
+    from platform_config.stream_profile import read_stream_profile  # noqa: PLC0415
+    from simulator.stream_fleet import ttft_table  # noqa: PLC0415
+    from simulator.streams import profile_of  # noqa: PLC0415
+    from triton_platform.model_packaging.source import read_repository  # noqa: PLC0415
+
+    path, stack = stack_source(args)
+    loaded = load_stack_file(path, stack, read_repository(args.model_repo) if args.model_repo else None)
+    read = read_stream_profile(Path(args.stream_profile))
+    deployment, model, objective_ms = _streaming_model(loaded, args.deployment, read.model)
+    rate, label = _stream_trace(args)
+    stack_out = OutputFile(path, "the stack file")
+    if args.apply:
+        stack_out.check()
+    folder = claim(Path(args.out), "plan")
+    config = loaded.config
+    base = _fleet_settings(config, deployment, objective_ms)
+    table = ttft_table(profile_of(read), read.output_tokens, seed=args.seed)
+    gpus = config.serving.deployments[deployment].gpus_per_pod
+    # Validation keeps a fallback's and a pause's replicas within every deployment's range, and a deployment woken
+    # on request at a floor of 0: a floor above them would break the stack.
+    fallback = config.scaling.fallback.replicas if config.scaling.fallback else None
+    woken = 1 if config.serving.deployments[deployment].wake is not None else None
+    ceilings = [r for r in (config.scaling.paused_replicas, fallback, woken) if r]
+    plan = plan_stream(
+        rate,
+        table,
+        base,
+        deployment=deployment,
+        model=model,
+        objective_ms=objective_ms,
+        gpus_per_pod=gpus,
+        highest_floor=min(ceilings, default=None),
+    )
+    after, patch, refusal = _patch(path, loaded, plan, label)
+    files = {"plan.md": stream_plan_markdown(plan, label).encode(), "plan.json": stream_plan_json(plan, label).encode()}
+    if patch is not None:
+        files[f"{path.name}.patch"] = patch.encode()
+    folder.replace(files)
+    chosen = plan.chosen
+    print(f"{loaded.source}: {deployment}/{model}, {len(plan.candidates)} stream candidates; outputs in {args.out}")
+    if chosen is None:
+        print("  no candidate holds the p95 time-to-first-token objective; plan.md lists them")
+        return Exit.FAILED
+    print(
+        f"  chosen: timeToFirstTokenTarget {chosen.target:g}, replicas.min {chosen.min_replicas}: "
+        f"{chosen.gpu_hours:.3f} GPU-hours ({chosen.gpu_hours / plan.oracle_gpu_hours:.2f}x the oracle's "
+        f"{plan.oracle_gpu_hours:.3f}), TTFT p95 {chosen.ttft_p95_ms:.0f} ms within {objective_ms} ms "
+        f"(current: {plan.current.gpu_hours:.3f} GPU-hours, TTFT p95 "
+        f"{'saturated' if plan.current.ttft_p95_ms == float('inf') else f'{plan.current.ttft_p95_ms:.0f} ms'})"
+    )
+    if refusal is not None:
+        print(refusal, file=sys.stderr)
+        return Exit.INPUT
+    if args.apply and after is not None and plan.changes:
+        stack_out.write(after.encode("utf-8"))
         print(f"  applied to {loaded.source}")
     return Exit.PASSED
 

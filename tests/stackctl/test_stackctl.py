@@ -334,3 +334,61 @@ def test_validate_says_what_a_streaming_deployment_scales_on_and_why(
         "over the objective, worst model first: the wait before the first token grows with the requests queued "
         "ahead of prefill, past what a busy ratio can show)"
     )
+
+
+@pytest.fixture
+def streaming_stack(tmp_path: Path) -> tuple[Path, Path]:
+    """Staging's copy serving the streaming `tokens` model with a 500 ms p95 TTFT objective, and its repository."""
+    repo = tmp_path / "repo"
+    shutil.copytree(PROJECT_ROOT / "model_repo", repo)
+    shutil.copytree(PROJECT_ROOT / "tests/fixtures/streaming_repo/tokens", repo / "tokens")
+    document = yaml.safe_load((PROJECT_ROOT / "stacks/Pulumi.staging.yaml").read_text())
+    serving = document["config"]["triton-platform:serving"]
+    serving["image"] = "nvcr.io/nvidia/tritonserver:24.11-py3"
+    serving["deployments"]["general"]["models"].append("tokens")
+    serving["tokenObjectives"] = {"tokens": {"timeToFirstTokenP95Ms": 500}}
+    stack = tmp_path / "Pulumi.staging.yaml"
+    stack.write_text(yaml.safe_dump(document, sort_keys=False))
+    return stack, repo
+
+
+STREAM_PROFILE = PROJECT_ROOT / "bench/results/profiles/tokens.stream.json"
+
+
+def test_plan_holds_a_streaming_models_ttft_objective_and_patches_the_stack(
+    streaming_stack: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stack, repo = streaming_stack
+    out = tmp_path / "plan"
+    args = ["plan", "--config", str(stack), "--model-repo", str(repo), "--stream-profile", str(STREAM_PROFILE)]
+    assert main([*args, "--profile", "diurnal", "--peak-rps", "8", "--out", str(out), "--apply"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == f"{stack}: general/tokens, 16 stream candidates; outputs in {out}"  # floors 1-2: fallback 2
+    plan = json.loads((out / "plan.json").read_text())
+    chosen = plan["chosen"]
+    assert chosen["ttft_p95_ms"] <= 500
+    assert plan["current"]["ttft_p95_ms"] > 500  # the stack's 0.8 target and floor of 1 miss it
+    assert chosen["gpu_hours"] >= plan["oracle_gpu_hours"]
+    config = yaml.safe_load(stack.read_text())["config"]
+    assert config["triton-platform:serving"]["deployments"]["general"]["replicas"]["min"] == chosen["min_replicas"]
+    assert config["triton-platform:scaling"].get("timeToFirstTokenTarget", 0.8) == chosen["target"]
+    assert printed[-1] == f"  applied to {stack}"
+    assert main(["validate", "--config", str(stack), "--model-repo", str(repo)]) == 0
+
+
+def test_plan_refuses_a_stream_profile_of_a_model_without_objectives(
+    streaming_stack: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stack, repo = streaming_stack
+    other = tmp_path / "chat.stream.json"
+    other.write_text(STREAM_PROFILE.read_text().replace('"model": "tokens"', '"model": "chat"'))
+    args = ["plan", "--config", str(stack), "--model-repo", str(repo), "--stream-profile", str(other)]
+    assert main([*args, "--profile", "step", "--peak-rps", "8", "--out", str(tmp_path / "plan")]) == 2
+    assert capsys.readouterr().err == (
+        "stackctl plan: --stream-profile measured model 'chat', which deployment 'general' does not serve with "
+        "serving.tokenObjectives (its models with token objectives are tokens); profile one of its streaming models\n"
+    )
+    assert main(["plan", "--stack", "dev", "--model-repo", str(repo), "--profile", "step", "--out", "x"]) == 2
+    assert capsys.readouterr().err == (
+        "stackctl plan: --model-repo is read with --stream-profile only; the request plan reads model_repo/\n"
+    )
