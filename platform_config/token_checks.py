@@ -6,6 +6,7 @@ token triggers' targets against the models they read."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import cast
@@ -13,15 +14,18 @@ from typing import cast
 from platform_config.errors import ConfigIssue
 from platform_config.model_checks import camel, known
 from platform_config.model_settings import served_models
+from platform_config.paths import display_path
 from platform_config.scaling import ScalingConfig
 from platform_config.schema import section_key
-from platform_config.sections import SERVING, Sections
-from platform_config.serving import ServingConfig
+from platform_config.sections import MODELS, SERVING, Sections
+from platform_config.serving import ModelSettings, ServingConfig
 from triton_platform.args.arg_problems import ArgProblems
 from triton_platform.model_packaging.source import ModelRepository, RepoModel
+from triton_platform.model_packaging.vllm_engine import ENGINE_ARGS_FILE_NAME
 from triton_platform.monitoring.monitoring_args import TokenObjectives
 from triton_platform.monitoring.monitoring_settings import token_objective_rules
 from triton_platform.monitoring.token_rules import token_metrics
+from triton_platform.token_signal import FIRST_RESPONSE_BUCKETS, SOURCES
 
 FIRST_RESPONSE_HISTOGRAM_RELEASE = (24, 11)
 """The first NGC release whose Triton (2.52) exports `nv_inference_first_response_histogram_ms` (core r24.11,
@@ -40,9 +44,31 @@ def image_release(image: str) -> tuple[int, int] | None:
 
 
 def _reports_vllm_metrics(model: RepoModel) -> bool:
-    """vllm_backend r24.10 src/model.py: its metrics only where the config's `REPORT_CUSTOM_METRICS` is `yes`."""
+    """vllm_backend r24.10 src/model.py: its metrics only where the config's `REPORT_CUSTOM_METRICS` is exactly
+    `yes` (compared as written: `Yes` or `true` leave them off)."""
     parameter = model.config.parameters.get("REPORT_CUSTOM_METRICS")
-    return parameter is not None and parameter.string_value.lower() in ("yes", "true")
+    return parameter is not None and parameter.string_value == "yes"
+
+
+def _logs_no_stats(serving: ServingConfig, models: dict[str, ModelSettings], model: RepoModel) -> str | None:
+    """Where `disable_log_stats` is set true for `model`'s engine, which turns the vLLM backend's metrics off
+    (vllm_backend r24.10 src/model.py: `not aync_engine_args.disable_log_stats`); None where it is not."""
+    own = models.get(model.name)
+    layers = [(f"{SERVING}.modelDefaults.vllm.engineArgs", serving.model_defaults.vllm)]
+    layers.append((f"{MODELS}.{model.name}.vllm.engineArgs", own.vllm if own is not None else None))
+    written = {key: (where, value) for where, vllm in layers if vllm for key, value in vllm.engine_args.items()}
+    if "disable_log_stats" in written:
+        where, value = written["disable_log_stats"]
+        return f"{where}.disable_log_stats" if value else None
+    for version in model.versions:
+        path = model.path / str(version) / ENGINE_ARGS_FILE_NAME
+        try:
+            found = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        except (OSError, ValueError):
+            continue  # the model's own checks name an unreadable model.json
+        if isinstance(found, dict) and found.get("disable_log_stats"):
+            return display_path(path)
+    return None
 
 
 def token_objectives_fit(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -68,7 +94,8 @@ def token_objectives_fit(sections: Sections, repo: ModelRepository) -> Iterator[
             )
             continue
         metrics = token_metrics(model)
-        if metrics == "triton" and release is not None and release < FIRST_RESPONSE_HISTOGRAM_RELEASE:
+        first_response = SOURCES[metrics][0][0] == FIRST_RESPONSE_BUCKETS
+        if first_response and release is not None and release < FIRST_RESPONSE_HISTOGRAM_RELEASE:
             yield ConfigIssue(
                 f"{SERVING}.image",
                 f"{serving.image!r} is Triton {release[0]}.{release[1]:02d}, which exports no first-response "
@@ -79,8 +106,15 @@ def token_objectives_fit(sections: Sections, repo: ModelRepository) -> Iterator[
             yield ConfigIssue(
                 path,
                 f"model {name!r} is served by the vLLM backend, which reports its token metrics only with "
-                '`parameters { key: "REPORT_CUSTOM_METRICS" value: { string_value: "yes" } }` in its config.pbtxt; '
-                "add it",
+                '`parameters { key: "REPORT_CUSTOM_METRICS" value: { string_value: "yes" } }` in its config.pbtxt '
+                "(exactly `yes`); add it",
+            )
+        silenced = _logs_no_stats(serving, sections.get("models", {}), model) if metrics == "vllm" else None
+        if silenced is not None:
+            yield ConfigIssue(
+                path,
+                f"model {name!r}'s vLLM engine has disable_log_stats true ({silenced}), which turns the backend's "
+                "token metrics off, so its objectives could not be measured; remove it",
             )
         problems = ArgProblems("stack", "tokens")
         given = cast(TokenObjectives, {**objectives.model_dump(exclude_none=True), "metrics": metrics})

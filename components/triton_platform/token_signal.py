@@ -42,6 +42,16 @@ SOURCES: Mapping[str, tuple[tuple[str, float], tuple[str, float] | None]] = {
 """Per `metrics`: the TTFT buckets and their divisor to seconds, and the ITL buckets (None: not reported).
 TensorRT-LLM's backend reports gauges only, so its models' TTFT is Triton's histogram."""
 
+TOP_BUCKET_MS: Mapping[str, tuple[float, float | None]] = {
+    "triton": (5000.0, None),
+    "tensorrtllm": (5000.0, None),
+    "vllm": (10000.0, 2500.0),
+}
+"""Per `metrics`: the highest finite bucket of the TTFT and the ITL histograms, in ms. Triton's first-response
+histogram's default buckets are 100, 500, 2000 and 5000 ms (core r24.11 src/metric_model_reporter.h); vllm_backend
+r24.10 src/utils/metrics.py's reach 10 s for the first token and 2.5 s per output token. `histogram_quantile` reads a
+percentile above the highest as that bound, so no objective at or above it could be seen broken."""
+
 TTFT_TRIGGER = "time-to-first-token"
 KV_CACHE_TRIGGER = "kv-cache"
 TOKEN_TRIGGER_METRIC_TYPES = {TTFT_TRIGGER: "Value", KV_CACHE_TRIGGER: "AverageValue"}
@@ -56,8 +66,8 @@ WHY = {
 }
 """Why each token trigger is picked, as `stackctl validate` prints it."""
 NOT_PICKED = {
-    "vllm": "the vLLM backend (r24.10) reports no waiting requests or KV-cache use",
-    "tensorrtllm": "TensorRT-LLM's backend (v0.14.0) reports no waiting requests",
+    "vllm": "waiting requests and KV-cache use, which the vLLM backend (r24.10) does not report",
+    "tensorrtllm": "waiting requests, which TensorRT-LLM's backend (v0.14.0) does not report",
 }
 """What a backend's models cannot scale on, and why."""
 
@@ -85,8 +95,8 @@ def token_triggers(metrics: Mapping[str, str], models: Iterable[str]) -> list[st
 def ttft_ratio_query(selector: str, window: str, objectives: Mapping[str, tuple[str, int]]) -> str:
     """The deployment's worst p95 time to first token over its objective, one series: `objectives`, per model,
     its `metrics` and p95 objective in ms. No traffic gives a NaN quantile, which `>= 0` drops; `or vector(0)`
-    then reads it as no pressure, so KEDA never sees NaN (its Prometheus scaler passes NaN on; only an infinite
-    value is an error, kedacore/keda v2.20 pkg/scalers/prometheus_scaler.go)."""
+    then reads it as no pressure: KEDA's Prometheus scaler makes NaN, like an infinite value, an error (kedacore/keda
+    v2.20 pkg/scalers/prometheus_scaler.go), which would hold the fallback whenever the model is idle."""
     terms = []
     for model, (metrics, objective_ms) in sorted(objectives.items()):
         (buckets, divisor), _ = SOURCES[metrics]

@@ -152,7 +152,60 @@ def test_a_vllm_model_must_report_its_metrics(repo: ModelRepository) -> None:
         repo=repo,
     ) == [
         f"{KEY}.quiet: model 'quiet' is served by the vLLM backend, which reports its token metrics only with "
-        '`parameters { key: "REPORT_CUSTOM_METRICS" value: { string_value: "yes" } }` in its config.pbtxt; add it'
+        '`parameters { key: "REPORT_CUSTOM_METRICS" value: { string_value: "yes" } }` in its config.pbtxt '
+        "(exactly `yes`); add it"
+    ]
+
+
+def test_a_vllm_model_reports_only_with_exactly_yes_and_its_stats_logged(repo: ModelRepository, tmp_path: Path) -> None:
+    # vllm_backend r24.10 src/model.py compares the parameter to "yes" as written, and skips its metrics when the
+    # engine's disable_log_stats is set.
+    model_folder(tmp_path, "loud", VLLM + REPORTS.replace('"yes"', '"Yes"'))
+    (tmp_path / "loud" / "1" / "model.json").write_text('{"model": "m", "disable_log_stats": true}')
+    found = errors_of(
+        "dev", *serving("loud"), objectives({"loud": {"timeToFirstTokenP95Ms": 400}}), repo=read_repository(tmp_path)
+    )
+    assert len(found) == 2
+    assert found[0].endswith("in its config.pbtxt (exactly `yes`); add it")
+    (tmp_path / "loud" / "config.pbtxt").write_text(VLLM + REPORTS)
+    assert errors_of(
+        "dev", *serving("loud"), objectives({"loud": {"timeToFirstTokenP95Ms": 400}}), repo=read_repository(tmp_path)
+    ) == [
+        f"{KEY}.loud: model 'loud''s vLLM engine has disable_log_stats true ({tmp_path}/loud/1/model.json), which turns "
+        "the backend's token metrics off, so its objectives could not be measured; remove it"
+    ]
+
+
+def test_tensorrt_llm_on_triton_before_24_11_cannot_time_a_first_token(repo: ModelRepository) -> None:
+    # Its backend reports gauges only: its first token is timed by Triton's histogram, as any model's is.
+    image = "nvcr.io/nvidia/tritonserver:24.10-trtllm-python-py3"
+    [message] = errors_of(
+        "dev", *serving("engine", image=image), objectives({"engine": {"timeToFirstTokenP95Ms": 800}}), repo=repo
+    )
+    assert message.startswith(f"{SERVING}.image: '{image}' is Triton 24.10, which exports no first-response histogram")
+
+
+def test_an_objective_its_histogram_cannot_see_broken_is_refused(repo: ModelRepository) -> None:
+    assert errors_of(
+        "dev",
+        *serving("tokens", "llama"),
+        objectives(
+            {
+                "tokens": {"timeToFirstTokenP95Ms": 4000, "timeToFirstTokenP99Ms": 5000},
+                "llama": {"timeToFirstTokenP95Ms": 12000, "interTokenP95Ms": 2000, "interTokenP99Ms": 3000},
+            }
+        ),
+        repo=repo,
+    ) == [
+        f"{KEY}.llama.interTokenP99Ms: 3000 is at or above the highest bucket of "
+        "vllm:time_per_output_token_seconds_bucket (2500 ms): a percentile above it reads as 2500 ms, so this "
+        "objective could never be seen broken; give less than 2500",
+        f"{KEY}.llama.timeToFirstTokenP95Ms: 12000 is at or above the highest bucket of "
+        "vllm:time_to_first_token_seconds_bucket (10000 ms): a percentile above it reads as 10000 ms, so this "
+        "objective could never be seen broken; give less than 10000",
+        f"{KEY}.tokens.timeToFirstTokenP99Ms: 5000 is at or above the highest bucket of "
+        "nv_inference_first_response_histogram_ms_bucket (5000 ms): a percentile above it reads as 5000 ms, so this "
+        "objective could never be seen broken; give less than 5000",
     ]
 
 

@@ -38,7 +38,7 @@ from triton_platform.monitoring.monitoring_args import (
     TokenObjectives,
 )
 from triton_platform.scaling_signal import PER_MODEL_SIGNALS, QUEUE_DEPTH_SIGNAL
-from triton_platform.token_signal import SOURCES, TOKEN_METRICS
+from triton_platform.token_signal import SOURCES, TOKEN_METRICS, TOP_BUCKET_MS
 
 T = TypeVar("T")
 
@@ -297,13 +297,17 @@ def _p99_at_least_p95(problems: ArgProblems, path: ArgPath, values: Mapping[str,
 
 
 def token_objective_rules(problems: ArgProblems, path: ArgPath, objectives: TokenObjectives) -> None:
-    """A p99 objective below its p95 (no distribution meets it without a tighter p95), and an inter-token objective
-    where the series the model is measured by report none."""
+    """A p99 objective below its p95 (no distribution meets it without a tighter p95), an objective its histogram's
+    buckets cannot see broken, and an inter-token objective where the series the model is measured by report
+    none."""
     values = cast(Mapping[str, int], objectives)
     _p99_at_least_p95(problems, path, values, "time_to_first_token_p95_ms", "time_to_first_token_p99_ms")
     _p99_at_least_p95(problems, path, values, "inter_token_p95_ms", "inter_token_p99_ms")
     metrics = objectives.get("metrics", TOKEN_METRICS[0])
-    if problems.clean((*path, "metrics")) and SOURCES[metrics][1] is None:
+    if not problems.clean((*path, "metrics")):
+        return
+    _within_top_buckets(problems, path, values, metrics)
+    if SOURCES[metrics][1] is None:
         for key in ("inter_token_p95_ms", "inter_token_p99_ms"):
             if key in objectives:
                 problems.add(
@@ -312,6 +316,21 @@ def token_objective_rules(problems: ArgProblems, path: ArgPath, objectives: Toke
                     "series is the first-response histogram), so this objective could never be measured; remove it, "
                     "or serve the model with the vLLM backend and its metrics",
                 )
+
+
+def _within_top_buckets(problems: ArgProblems, path: ArgPath, values: Mapping[str, int], metrics: str) -> None:
+    """An objective at or above the highest bucket of the histogram it is read from: never seen broken."""
+    tops = dict(zip(("time_to_first_token", "inter_token"), TOP_BUCKET_MS[metrics], strict=True))
+    for key, value in values.items():
+        top = tops.get(key.rsplit("_p9", 1)[0]) if key.endswith(("_p95_ms", "_p99_ms")) else None
+        if top is not None and value >= top and problems.clean((*path, key)):
+            buckets = SOURCES[metrics][0 if key.startswith("time_to_first") else 1]
+            series = buckets[0] if buckets else "its histogram"
+            problems.add(
+                (*path, key),
+                f"{value} is at or above the highest bucket of {series} ({top:g} ms): a percentile above it reads as "
+                f"{top:g} ms, so this objective could never be seen broken; give less than {top:g}",
+            )
 
 
 def _labels_of_the_components_own(problems: ArgProblems, checked: MonitoringArgs) -> None:

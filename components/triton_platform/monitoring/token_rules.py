@@ -95,7 +95,28 @@ def token_alerts(settings: MonitoringArgs) -> list[Alert]:
                     "objective.",
                 )
             )
-    return out
+    return [*out, _series_missing(settings, sel, duration)]
+
+
+def _series_missing(settings: MonitoringArgs, sel: str, duration: str) -> Alert:
+    """A model with objectives that serves requests while its time-to-first-token series is absent: its alerts
+    and its `time-to-first-token` trigger (which reads no series as no pressure) would see nothing."""
+    window = rate_window(settings["scrape_interval"])
+    terms = []
+    for source, models in _models_by_source(settings["token_objectives"]).items():
+        chosen = f"{sel}, model=~{any_of(models)}"
+        buckets = SOURCES[source][0][0]
+        served = f"sum by ({BY_MODEL}) (rate(nv_inference_request_success{{{chosen}}}[{window}])) > 0"
+        terms.append(f"({served} unless on ({BY_MODEL}) sum by ({BY_MODEL}) ({buckets}{{{chosen}}}))")
+    return Alert(
+        "TritonTokenSeriesMissing",
+        " or ".join(terms),
+        duration,
+        "warning",
+        "{{ $labels.model }} streams without its time-to-first-token series",
+        "{{ $labels.model }} in {{ $labels.deployment }} serves requests but exports no time-to-first-token "
+        "histogram: its token alerts and its time-to-first-token trigger read nothing.",
+    )
 
 
 def token_groups(settings: MonitoringArgs) -> list[dict[str, Any]]:

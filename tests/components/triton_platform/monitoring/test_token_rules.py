@@ -148,7 +148,8 @@ def test_each_source_is_read_from_its_own_histogram() -> None:
 
 def test_the_rules_read_only_the_token_series_their_sources_export() -> None:
     named = {name for rule in token_rules() for name in metric_names(rule["expr"])}
-    assert named == TOKEN_SERIES | {TTFT_P95, TTFT_P99, ITL_P95, ITL_P99}
+    # Beside them, Triton's request counter (core src/metric_model_reporter.cc): a model serving without its series.
+    assert named == TOKEN_SERIES | {TTFT_P95, TTFT_P99, ITL_P95, ITL_P99, "nv_inference_request_success"}
 
 
 def test_each_objective_alerts_on_its_own_model() -> None:
@@ -160,7 +161,18 @@ def test_each_objective_alerts_on_its_own_model() -> None:
         ("TritonTimeToFirstTokenP99AboveSLO", f'{TTFT_P99}{{namespace="ml", model="llama"}} > 0.8'),
         ("TritonInterTokenLatencyAboveSLO", f'{ITL_P95}{{namespace="ml", model="llama"}} > 0.05'),
         ("TritonInterTokenLatencyP99AboveSLO", f'{ITL_P99}{{namespace="ml", model="llama"}} > 0.08'),
+        ("TritonTokenSeriesMissing", MISSING),
     }
+
+
+BY = "namespace, deployment, model"
+MISSING = (
+    f'(sum by ({BY}) (rate(nv_inference_request_success{{namespace="ml", model=~"chat"}}[1m])) > 0 unless on ({BY}) '
+    f'sum by ({BY}) (nv_inference_first_response_histogram_ms_bucket{{namespace="ml", model=~"chat"}})) or '
+    f'(sum by ({BY}) (rate(nv_inference_request_success{{namespace="ml", model=~"llama"}}[1m])) > 0 unless on ({BY}) '
+    f'sum by ({BY}) (vllm:time_to_first_token_seconds_bucket{{namespace="ml", model=~"llama"}}))'
+)
+"""A model with objectives serving requests without the series its first token is read from."""
 
 
 def test_the_dashboard_has_a_token_row_where_a_served_model_has_objectives() -> None:
@@ -358,3 +370,39 @@ def test_promtool_catches_a_trigger_reading_the_wrong_value(tmp_path: Path) -> N
     run = run_promtool(tmp_path, [case])
     assert run.returncode != 0
     assert "time_to_first_token" in run.stdout + run.stderr
+
+
+def served(model: str) -> list[dict[str, str]]:
+    labels = f'namespace="ml", deployment="triton-chat", pod="triton-chat-a", model="{model}", version="1"'
+    return [{"series": f"nv_inference_request_success{{{labels}}}", "values": "0+60x20"}]
+
+
+@pytest.mark.real_tools
+def test_promtool_fires_for_a_model_serving_without_its_token_series(tmp_path: Path) -> None:
+    [case] = promtool_cases()
+    llama = [s for s in case["input_series"] if 'model="llama"' in s["series"]]
+    expected = {
+        "exp_labels": {
+            "alertname": "TritonTokenSeriesMissing",
+            "severity": "warning",
+            "platform": "triton-platform",
+            "namespace": "ml",
+            "deployment": "triton-chat",
+            "model": "chat",
+        },
+        "exp_annotations": {
+            "summary": "chat streams without its time-to-first-token series",
+            "description": "chat in triton-chat serves requests but exports no time-to-first-token histogram: its "
+            "token alerts and its time-to-first-token trigger read nothing.",
+            "runbook_url": "https://github.com/triton-platform/triton-platform/blob/main/docs/runbooks.md#"
+            "tritontokenseriesmissing",
+        },
+    }
+    # chat serves without a first-response histogram (Triton before 24.11, or no histogram_latencies); llama
+    # serves with its own: only chat's alert fires.
+    missing = {
+        "input_series": llama + served("chat") + served("llama"),
+        "alert_rule_test": [{"alertname": "TritonTokenSeriesMissing", "eval_time": "10m", "exp_alerts": [expected]}],
+    }
+    run = run_promtool(tmp_path, [missing])
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
