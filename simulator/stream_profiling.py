@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from offline.server_answer import Document
 from simulator.profiling import Server
 from simulator.stream_client import Streamed, open_loop
 
@@ -40,7 +41,7 @@ def is_vllm(server: Server, model: str) -> bool:
     return _config(server, model).get("backend", kind=str, default="") == "vllm"
 
 
-def _config(server: Server, model: str) -> Any:
+def _config(server: Server, model: str) -> Document:
     quoted = urllib.parse.quote(model, safe="")
     return server.document(f"/v2/models/{quoted}/config", f"model {model!r}'s config")
 

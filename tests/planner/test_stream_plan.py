@@ -28,10 +28,10 @@ def test_the_cheapest_candidate_that_holds_is_chosen_and_patched() -> None:
     assert chosen.gpu_hours == min(c.gpu_hours for c in result.candidates if c.held)
     # Two GPUs a pod: the oracle's one replica before the step and two after, for 1,200 s.
     assert result.oracle_gpu_hours == (300 * 1 + 900 * 2) * 2 / 3600
-    assert result.changes == {
-        **({("triton-platform:scaling", "timeToFirstTokenTarget"): chosen.target} if chosen.target != 0.8 else {}),
-        ("triton-platform:serving", "deployments", "chat", "replicas", "min"): 2,
-    }
+    expected: dict[tuple[str, ...], object] = {("triton-platform:serving", "deployments", "chat", "replicas", "min"): 2}
+    if chosen.target != 0.8:
+        expected[("triton-platform:scaling", "timeToFirstTokenTarget")] = chosen.target
+    assert result.changes == expected
 
 
 def test_nothing_holds_without_the_replicas_the_peak_needs() -> None:
