@@ -17,6 +17,7 @@ from platform_config.sections import SERVING, Sections
 from platform_config.serving import ServingConfig
 from triton_platform.model_packaging.render import effective_settings
 from triton_platform.model_packaging.source import ModelRepository
+from triton_platform.serving.engine_memory import engine_memory
 
 
 def static_replicas(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIssue]:
@@ -159,4 +160,35 @@ def daily_floor(sections: Sections, _repo: ModelRepository) -> Iterator[ConfigIs
                 f"is set but {SERVING}.deployments.{name}.replicas.min is 0: a floor for a deployment that idles "
                 "at zero is not supported (the simulator and planner model it from one replica up); set "
                 "replicas.min 1 or remove the floor",
+            )
+
+
+def gpu_memory_trigger_reads_engines(sections: Sections, repo: ModelRepository) -> Iterator[ConfigIssue]:
+    """The GPU-memory trigger over LLM engines: a vLLM or TensorRT-LLM engine takes its memory share as it loads
+    (triton_platform/serving/engine_memory.py), whatever its load, so a pod whose engines take
+    `gpuMemoryRatioTarget` or more of each GPU reads above the target idle, and KEDA adds replicas up to max."""
+    scaling: ScalingConfig = sections["scaling"]
+    if not scaling.enabled or not scaling.gpu_memory_ratio_target:
+        return
+    serving: ServingConfig = sections["serving"]
+    defaults, models = layers(sections)
+    scaled = {name: dep for name, dep in serving.deployments.items() if dep.replicas.max > dep.replicas.min}
+    served = {name: dep.models for name, dep in scaled.items()}
+    gpus = {name: dep.gpus_per_pod for name, dep in scaled.items()}
+    try:
+        memory = engine_memory(repo, served, defaults, models, gpus)
+    except ValueError:
+        return  # the models' own checks name why they do not render
+    target = scaling.gpu_memory_ratio_target
+    key = f"{section_key('scaling')}.gpuMemoryRatioTarget"
+    for name, engines in sorted(memory.items()):
+        share = engines.total / engines.gpus_per_pod
+        if engines.taken and share >= target:
+            yield ConfigIssue(
+                key,
+                f"{target:g} is at or below the {share:g} of each GPU's memory deployment {name!r}'s LLM engines take "
+                f"as they load ({'; '.join(what for what, _ in engines.taken)}), whatever their load: its pods "
+                f"would read above the target idle and KEDA would scale it to replicas.max "
+                f"({scaled[name].replicas.max}); raise gpuMemoryRatioTarget above {share:g}, or lower the engines' "
+                "share (gpu_memory_utilization, kv_cache_free_gpu_mem_fraction)",
             )

@@ -50,6 +50,8 @@ def serving(*models: str, image: str = NEWER) -> tuple[Mutation, ...]:
         removing("triton-platform:models"),
         setting(SERVING, "deployments", "general", "models", value=list(models)),
         setting(SERVING, "image", value=image),
+        # Above the 0.9 of its GPU an LLM engine takes by default as it loads (platform_config/scaling_checks.py).
+        setting("triton-platform:scaling", "gpuMemoryRatioTarget", value=0.95),
     )
 
 

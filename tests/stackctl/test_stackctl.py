@@ -325,7 +325,10 @@ def test_validate_says_what_a_streaming_deployment_scales_on_and_why(
         'backend: "vllm"\nmax_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n'
         'parameters { key: "REPORT_CUSTOM_METRICS" value: { string_value: "yes" } }\n'
     )
-    (repo / "llama" / "1" / "model.json").write_text('{"model": "meta-llama/Llama-3.1-8B-Instruct"}')
+    # A share below dev's gpuMemoryRatioTarget (0.9), which an engine's preallocation must stay under.
+    (repo / "llama" / "1" / "model.json").write_text(
+        '{"model": "meta-llama/Llama-3.1-8B-Instruct", "gpu_memory_utilization": 0.5}'
+    )
     document = yaml.safe_load((PROJECT_ROOT / "stacks/Pulumi.dev.yaml").read_text())
     document["config"].pop("triton-platform:models", None)
     serving = document["config"]["triton-platform:serving"]

@@ -17,6 +17,15 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else f"{text[:limit]}…"
 
 
+def is_utf8(text: str) -> bool:
+    """Whether `text` can be written as UTF-8: a lone surrogate (U+D800-U+DFFF, from a YAML or JSON escape) cannot."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 

@@ -19,6 +19,21 @@ KEY_MAX = 253
 ELSEWHERE = "rename it, or use source pvc, s3 or gcs, which keep paths as they are"
 BUNDLE_LIMIT = 900 * 1024
 """A deployment's bundled files ride in one ConfigMap; the API server caps an object near 1 MiB."""
+CONFIG_MAP_DATA_LIMIT = 1024 * 1024
+"""The bytes of a ConfigMap's data values the API server takes (validateConfigMap, MaxConfigMapSize: 1 MiB)."""
+
+
+def config_map_key_problem(key: str) -> str | None:
+    """Why Kubernetes refuses `key` as a ConfigMap key (IsConfigMapKey: at most 253 characters of letters, digits,
+    '-', '_' and '.', and not '.', '..' nor starting with '..'), or None."""
+    refused = sorted({c for c in key if not KEY_CHARACTERS.fullmatch(c)})
+    if refused:
+        return f"has {', '.join(map(repr, refused))}; a key is letters, digits, '-', '_' and '.'"
+    if len(key.encode()) > KEY_MAX:
+        return f"is {len(key.encode())} characters; a key is at most {KEY_MAX}"
+    if key in (".", "..") or key.startswith(".."):
+        return "is '.' or '..' or starts with '..', which a key may not"
+    return None
 
 
 def bundle_key(path: str) -> str:

@@ -53,10 +53,11 @@ def _extra_file_lines(model: str, relative: str) -> str:
 
 
 def rendered_file_name(model: str, relative: str) -> str:
-    """The name, in the rendered configs' folder, of a file the stack writes into a version folder of `model`
-    (`relative`, e.g. `1/model.json`: render.py `version_texts`): its path with dots for slashes, as a ConfigMap key
-    must be, beside the `<model>.pbtxt` configs."""
-    return f"{model}/{relative}".replace("/", ".")
+    """The name, in the rendered configs' folder, of a file the stack writes into the version folders of `model`
+    (`relative`, e.g. `1/model.json`: render.py `version_texts`): one per model and file name, `<model>.model.json`,
+    beside the `<model>.pbtxt` configs, since every version gets the same text; the init container copies it into
+    each served version folder."""
+    return f"{model}.{posixpath.basename(relative)}"
 
 
 def _rendered_model_lines(model: str, relatives: Iterable[str]) -> str:
@@ -72,14 +73,33 @@ def _rendered_model_lines(model: str, relatives: Iterable[str]) -> str:
         target = shlex.quote(version_path(model, folder))
         lines += [
             f'mkdir -p "$MODELS_DIR"/{target}',
-            f'for file in "$STORE_DIR"/{target}/* "$STORE_DIR"/{target}/.[!.]*; do '
+            f'for file in "$STORE_DIR"/{target}/* "$STORE_DIR"/{target}/.[!.]* "$STORE_DIR"/{target}/..?*; do '
             f'if [ -e "$file" ]; then ln -s "$file" "$MODELS_DIR"/{target}/; fi; done',
         ]
     for relative in sorted(relatives):
-        # A published store holds the stack's file already (digest.py `repository_files`): its link goes first, so
-        # the copy cannot write through it into the read-only store.
-        target = f'"$MODELS_DIR"/{shlex.quote(f"{model}/{relative}")}'
-        lines += [f"rm -f {target}", f'cp "$RENDERED_DIR"/{shlex.quote(rendered_file_name(model, relative))} {target}']
+        # A published store holds the stack's file already (digest.py `repository_files`), the same bytes: its link
+        # goes first, so the copy cannot write through it into the read-only store. A store holding other bytes there
+        # holds the repository's own file, which the platform never overwrites.
+        path = shlex.quote(f"{model}/{relative}")
+        target = f'"$MODELS_DIR"/{path}'
+        rendered = f'"$RENDERED_DIR"/{shlex.quote(rendered_file_name(model, relative))}'
+        differs = shlex.quote(
+            f" holds its own {posixpath.basename(relative)}, which differs from the one the stack writes; the "
+            "platform never overwrites a repository's file: remove it from the store, or the stack's settings"
+        )
+        lines += [
+            f'if [ -e "$STORE_DIR"/{path} ] && ! cmp -s "$STORE_DIR"/{path} {rendered}; then '
+            f'echo "$STORE_DIR"/{path}{differs} >&2; exit 1; fi',
+            f"rm -f {target}",
+            f"cp {rendered} {target}",
+        ]
+    # The versions it writes nothing into (those Triton does not serve) are linked whole, as every model's are.
+    lines.append(
+        f'for version in "$STORE_DIR"/{quoted}/*/; do version="${{version%/}}"; '
+        'case "${version##*/}" in (*[!0-9]*) continue ;; esac; '
+        f'if [ ! -e "$MODELS_DIR"/{quoted}/"${{version##*/}}" ]; then '
+        f'ln -s "$version" "$MODELS_DIR"/{quoted}/"${{version##*/}}"; fi; done'
+    )
     return "".join(f"{line}\n" for line in lines)
 
 

@@ -19,6 +19,7 @@ from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
+from triton_platform.model_packaging.layout import rendered_file_name
 from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs
 from triton_platform.model_packaging.source import ModelRepository, RepoModel
 from triton_platform.model_packaging.tensorrt_llm import BACKEND as TENSORRT_LLM
@@ -33,12 +34,20 @@ ATOMIC = frozenset({"version_policy", "warmup"})
 """Settings replaced whole: mixing a default `latest` with a model's own `specific` means nothing."""
 
 
-def merge(below: Mapping[str, Any], above: Mapping[str, Any]) -> dict[str, Any]:
-    """`above` over `below`, key by key and recursively into records; a key `above` leaves unset falls through."""
+FLAT = frozenset({("vllm", "engine_args"), ("tensorrt_llm", "parameters")})
+"""A backend's own maps, merged one level only: each key's value replaced whole, as the backend reads it. A nested
+engine argument (`rope_scaling: {type: linear, factor: 2}`) mixed with a model's own (`{type: dynamic}`) would be one
+neither wrote."""
+
+
+def merge(below: Mapping[str, Any], above: Mapping[str, Any], path: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`above` over `below`, key by key and recursively into records (not into the FLAT maps' values); a key
+    `above` leaves unset falls through."""
     out = dict(below)
     for key, value in above.items():
-        if key in out and key not in ATOMIC and isinstance(value, Mapping) and isinstance(out[key], Mapping):
-            out[key] = merge(out[key], value)
+        nested = isinstance(value, Mapping) and isinstance(out.get(key), Mapping)
+        if nested and key not in ATOMIC and path not in FLAT:
+            out[key] = merge(out[key], value, (*path, key))
         else:
             out[key] = value
     return out
@@ -95,14 +104,15 @@ def render_config(model: RepoModel, settings: ModelSettingsArgs) -> ModelConfig:
     return config
 
 
-def version_texts(settings: ModelSettingsArgs, versions: Iterable[int]) -> dict[str, str]:
-    """The files the stack writes into the model's version folders, by path below the model: a vLLM model's
-    engine arguments as each version's model.json (vllm_backend r24.10 src/model.py reads it there)."""
+def version_texts(model: RepoModel, settings: ModelSettingsArgs) -> dict[str, str]:
+    """The files the stack writes into the model's served version folders, by path below the model: a vLLM model's
+    engine arguments as each served version's model.json (vllm_backend r24.10 src/model.py reads it there), the same
+    text in each. Versions Triton does not load get none."""
     engine_args = settings.get("vllm", {}).get("engine_args")
     if engine_args is None:
         return {}
-    text = json.dumps(engine_args, indent=2, sort_keys=True) + "\n"
-    return {f"{version}/{ENGINE_ARGS_FILE_NAME}": text for version in versions}
+    text = json.dumps(engine_args, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    return {f"{version}/{ENGINE_ARGS_FILE_NAME}": text for version in served_versions(model, settings)}
 
 
 def _apply_dynamic_batching(config: ModelConfig, settings: ModelSettingsArgs) -> None:
@@ -141,6 +151,17 @@ def version_policy(model: RepoModel, settings: ModelSettingsArgs) -> model_confi
     elif "specific" in own:
         policy.specific.versions.extend(own["specific"]["versions"])
     return policy
+
+
+def served_versions(model: RepoModel, settings: ModelSettingsArgs) -> tuple[int, ...]:
+    """The version folders Triton loads under the model's effective version policy (unset: the latest one)."""
+    policy = version_policy(model, settings)
+    if policy.HasField("specific"):
+        return tuple(v for v in model.versions if v in policy.specific.versions)
+    if policy.HasField("all"):
+        return model.versions
+    count = policy.latest.num_versions if policy.HasField("latest") else 1
+    return model.versions[len(model.versions) - count :] if count else ()
 
 
 def _apply_warmup(config: ModelConfig, settings: ModelSettingsArgs) -> None:
@@ -194,6 +215,16 @@ class RenderedRepository:
         return sha.hexdigest()
 
 
+def config_map_data(rendered: RenderedRepository, models: Iterable[str]) -> dict[str, str]:
+    """The data of the ConfigMap of `models`' rendered configs: each config as `<model>.pbtxt`, and each file the
+    stack writes once per model (layout.py `rendered_file_name`: the same text in every served version)."""
+    data = {f"{m}.pbtxt": rendered.models[m].text for m in sorted(models)}
+    for m in sorted(models):
+        for relative, text in sorted(rendered.models[m].files.items()):
+            data[rendered_file_name(m, relative)] = text
+    return data
+
+
 def render_repository(
     config_name: str,
     repo: ModelRepository,
@@ -217,7 +248,7 @@ def render_repository(
         model = repo.models[name]
         settings = effective_settings(model, defaults, models.get(name))
         model_config = render_config(model, settings)
-        files = version_texts(settings, model.versions)
+        files = version_texts(model, settings)
         rendered[name] = RenderedModel(name, model.versions, model_config, config_text(model_config), files)
     if len(_RENDERED) == _RENDERINGS_KEPT:
         del _RENDERED[next(iter(_RENDERED))]

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 
 from tritonclient.grpc.model_config_pb2 import ModelConfig
 
-from triton_platform.args.excerpts import excerpt
+from triton_platform.args.excerpts import excerpt, is_utf8
 
 BACKEND = "tensorrtllm"
 PARAMETERS = frozenset(
@@ -88,7 +88,13 @@ def parameter_problems(parameters: Mapping[str, str]) -> Iterator[tuple[str, str
             f"its setting left at the default{closest_parameter(key)}",
         )
     for key, value in sorted(parameters.items()):
-        if PLACEHOLDER.search(value):
+        if not is_utf8(value):
+            yield (
+                key,
+                f"parameter {excerpt(key)} is {excerpt(value)}, which holds a lone surrogate (U+D800-U+DFFF): "
+                "config.pbtxt is UTF-8 text, which cannot hold one; write the character itself",
+            )
+        elif PLACEHOLDER.search(value):
             yield (
                 key,
                 f"parameter {key!r} is {excerpt(value)}, a template placeholder left unfilled "
@@ -112,11 +118,15 @@ def parameter_problems(parameters: Mapping[str, str]) -> Iterator[tuple[str, str
         )
 
 
+STOF_DECIMAL = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+"""A decimal number as std::stof reads one (model_instance_state.cc's GetParameter<float>), ASCII only: Python's
+float() also takes Unicode digits and `_` between digits, which stof refuses, so the backend would fall back to 0.9."""
+
+
 def _fraction(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
+    if STOF_DECIMAL.fullmatch(text) is None:
         return None
+    value = float(text)
     return value if 0 < value <= 1 else None
 
 

@@ -14,12 +14,14 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from triton_platform.args.excerpts import excerpt
+from triton_platform.args.excerpts import excerpt, is_utf8
 from triton_platform.args.input_files import InputKind
 
 BACKEND = "vllm"
 ENGINE_ARGS_FILE_NAME = "model.json"
 """vllm_backend r24.10 src/model.py `_VLLM_ENGINE_ARGS_FILENAME`, read from the version folder."""
+MULTI_LORA_FILE_NAME = "multi_lora.json"
+"""vllm_backend r24.10 src/model.py `_MULTI_LORA_ARGS_FILENAME`: the LoRA adapters, read where `enable_lora` is set."""
 ENGINE_ARGS_FILE = InputKind("vLLM model.json", 64 * 1024)
 """Engine arguments are a few hundred bytes; 64 KiB leaves room for long model paths and LoRA lists."""
 
@@ -115,6 +117,17 @@ ENGINE_ARGS = frozenset(
 )
 
 
+CHECKED_ARGS = {
+    "model": "set the Hugging Face name or path of the weights",
+    "tensor_parallel_size": "set a whole number of GPUs, 1 or more, or leave the key out (1)",
+    "pipeline_parallel_size": "set a whole number of GPUs, 1 or more, or leave the key out (1)",
+    "gpu_memory_utilization": (
+        f"set a fraction in (0, 1], or leave the key out (vLLM's default {DEFAULT_GPU_MEMORY_SHARE})"
+    ),
+}
+"""The engine arguments whose values are checked, and what each takes: null is none of them."""
+
+
 def engine_args_problems(text: str) -> list[str]:
     """What the backend would refuse in a model.json's text: not a JSON object, no `model`, a key vLLM's engine
     does not take, a GPU memory share outside (0, 1]."""
@@ -143,7 +156,7 @@ def engine_config_problems(config: Mapping[str, Any]) -> list[tuple[str | None, 
                 (
                     key,
                     f"{key} {excerpt(str(value))} is no JSON value (a string, number, true/false, null, "
-                    "list or object), which model.json holds",
+                    "list or object, its text without lone surrogates U+D800-U+DFFF), which model.json holds",
                 )
             )
     for key in sorted(set(config) - ENGINE_ARGS):
@@ -154,7 +167,15 @@ def engine_config_problems(config: Mapping[str, Any]) -> list[tuple[str | None, 
                 f"to load the model{closest_engine_arg(key)}",
             )
         )
-    if not isinstance(config.get("model"), str) or not config["model"]:
+    nulls = sorted(key for key in CHECKED_ARGS if key in config and config[key] is None)
+    for key in nulls:
+        problems.append(
+            (
+                key,
+                f"{key} is null, which the backend would pass to vLLM as it is; {CHECKED_ARGS[key]}",
+            )
+        )
+    if "model" not in nulls and (not isinstance(config.get("model"), str) or not config["model"]):
         problems.append(
             (
                 None,
@@ -164,7 +185,7 @@ def engine_config_problems(config: Mapping[str, Any]) -> list[tuple[str | None, 
         )
     for key in ("tensor_parallel_size", "pipeline_parallel_size"):
         value = config.get(key, 1)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if key not in nulls and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             problems.append((key, f"{key} {excerpt(value)} is not a whole number of GPUs, 1 or more"))
     share = config.get("gpu_memory_utilization")
     if share is not None and (isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1):
@@ -179,13 +200,15 @@ def engine_config_problems(config: Mapping[str, Any]) -> list[tuple[str | None, 
 
 
 def _is_json(value: Any) -> bool:
-    if value is None or isinstance(value, str | bool | int):
+    if isinstance(value, str):
+        return is_utf8(value)
+    if value is None or isinstance(value, bool | int):
         return True
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, list):
         return all(_is_json(item) for item in value)
-    return isinstance(value, dict) and all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return isinstance(value, dict) and all(isinstance(k, str) and is_utf8(k) and _is_json(v) for k, v in value.items())
 
 
 def gpu_memory_share(text: str) -> tuple[float, int]:

@@ -14,7 +14,8 @@ from triton_platform.kube.images import image_fields
 from triton_platform.kube.pod_security import security_context
 from triton_platform.model_packaging.bundle import bundle_key
 from triton_platform.model_packaging.digest import files_digest, version_files
-from triton_platform.model_packaging.layout import assemble_script, rendered_file_name
+from triton_platform.model_packaging.layout import assemble_script
+from triton_platform.model_packaging.render import config_map_data
 from triton_platform.serving.serving_context import ServingContext
 from triton_platform.serving.triton_server_args import MODELS_DIR
 from triton_platform.serving.triton_serving_args import TritonDeploymentArgs
@@ -55,14 +56,7 @@ def config_map(ctx: ServingContext, name: str, deployment: TritonDeploymentArgs)
         "kind": "ConfigMap",
         "metadata": ctx.metadata(config_map_name(ctx, deployment, name), name),
         "immutable": True,
-        "data": {
-            **{f"{m}.pbtxt": ctx.spec.rendered.models[m].text for m in sorted(deployment["models"])},
-            **{
-                rendered_file_name(m, relative): text
-                for m in sorted(deployment["models"])
-                for relative, text in sorted(ctx.spec.rendered.models[m].files.items())
-            },
-        },
+        "data": config_map_data(ctx.spec.rendered, deployment["models"]),
     }
 
 

@@ -16,12 +16,13 @@ needs the difference left free.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from tritonclient.grpc.model_config_pb2 import ModelConfig, ModelInstanceGroup
 
 from triton_platform.args.input_files import InputFile
 from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs
-from triton_platform.model_packaging.render import effective_settings, render_config, version_texts
+from triton_platform.model_packaging.render import effective_settings, render_config, served_versions, version_texts
 from triton_platform.model_packaging.source import ModelRepository, RepoModel
 from triton_platform.model_packaging.tensorrt_llm import BACKEND as TENSORRT_LLM
 from triton_platform.model_packaging.tensorrt_llm import kv_cache_share, tensorrt_llm_problems
@@ -32,7 +33,6 @@ from triton_platform.model_packaging.vllm_engine import (
     engine_config_problems,
     gpu_memory_share,
 )
-from triton_platform.serving.model_fit import served_versions
 
 
 def engines_per_pod(config: ModelConfig, gpus_per_pod: int) -> int:
@@ -60,7 +60,7 @@ def _vllm_taken(model: RepoModel, settings: ModelSettingsArgs, gpus_per_pod: int
     own = settings.get("vllm", {}).get("engine_args")
     if own is not None and engine_config_problems(own):
         return  # named by the model fit
-    written = version_texts(settings, model.versions)  # the stack's engine arguments, where it sets them
+    written = version_texts(model, settings)  # the stack's engine arguments, where it sets them
     for version in served_versions(model, settings):
         path = model.path / str(version) / ENGINE_ARGS_FILE_NAME
         text = written.get(f"{version}/{ENGINE_ARGS_FILE_NAME}")
@@ -82,14 +82,30 @@ def _tensorrt_llm_taken(model: RepoModel, settings: ModelSettingsArgs) -> Iterat
         yield f"{model.name!r} version {version}: {engines} x {share:g} of 1 (TensorRT-LLM)", share * engines
 
 
-def engine_memory_problems(
+@dataclass(frozen=True)
+class EngineMemory:
+    """What a deployment's LLM engines take of its pods' GPU memory as they load, counted in GPUs."""
+
+    gpus_per_pod: int
+    taken: tuple[tuple[str, float], ...]
+    """(which engines: `'chat' version 1: 1 x 0.9 of 1`, GPUs' worth of memory) for each served version."""
+    backends: frozenset[str]
+
+    @property
+    def total(self) -> float:
+        return sum(amount for _, amount in self.taken)
+
+
+def engine_memory(
     repo: ModelRepository,
     deployments: Mapping[str, Sequence[str]],
     defaults: ModelSettingsArgs,
     models: Mapping[str, ModelSettingsArgs],
     gpus_per_pod: Mapping[str, int],
-) -> Iterator[tuple[str, str]]:
-    """(deployment, problem) for each deployment whose LLM engines take more GPU memory than its pods have."""
+) -> dict[str, EngineMemory]:
+    """Each deployment's LLM engines' memory, the least each takes; engines whose settings are refused elsewhere are
+    left out."""
+    out = {}
     for key, served in sorted(deployments.items()):
         taken: list[tuple[str, float]] = []
         backends = set()
@@ -104,9 +120,16 @@ def engine_memory_problems(
                 found = list(_tensorrt_llm_taken(model, settings))
             backends |= {model.config.backend} if found else set()
             taken += found
-        total = sum(amount for _, amount in taken)
-        if total > gpus_per_pod[key] + 1e-9:
-            yield key, _too_much(key, taken, total, gpus_per_pod[key], backends)
+        out[key] = EngineMemory(gpus_per_pod[key], tuple(taken), frozenset(backends))
+    return out
+
+
+def engine_memory_problems(memory: Mapping[str, EngineMemory]) -> Iterator[tuple[str, str]]:
+    """(deployment, problem) for each deployment (`engine_memory`) whose LLM engines take more GPU memory than its
+    pods have."""
+    for key, engines in memory.items():
+        if engines.total > engines.gpus_per_pod + 1e-9:
+            yield key, _too_much(key, list(engines.taken), engines.total, engines.gpus_per_pod, set(engines.backends))
 
 
 _TAKES = {
@@ -131,6 +154,7 @@ def _too_much(key: str, taken: list[tuple[str, float]], total: float, gpus: int,
     )
     return (
         f"deployment {key!r}'s {' and '.join(_NAMES[kind] for kind in kinds)} engines take {total:g} GPUs' memory "
-        f"({parts}) but a pod has {gpus}: {each} for weights and KV cache as it loads, so the later ones would fail; "
+        f"({parts}) but a pod has {gpus}: {each} for weights and KV cache as it loads (this counts the least each "
+        "takes), so they cannot all load; "
         f"lower the shares {where}, serve fewer versions, or give the pods more GPUs"
     )

@@ -8,15 +8,19 @@ names differ, so each caller hands in a `SettingNames` and every problem comes b
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from triton_platform.args.input_files import InputFile
 from triton_platform.model_packaging.config_rules import model_file
 from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs
-from triton_platform.model_packaging.render import ENSEMBLE_FIELDS, effective_settings, version_policy
+from triton_platform.model_packaging.render import ENSEMBLE_FIELDS, effective_settings, served_versions
 from triton_platform.model_packaging.source import BASE_CONFIG, ModelRepository, RepoModel
+from triton_platform.model_packaging.vllm_engine import BACKEND as VLLM
+from triton_platform.model_packaging.vllm_engine import ENGINE_ARGS_FILE, ENGINE_ARGS_FILE_NAME, MULTI_LORA_FILE_NAME
 from triton_platform.serving.llm_settings_fit import llm_settings_problems
 
 Problem = tuple[str, str]
@@ -48,17 +52,6 @@ class SettingNames:
     def base(self, model: RepoModel) -> str:
         """The model's own config.pbtxt, the statement of what the model supports."""
         return self.file(model.path / BASE_CONFIG)
-
-
-def served_versions(model: RepoModel, settings: ModelSettingsArgs) -> tuple[int, ...]:
-    """The version folders Triton loads under the model's effective version policy (unset: the latest one)."""
-    policy = version_policy(model, settings)
-    if policy.HasField("specific"):
-        return tuple(v for v in model.versions if v in policy.specific.versions)
-    if policy.HasField("all"):
-        return model.versions
-    count = policy.latest.num_versions if policy.HasField("latest") else 1
-    return model.versions[len(model.versions) - count :] if count else ()
 
 
 def unserved_steps(repo: ModelRepository, deployments: Mapping[str, Sequence[str]]) -> Iterator[Problem]:
@@ -248,7 +241,9 @@ def _versions(
     if model.is_ensemble:
         return  # an ensemble's version folder is empty by design: it runs other models
     loaded = model_file(model.config)
-    if "vllm" in settings and model.config.backend == "vllm":
+    if model.config.backend == VLLM:
+        yield from _lora_files(model, settings, names)
+    if "vllm" in settings and model.config.backend == VLLM:
         return  # the stack writes each version's model.json (llm_settings_fit.py): an empty folder is enough
     for version in served_versions(model, settings):
         if version in model.empty_versions:
@@ -266,6 +261,39 @@ def _versions(
                 f"version {version} of {{models}} is served but has no {loaded[0]!r}, the file {loaded[1]} in "
                 f"{names.base(model)} loads; add it, or set default_model_filename to the model's file",
             )
+
+
+def _lora_files(model: RepoModel, settings: ModelSettingsArgs, names: SettingNames) -> Iterator[Problem]:
+    """A vLLM engine with `enable_lora` needs its version folder's multi_lora.json: vllm_backend r24.10 src/model.py
+    `_setup_lora` reads it when `str(enable_lora).lower() == "true"` and fails the load without it."""
+    for version in served_versions(model, settings):
+        folder = model.path / str(version)
+        engine_args: Any = settings.get("vllm", {}).get("engine_args")
+        source = "the stack's engine arguments"
+        if engine_args is None:
+            engine_args, source = (
+                _repository_engine_args(folder / ENGINE_ARGS_FILE_NAME),
+                f"its {ENGINE_ARGS_FILE_NAME}",
+            )
+        if str(engine_args.get("enable_lora")).lower() == "true" and not (folder / MULTI_LORA_FILE_NAME).is_file():
+            yield (
+                names.file(folder),
+                f"version {version} of {{models}} sets enable_lora in {source} but has no {MULTI_LORA_FILE_NAME}, "
+                "the LoRA adapters the vLLM backend reads from the version folder (it fails the load without it); "
+                "add it, or leave enable_lora out",
+            )
+
+
+def _repository_engine_args(path: Path) -> dict[str, Any]:
+    """A repository's model.json as the backend loads it, or nothing where it has none or one that is no JSON
+    object (named where the repository is read)."""
+    if not path.is_file():
+        return {}
+    try:
+        config = json.loads(InputFile(path, ENGINE_ARGS_FILE).read_text())
+    except ValueError:  # InputFileError is one
+        return {}
+    return config if isinstance(config, dict) else {}
 
 
 def _ensemble_batches(

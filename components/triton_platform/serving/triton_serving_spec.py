@@ -22,14 +22,20 @@ from triton_platform.args.kubernetes_values import quantity_value
 from triton_platform.gpu_pool.gpu_pool_contract import Toleration
 from triton_platform.http_add_on import pods_service_name, wake_service_problem
 from triton_platform.kube.workload_identity import identity_annotation_rules, identity_label_rules
-from triton_platform.model_packaging.bundle import BUNDLE_LIMIT, bundle_problems
+from triton_platform.model_packaging.bundle import (
+    BUNDLE_LIMIT,
+    CONFIG_MAP_DATA_LIMIT,
+    bundle_problems,
+    config_map_key_problem,
+)
 from triton_platform.model_packaging.digest import version_paths
 from triton_platform.model_packaging.model_settings_args import ModelSettingsArgs, VersionPolicyArgs
-from triton_platform.model_packaging.render import RenderedRepository, render_repository
+from triton_platform.model_packaging.render import RenderedRepository, config_map_data, render_repository
 from triton_platform.model_packaging.source import ModelRepository, read_repository
 from triton_platform.model_packaging.store import SCHEMES, StoreUri, parse_store_uri
-from triton_platform.serving.engine_memory import engine_memory_problems
+from triton_platform.serving.engine_memory import engine_memory, engine_memory_problems
 from triton_platform.serving.model_fit import SettingNames, fit_problems, unserved_steps
+from triton_platform.serving.triton_server_args import dynamic_model_control
 from triton_platform.serving.triton_serving_args import (
     CONFIG_NAME_FORMAT,
     ContainerResourcesArgs,
@@ -425,6 +431,33 @@ def _bundled_files_fit(problems: ArgProblems, repo: ModelRepository, served_by: 
         problems.add_at(str(file), problem)
 
 
+def _config_maps_fit(
+    problems: ArgProblems, rendered: RenderedRepository, served_by: Mapping[str, Sequence[str]]
+) -> None:
+    """Each deployment's ConfigMap of rendered configs and stack-written files (render.py `config_map_data`): keys
+    Kubernetes takes, data within its 1 MiB."""
+    for key, models in sorted(served_by.items()):
+        served = [m for m in models if m in rendered.models]
+        data = config_map_data(rendered, served)
+        for name in data:
+            problem = config_map_key_problem(name)
+            if problem is not None:
+                model = next(m for m in served if name.startswith(f"{m}."))
+                problems.add(
+                    ("deployments", key, "models", list(models).index(model)),
+                    f"model {excerpt(model)} needs ConfigMap key '<model>{name[len(model) :]}' for its rendered "
+                    f"files, which {problem}; name the model shorter",
+                )
+        size = sum(len(text.encode()) for text in data.values())
+        if size > CONFIG_MAP_DATA_LIMIT:
+            problems.add(
+                ("deployments", key, "models"),
+                f"the rendered configs and engine arguments of deployment {key!r} are {size} bytes in its ConfigMap, "
+                f"above Kubernetes' {CONFIG_MAP_DATA_LIMIT} bytes for a ConfigMap's data; split its models across more "
+                "deployments, serve fewer versions, or shorten their engine arguments",
+            )
+
+
 def _toleration_rules(problems: ArgProblems, tolerations: list[Toleration]) -> None:
     """A toleration the API server accepts: no value with operator `Exists`, which matches any (kubernetes
     pkg/apis/core/validation, validateTolerations: "value must be empty when `operator` is 'Exists'")."""
@@ -480,10 +513,15 @@ def serving_spec(name: str, args: TritonServingArgs, default_config_name: str) -
     service_account_rules(problems, (), given)
     if folder is not None and problems.clean(("model_defaults",), ("models",)):
         # Only settings that read cleanly are fitted: a value already refused would only echo its problem.
+        fitted = True
         for where, problem in fit_problems(repo, served_by, defaults, models, ARG_NAMES):
             problems.add_at(where, problem)
+            fitted = False
+        if fitted and not dynamic_model_control(given["model_repository"].get("source", "")):
+            known = [model for model in served if model in repo.models]  # the others are named already
+            _config_maps_fit(problems, render_repository(config_name, repo, known, defaults, models), served_by)
         gpus = {key: deployment.get("gpus_per_pod", 1) for key, deployment in deployments.items()}
-        for key, problem in engine_memory_problems(repo, served_by, defaults, models, gpus):
+        for key, problem in engine_memory_problems(engine_memory(repo, served_by, defaults, models, gpus)):
             problems.add(("deployments", key, "gpus_per_pod"), problem)
     problems.check()
     # Rendered only from Args without a problem: the renderer takes the settings as fitting their models.

@@ -58,10 +58,10 @@ def test_the_pods_config_map_carries_the_model_json_the_init_container_copies(tm
     command = [str(Path(sys.executable).parent / "stackctl"), "synth", "--config", str(EXAMPLES / "Pulumi.vllm.yaml")]
     subprocess.run([*command, "--no-charts", "--out", str(tmp_path)], env=env, check=True, capture_output=True)
     [config_map] = [yaml.safe_load(p.read_text()) for p in tmp_path.glob("configmap-*-triton-chat-config-*.yaml")]
-    assert json.loads(config_map["data"]["chat.1.model.json"])["gpu_memory_utilization"] == 0.85
+    assert json.loads(config_map["data"]["chat.model.json"])["gpu_memory_utilization"] == 0.85
     [deployment] = [yaml.safe_load(p.read_text()) for p in tmp_path.glob("deployment-*-triton-chat.yaml")]
     [init] = deployment["spec"]["template"]["spec"]["initContainers"]
-    assert 'cp "$RENDERED_DIR"/chat.1.model.json "$MODELS_DIR"/chat/1/model.json' in init["command"][-1]
+    assert 'cp "$RENDERED_DIR"/chat.model.json "$MODELS_DIR"/chat/1/model.json' in init["command"][-1]
 
 
 @pytest.mark.parametrize(
@@ -90,8 +90,8 @@ def test_the_pods_config_map_carries_the_model_json_the_init_container_copies(tm
             ":36:9: triton-platform:serving.deployments.chat.gpusPerPod: deployment 'chat''s vLLM engines take 1.7 "
             "GPUs' memory ('chat' version 1: 2 x 0.85 of 1) but a pod has 1: each engine takes its "
             "gpu_memory_utilization share of each of its GPUs (vLLM's default 0.9) for weights and KV cache as it "
-            "loads, so the later ones would fail; lower the shares in their engine arguments (model.json), serve fewer "
-            "versions, or give the pods more GPUs",
+            "loads (this counts the least each takes), so they cannot all load; lower the shares in their engine "
+            "arguments (model.json), serve fewer versions, or give the pods more GPUs",
         ),
         (
             "vllm",

@@ -107,34 +107,62 @@ def test_label_and_warmup_files_are_published_and_laid_out_beside_the_versions(t
 
 def test_a_file_the_stack_writes_is_laid_out_in_a_version_folder_of_links(tmp_path: Path) -> None:
     store = tmp_path / "store"
-    (store / "chat" / "1").mkdir(parents=True)
-    (store / "chat" / "1" / "README").write_text("the weights come from the engine arguments' model")
-    (store / "chat" / "1" / ".gitkeep").write_text("")
+    for version in ("1", "2", "3"):
+        (store / "chat" / version).mkdir(parents=True)
+        (store / "chat" / version / "README").write_text("the weights come from the engine arguments' model")
+    (store / "chat" / "3" / ".gitkeep").write_text("")
+    (store / "chat" / "3" / "..notes").write_text("a name starting with two dots")
     (store / "chat" / "config.pbtxt").write_text(
         'name: "chat"\nbackend: "vllm"\nmax_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n'
     )
-    settings: Any = {"chat": {"vllm": {"engine_args": {"model": "meta/chat"}}}}
+    settings: Any = {
+        "chat": {"vllm": {"engine_args": {"model": "meta/chat"}}, "version_policy": {"specific": {"versions": [2, 3]}}}
+    }
     rendered = render_repository("dev", read_repository(store), ["chat"], {}, settings)
+    assert sorted(rendered.models["chat"].files) == ["2/model.json", "3/model.json"]  # served versions only
     published = set(repository_files(rendered))
-    assert published == {"chat/1/.gitkeep", "chat/1/README", "chat/1/model.json", "chat/configs/dev.pbtxt"}
+    assert {p for p in published if p.startswith("chat/3/")} == {
+        "chat/3/..notes",
+        "chat/3/.gitkeep",
+        "chat/3/README",
+        "chat/3/model.json",
+    }
     configs, models = tmp_path / "rendered", tmp_path / "models"
     configs.mkdir()
     models.mkdir()
     (configs / "chat.pbtxt").write_text(rendered.models["chat"].text)
     for relative, text in rendered.models["chat"].files.items():
         (configs / rendered_file_name("chat", relative)).write_text(text)
-    assert sorted(p.name for p in configs.iterdir()) == ["chat.1.model.json", "chat.pbtxt"]
+    assert sorted(p.name for p in configs.iterdir()) == ["chat.model.json", "chat.pbtxt"]  # one key per model
     env = {"STACK": "dev", "MODELS_DIR": str(models), "STORE_DIR": str(store), "RENDERED_DIR": str(configs)}
     script = assemble_script(["chat"], {}, {"chat": tuple(rendered.models["chat"].files)})
     for published_store in (False, True):  # then over a published store, which holds the stack's model.json already
         if published_store:
-            (store / "chat" / "1" / "model.json").write_text('{"model": "published"}')
+            for version in ("2", "3"):
+                (store / "chat" / version / "model.json").write_text(rendered.models["chat"].files["2/model.json"])
         shutil.rmtree(models)
         models.mkdir()
-        subprocess.run(["/bin/sh", "-c", script], env={**env, "PATH": "/usr/bin:/bin"}, check=True)
-        laid_out = {str(p.relative_to(models)) for p in models.rglob("*") if not p.is_dir()}
-        assert laid_out == published
-        assert json.loads((models / "chat" / "1" / "model.json").read_text()) == {"model": "meta/chat"}
-        assert not (models / "chat" / "1").is_symlink()  # a folder of links, the stack's file copied in
-    assert (store / "chat" / "1" / "model.json").read_text() == '{"model": "published"}'  # not written through
+        subprocess.run(["sh", "-c", script], env={**env, "PATH": "/usr/bin:/bin"}, check=True)
+        laid_out = {
+            str((Path(folder) / name).relative_to(models))
+            for folder, _dirs, names in os.walk(models, followlinks=True)
+            for name in names
+        }
+        assert laid_out == published  # the unserved version 1 linked whole
+        for version in ("2", "3"):
+            assert json.loads((models / "chat" / version / "model.json").read_text()) == {"model": "meta/chat"}
+            assert not (models / "chat" / version).is_symlink()  # a folder of links, the stack's file copied in
+    # A store whose version folder holds its own, different model.json: the stack's is never laid over it.
+    (store / "chat" / "3" / "model.json").write_text('{"model": "the repository\'s own"}')
+    shutil.rmtree(models)
+    models.mkdir()
+    run = subprocess.run(
+        ["sh", "-c", script], env={**env, "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, check=False
+    )
+    assert (run.returncode, run.stderr) == (
+        1,
+        f"{store}/chat/3/model.json holds its own model.json, which differs from the one the stack writes; the "
+        "platform never overwrites a repository's file: remove it from the store, or the stack's settings\n",
+    )
+    assert (store / "chat" / "3" / "model.json").read_text() == '{"model": "the repository\'s own"}'
     assert assemble_script(["classifier"]) == assemble_script(["classifier"], {}, {"chat": ("1/model.json",)})

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from hypothesis import given
@@ -63,7 +64,8 @@ def test_an_unfilled_template_and_a_bad_model_type_are_named() -> None:
 
 
 def test_a_kv_cache_share_that_is_no_fraction_is_named() -> None:
-    for value in ("ninety", "1.5", "0"):
+    # Unicode digits and `_` pass Python's float() but not std::stof, so the backend would fall back to 0.9.
+    for value in ("ninety", "1.5", "0", "٠.٥", "0_5", "0.５"):
         assert problems(ENGINE + parameters(gpt_model_path="/e", kv_cache_free_gpu_mem_fraction=value)) == [
             f"parameter 'kv_cache_free_gpu_mem_fraction' is {value!r}, not a fraction in (0, 1]: the share of the GPU "
             "memory the engine's weights leave free that the backend takes for KV cache (it would fall back to 0.9 "
@@ -99,3 +101,38 @@ def test_the_repository_reports_them_at_the_config(tmp_path: Path) -> None:
         "parameter 'max_beam' is none the TensorRT-LLM backend 0.14.0 reads, so it would be ignored and its setting "
         "left at the default (did you mean 'max_beam_width'?)",
     )
+
+
+STOF_DIGITS = st.text(alphabet="0123456789", min_size=1, max_size=4)
+
+
+@given(
+    st.one_of(
+        st.text(max_size=12),
+        st.builds(
+            lambda space, sign, whole, dot, part, exp: f"{space}{sign}{whole}{dot}{part}{exp}",
+            st.sampled_from(["", " ", "\t"]),
+            st.sampled_from(["", "+", "-"]),
+            st.one_of(st.just(""), STOF_DIGITS),
+            st.sampled_from(["", "."]),
+            st.one_of(st.just(""), STOF_DIGITS),
+            st.one_of(
+                st.just(""),
+                st.builds(
+                    lambda e, s, d: e + s + d, st.sampled_from("eE"), st.sampled_from(["", "+", "-"]), STOF_DIGITS
+                ),
+            ),
+        ),
+    )
+)
+def test_the_kv_cache_share_is_read_as_stof_reads_a_decimal(text: str) -> None:
+    """A share is read only where it is all ASCII of stof's decimal form, and then as float() reads it."""
+    config = parse_model_config(ENGINE + parameters(gpt_model_path="/e"))
+    config.parameters["kv_cache_free_gpu_mem_fraction"].string_value = text
+    share = kv_cache_share(config)
+    decimal = re.fullmatch(r"[ \t\n\r\f\v]*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", text)
+    if decimal is None:
+        assert share is None
+    else:
+        value = float(text)
+        assert share == (value if 0 < value <= 1 else None)

@@ -11,7 +11,7 @@ import pytest
 from tests.components.triton_platform.serving.test_triton_serving import POOL
 from triton_platform.args.arg_problems import ArgsError
 from triton_platform.model_packaging.source import parse_model_config, read_repository
-from triton_platform.serving.engine_memory import engine_memory_problems, engines_per_pod
+from triton_platform.serving.engine_memory import engine_memory, engine_memory_problems, engines_per_pod
 from triton_platform.serving.triton_serving_args import TritonServingArgs
 from triton_platform.serving.triton_serving_spec import serving_spec
 
@@ -42,12 +42,13 @@ def test_engines_sharing_one_gpu_with_the_default_share_do_not_fit(tmp_path: Pat
     vllm_model(tmp_path, "chat", '{"model": "meta/chat"}')
     vllm_model(tmp_path, "code", '{"model": "meta/code", "tensor_parallel_size": 1}')
     repo = read_repository(tmp_path)
-    assert list(engine_memory_problems(repo, {"llm": ["chat", "code"]}, {}, {}, {"llm": 1})) == [
+    assert list(engine_memory_problems(engine_memory(repo, {"llm": ["chat", "code"]}, {}, {}, {"llm": 1}))) == [
         (
             "llm",
             "deployment 'llm''s vLLM engines take 1.8 GPUs' memory ('chat' version 1: 1 x 0.9 of 1; 'code' version 1: "
             "1 x 0.9 of 1) but a pod has 1: each engine takes its gpu_memory_utilization share of each of its GPUs "
-            "(vLLM's default 0.9) for weights and KV cache as it loads, so the later ones would fail; lower the "
+            "(vLLM's default 0.9) for weights and KV cache as it loads (this counts the least each takes), so they "
+            "cannot all load; lower the "
             "shares in their engine arguments (model.json), serve fewer versions, or give the pods more GPUs",
         )
     ]
@@ -62,14 +63,18 @@ def test_shares_that_add_up_to_the_pods_gpus_fit(tmp_path: Path) -> None:
     assert (
         list(
             engine_memory_problems(
-                repo, {"small": ["chat", "code"], "large": ["big"]}, {}, {}, {"small": 1, "large": 2}
+                engine_memory(repo, {"small": ["chat", "code"], "large": ["big"]}, {}, {}, {"small": 1, "large": 2})
             )
         )
         == []
     )
     # One engine per GPU of each model: on two GPUs, twice the share each.
-    assert [key for key, _ in engine_memory_problems(repo, {"small": ["chat", "code"]}, {}, {}, {"small": 2})] == []
-    assert [key for key, _ in engine_memory_problems(repo, {"large": ["big"]}, {}, {}, {"large": 1})] == ["large"]
+    assert [
+        key for key, _ in engine_memory_problems(engine_memory(repo, {"small": ["chat", "code"]}, {}, {}, {"small": 2}))
+    ] == []
+    assert [
+        key for key, _ in engine_memory_problems(engine_memory(repo, {"large": ["big"]}, {}, {}, {"large": 1}))
+    ] == ["large"]
 
 
 def test_engine_arguments_from_the_settings_take_their_share(tmp_path: Path) -> None:
@@ -78,13 +83,13 @@ def test_engine_arguments_from_the_settings_take_their_share(tmp_path: Path) -> 
     (tmp_path / "code" / "config.pbtxt").write_text(f'name: "code"\n{VLLM}')
     repo = read_repository(tmp_path)
     models: Any = {"code": {"vllm": {"engine_args": {"model": "meta/code", "gpu_memory_utilization": 0.6}}}}
-    [(_, problem)] = engine_memory_problems(repo, {"llm": ["chat", "code"]}, {}, models, {"llm": 1})
+    [(_, problem)] = engine_memory_problems(engine_memory(repo, {"llm": ["chat", "code"]}, {}, models, {"llm": 1}))
     assert problem.startswith(
         "deployment 'llm''s vLLM engines take 1.1 GPUs' memory ('chat' version 1: 1 x 0.5 of 1; 'code' version 1: "
         "1 x 0.6 of 1) but a pod has 1"
     )
     models["code"]["vllm"]["engine_args"]["gpu_memory_utilization"] = 0.5
-    assert list(engine_memory_problems(repo, {"llm": ["chat", "code"]}, {}, models, {"llm": 1})) == []
+    assert list(engine_memory_problems(engine_memory(repo, {"llm": ["chat", "code"]}, {}, models, {"llm": 1}))) == []
 
 
 def tensorrt_llm_model(root: Path, name: str, parameters: str = "", count: int = 1) -> None:
@@ -104,14 +109,15 @@ def test_tensorrt_llm_engines_take_their_kv_cache_share_beside_vllm_engines(tmp_
     vllm_model(tmp_path, "chat", '{"model": "meta/chat", "gpu_memory_utilization": 0.5}')
     tensorrt_llm_model(tmp_path, "tensorrt_llm")  # the backend's default 0.9, though its instance is KIND_CPU
     repo = read_repository(tmp_path)
-    assert list(engine_memory_problems(repo, {"llm": ["chat", "tensorrt_llm"]}, {}, {}, {"llm": 1})) == [
+    assert list(engine_memory_problems(engine_memory(repo, {"llm": ["chat", "tensorrt_llm"]}, {}, {}, {"llm": 1}))) == [
         (
             "llm",
             "deployment 'llm''s vLLM and TensorRT-LLM engines take 1.4 GPUs' memory ('chat' version 1: 1 x 0.5 of 1; "
             "'tensorrt_llm' version 1: 1 x 0.9 of 1 (TensorRT-LLM)) but a pod has 1: a vLLM engine takes its "
             "gpu_memory_utilization share of each of its GPUs (vLLM's default 0.9); a TensorRT-LLM engine takes its "
             "weights plus its kv_cache_free_gpu_mem_fraction (default 0.9) of the memory they leave free, so at least "
-            "that share of its GPU for weights and KV cache as it loads, so the later ones would fail; lower the "
+            "that share of its GPU for weights and KV cache as it loads (this counts the least each takes), so they "
+            "cannot all load; lower the "
             "shares (model.json, config.pbtxt parameters), serve fewer versions, or give the pods more GPUs",
         )
     ]
@@ -123,17 +129,18 @@ def test_tensorrt_llm_instances_are_engines_each_taking_its_share(tmp_path: Path
     capped = 'parameters { key: "max_tokens_in_paged_kv_cache" value: { string_value: "8192" } }\n'
     tensorrt_llm_model(tmp_path, "capped", capped)
     repo = read_repository(tmp_path)
-    [(_, problem)] = engine_memory_problems(repo, {"llm": ["two"]}, {}, {}, {"llm": 1})
+    [(_, problem)] = engine_memory_problems(engine_memory(repo, {"llm": ["two"]}, {}, {}, {"llm": 1}))
     assert problem.startswith(
         "deployment 'llm''s TensorRT-LLM engines take 1.2 GPUs' memory ('two' version 1: 2 x 0.6 of 1 (TensorRT-LLM)) "
         "but a pod has 1: each engine takes its weights plus its kv_cache_free_gpu_mem_fraction"
     )
-    assert list(engine_memory_problems(repo, {"llm": ["two"]}, {}, {}, {"llm": 2})) == []
+    assert list(engine_memory_problems(engine_memory(repo, {"llm": ["two"]}, {}, {}, {"llm": 2}))) == []
     # A token-capped cache is not sized; two halves fill one GPU exactly.
-    assert list(engine_memory_problems(repo, {"llm": ["half", "capped"]}, {}, {}, {"llm": 1})) == []
-    assert [k for k, _ in engine_memory_problems(repo, {"llm": ["half", "capped", "two"]}, {}, {}, {"llm": 1})] == [
-        "llm"
-    ]
+    assert list(engine_memory_problems(engine_memory(repo, {"llm": ["half", "capped"]}, {}, {}, {"llm": 1}))) == []
+    assert [
+        k
+        for k, _ in engine_memory_problems(engine_memory(repo, {"llm": ["half", "capped", "two"]}, {}, {}, {"llm": 1}))
+    ] == ["llm"]
 
 
 def test_triton_serving_names_the_deployments_gpus(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from triton_platform.model_packaging.render import render_repository
 from triton_platform.model_packaging.source import read_repository
 from triton_platform.model_packaging.tensorrt_llm import PARAMETERS
 from triton_platform.model_packaging.vllm_engine import ENGINE_ARGS, engine_config_problems
-from triton_platform.serving.engine_memory import engine_memory_problems
+from triton_platform.serving.engine_memory import engine_memory, engine_memory_problems
 from triton_platform.serving.model_fit import fit_problems
 from triton_platform.serving.triton_serving_spec import ARG_NAMES
 
@@ -167,18 +167,97 @@ def test_a_value_json_cannot_hold_is_named_and_nothing_is_written(tmp_path: Path
     assert problems(repository(tmp_path), {"chat": {"vllm": {"engine_args": engine}}}) == [
         (
             "args.models.chat.vllm.engine_args.revision",
-            "revision '2024-01-01' is no JSON value (a string, number, true/false, null, list or object), which "
-            "model.json holds",
+            "revision '2024-01-01' is no JSON value (a string, number, true/false, null, list or object, its text "
+            "without lone surrogates U+D800-U+DFFF), which model.json holds",
         ),
         (
             "args.models.chat.vllm.engine_args.seed",
-            "seed 'nan' is no JSON value (a string, number, true/false, null, list or object), which model.json holds",
+            "seed 'nan' is no JSON value (a string, number, true/false, null, list or object, its text without lone "
+            "surrogates U+D800-U+DFFF), which model.json holds",
         ),
     ]
     repo = read_repository(tmp_path)
     assert (
         list(
-            engine_memory_problems(repo, {"llm": ["chat"]}, {}, {"chat": {"vllm": {"engine_args": engine}}}, {"llm": 1})
+            engine_memory_problems(
+                engine_memory(repo, {"llm": ["chat"]}, {}, {"chat": {"vllm": {"engine_args": engine}}}, {"llm": 1})
+            )
         )
         == []
     )
+
+
+def test_null_for_a_checked_engine_argument_is_named_and_nothing_crashes(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    defaults: Any = {"vllm": {"engine_args": {"model": "meta/chat", "gpu_memory_utilization": 0.5}}}
+    own: Any = {"chat": {"vllm": {"engine_args": {"gpu_memory_utilization": None, "tensor_parallel_size": None}}}}
+    assert problems(root, own, defaults) == [
+        (
+            "args.models.chat.vllm.engine_args.gpu_memory_utilization",
+            "gpu_memory_utilization is null, which the backend would pass to vLLM as it is; set a fraction in (0, 1], "
+            "or leave the key out (vLLM's default 0.9)",
+        ),
+        (
+            "args.models.chat.vllm.engine_args.tensor_parallel_size",
+            "tensor_parallel_size is null, which the backend would pass to vLLM as it is; set a whole number of GPUs, "
+            "1 or more, or leave the key out (1)",
+        ),
+    ]
+    assert engine_config_problems({"model": None}) == [
+        (
+            "model",
+            "model is null, which the backend would pass to vLLM as it is; set the Hugging Face name or path "
+            "of the weights",
+        )
+    ]
+    repo = read_repository(root)
+    assert list(engine_memory_problems(engine_memory(repo, {"llm": ["chat"]}, defaults, own, {"llm": 1}))) == []
+
+
+def test_a_nested_engine_argument_is_replaced_whole_not_mixed_with_the_defaults(tmp_path: Path) -> None:
+    repo = read_repository(repository(tmp_path))
+    defaults: Any = {
+        "vllm": {"engine_args": {"model": "meta/chat", "rope_scaling": {"type": "linear", "factor": 2.0}}},
+        "tensorrt_llm": {"parameters": {"kv_cache_free_gpu_mem_fraction": "0.5"}},
+    }
+    models: Any = {"chat": {"vllm": {"engine_args": {"rope_scaling": {"type": "dynamic"}}}}}
+    rendered = render_repository("dev", repo, ["chat", "tensorrt_llm"], defaults, models)
+    assert rendered.models["chat"].files == {
+        "1/model.json": '{\n  "model": "meta/chat",\n  "rope_scaling": {\n    "type": "dynamic"\n  }\n}\n'
+    }
+    assert 'string_value: "0.5"' in rendered.models["tensorrt_llm"].text
+
+
+def test_enable_lora_needs_the_version_folders_multi_lora_json(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    own: Any = {"chat": {"vllm": {"engine_args": {"model": "meta/chat", "enable_lora": True}}}}
+    expected = (
+        f"{tmp_path}/chat/1",
+        "version 1 of model 'chat' sets enable_lora in {source} but has no multi_lora.json, the LoRA adapters the "
+        "vLLM backend reads from the version folder (it fails the load without it); add it, or leave enable_lora out",
+    )
+    assert problems(root, own) == [(expected[0], expected[1].format(source="the stack's engine arguments"))]
+    (root / "chat" / "1" / "model.json").write_text('{"model": "meta/chat", "enable_lora": "true"}')
+    assert problems(root, {}) == [(expected[0], expected[1].format(source="its model.json"))]
+    (root / "chat" / "1" / "multi_lora.json").write_text('{"doc": "/loras/doc"}')
+    assert problems(root, {}) == []
+
+
+def test_a_lone_surrogate_is_named_at_its_key(tmp_path: Path) -> None:
+    """A YAML `"\\ud800"` escape cannot be written as UTF-8: named at its key, never a bare codec error."""
+    own: Any = {
+        "chat": {"vllm": {"engine_args": {"model": "meta/chat", "rope_scaling": {"type": "\udc00"}}}},
+        "tensorrt_llm": {"tensorrt_llm": {"parameters": {"batch_scheduler_policy": "guaranteed\ud800"}}},
+    }
+    assert problems(repository(tmp_path), own) == [
+        (
+            "args.models.chat.vllm.engine_args.rope_scaling",
+            "rope_scaling \"{'type': '\\\\udc00'}\" is no JSON value (a string, number, true/false, null, list or "
+            "object, its text without lone surrogates U+D800-U+DFFF), which model.json holds",
+        ),
+        (
+            "args.models.tensorrt_llm.tensorrt_llm.parameters.batch_scheduler_policy",
+            "parameter 'batch_scheduler_policy' is 'guaranteed\\ud800', which holds a lone surrogate (U+D800-U+DFFF): "
+            "config.pbtxt is UTF-8 text, which cannot hold one; write the character itself",
+        ),
+    ]

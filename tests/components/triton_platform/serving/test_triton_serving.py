@@ -1166,3 +1166,40 @@ def test_bundled_files_fit_one_config_map(tmp_path: Path) -> None:
         "model_repository.source: deployment 'demo' bundles 921601 bytes of model files, above the 921600-byte "
         "ConfigMap budget; use pvc, s3 or gcs"
     ]
+
+
+VLLM_CONFIG = 'backend: "vllm"\nmax_batch_size: 0\nmodel_transaction_policy { decoupled: true }\n'
+
+
+def vllm_args(root: Path, name: str, engine_args: dict[str, Any]) -> dict[str, Any]:
+    """One deployment of a vLLM model `name` from a claim, with the stack's engine arguments."""
+    model_folder(root, name, VLLM_CONFIG, versions=False)
+    (root / name / "1").mkdir()
+    (root / name / "1" / "README").write_text("weights from the engine arguments' model")
+    return valid(
+        model_repository={"path": str(root), "source": "pvc", "pvc": {"claim_name": "models"}},
+        deployments={"demo": {"models": [name], "replicas": {"min": 1, "max": 1}}},
+        models={name: {"vllm": {"engine_args": engine_args}}},
+    )
+
+
+def test_rendered_files_fit_one_config_map(tmp_path: Path) -> None:
+    """The ConfigMap of rendered configs and model.json holds at most 1 MiB of data (the API server refuses more)."""
+    args = vllm_args(tmp_path, "chat", {"model": "meta/chat", "tokenizer": "t" * (1024 * 1024)})
+    [problem] = problems(args)
+    assert re.fullmatch(
+        r"deployments\.demo\.models: the rendered configs and engine arguments of deployment 'demo' are \d+ bytes in "
+        r"its ConfigMap, above Kubernetes' 1048576 bytes for a ConfigMap's data; split its models across more "
+        r"deployments, serve fewer versions, or shorten their engine arguments",
+        problem,
+    ), problem
+
+
+def test_a_rendered_files_config_map_key_kubernetes_refuses_is_named(tmp_path: Path) -> None:
+    """`<model>.model.json`: a 243-character model name passes as a name (and in `<model>.pbtxt`) but not there."""
+    name = "c" * 243
+    [problem] = problems(vllm_args(tmp_path, name, {"model": "meta/chat"}))
+    assert problem == (
+        f"deployments.demo.models[0]: model '{'c' * 79}… needs ConfigMap key '<model>.model.json' for its rendered "
+        "files, which is 254 characters; a key is at most 253; name the model shorter"
+    ), problem
