@@ -21,6 +21,7 @@ from triton_platform.args.formats import DNS_LABEL, MODEL_NAME
 from triton_platform.http_add_on import HTTP_ADD_ON_CHART
 from triton_platform.scaling import keda_scaling_args
 from triton_platform.scaling.keda_scaling_args import KEDA_CHART
+from triton_platform.token_signal import TTFT_TRIGGER
 
 # [[[cog
 # import cog
@@ -276,6 +277,10 @@ class ScalingConfig(Strict):
     def signal_target(self) -> float:
         """The target of the load trigger: the chosen signal's."""
         return float(getattr(self, SIGNAL_TARGETS[self.signal][0]))
+
+    def token_target(self, trigger: str) -> float:
+        """The target of a token trigger (triton_platform/token_signal.py): its own setting's."""
+        return self.time_to_first_token_target if trigger == TTFT_TRIGGER else self.kv_cache_target
 
     @model_validator(mode="after")
     def _targets_of_the_signal(self) -> ScalingConfig:

@@ -48,7 +48,7 @@ from triton_platform.serving.served_deployments import deployment_instances, dep
 from triton_platform.serving.serving_context import deployment_object_name
 from triton_platform.serving.triton_ingress import ingress_hosts
 from triton_platform.serving.triton_serving import TritonServing, TritonServingArgs
-from triton_platform.token_signal import KV_CACHE_TRIGGER, TOKEN_TRIGGER_METRIC_TYPES, TTFT_TRIGGER, token_triggers
+from triton_platform.token_signal import TOKEN_TRIGGER_METRIC_TYPES, token_triggers
 
 TYPE_TOKEN = "triton-platform:index:TritonPlatform"
 
@@ -154,12 +154,13 @@ def token_triggers_of(config: PlatformConfig, rendered: RenderedRepository, key:
 def extra_triggers(config: PlatformConfig, queries: Mapping[str, pulumi.Input[str]]) -> list[LoadTrigger]:
     """KEDA's token triggers of a deployment, `queries` by trigger name (Monitoring's `token_queries` for it): each
     aims for its stack target, as the metric type its signal reads (token_signal.py)."""
-    targets = {
-        TTFT_TRIGGER: config.scaling.time_to_first_token_target,
-        KV_CACHE_TRIGGER: config.scaling.kv_cache_target,
-    }
     return [
-        {"name": name, "query": query, "threshold": targets[name], "metric_type": TOKEN_TRIGGER_METRIC_TYPES[name]}
+        {
+            "name": name,
+            "query": query,
+            "threshold": config.scaling.token_target(name),
+            "metric_type": TOKEN_TRIGGER_METRIC_TYPES[name],
+        }
         for name, query in queries.items()
     ]
 

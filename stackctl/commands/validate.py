@@ -94,7 +94,7 @@ def _token_triggers(loaded: StackConfig) -> dict[str, list[str]]:
     """Each deployment's token triggers and why (triton_platform/token_signal.py), where it has any."""
     from program.platform import token_triggers_of  # noqa: PLC0415
     from triton_platform.monitoring.token_rules import token_metrics  # noqa: PLC0415
-    from triton_platform.token_signal import KV_CACHE_TRIGGER, NOT_PICKED, TTFT_TRIGGER, WHY  # noqa: PLC0415
+    from triton_platform.token_signal import NOT_PICKED, WHY  # noqa: PLC0415
 
     rendered, config = loaded.rendered, loaded.config
     if rendered is None or loaded.deferred or not config.scaling.enabled:
@@ -107,11 +107,7 @@ def _token_triggers(loaded: StackConfig) -> dict[str, list[str]]:
         backends = {
             token_metrics(rendered.source.models[m]) for m in deployment.models if m in config.serving.token_objectives
         }
-        targets = {
-            TTFT_TRIGGER: config.scaling.time_to_first_token_target,
-            KV_CACHE_TRIGGER: config.scaling.kv_cache_target,
-        }
-        out[key] = [f"{name} against {targets[name]:g} ({WHY[name]})" for name in triggers] + [
+        out[key] = [f"{name} against {config.scaling.token_target(name):g} ({WHY[name]})" for name in triggers] + [
             f"not on {NOT_PICKED[b]}" for b in sorted(backends & set(NOT_PICKED))
         ]
     return out

@@ -318,19 +318,26 @@ def token_objective_rules(problems: ArgProblems, path: ArgPath, objectives: Toke
                 )
 
 
+OBJECTIVE_HISTOGRAM = {
+    "time_to_first_token_p95_ms": 0,
+    "time_to_first_token_p99_ms": 0,
+    "inter_token_p95_ms": 1,
+    "inter_token_p99_ms": 1,
+}
+"""Which of a source's histograms (token_signal.SOURCES: first token, then between tokens) each objective reads."""
+
+
 def _within_top_buckets(problems: ArgProblems, path: ArgPath, values: Mapping[str, int], metrics: str) -> None:
     """An objective at or above the highest bucket of the histogram it is read from: never seen broken."""
-    tops = dict(zip(("time_to_first_token", "inter_token"), TOP_BUCKET_MS[metrics], strict=True))
-    for key, value in values.items():
-        top = tops.get(key.rsplit("_p9", 1)[0]) if key.endswith(("_p95_ms", "_p99_ms")) else None
-        if top is not None and value >= top and problems.clean((*path, key)):
-            buckets = SOURCES[metrics][0 if key.startswith("time_to_first") else 1]
-            series = buckets[0] if buckets else "its histogram"
-            problems.add(
-                (*path, key),
-                f"{value} is at or above the highest bucket of {series} ({top:g} ms): a percentile above it reads as "
-                f"{top:g} ms, so this objective could never be seen broken; give less than {top:g}",
-            )
+    for key, which in OBJECTIVE_HISTOGRAM.items():
+        value, top, histogram = values.get(key), TOP_BUCKET_MS[metrics][which], SOURCES[metrics][which]
+        if value is None or top is None or histogram is None or value < top or not problems.clean((*path, key)):
+            continue
+        problems.add(
+            (*path, key),
+            f"{value} is at or above the highest bucket of {histogram[0]} ({top:g} ms): a percentile above it reads "
+            f"as {top:g} ms, so this objective could never be seen broken; give less than {top:g}",
+        )
 
 
 def _labels_of_the_components_own(problems: ArgProblems, checked: MonitoringArgs) -> None:
